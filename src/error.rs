@@ -1,0 +1,29 @@
+//! The crate-wide error: one variant per layer, each layer keeping its own typed errors.
+
+use std::path::PathBuf;
+
+use crate::container::ContainerError;
+use crate::target::TargetError;
+
+/// Result with the crate-wide [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Any rocload failure. Match on the layer, then on that layer's variant.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A fat binary or bundle could not be read.
+    #[error(transparent)]
+    Container(#[from] ContainerError),
+    /// A target ID, ISA name or selection failed.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// A file could not be opened or mapped.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file in question.
+        path: PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,15 @@
+//! rocload: loads AMD GPU code the way a HIP program needs it.
+//!
+//! Layers, each in its own module, from raw bytes up:
+//! - [`container`]: fat-binary formats (offload bundles, compressed bundles, host ELF
+//!   sections, OffloadBinary), read lazily and in bounded memory;
+//! - [`target`]: processors, target IDs, compatibility and the explained selection policy.
+#![deny(missing_docs)]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+pub mod bytes;
+pub mod container;
+pub mod error;
+pub mod target;
+
+pub use error::{Error, Result};
