@@ -412,19 +412,34 @@ impl<'data> CodeObject<'data> {
         }
     }
 
+    /// Decodes every `NT_AMDGPU_METADATA` note. A static link without LTO concatenates the
+    /// inputs' notes, so several are merged: kernels, printf strings and unknown keys are
+    /// appended; version and target come from the first note.
     fn decode_metadata(&self) -> Result<Option<Metadata<'data>>> {
-        let mut notes = self.elf.notes.iter().filter(|n| n.name == NOTE_OWNER_AMDGPU && n.n_type == NT_AMDGPU_METADATA);
-        let Some(note) = notes.next() else {
-            tracing::debug!("no NT_AMDGPU_METADATA note");
-            return Ok(None);
-        };
-        if let Some(second) = notes.next() {
-            return Err(CodeObjectError::InvalidNote {
-                offset: second.offset,
-                reason: format!("a second NT_AMDGPU_METADATA note (the first is at {:#x})", note.offset),
-            });
+        let mut merged: Option<Metadata<'data>> = None;
+        for note in self.elf.notes.iter().filter(|n| n.name == NOTE_OWNER_AMDGPU && n.n_type == NT_AMDGPU_METADATA) {
+            let md = metadata::decode(note.desc, note.desc_offset)?;
+            match &mut merged {
+                None => merged = Some(md),
+                Some(first) => {
+                    if md.target != first.target || md.version != first.version {
+                        tracing::debug!(
+                            offset = note.offset,
+                            target = ?md.target,
+                            version = ?md.version,
+                            "metadata note disagrees with the first one; keeping the first's target and version"
+                        );
+                    }
+                    first.kernels.extend(md.kernels);
+                    first.printf.extend(md.printf);
+                    first.unknown.extend(md.unknown);
+                }
+            }
         }
-        metadata::decode(note.desc, note.desc_offset).map(Some)
+        if merged.is_none() {
+            tracing::debug!("no NT_AMDGPU_METADATA note");
+        }
+        Ok(merged)
     }
 
     fn read_relocations(&mut self) -> Result<()> {
