@@ -703,11 +703,11 @@ fn parse_rel(data: &[u8], sec: &Section<'_>, symbol_count: usize) -> Result<Vec<
     Ok(out)
 }
 
-/// Demangles an Itanium C++ name (`_Z…`), keeping a `.kd` suffix; `None` if `name` is not
-/// a mangled C++ name.
+/// Demangles an Itanium C++ name (`_Z…`); a kernel descriptor's `.kd` suffix is printed
+/// as ` (.kd)`, as `llvm-cxxfilt` does. `None` if `name` is not a mangled C++ name.
 pub fn demangle(name: &str) -> Option<String> {
     let (stem, suffix) = match name.strip_suffix(".kd") {
-        Some(stem) => (stem, ".kd"),
+        Some(stem) => (stem, " (.kd)"),
         None => (name, ""),
     };
     // Bounded: long names and deep nesting are left mangled rather than demangled slowly.
@@ -736,7 +736,7 @@ mod tests {
     #[test]
     fn demangles_cpp_and_keeps_kd() {
         assert_eq!(demangle("_Z4kernPi").as_deref(), Some("kern(int*)"));
-        assert_eq!(demangle("_Z4kernPi.kd").as_deref(), Some("kern(int*).kd"));
+        assert_eq!(demangle("_Z4kernPi.kd").as_deref(), Some("kern(int*) (.kd)"));
         assert_eq!(demangle("kern"), None);
         assert_eq!(demangle("_Z"), None);
     }
