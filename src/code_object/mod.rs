@@ -39,7 +39,10 @@ pub use elf::{
     MAX_LOAD_IMAGE_SIZE, PT_DYNAMIC, PT_LOAD, PT_NOTE,
 };
 pub use error::{CodeObjectError, Result, SymbolTableKind};
-pub use metadata::{KernelArg, KernelMetadata, Metadata, UnknownKey, ValueKind, NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA};
+pub use metadata::{
+    decode as decode_metadata, KernelArg, KernelMetadata, Metadata, UnknownKey, ValueKind, NOTE_OWNER_AMDGPU,
+    NT_AMDGPU_METADATA,
+};
 pub use relocation::{Relocation, RelocationIssue, RelocationIssueKind, RelocationType};
 pub use report::{
     symbols_report, ArgReport, FunctionReport, ImportReport, KernelReport, RelocationSummary, SymbolsReport,
