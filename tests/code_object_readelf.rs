@@ -170,6 +170,14 @@ fn compare(label: &str, bytes: &[u8], text: &str) {
     if !re.metadata_yaml.is_empty() {
         compare_metadata(label, &co, &re.metadata_yaml);
     }
+    // The target decoded from e_flags names what the metadata names (v4+ spelling).
+    if let (Some(md_target), true) = (co.metadata().and_then(|m| m.target), co.code_object_version() >= 4) {
+        assert_eq!(
+            Some(co.target().target.to_string().as_str()),
+            md_target.strip_prefix("amdgcn-amd-amdhsa--"),
+            "{label}: target"
+        );
+    }
 
     // Classification, derived from readelf's own tables.
     let table = re.symbols(".symtab").or(re.symbols(".dynsym")).unwrap_or(&[]);
@@ -254,14 +262,14 @@ fn fixture_dir() -> PathBuf {
 /// Every AMDGPU ELF under tests/fixtures whose golden `llvm-readelf` output is committed.
 fn fixtures_with_golden() -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
-    let golden = fixture_dir().join("golden");
+    let golden = fixture_dir().join("golden").join("readelf");
     let mut stack = vec![fixture_dir()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
-                if p != golden {
+                if !p.ends_with("golden") {
                     stack.push(p);
                 }
                 continue;
@@ -270,9 +278,11 @@ fn fixtures_with_golden() -> Vec<(PathBuf, PathBuf)> {
             if bytes.len() < 20 || bytes[..4] != *b"\x7fELF" || u16::from_le_bytes([bytes[18], bytes[19]]) != 224 {
                 continue;
             }
-            let stem = p.file_name().unwrap().to_string_lossy().into_owned();
-            let candidates = [format!("{stem}.readelf"), format!("{stem}.readelf.txt"), format!("{stem}.txt")];
-            if let Some(g) = candidates.iter().map(|c| golden.join(c)).find(|g| g.exists()) {
+            // scripts/gen-fixtures.sh names them golden/readelf/<file name without .co>.txt.
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            let stem = name.strip_suffix(".co").unwrap_or(&name).replace(':', "_");
+            let g = golden.join(format!("{stem}.txt"));
+            if g.exists() {
                 out.push((p, g));
             }
         }

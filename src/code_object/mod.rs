@@ -49,12 +49,10 @@ pub use report::{
     VariableReport,
 };
 
-mod target_shim;
-use target_shim::ElfTarget;
+use crate::target::ElfTarget;
 use elf::Elf;
 
-/// `EI_OSABI` of AMDGPU HSA code objects.
-pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
+pub use crate::target::ELFOSABI_AMDGPU_HSA;
 /// `e_type` of a loadable code object.
 pub const ET_DYN: u16 = object::elf::ET_DYN;
 
