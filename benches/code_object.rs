@@ -2,7 +2,8 @@
 //!
 //! The object is real clang-19 output: a generated C source with 1,000 kernels, each padded
 //! with 10 KB of `s_nop` so that code dominates the file, compiled once and cached under the
-//! target directory. Without clang (or ld.lld) the bench says so and measures nothing.
+//! target directory. Each kernel reads its implicit arguments, so that its metadata lists
+//! the full set of hidden arguments as real HIP kernels do. Without clang (or ld.lld) the bench says so and measures nothing.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -21,7 +22,7 @@ fn llvm_bin() -> PathBuf {
 
 fn big_code_object() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench_code_object");
-    let out = dir.join(format!("k{KERNELS}_n{NOPS_PER_KERNEL}.co"));
+    let out = dir.join(format!("k{KERNELS}_n{NOPS_PER_KERNEL}_implicit.co"));
     if out.exists() {
         return Some(out);
     }
@@ -35,7 +36,7 @@ fn big_code_object() -> Option<PathBuf> {
     for i in 0..KERNELS {
         src.push_str(&format!(
             "__attribute__((amdgpu_kernel)) void kernel_{i}(int *out, const float *in, int n, double s) \
-             {{ __asm__ volatile(\".fill {NOPS_PER_KERNEL}, 4, 0xbf800000\"); out[n] = (int)(in[n] * s) + {i}; }}\n"
+             {{ __asm__ volatile(\".fill {NOPS_PER_KERNEL}, 4, 0xbf800000\"); out[n] = (int)(in[n] * s) + {i} + ((const int *)__builtin_amdgcn_implicitarg_ptr())[n]; }}\n"
         ));
     }
     let c = dir.join("big.c");

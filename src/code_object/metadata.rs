@@ -7,7 +7,6 @@
 //! an error naming the key's path. Not for checking metadata against the kernel descriptor
 //! (see `descriptor`).
 
-use rmpv::ValueRef;
 use serde::Serialize;
 
 use super::error::{CodeObjectError, Result};
@@ -176,138 +175,267 @@ impl std::fmt::Display for ValueKind<'_> {
     }
 }
 
-/// Decoding context: where the MessagePack bytes are, for errors.
-struct Ctx {
-    offset: u64,
+/// What a MessagePack item starts with: a scalar, or the length of a container.
+#[derive(Debug, Clone, Copy)]
+enum Head<'data> {
+    Nil,
+    Bool(bool),
+    Uint(u64),
+    Int(i64),
+    Float,
+    /// Raw bytes; validated as UTF-8 only where a string value is expected.
+    Str(&'data [u8]),
+    Bin,
+    Ext,
+    Array(u32),
+    Map(u32),
 }
 
-impl Ctx {
-    fn err(&self, path: impl FnOnce() -> String, reason: impl Into<String>) -> CodeObjectError {
-        CodeObjectError::Metadata { offset: self.offset, path: path(), reason: reason.into() }
+impl Head<'_> {
+    fn kind(&self) -> &'static str {
+        match self {
+            Self::Nil => "nil",
+            Self::Bool(_) => "boolean",
+            Self::Uint(_) | Self::Int(_) => "integer",
+            Self::Float => "float",
+            Self::Str(_) => "string",
+            Self::Bin => "binary",
+            Self::Ext => "extension",
+            Self::Array(_) => "array",
+            Self::Map(_) => "map",
+        }
     }
 }
 
-fn kind_name(v: &ValueRef<'_>) -> &'static str {
-    match v {
-        ValueRef::Nil => "nil",
-        ValueRef::Boolean(_) => "boolean",
-        ValueRef::Integer(_) => "integer",
-        ValueRef::F32(_) | ValueRef::F64(_) => "float",
-        ValueRef::String(_) => "string",
-        ValueRef::Binary(_) => "binary",
-        ValueRef::Array(_) => "array",
-        ValueRef::Map(_) => "map",
-        ValueRef::Ext(..) => "extension",
+/// A streaming MessagePack reader over borrowed bytes: typed fields are decoded in one pass
+/// without building a value tree (which cost 10x more on large metadata). Every read is
+/// bounds-checked; errors carry the file offset of the item at fault.
+struct Reader<'data> {
+    bytes: &'data [u8],
+    pos: usize,
+    /// File offset of `bytes[0]`.
+    base: u64,
+}
+
+impl<'data> Reader<'data> {
+    fn offset(&self) -> u64 {
+        self.base + self.pos as u64
     }
-}
 
-fn as_str<'data>(ctx: &Ctx, v: &ValueRef<'data>, path: impl FnOnce() -> String) -> Result<&'data str> {
-    match v {
-        ValueRef::String(s) => s.into_str().ok_or_else(|| ctx.err(path, "string is not UTF-8")),
-        other => Err(ctx.err(path, format!("expected a string, found {}", kind_name(other)))),
+    fn err_at(&self, at: usize, path: impl FnOnce() -> String, reason: impl Into<String>) -> CodeObjectError {
+        CodeObjectError::Metadata { offset: self.base + at as u64, path: path(), reason: reason.into() }
     }
-}
 
-fn as_u64(ctx: &Ctx, v: &ValueRef<'_>, path: impl FnOnce() -> String) -> Result<u64> {
-    match v {
-        ValueRef::Integer(i) => i.as_u64().ok_or_else(|| ctx.err(path, format!("expected an unsigned integer, found {i}"))),
-        other => Err(ctx.err(path, format!("expected an unsigned integer, found {}", kind_name(other)))),
+    fn take(&mut self, n: usize) -> Option<&'data [u8]> {
+        let end = self.pos.checked_add(n)?;
+        let out = self.bytes.get(self.pos..end)?;
+        self.pos = end;
+        Some(out)
     }
-}
 
-fn as_bool(ctx: &Ctx, v: &ValueRef<'_>, path: impl FnOnce() -> String) -> Result<bool> {
-    match v {
-        ValueRef::Boolean(b) => Ok(*b),
-        // Some producers write flags as 0/1.
-        ValueRef::Integer(i) if i.as_u64() == Some(0) => Ok(false),
-        ValueRef::Integer(i) if i.as_u64() == Some(1) => Ok(true),
-        other => Err(ctx.err(path, format!("expected a boolean, found {}", kind_name(other)))),
+    fn be(&mut self, n: usize) -> Option<u64> {
+        Some(self.take(n)?.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
     }
-}
 
-fn as_map<'v, 'data>(
-    ctx: &Ctx,
-    v: &'v ValueRef<'data>,
-    path: impl FnOnce() -> String,
-) -> Result<&'v [(ValueRef<'data>, ValueRef<'data>)]> {
-    match v {
-        ValueRef::Map(m) => Ok(m),
-        other => Err(ctx.err(path, format!("expected a map, found {}", kind_name(other)))),
+    /// Reads the head of the next item; for strings, binaries and extensions the payload is
+    /// consumed too, for containers only the length.
+    fn head(&mut self, path: impl Fn() -> String) -> Result<Head<'data>> {
+        let at = self.pos;
+        let eof = |r: &Self| r.err_at(at, &path, "MessagePack ends in the middle of an item");
+        let marker = *self.bytes.get(self.pos).ok_or_else(|| eof(self))?;
+        self.pos += 1;
+        let len = |r: &mut Self, n: usize| r.be(n).map(|v| v as usize).ok_or_else(|| eof(r));
+        let head = match marker {
+            0x00..=0x7f => Head::Uint(u64::from(marker)),
+            0xe0..=0xff => Head::Int(i64::from(marker as i8)),
+            0x80..=0x8f => Head::Map(u32::from(marker & 0x0f)),
+            0x90..=0x9f => Head::Array(u32::from(marker & 0x0f)),
+            0xa0..=0xbf => return self.str_payload(usize::from(marker & 0x1f), at, &path),
+            0xc0 => Head::Nil,
+            0xc2 => Head::Bool(false),
+            0xc3 => Head::Bool(true),
+            0xc4..=0xc6 => {
+                let n = len(self, 1 << (marker - 0xc4))?;
+                self.take(n).ok_or_else(|| eof(self))?;
+                Head::Bin
+            }
+            0xc7..=0xc9 => {
+                let n = len(self, 1 << (marker - 0xc7))?;
+                self.take(n.checked_add(1).ok_or_else(|| eof(self))?).ok_or_else(|| eof(self))?;
+                Head::Ext
+            }
+            0xca | 0xcb => {
+                self.take(if marker == 0xca { 4 } else { 8 }).ok_or_else(|| eof(self))?;
+                Head::Float
+            }
+            0xcc..=0xcf => Head::Uint(self.be(1 << (marker - 0xcc)).ok_or_else(|| eof(self))?),
+            0xd0..=0xd3 => {
+                let n = 1usize << (marker - 0xd0);
+                let raw = self.be(n).ok_or_else(|| eof(self))?;
+                let shift = 64 - 8 * n as u32;
+                Head::Int(((raw << shift) as i64) >> shift)
+            }
+            0xd4..=0xd8 => {
+                self.take(1 + (1usize << (marker - 0xd4))).ok_or_else(|| eof(self))?;
+                Head::Ext
+            }
+            0xd9..=0xdb => {
+                let n = len(self, 1 << (marker - 0xd9))?;
+                return self.str_payload(n, at, &path);
+            }
+            0xdc | 0xdd => Head::Array(len(self, if marker == 0xdc { 2 } else { 4 })? as u32),
+            0xde | 0xdf => Head::Map(len(self, if marker == 0xde { 2 } else { 4 })? as u32),
+            0xc1 => return Err(self.err_at(at, &path, "reserved MessagePack marker 0xc1")),
+        };
+        Ok(head)
     }
-}
 
-fn as_array<'v, 'data>(ctx: &Ctx, v: &'v ValueRef<'data>, path: impl FnOnce() -> String) -> Result<&'v [ValueRef<'data>]> {
-    match v {
-        ValueRef::Array(a) => Ok(a),
-        other => Err(ctx.err(path, format!("expected an array, found {}", kind_name(other)))),
+    fn str_payload(&mut self, n: usize, at: usize, path: &dyn Fn() -> String) -> Result<Head<'data>> {
+        let bytes = self.take(n).ok_or_else(|| self.err_at(at, path, format!("string of {n} bytes runs past the end")))?;
+        Ok(Head::Str(bytes))
     }
-}
 
-fn u64_list(ctx: &Ctx, v: &ValueRef<'_>, path: &dyn Fn() -> String) -> Result<Vec<u64>> {
-    as_array(ctx, v, path)?
-        .iter()
-        .enumerate()
-        .map(|(i, x)| as_u64(ctx, x, || format!("{}[{i}]", path())))
-        .collect()
-}
-
-fn key_str<'data>(v: &ValueRef<'data>) -> Option<&'data str> {
-    match v {
-        ValueRef::String(s) => s.into_str(),
-        _ => None,
+    /// Decodes the item at the current position into an owned value (for unknown keys).
+    fn owned_value(&mut self, path: impl Fn() -> String) -> Result<rmpv::Value> {
+        let mut rest = self.bytes.get(self.pos..).unwrap_or(&[]);
+        let before = rest.len();
+        let value = rmpv::decode::read_value_with_max_depth(&mut rest, MAX_DEPTH)
+            .map_err(|e| self.err_at(self.pos, path, format!("not MessagePack: {e}")))?;
+        self.pos += before - rest.len();
+        Ok(value)
     }
-}
 
-fn unknown(key: &ValueRef<'_>, value: &ValueRef<'_>) -> UnknownKey {
-    let key = match key {
-        ValueRef::String(s) => s.as_str().map(str::to_owned).unwrap_or_else(|| key.to_string()),
-        other => other.to_string(),
-    };
-    UnknownKey { key, value: value.to_owned() }
+    fn expect_map(&mut self, path: impl Fn() -> String) -> Result<u32> {
+        let at = self.pos;
+        match self.head(&path)? {
+            Head::Map(n) => Ok(n),
+            h => Err(self.err_at(at, path, format!("expected a map, found {}", h.kind()))),
+        }
+    }
+
+    fn expect_array(&mut self, path: impl Fn() -> String) -> Result<u32> {
+        let at = self.pos;
+        match self.head(&path)? {
+            Head::Array(n) => Ok(n),
+            h => Err(self.err_at(at, path, format!("expected an array, found {}", h.kind()))),
+        }
+    }
+
+    fn expect_str(&mut self, path: impl Fn() -> String) -> Result<&'data str> {
+        let at = self.pos;
+        match self.head(&path)? {
+            Head::Str(b) => std::str::from_utf8(b).map_err(|_| self.err_at(at, path, "string is not UTF-8")),
+            h => Err(self.err_at(at, path, format!("expected a string, found {}", h.kind()))),
+        }
+    }
+
+    fn expect_u64(&mut self, path: impl Fn() -> String) -> Result<u64> {
+        let at = self.pos;
+        match self.head(&path)? {
+            Head::Uint(v) => Ok(v),
+            Head::Int(v) => u64::try_from(v).map_err(|_| self.err_at(at, path, format!("expected an unsigned integer, found {v}"))),
+            h => Err(self.err_at(at, path, format!("expected an unsigned integer, found {}", h.kind()))),
+        }
+    }
+
+    fn expect_bool(&mut self, path: impl Fn() -> String) -> Result<bool> {
+        let at = self.pos;
+        match self.head(&path)? {
+            Head::Bool(b) => Ok(b),
+            // Some producers write flags as 0/1.
+            Head::Uint(0) => Ok(false),
+            Head::Uint(1) => Ok(true),
+            h => Err(self.err_at(at, path, format!("expected a boolean, found {}", h.kind()))),
+        }
+    }
+
+    fn u64_list(&mut self, path: impl Fn() -> String) -> Result<Vec<u64>> {
+        let n = self.expect_array(&path)?;
+        let mut out = Vec::with_capacity(self.capacity_for(n));
+        for i in 0..n {
+            out.push(self.expect_u64(|| format!("{}[{i}]", path()))?);
+        }
+        Ok(out)
+    }
+
+    fn str_list(&mut self, path: impl Fn() -> String) -> Result<Vec<&'data str>> {
+        let n = self.expect_array(&path)?;
+        let mut out = Vec::with_capacity(self.capacity_for(n));
+        for i in 0..n {
+            out.push(self.expect_str(|| format!("{}[{i}]", path()))?);
+        }
+        Ok(out)
+    }
+
+    /// A reservation a claimed length may make: every item takes at least one byte.
+    fn capacity_for(&self, claimed: u32) -> usize {
+        (claimed as usize).min(self.bytes.len().saturating_sub(self.pos))
+    }
+
+    /// Reads a map key. A string key is returned as raw bytes (known keys are matched
+    /// without UTF-8 validation); any other key is decoded with its value into an
+    /// [`UnknownKey`].
+    fn key(&mut self, path: &dyn Fn() -> String) -> Result<Result<&'data [u8], UnknownKey>> {
+        let at = self.pos;
+        if let Head::Str(k) = self.head(path)? {
+            return Ok(Ok(k));
+        }
+        self.pos = at;
+        let key = self.owned_value(path)?;
+        let value = self.owned_value(path)?;
+        Ok(Err(UnknownKey { key: key.to_string(), value }))
+    }
+
+    fn unknown(&mut self, key: &[u8], path: impl Fn() -> String) -> Result<UnknownKey> {
+        Ok(UnknownKey { key: String::from_utf8_lossy(key).into_owned(), value: self.owned_value(path)? })
+    }
 }
 
 /// Decodes the MessagePack metadata `bytes`, found at file offset `offset`.
 ///
 /// # Errors
-/// [`CodeObjectError::Metadata`] naming the key path when the bytes are not MessagePack, have
-/// trailing bytes, nest too deep, or a known key has the wrong type; a missing required
-/// kernel key (`.name`, `.symbol`, segment sizes, `.wavefront_size`) is an error too.
+/// [`CodeObjectError::Metadata`] with the file offset of the item at fault and its key path,
+/// when the bytes are not MessagePack, have trailing bytes, nest too deep in an unknown key,
+/// or a known key has the wrong type; a missing required kernel key (`.name`, `.symbol`,
+/// segment sizes, `.wavefront_size`) or argument key (`.offset`, `.size`, `.value_kind`) is
+/// an error too.
 pub fn decode(bytes: &[u8], offset: u64) -> Result<Metadata<'_>> {
-    let ctx = Ctx { offset };
-    let mut reader = bytes;
-    let root = rmpv::decode::read_value_ref_with_max_depth(&mut reader, MAX_DEPTH)
-        .map_err(|e| ctx.err(String::new, format!("not MessagePack: {e}")))?;
-    if !reader.is_empty() {
-        return Err(ctx.err(String::new, format!("{} bytes after the metadata map", reader.len())));
-    }
+    let mut r = Reader { bytes, pos: 0, base: offset };
     let mut md = Metadata { version: Vec::new(), target: None, printf: Vec::new(), kernels: Vec::new(), unknown: Vec::new() };
-    for (k, v) in as_map(&ctx, &root, String::new)? {
-        match key_str(k) {
-            Some("amdhsa.version") => md.version = u64_list(&ctx, v, &|| "amdhsa.version".into())?,
-            Some("amdhsa.target") => md.target = Some(as_str(&ctx, v, || "amdhsa.target".into())?),
-            Some("amdhsa.printf") => {
-                md.printf = as_array(&ctx, v, || "amdhsa.printf".into())?
-                    .iter()
-                    .enumerate()
-                    .map(|(i, s)| as_str(&ctx, s, || format!("amdhsa.printf[{i}]")))
-                    .collect::<Result<_>>()?
+    let entries = r.expect_map(String::new)?;
+    for _ in 0..entries {
+        let key = match r.key(&String::new)? {
+            Ok(k) => k,
+            Err(unknown) => {
+                md.unknown.push(unknown);
+                continue;
             }
-            Some("amdhsa.kernels") => {
-                let list = as_array(&ctx, v, || "amdhsa.kernels".into())?;
-                md.kernels.reserve(list.len());
-                for (i, kv) in list.iter().enumerate() {
-                    md.kernels.push(decode_kernel(&ctx, kv, i)?);
+        };
+        let path = || String::from_utf8_lossy(key).into_owned();
+        match key {
+            b"amdhsa.version" => md.version = r.u64_list(path)?,
+            b"amdhsa.target" => md.target = Some(r.expect_str(path)?),
+            b"amdhsa.printf" => md.printf = r.str_list(path)?,
+            b"amdhsa.kernels" => {
+                let n = r.expect_array(path)?;
+                md.kernels.reserve(r.capacity_for(n));
+                for i in 0..n as usize {
+                    md.kernels.push(decode_kernel(&mut r, i)?);
                 }
             }
-            _ => md.unknown.push(unknown(k, v)),
+            _ => md.unknown.push(r.unknown(key, path)?),
         }
     }
-    tracing::debug!(kernels = md.kernels.len(), target = ?md.target, "decoded AMDGPU metadata");
+    if r.pos != bytes.len() {
+        return Err(r.err_at(r.pos, String::new, format!("{} bytes after the metadata map", bytes.len() - r.pos)));
+    }
+    tracing::debug!(kernels = md.kernels.len(), target = ?md.target, at = r.offset(), "decoded AMDGPU metadata");
     Ok(md)
 }
 
-fn decode_kernel<'data>(ctx: &Ctx, v: &ValueRef<'data>, i: usize) -> Result<KernelMetadata<'data>> {
-    let path = |key: &str| format!("amdhsa.kernels[{i}].{}", key.trim_start_matches('.'));
+fn decode_kernel<'data>(r: &mut Reader<'data>, i: usize) -> Result<KernelMetadata<'data>> {
+    let path = |key: &[u8]| format!("amdhsa.kernels[{i}].{}", String::from_utf8_lossy(key).trim_start_matches('.'));
+    let start = r.pos;
     let mut name = None;
     let mut symbol = None;
     let mut kernarg_segment_size = None;
@@ -336,53 +464,59 @@ fn decode_kernel<'data>(ctx: &Ctx, v: &ValueRef<'data>, i: usize) -> Result<Kern
         args: Vec::new(),
         unknown: Vec::new(),
     };
-    for (key, value) in as_map(ctx, v, || format!("amdhsa.kernels[{i}]"))? {
-        let Some(key_str) = key_str(key) else {
-            k.unknown.push(unknown(key, value));
-            continue;
+    let here = || format!("amdhsa.kernels[{i}]");
+    let entries = r.expect_map(here)?;
+    for _ in 0..entries {
+        let key = match r.key(&here)? {
+            Ok(k) => k,
+            Err(unknown) => {
+                k.unknown.push(unknown);
+                continue;
+            }
         };
-        let p = || path(key_str);
-        match key_str {
-            ".name" => name = Some(as_str(ctx, value, p)?),
-            ".symbol" => symbol = Some(as_str(ctx, value, p)?),
-            ".kernarg_segment_size" => kernarg_segment_size = Some(as_u64(ctx, value, p)?),
-            ".kernarg_segment_align" => kernarg_segment_align = Some(as_u64(ctx, value, p)?),
-            ".group_segment_fixed_size" => group = Some(as_u64(ctx, value, p)?),
-            ".private_segment_fixed_size" => private = Some(as_u64(ctx, value, p)?),
-            ".wavefront_size" => wavefront_size = Some(as_u64(ctx, value, p)?),
-            ".sgpr_count" => k.sgpr_count = Some(as_u64(ctx, value, p)?),
-            ".vgpr_count" => k.vgpr_count = Some(as_u64(ctx, value, p)?),
-            ".agpr_count" => k.agpr_count = Some(as_u64(ctx, value, p)?),
-            ".sgpr_spill_count" => k.sgpr_spill_count = Some(as_u64(ctx, value, p)?),
-            ".vgpr_spill_count" => k.vgpr_spill_count = Some(as_u64(ctx, value, p)?),
-            ".max_flat_workgroup_size" => k.max_flat_workgroup_size = Some(as_u64(ctx, value, p)?),
-            ".uses_dynamic_stack" => k.uses_dynamic_stack = Some(as_bool(ctx, value, p)?),
-            ".kind" => k.kind = Some(as_str(ctx, value, p)?),
-            ".language" => k.language = Some(as_str(ctx, value, p)?),
-            ".reqd_workgroup_size" => k.reqd_workgroup_size = Some(u64_list(ctx, value, &p)?),
-            ".args" => {
-                let list = as_array(ctx, value, p)?;
-                k.args.reserve(list.len());
-                for (j, a) in list.iter().enumerate() {
-                    k.args.push(decode_arg(ctx, a, i, j)?);
+        let p = || path(key);
+        match key {
+            b".name" => name = Some(r.expect_str(p)?),
+            b".symbol" => symbol = Some(r.expect_str(p)?),
+            b".kernarg_segment_size" => kernarg_segment_size = Some(r.expect_u64(p)?),
+            b".kernarg_segment_align" => kernarg_segment_align = Some(r.expect_u64(p)?),
+            b".group_segment_fixed_size" => group = Some(r.expect_u64(p)?),
+            b".private_segment_fixed_size" => private = Some(r.expect_u64(p)?),
+            b".wavefront_size" => wavefront_size = Some(r.expect_u64(p)?),
+            b".sgpr_count" => k.sgpr_count = Some(r.expect_u64(p)?),
+            b".vgpr_count" => k.vgpr_count = Some(r.expect_u64(p)?),
+            b".agpr_count" => k.agpr_count = Some(r.expect_u64(p)?),
+            b".sgpr_spill_count" => k.sgpr_spill_count = Some(r.expect_u64(p)?),
+            b".vgpr_spill_count" => k.vgpr_spill_count = Some(r.expect_u64(p)?),
+            b".max_flat_workgroup_size" => k.max_flat_workgroup_size = Some(r.expect_u64(p)?),
+            b".uses_dynamic_stack" => k.uses_dynamic_stack = Some(r.expect_bool(p)?),
+            b".kind" => k.kind = Some(r.expect_str(p)?),
+            b".language" => k.language = Some(r.expect_str(p)?),
+            b".reqd_workgroup_size" => k.reqd_workgroup_size = Some(r.u64_list(p)?),
+            b".args" => {
+                let n = r.expect_array(p)?;
+                k.args.reserve(r.capacity_for(n));
+                for j in 0..n as usize {
+                    k.args.push(decode_arg(r, i, j)?);
                 }
             }
-            _ => k.unknown.push(unknown(key, value)),
+            _ => k.unknown.push(r.unknown(key, p)?),
         }
     }
-    let missing = |key: &str| ctx.err(|| path(key), "required key is missing");
-    k.name = name.ok_or_else(|| missing(".name"))?;
-    k.symbol = symbol.ok_or_else(|| missing(".symbol"))?;
-    k.kernarg_segment_size = kernarg_segment_size.ok_or_else(|| missing(".kernarg_segment_size"))?;
-    k.kernarg_segment_align = kernarg_segment_align.ok_or_else(|| missing(".kernarg_segment_align"))?;
-    k.group_segment_fixed_size = group.ok_or_else(|| missing(".group_segment_fixed_size"))?;
-    k.private_segment_fixed_size = private.ok_or_else(|| missing(".private_segment_fixed_size"))?;
-    k.wavefront_size = wavefront_size.ok_or_else(|| missing(".wavefront_size"))?;
+    let missing = |key: &[u8]| r.err_at(start, || path(key), "required key is missing");
+    k.name = name.ok_or_else(|| missing(b".name"))?;
+    k.symbol = symbol.ok_or_else(|| missing(b".symbol"))?;
+    k.kernarg_segment_size = kernarg_segment_size.ok_or_else(|| missing(b".kernarg_segment_size"))?;
+    k.kernarg_segment_align = kernarg_segment_align.ok_or_else(|| missing(b".kernarg_segment_align"))?;
+    k.group_segment_fixed_size = group.ok_or_else(|| missing(b".group_segment_fixed_size"))?;
+    k.private_segment_fixed_size = private.ok_or_else(|| missing(b".private_segment_fixed_size"))?;
+    k.wavefront_size = wavefront_size.ok_or_else(|| missing(b".wavefront_size"))?;
     Ok(k)
 }
 
-fn decode_arg<'data>(ctx: &Ctx, v: &ValueRef<'data>, i: usize, j: usize) -> Result<KernelArg<'data>> {
-    let path = |key: &str| format!("amdhsa.kernels[{i}].args[{j}].{}", key.trim_start_matches('.'));
+fn decode_arg<'data>(r: &mut Reader<'data>, i: usize, j: usize) -> Result<KernelArg<'data>> {
+    let path = |key: &[u8]| format!("amdhsa.kernels[{i}].args[{j}].{}", String::from_utf8_lossy(key).trim_start_matches('.'));
+    let start = r.pos;
     let (mut offset, mut size, mut value_kind) = (None, None, None);
     let mut a = KernelArg {
         offset: 0,
@@ -395,28 +529,33 @@ fn decode_arg<'data>(ctx: &Ctx, v: &ValueRef<'data>, i: usize, j: usize) -> Resu
         access: None,
         unknown: Vec::new(),
     };
-    for (key, value) in as_map(ctx, v, || format!("amdhsa.kernels[{i}].args[{j}]"))? {
-        let Some(key_str) = key_str(key) else {
-            a.unknown.push(unknown(key, value));
-            continue;
+    let here = || format!("amdhsa.kernels[{i}].args[{j}]");
+    let entries = r.expect_map(here)?;
+    for _ in 0..entries {
+        let key = match r.key(&here)? {
+            Ok(k) => k,
+            Err(unknown) => {
+                a.unknown.push(unknown);
+                continue;
+            }
         };
-        let p = || path(key_str);
-        match key_str {
-            ".offset" => offset = Some(as_u64(ctx, value, p)?),
-            ".size" => size = Some(as_u64(ctx, value, p)?),
-            ".value_kind" => value_kind = Some(ValueKind(as_str(ctx, value, p)?)),
-            ".address_space" => a.address_space = Some(as_str(ctx, value, p)?),
-            ".name" => a.name = Some(as_str(ctx, value, p)?),
-            ".type_name" => a.type_name = Some(as_str(ctx, value, p)?),
-            ".pointee_align" => a.pointee_align = Some(as_u64(ctx, value, p)?),
-            ".access" => a.access = Some(as_str(ctx, value, p)?),
-            _ => a.unknown.push(unknown(key, value)),
+        let p = || path(key);
+        match key {
+            b".offset" => offset = Some(r.expect_u64(p)?),
+            b".size" => size = Some(r.expect_u64(p)?),
+            b".value_kind" => value_kind = Some(ValueKind(r.expect_str(p)?)),
+            b".address_space" => a.address_space = Some(r.expect_str(p)?),
+            b".name" => a.name = Some(r.expect_str(p)?),
+            b".type_name" => a.type_name = Some(r.expect_str(p)?),
+            b".pointee_align" => a.pointee_align = Some(r.expect_u64(p)?),
+            b".access" => a.access = Some(r.expect_str(p)?),
+            _ => a.unknown.push(r.unknown(key, p)?),
         }
     }
-    let missing = |key: &str| ctx.err(|| path(key), "required key is missing");
-    a.offset = offset.ok_or_else(|| missing(".offset"))?;
-    a.size = size.ok_or_else(|| missing(".size"))?;
-    a.value_kind = value_kind.ok_or_else(|| missing(".value_kind"))?;
+    let missing = |key: &[u8]| r.err_at(start, || path(key), "required key is missing");
+    a.offset = offset.ok_or_else(|| missing(b".offset"))?;
+    a.size = size.ok_or_else(|| missing(b".size"))?;
+    a.value_kind = value_kind.ok_or_else(|| missing(b".value_kind"))?;
     Ok(a)
 }
 
@@ -493,11 +632,29 @@ mod tests {
         let err = decode(&encode(&root), 0x40).unwrap_err();
         match err {
             CodeObjectError::Metadata { offset, path, .. } => {
-                assert_eq!(offset, 0x40);
+                assert!(offset > 0x40, "the offset of the bad value, not of the note");
                 assert_eq!(path, "amdhsa.kernels[0].args[0].size");
             }
             e => panic!("{e}"),
         }
+    }
+
+    #[test]
+    fn every_integer_encoding_is_read() {
+        // uint8/16/32/64, positive fixint and a non-negative int8 all decode as sizes.
+        for enc in [vec![0x05], vec![0xcc, 5], vec![0xcd, 0, 5], vec![0xce, 0, 0, 0, 5], vec![0xcf, 0, 0, 0, 0, 0, 0, 0, 5], vec![0xd0, 5]] {
+            let mut bytes = vec![0x81, 0xae];
+            bytes.extend_from_slice(b"amdhsa.version");
+            bytes.push(0x91);
+            bytes.extend_from_slice(&enc);
+            assert_eq!(decode(&bytes, 0).unwrap().version, vec![5], "{enc:x?}");
+        }
+        // A negative int8 is not a size.
+        let mut bytes = vec![0x81, 0xae];
+        bytes.extend_from_slice(b"amdhsa.version");
+        bytes.extend_from_slice(&[0x91, 0xd0, 0xfb]);
+        let err = decode(&bytes, 0x100).unwrap_err();
+        assert!(matches!(err, CodeObjectError::Metadata { offset: 0x111, .. }), "{err}");
     }
 
     #[test]
@@ -516,6 +673,14 @@ mod tests {
         // Deep nesting is cut off, not recursed into.
         let deep = vec![0x91u8; 10_000];
         assert!(decode(&deep, 0).is_err());
+        // Deep nesting inside an unknown key is cut off too.
+        let mut deep_unknown = vec![0x81, 0xa1, b'x'];
+        deep_unknown.extend(std::iter::repeat(0x91).take(10_000));
+        deep_unknown.push(0x00);
+        assert!(decode(&deep_unknown, 0).is_err());
+        // Strings and lengths that run past the end.
+        assert!(decode(&[0x81, 0xdb, 0xff, 0xff, 0xff, 0xff], 0).is_err());
+        assert!(decode(&[0x81, 0xa1, b'x', 0xc6, 0xff, 0xff, 0xff, 0xff], 0).is_err());
         // Trailing bytes.
         assert!(decode(&[0x80, 0x00], 0).is_err());
         // Not a map.
