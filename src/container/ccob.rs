@@ -4,7 +4,7 @@
 //! The payload inflates to a plain bundle (see `bundle`); decoding itself lives in `inflate`.
 
 use super::bundle::{owned_entries, read_table};
-use super::inflate::{inflate_all, zstd_frame_len, Inflater, InflatingProbe};
+use super::inflate::{inflate_all, zlib_stream_len, zstd_frame_len, Inflater, InflatingProbe};
 use super::probe::{FieldReader, Probe};
 use super::{Compression, ContainerError, EntryInfo, Format, HashCheck, ReadOptions};
 
@@ -68,15 +68,13 @@ impl CcobHeader {
     }
 
     /// How many bytes the compressed bundle occupies from its magic on. v1 records no total
-    /// size: a zstd payload is measured from its frame headers; a zlib one runs to the end
-    /// of `probe` (it cannot be measured without inflating it).
+    /// size: a zstd payload is measured from its frame and block headers; a zlib one only by
+    /// decoding it (output discarded), which is slow but rare (LLVM 18 wrote zstd).
     pub(crate) fn extent<P: Probe + ?Sized>(&self, probe: &mut P) -> Result<u64, ContainerError> {
         let extent = match (self.total_size, self.compression) {
             (Some(total), _) => total,
             (None, Compression::Zstd) => self.header_len + zstd_frame_len(probe, self.header_len)?,
-            (None, Compression::Zlib) => probe.known_len().ok_or_else(|| {
-                ContainerError::invalid(Format::Ccob, "total size", None, 8, "a v1 zlib bundle has no size in its header, so its end cannot be found from a pointer")
-            })?,
+            (None, Compression::Zlib) => self.header_len + zlib_stream_len(probe, self.header_len, self.uncompressed_size)?,
         };
         if let Some(len) = probe.known_len() {
             if extent > len {

@@ -98,8 +98,8 @@ impl Probe for MemoryProbe {
 /// Measures the container at `binary` from its header alone and returns it as a slice.
 ///
 /// Plain bundles end at their farthest entry, compressed bundles v2/v3 at their total size,
-/// v1 zstd bundles at the end of their zstd frame, code objects at their farthest table or
-/// section. A v1 zlib bundle cannot be measured this way and is an error.
+/// v1 bundles at the end of their zstd frame or zlib stream, code objects at their farthest
+/// table or section.
 ///
 /// # Safety
 /// `binary` must point to a container that stays mapped and unmodified for `'static` (true of

@@ -292,6 +292,51 @@ pub(crate) fn zstd_frame_len<P: Probe + ?Sized>(probe: &mut P, start: u64) -> Re
     Ok(pos - start)
 }
 
+/// Length of the zlib stream starting at `start`: v1 zlib bundles record no size, and a
+/// deflate stream's end is only known by decoding it. The output is discarded as it comes
+/// (bounded by `declared`), so this costs time but no memory.
+pub(crate) fn zlib_stream_len<P: Probe + ?Sized>(probe: &mut P, start: u64, declared: u64) -> Result<u64, ContainerError> {
+    let mut z = flate2::Decompress::new(true);
+    let mut input = vec![0u8; CHUNK];
+    let mut output = vec![0u8; CHUNK];
+    let (mut lo, mut hi) = (0usize, 0usize); // unconsumed input is input[lo..hi]
+    let mut next_read = start;
+    let mut eof = false;
+    loop {
+        if lo == hi && !eof {
+            // Refill, halving the request near the end of the input.
+            let mut want = CHUNK;
+            loop {
+                if probe.read_at(next_read, &mut input[..want])? {
+                    (lo, hi) = (0, want);
+                    next_read += want as u64;
+                    break;
+                }
+                if want == 1 {
+                    eof = true;
+                    break;
+                }
+                want /= 2;
+            }
+        }
+        let (in_before, out_before) = (z.total_in(), z.total_out());
+        let status = z
+            .decompress(&input[lo..hi], &mut output, flate2::FlushDecompress::None)
+            .map_err(|e| corrupt(0, Compression::Zlib, z.total_out(), e))?;
+        lo += (z.total_in() - in_before) as usize;
+        if z.total_out() > declared {
+            return Err(ContainerError::SizeMismatch { offset: 0, declared, actual: z.total_out(), exceeded: true });
+        }
+        if status == flate2::Status::StreamEnd {
+            return Ok(z.total_in());
+        }
+        let progress = z.total_in() != in_before || z.total_out() != out_before;
+        if eof && lo == hi && !progress {
+            return Err(ContainerError::truncated(Format::Ccob, "zlib stream", None, start, z.total_in() + 1, start + z.total_in()));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
