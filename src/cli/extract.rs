@@ -30,7 +30,7 @@ pub fn run(args: Args) -> CliResult {
     let file = MappedFile::open(&args.file)?;
     let containers = read_containers(file.bytes(), &ReadOptions::default())?;
     let (pos, entry) = find_entry(&containers, &args.target, args.bundle)?;
-    let bytes = containers[pos].container.extract(entry)?;
+    let bytes = containers[pos].extract(entry)?;
     match &args.output {
         Some(path) => std::fs::write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?,
         None => std::io::stdout().lock().write_all(&bytes)?,

@@ -61,7 +61,7 @@ fn row(located: &Located<'_>) -> Result<BundleRow, rocload::container::Container
         compressed_size: ccob.map(|_| c.size()),
         size: c.uncompressed_size(),
         hash: ccob.map(|h| format!("{:#018x}", h.hash)),
-        entries: c.entries()?.into_iter().map(|e| EntryRow { id: e.id.into_owned(), offset: e.offset, size: e.size }).collect(),
+        entries: located.entries()?.into_iter().map(|e| EntryRow { id: e.id.into_owned(), offset: e.offset, size: e.size }).collect(),
     })
 }
 

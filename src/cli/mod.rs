@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod extract;
+mod inflate;
 mod ls;
 
 /// Loads AMD GPU code the way a HIP program needs it.
@@ -22,6 +23,8 @@ enum Command {
     Ls(ls::Args),
     /// Write one entry's bytes, identical to `clang-offload-bundler -unbundle`.
     Extract(extract::Args),
+    /// Inflate a compressed bundle into the plain bundle it holds.
+    Inflate(inflate::Args),
 }
 
 /// Parses arguments and runs the chosen subcommand.
@@ -31,6 +34,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Ls(args) => ls::run(args),
         Command::Extract(args) => extract::run(args),
+        Command::Inflate(args) => inflate::run(args),
     };
     match result {
         Ok(code) => code,

@@ -229,7 +229,7 @@ impl ContainerError {
     }
 
     /// Shifts every offset by `base`, for errors found in a sub-range of a larger input.
-    pub(crate) fn rebase(mut self, base: u64) -> Self {
+    pub fn rebase(mut self, base: u64) -> Self {
         match &mut self {
             ContainerError::Truncated { offset, .. }
             | ContainerError::Invalid { offset, .. }

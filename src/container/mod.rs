@@ -200,6 +200,18 @@ pub struct Located<'a> {
     pub container: Container<'a>,
 }
 
+impl<'a> Located<'a> {
+    /// [`Container::entries`], with error offsets counted from the start of the input.
+    pub fn entries(&self) -> Result<Vec<EntryInfo<'a>>, ContainerError> {
+        self.container.entries().map_err(|e| e.rebase(self.offset))
+    }
+
+    /// [`Container::extract`], with error offsets counted from the start of the input.
+    pub fn extract(&self, index: usize) -> Result<Cow<'a, [u8]>, ContainerError> {
+        self.container.extract(index).map_err(|e| e.rebase(self.offset))
+    }
+}
+
 /// Walks a range holding containers back to back: after each one, zero padding is skipped
 /// and the next must start with a known magic. Offsets in results and errors are relative to
 /// `data` plus `base`.
@@ -285,7 +297,7 @@ pub fn find_entry(containers: &[Located<'_>], wanted: &str, bundle: Option<usize
         if bundle.is_some_and(|b| b != located.index) {
             continue;
         }
-        let entries = located.container.entries()?;
+        let entries = located.entries()?;
         if let Some(i) = entries.iter().position(|e| e.id == wanted || entry_target(&e.id) == Some(wanted)) {
             return Ok((pos, i));
         }
