@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use crate::code_object::CodeObjectError;
 use crate::container::ContainerError;
 use crate::target::TargetError;
 
@@ -15,6 +16,9 @@ pub enum Error {
     /// A fat binary or bundle could not be read.
     #[error(transparent)]
     Container(#[from] ContainerError),
+    /// A code object could not be parsed.
+    #[error(transparent)]
+    CodeObject(#[from] CodeObjectError),
     /// A target ID, ISA name or selection failed.
     #[error(transparent)]
     Target(#[from] TargetError),

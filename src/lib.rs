@@ -3,11 +3,14 @@
 //! Layers, each in its own module, from raw bytes up:
 //! - [`container`]: fat-binary formats (offload bundles, compressed bundles, host ELF
 //!   sections, OffloadBinary), read lazily and in bounded memory;
+//! - [`code_object`]: one AMDGPU code object (ELF) as a zero-copy view: segments, symbols,
+//!   relocations, metadata and kernel descriptors;
 //! - [`target`]: processors, target IDs, compatibility and the explained selection policy.
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod bytes;
+pub mod code_object;
 pub mod container;
 pub mod error;
 pub mod target;
