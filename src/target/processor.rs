@@ -1,0 +1,328 @@
+//! The AMDGCN processor table: names, `EF_AMDGPU_MACH` values, features, generic families.
+//!
+//! The data lives in `processors.tsv` (with its sources) and is compiled in by `build.rs`;
+//! nothing here is hand-maintained. This module answers "what is this processor", not "can this
+//! code run there" (that is [`super::compat`]).
+
+use std::fmt;
+
+/// An ISA version `major.minor.stepping` as ROCr and `HSA_OVERRIDE_GFX_VERSION` spell it:
+/// gfx90a is 9.0.10, gfx1031 is 10.3.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GfxVersion {
+    /// Major version (9 for gfx90a).
+    pub major: u32,
+    /// Minor version (0 for gfx90a).
+    pub minor: u32,
+    /// Stepping (10 for gfx90a).
+    pub stepping: u32,
+}
+
+impl fmt::Display for GfxVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.stepping)
+    }
+}
+
+/// One AMDGCN processor (a real GPU or a generic target) as LLVM and ROCr know it.
+///
+/// Values come from `src/target/processors.tsv`; see that file for the source of each column.
+/// Only the table creates `Processor`s: compare them by reference or by `mach`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Processor {
+    /// Canonical name, e.g. `gfx90a` or `gfx10-3-generic`.
+    pub name: &'static str,
+    /// Other names LLVM accepts (`fiji` for gfx803); never printed.
+    pub aliases: &'static [&'static str],
+    /// `EF_AMDGPU_MACH` value (e_flags bits 0–7).
+    pub mach: u32,
+    /// ISA version for real processors; `None` for generic targets.
+    pub version: Option<GfxVersion>,
+    /// ISA generation as AMDGPUUsage groups processors: `GFX9`, `GFX9.4`, `GFX10.3`, `GFX11.5`, …
+    pub family: &'static str,
+    /// The generic target this processor can run code for, e.g. `gfx10-3-generic` for gfx1031.
+    pub generic_family: Option<&'static str>,
+    /// The lowest generic version of [`Self::generic_family`] that this processor runs
+    /// (the version at which it joined the family); 0 when it has no family.
+    pub generic_min_version: u32,
+    /// Whether the `xnack` target feature exists on this processor.
+    pub supports_xnack: bool,
+    /// Whether the `sramecc` target feature exists on this processor.
+    pub supports_sramecc: bool,
+    /// Hardware default wavefront size: 32 for gfx10 and later, 64 before. gfx10+ also run
+    /// wave64 code; the kernel descriptor says which one a kernel uses.
+    pub wavefront_size: u32,
+    /// Whether this is a generic target (`gfx*-generic`), which is never a device.
+    pub generic: bool,
+    /// Extended-policy group this processor belongs to as an agent (reference §2.3): it may
+    /// also run code built for any processor whose [`Self::extended_code_group`] is the same.
+    pub extended_agent_group: Option<&'static str>,
+    /// Extended-policy group whose agents may run code built for this processor.
+    pub extended_code_group: Option<&'static str>,
+    /// Whether clang, llc and llvm-readelf 19 know this processor (fixtures exist for it).
+    pub known_to_clang19: bool,
+    generic_index: Option<usize>,
+}
+
+include!(concat!(env!("OUT_DIR"), "/processors.rs"));
+
+impl Processor {
+    /// Looks a processor up by canonical name or alias (`gfx803`, `fiji`). Case-sensitive,
+    /// like LLVM.
+    pub fn by_name(name: &str) -> Option<&'static Processor> {
+        index_by_name(name).and_then(|i| PROCESSORS.get(i))
+    }
+
+    /// Looks a processor up by its `EF_AMDGPU_MACH` value.
+    pub fn by_mach(mach: u32) -> Option<&'static Processor> {
+        index_by_mach(mach).and_then(|i| PROCESSORS.get(i))
+    }
+
+    /// The real (non-generic) processor with this ISA version, e.g. 10.3.0 → gfx1030.
+    pub fn by_version(version: GfxVersion) -> Option<&'static Processor> {
+        PROCESSORS.iter().find(|p| p.version == Some(version))
+    }
+
+    /// Every processor in the table, real ones first, generic targets last.
+    pub fn all() -> &'static [Processor] {
+        &PROCESSORS
+    }
+
+    /// The generic target this processor belongs to, as a table entry.
+    pub fn generic(&self) -> Option<&'static Processor> {
+        self.generic_index.and_then(|i| PROCESSORS.get(i))
+    }
+
+    /// The real processors that run code built for this generic target (empty for real ones).
+    pub fn generic_members(&'static self) -> impl Iterator<Item = &'static Processor> {
+        PROCESSORS
+            .iter()
+            .filter(move |p| p.generic().is_some_and(|g| std::ptr::eq(g, self)))
+    }
+
+    /// Whether an agent with this processor may run code built for `code` under the extended
+    /// policy (reference §2.3). False for the same processor: that is not an extension.
+    pub fn extended_runs(&self, code: &Processor) -> bool {
+        !std::ptr::eq(self, code)
+            && self.extended_agent_group.is_some()
+            && self.extended_agent_group == code.extended_code_group
+    }
+
+    /// Whether `feature` exists on this processor.
+    pub fn supports(&self, feature: super::Feature) -> bool {
+        match feature {
+            super::Feature::Xnack => self.supports_xnack,
+            super::Feature::Sramecc => self.supports_sramecc,
+        }
+    }
+}
+
+impl std::hash::Hash for Processor {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // mach is unique in the table.
+        self.mach.hash(state);
+    }
+}
+
+impl fmt::Display for Processor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookups_agree_with_the_table() {
+        for p in Processor::all() {
+            assert!(std::ptr::eq(Processor::by_name(p.name).unwrap(), p));
+            assert!(std::ptr::eq(Processor::by_mach(p.mach).unwrap(), p));
+            for a in p.aliases {
+                assert!(std::ptr::eq(Processor::by_name(a).unwrap(), p));
+            }
+            if let Some(v) = p.version {
+                assert!(std::ptr::eq(Processor::by_version(v).unwrap(), p));
+            }
+            assert_eq!(p.generic, p.version.is_none());
+        }
+        assert!(Processor::by_name("gfx1250").is_none());
+        assert!(Processor::by_name("GFX90A").is_none());
+        assert!(Processor::by_mach(0).is_none());
+        assert!(Processor::by_mach(0x100).is_none());
+    }
+
+    #[test]
+    fn versions_follow_the_names() {
+        let v = |n: &str| Processor::by_name(n).unwrap().version.unwrap();
+        assert_eq!(
+            v("gfx90a"),
+            GfxVersion {
+                major: 9,
+                minor: 0,
+                stepping: 10
+            }
+        );
+        assert_eq!(
+            v("gfx90c"),
+            GfxVersion {
+                major: 9,
+                minor: 0,
+                stepping: 12
+            }
+        );
+        assert_eq!(
+            v("gfx1031"),
+            GfxVersion {
+                major: 10,
+                minor: 3,
+                stepping: 1
+            }
+        );
+        assert_eq!(v("gfx1151").to_string(), "11.5.1");
+        assert_eq!(v("fiji").to_string(), "8.0.3");
+    }
+
+    #[test]
+    fn generic_families_match_reference_2_3() {
+        // Reference §2.3, table "Generic families".
+        let members = |g: &str| -> Vec<&str> {
+            Processor::by_name(g)
+                .unwrap()
+                .generic_members()
+                .map(|p| p.name)
+                .collect()
+        };
+        assert_eq!(
+            members("gfx9-generic"),
+            ["gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"]
+        );
+        assert_eq!(
+            members("gfx9-4-generic"),
+            ["gfx940", "gfx941", "gfx942", "gfx950"]
+        );
+        assert_eq!(
+            members("gfx10-1-generic"),
+            ["gfx1010", "gfx1011", "gfx1012", "gfx1013"]
+        );
+        assert_eq!(
+            members("gfx10-3-generic"),
+            ["gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"]
+        );
+        assert_eq!(
+            members("gfx11-generic"),
+            [
+                "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152",
+                "gfx1153"
+            ]
+        );
+        assert_eq!(members("gfx12-generic"), ["gfx1200", "gfx1201"]);
+        let feats = |g: &str| {
+            let p = Processor::by_name(g).unwrap();
+            (p.supports_xnack, p.supports_sramecc)
+        };
+        assert_eq!(feats("gfx9-generic"), (true, false));
+        assert_eq!(feats("gfx9-4-generic"), (true, true));
+        assert_eq!(feats("gfx10-1-generic"), (true, false));
+        assert_eq!(feats("gfx10-3-generic"), (false, false));
+        assert_eq!(feats("gfx11-generic"), (false, false));
+        assert_eq!(feats("gfx12-generic"), (false, false));
+    }
+
+    #[test]
+    fn mach_values_match_reference_2_2() {
+        // Reference §2.2 table, every row.
+        let expected: &[(&str, u32)] = &[
+            ("gfx900", 0x2c),
+            ("gfx902", 0x2d),
+            ("gfx904", 0x2e),
+            ("gfx906", 0x2f),
+            ("gfx908", 0x30),
+            ("gfx909", 0x31),
+            ("gfx90c", 0x32),
+            ("gfx90a", 0x3f),
+            ("gfx940", 0x40),
+            ("gfx941", 0x4b),
+            ("gfx942", 0x4c),
+            ("gfx950", 0x4f),
+            ("gfx1010", 0x33),
+            ("gfx1011", 0x34),
+            ("gfx1012", 0x35),
+            ("gfx1013", 0x42),
+            ("gfx1030", 0x36),
+            ("gfx1031", 0x37),
+            ("gfx1032", 0x38),
+            ("gfx1033", 0x39),
+            ("gfx1034", 0x3e),
+            ("gfx1035", 0x3d),
+            ("gfx1036", 0x45),
+            ("gfx1100", 0x41),
+            ("gfx1101", 0x46),
+            ("gfx1102", 0x47),
+            ("gfx1103", 0x44),
+            ("gfx1150", 0x43),
+            ("gfx1151", 0x4a),
+            ("gfx1152", 0x55),
+            ("gfx1153", 0x58),
+            ("gfx1200", 0x48),
+            ("gfx1201", 0x4e),
+            ("gfx9-generic", 0x51),
+            ("gfx10-1-generic", 0x52),
+            ("gfx10-3-generic", 0x53),
+            ("gfx11-generic", 0x54),
+            ("gfx12-generic", 0x59),
+            ("gfx9-4-generic", 0x5f),
+        ];
+        for &(name, mach) in expected {
+            assert_eq!(
+                Processor::by_name(name).map(|p| p.mach),
+                Some(mach),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn extended_groups_match_reference_2_3() {
+        let runs = |a: &str, c: &str| {
+            Processor::by_name(a)
+                .unwrap()
+                .extended_runs(Processor::by_name(c).unwrap())
+        };
+        for agent in ["gfx900", "gfx902", "gfx906", "gfx909", "gfx90c"] {
+            for code in ["gfx900", "gfx902", "gfx909", "gfx90c"] {
+                assert_eq!(runs(agent, code), agent != code, "{agent} {code}");
+            }
+            assert!(!runs(agent, "gfx904"));
+            assert!(!runs("gfx904", agent));
+            if agent != "gfx906" {
+                assert!(!runs(agent, "gfx906"));
+            }
+        }
+        for agent in ["gfx1011", "gfx1012", "gfx1013"] {
+            assert!(runs(agent, "gfx1010"));
+            assert!(!runs("gfx1010", agent));
+        }
+        for a in 0..=6 {
+            for c in 0..=6 {
+                assert_eq!(runs(&format!("gfx103{a}"), &format!("gfx103{c}")), a != c);
+            }
+        }
+        assert!(!runs("gfx1101", "gfx1100"));
+        assert!(!runs("gfx1030", "gfx1010"));
+    }
+
+    #[test]
+    fn wavefront_sizes() {
+        for p in Processor::all() {
+            let gfx10_or_later = p.family.starts_with("GFX1");
+            assert_eq!(
+                p.wavefront_size,
+                if gfx10_or_later { 32 } else { 64 },
+                "{}",
+                p.name
+            );
+        }
+    }
+}
