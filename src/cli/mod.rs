@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 
 mod extract;
 mod inflate;
+mod load;
 mod ls;
 
 /// Loads AMD GPU code the way a HIP program needs it.
@@ -25,6 +26,8 @@ enum Command {
     Extract(extract::Args),
     /// Inflate a compressed bundle into the plain bundle it holds.
     Inflate(inflate::Args),
+    /// Load code objects or fat binaries into one executable on the software agent.
+    Load(load::Args),
 }
 
 /// Parses arguments and runs the chosen subcommand.
@@ -35,6 +38,7 @@ pub fn main() -> ExitCode {
         Command::Ls(args) => ls::run(args),
         Command::Extract(args) => extract::run(args),
         Command::Inflate(args) => inflate::run(args),
+        Command::Load(args) => load::run(args),
     };
     match result {
         Ok(code) => code,

@@ -46,8 +46,8 @@ pub use report::{
     VariableReport,
 };
 
-mod target_shim;
-use target_shim::ElfTarget;
+
+pub use crate::target::ElfTarget;
 use elf::Elf;
 
 /// `EI_OSABI` of AMDGPU HSA code objects.

@@ -173,10 +173,18 @@ impl<'a> Container<'a> {
     }
 }
 
-/// The entry id of a bare code object. Until the target layer decodes ELF flags here, the
-/// id names the format only.
-fn code_object_entry_id(_code: &[u8]) -> String {
-    "hipv4-amdgcn-amd-amdhsa--code-object".to_string()
+/// The entry id a bare code object would have in a bundle, from its ELF header
+/// (`hipv4-amdgcn-amd-amdhsa--gfx1030`); `...--unknown` when the header does not decode, so
+/// listing never fails on it (loading reports the real error).
+fn code_object_entry_id(code: &[u8]) -> String {
+    let target = match (code.get(7), code.get(8), crate::bytes::u32_at(code, 48)) {
+        (Some(&os_abi), Some(&abi_version), Some(e_flags)) => crate::target::ElfTarget::from_header(os_abi, abi_version, e_flags).ok(),
+        _ => None,
+    };
+    match target {
+        Some(t) => format!("hipv4-amdgcn-amd-amdhsa--{}", t.target),
+        None => "hipv4-amdgcn-amd-amdhsa--unknown".to_string(),
+    }
 }
 
 fn check_code_object_machine(data: &[u8]) -> Result<(), ContainerError> {

@@ -89,7 +89,7 @@ impl Linker {
         }
         for (i, m) in modules.iter().enumerate() {
             if let Some(issue) = m.blocking_issues().first() {
-                return Err(LoadError::UnsupportedRelocation { module: i, source: m.source().to_string(), offset: 0, reason: issue.clone() });
+                return Err(LoadError::UnsupportedRelocation { module: i, origin: m.source().to_string(), offset: 0, reason: issue.clone() });
             }
         }
         // Exports by name; a strong definition beats a weak one, two strong ones clash.

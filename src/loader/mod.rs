@@ -9,6 +9,7 @@
 
 pub mod backend;
 mod executable;
+pub mod fat_binary;
 mod linker;
 mod module;
 pub mod relocate;
@@ -97,35 +98,44 @@ pub enum LoadError {
         modules: Vec<String>,
     },
     /// A relocation no loader applies, or one that writes outside its image.
-    #[error("{source} (module {module}): relocation at {offset:#x}: {reason}")]
+    #[error("{origin} (module {module}): relocation at {offset:#x}: {reason}")]
     UnsupportedRelocation {
         /// Module index.
         module: usize,
         /// Its source.
-        source: String,
+        origin: String,
         /// Where.
         offset: u64,
         /// Why.
         reason: String,
     },
     /// An absolute relocation resolved to address 0 (ROCr: `HSA_STATUS_ERROR_VARIABLE_UNDEFINED`).
-    #[error("{source} (module {module}): relocation at {offset:#x} against {symbol:?} resolves to address 0")]
+    #[error("{origin} (module {module}): relocation at {offset:#x} against {symbol:?} resolves to address 0")]
     ZeroAddress {
         /// Module index.
         module: usize,
         /// Its source.
-        source: String,
+        origin: String,
         /// Where.
         offset: u64,
         /// The symbol.
         symbol: String,
     },
     /// A segment that does not fit the file or the image.
-    #[error("{source}: {reason}")]
+    #[error("{origin}: {reason}")]
     Layout {
         /// The module.
-        source: String,
+        origin: String,
         /// Why.
+        reason: String,
+    },
+    /// A bundle entry whose ELF header names a target the agent cannot run, although its id
+    /// was accepted.
+    #[error("entry {entry}: its ELF header disagrees with its id: {reason}")]
+    HeaderMismatch {
+        /// The entry id.
+        entry: String,
+        /// The verdict on the header's target.
         reason: String,
     },
     /// The backend failed.

@@ -45,7 +45,7 @@ pub fn apply(module: &Module, image: &mut [u8], base: u64, imports: &[Option<u64
                 let v = s.wrapping_add(a);
                 // ROCr: an absolute relocation resolving to 0 means an undefined variable.
                 if v == 0 && !matches!(r.target, RelocTarget::Import(i) if module.imports()[i].weak) {
-                    return Err(LoadError::ZeroAddress { module: module_index, source: module.source().to_string(), offset: r.offset, symbol });
+                    return Err(LoadError::ZeroAddress { module: module_index, origin: module.source().to_string(), offset: r.offset, symbol });
                 }
                 v
             }
@@ -54,7 +54,7 @@ pub fn apply(module: &Module, image: &mut [u8], base: u64, imports: &[Option<u64
             other => {
                 return Err(LoadError::UnsupportedRelocation {
                     module: module_index,
-                    source: module.source().to_string(),
+                    origin: module.source().to_string(),
                     offset: r.offset,
                     reason: format!("type {} is not applied by any loader", other.name().unwrap_or("unknown")),
                 })
@@ -66,12 +66,13 @@ pub fn apply(module: &Module, image: &mut [u8], base: u64, imports: &[Option<u64
             RelocationType::ABS32 | RelocationType::REL32 => (4, value & 0xffff_ffff),
             _ => (8, value),
         };
+        let image_len = image.len();
         let at = r.offset.checked_sub(module.first_vaddr()).and_then(|o| usize::try_from(o).ok());
         let slot = at.and_then(|o| image.get_mut(o..o.checked_add(width)?)).ok_or_else(|| LoadError::UnsupportedRelocation {
             module: module_index,
-            source: module.source().to_string(),
+            origin: module.source().to_string(),
             offset: r.offset,
-            reason: format!("writes {width} bytes outside the {}-byte image", image.len()),
+            reason: format!("writes {width} bytes outside the {image_len}-byte image"),
         })?;
         slot.copy_from_slice(&field.to_le_bytes()[..width]);
         applied.push(AppliedRelocation { address: place, r_type: r.r_type, symbol, value });
@@ -91,7 +92,7 @@ pub fn lay_out(module: &Module, image: &mut [u8]) -> Result<(), LoadError> {
             (Some(src), Some(dst)) => dst.copy_from_slice(src),
             _ => {
                 return Err(LoadError::Layout {
-                    source: module.source().to_string(),
+                    origin: module.source().to_string(),
                     reason: format!("segment at vaddr {:#x} ({} file bytes) does not fit the file or the image", seg.vaddr, seg.file_size),
                 })
             }
