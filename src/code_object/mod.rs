@@ -412,19 +412,34 @@ impl<'data> CodeObject<'data> {
         }
     }
 
+    /// Decodes every `NT_AMDGPU_METADATA` note. A static link without LTO concatenates the
+    /// inputs' notes, so several are merged: kernels, printf strings and unknown keys are
+    /// appended; version and target come from the first note.
     fn decode_metadata(&self) -> Result<Option<Metadata<'data>>> {
-        let mut notes = self.elf.notes.iter().filter(|n| n.name == NOTE_OWNER_AMDGPU && n.n_type == NT_AMDGPU_METADATA);
-        let Some(note) = notes.next() else {
-            tracing::debug!("no NT_AMDGPU_METADATA note");
-            return Ok(None);
-        };
-        if let Some(second) = notes.next() {
-            return Err(CodeObjectError::InvalidNote {
-                offset: second.offset,
-                reason: format!("a second NT_AMDGPU_METADATA note (the first is at {:#x})", note.offset),
-            });
+        let mut merged: Option<Metadata<'data>> = None;
+        for note in self.elf.notes.iter().filter(|n| n.name == NOTE_OWNER_AMDGPU && n.n_type == NT_AMDGPU_METADATA) {
+            let md = metadata::decode(note.desc, note.desc_offset)?;
+            match &mut merged {
+                None => merged = Some(md),
+                Some(first) => {
+                    if md.target != first.target || md.version != first.version {
+                        tracing::debug!(
+                            offset = note.offset,
+                            target = ?md.target,
+                            version = ?md.version,
+                            "metadata note disagrees with the first one; keeping the first's target and version"
+                        );
+                    }
+                    first.kernels.extend(md.kernels);
+                    first.printf.extend(md.printf);
+                    first.unknown.extend(md.unknown);
+                }
+            }
         }
-        metadata::decode(note.desc, note.desc_offset).map(Some)
+        if merged.is_none() {
+            tracing::debug!("no NT_AMDGPU_METADATA note");
+        }
+        Ok(merged)
     }
 
     fn read_relocations(&mut self) -> Result<()> {
@@ -688,11 +703,11 @@ fn parse_rel(data: &[u8], sec: &Section<'_>, symbol_count: usize) -> Result<Vec<
     Ok(out)
 }
 
-/// Demangles an Itanium C++ name (`_Z…`), keeping a `.kd` suffix; `None` if `name` is not
-/// a mangled C++ name.
+/// Demangles an Itanium C++ name (`_Z…`); a kernel descriptor's `.kd` suffix is printed
+/// as ` (.kd)`, as `llvm-cxxfilt` does. `None` if `name` is not a mangled C++ name.
 pub fn demangle(name: &str) -> Option<String> {
     let (stem, suffix) = match name.strip_suffix(".kd") {
-        Some(stem) => (stem, ".kd"),
+        Some(stem) => (stem, " (.kd)"),
         None => (name, ""),
     };
     // Bounded: long names and deep nesting are left mangled rather than demangled slowly.
@@ -721,7 +736,7 @@ mod tests {
     #[test]
     fn demangles_cpp_and_keeps_kd() {
         assert_eq!(demangle("_Z4kernPi").as_deref(), Some("kern(int*)"));
-        assert_eq!(demangle("_Z4kernPi.kd").as_deref(), Some("kern(int*).kd"));
+        assert_eq!(demangle("_Z4kernPi.kd").as_deref(), Some("kern(int*) (.kd)"));
         assert_eq!(demangle("kern"), None);
         assert_eq!(demangle("_Z"), None);
     }
