@@ -141,6 +141,11 @@ BARE=(--target=amdgcn-amd-amdhsa -mcpu=gfx1030 -nogpulib -O2 -ffile-prefix-map="
 "$LLD" -shared "$WORK/kernels_user.o" -o $FX/codeobj/kernels_user.co
 # The statically linked equivalent, for comparing relocation results.
 "$LLD" -shared "$WORK/kernels_user.o" "$WORK/devlib_math.o" "$WORK/devlib_data.o" -o $FX/codeobj/kernels_static.co
+# Two code objects importing from each other (an import cycle).
+for half in ping pong; do
+  "$CLANG" "${BARE[@]}" -c $SRC/cycle_$half.c -o "$WORK/cycle_$half.o"
+  "$LLD" -shared "$WORK/cycle_$half.o" -o $FX/codeobj/cycle_$half.co
+done
 # Decoy code object for the magic-scanning trap (see make_synthetic.py).
 "$CLANGXX" "${HEADERFREE[@]}" "${COMMON[@]}" --offload-arch=gfx1030 --cuda-device-only --no-gpu-bundle-output \
   -c $SRC/decoy.hip -o $FX/codeobj/decoy.gfx1030.co

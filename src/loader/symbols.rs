@@ -60,8 +60,9 @@ impl SymbolTable {
             insert(&s.name, i as u32, &symbols);
             if let Some(d) = &s.demangled {
                 insert(d, i as u32, &symbols);
-                // Also without the parameter list, as tools usually ask (`foo` for `foo(int)`).
-                if let Some(short) = d.split_once('(').map(|(n, _)| n) {
+                // Also as tools usually ask: `foo` for `foo(int)`, `axpy<float>` for
+                // `void axpy<float>(float, ...)`.
+                if let Some(short) = short_name(d) {
                     insert(short, i as u32, &symbols);
                 }
             }
@@ -115,5 +116,35 @@ impl SymbolTable {
             }
         }
         None
+    }
+}
+
+/// A demangled name without its parameter list and template function return type:
+/// `ns::f<int>` from `void ns::f<int>(int, float)`. `None` when there is nothing to strip.
+fn short_name(demangled: &str) -> Option<&str> {
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in demangled.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ' ' if depth == 0 => start = i + 1,
+            '(' if depth == 0 => return (start > 0 || i < demangled.len()).then(|| &demangled[start..i]).filter(|s| !s.is_empty()),
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::short_name;
+
+    #[test]
+    fn short_names_drop_parameters_and_return_types() {
+        assert_eq!(short_name("dl::mix(int, float)"), Some("dl::mix"));
+        assert_eq!(short_name("void axpy<float>(float, float const*, float*, int)"), Some("axpy<float>"));
+        assert_eq!(short_name("std::pair<int, int> f<std::pair<int, int> >(int)"), Some("f<std::pair<int, int> >"));
+        assert_eq!(short_name("plain"), None);
     }
 }
