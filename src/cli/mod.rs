@@ -5,10 +5,13 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agents;
 mod extract;
 mod inflate;
 mod load;
 mod ls;
+mod select;
+mod symbols;
 
 /// Loads AMD GPU code the way a HIP program needs it.
 #[derive(Parser, Debug)]
@@ -28,6 +31,12 @@ enum Command {
     Inflate(inflate::Args),
     /// Load code objects or fat binaries into one executable on the software agent.
     Load(load::Args),
+    /// Choose, for every bundle, the entry an agent should run, explaining every verdict.
+    Select(select::Args),
+    /// Kernels, device functions, variables and imports of code objects.
+    Symbols(symbols::Args),
+    /// The agents code can be loaded on.
+    Agents(agents::Args),
 }
 
 /// Parses arguments and runs the chosen subcommand.
@@ -39,6 +48,9 @@ pub fn main() -> ExitCode {
         Command::Extract(args) => extract::run(args),
         Command::Inflate(args) => inflate::run(args),
         Command::Load(args) => load::run(args),
+        Command::Select(args) => select::run(args),
+        Command::Symbols(args) => symbols::run(args),
+        Command::Agents(args) => agents::run(args),
     };
     match result {
         Ok(code) => code,
