@@ -47,8 +47,8 @@ mod safe;
 
 pub use bindings::*;
 pub use error::{
-    status_description, status_name, CandidateSource, HsaError, HsaErrorKind, LoadAttempt, LoadError,
-    STATUS_NAMES,
+    status_description, status_name, CandidateSource, HsaError, HsaErrorKind, LoadAttempt,
+    LoadError, STATUS_NAMES,
 };
 pub use functions::{BACKEND_FUNCTIONS, LOADER_EXTENSION_FUNCTIONS};
 pub use library::{HsaLibrary, DEFAULT_LIBRARY_NAMES, LIBRARY_ENV};

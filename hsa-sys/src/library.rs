@@ -58,7 +58,9 @@ impl HsaLibrary {
     /// the opened library is not an HSA runtime (it lacks `hsa_init`).
     pub fn load() -> Result<Self, LoadError> {
         match std::env::var_os(LIBRARY_ENV) {
-            Some(path) if !path.is_empty() => Self::load_candidates(&[(path, CandidateSource::Environment)]),
+            Some(path) if !path.is_empty() => {
+                Self::load_candidates(&[(path, CandidateSource::Environment)])
+            }
             _ => {
                 let defaults: Vec<(OsString, CandidateSource)> = DEFAULT_LIBRARY_NAMES
                     .iter()
@@ -88,14 +90,19 @@ impl HsaLibrary {
             match opened {
                 Err(e) => {
                     tracing::debug!(path = %shown, error = %e, "HSA runtime candidate did not load");
-                    attempts.push(LoadAttempt { path: shown, source: *source, reason: e.to_string() });
+                    attempts.push(LoadAttempt {
+                        path: shown,
+                        source: *source,
+                        reason: e.to_string(),
+                    });
                 }
                 Ok(api) if api.hsa_init.is_err() => {
                     tracing::debug!(path = %shown, "library loaded but has no hsa_init");
                     attempts.push(LoadAttempt {
                         path: shown,
                         source: *source,
-                        reason: "loaded, but it is not an HSA runtime: it does not export hsa_init".to_owned(),
+                        reason: "loaded, but it is not an HSA runtime: it does not export hsa_init"
+                            .to_owned(),
                     });
                     // Leaked like every HsaApi (see the field comment).
                     std::mem::forget(api);
@@ -143,7 +150,9 @@ impl HsaLibrary {
         // library stays loaded, which is forever (it is never unloaded).
         let name = unsafe { std::ffi::CStr::from_ptr(info.dli_fname) };
         use std::os::unix::ffi::OsStrExt;
-        Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(name.to_bytes())))
+        Some(std::path::PathBuf::from(std::ffi::OsStr::from_bytes(
+            name.to_bytes(),
+        )))
     }
 
     /// Records an error that could not be returned (from a `Drop`), for
@@ -170,5 +179,32 @@ impl HsaLibrary {
             Err(poisoned) => poisoned.into_inner(),
         };
         std::mem::take(&mut *errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declared_functions_the_library_lacks_are_absent_not_a_load_failure() {
+        let lib = match HsaLibrary::load_from("libhsa-runtime64.so.1") {
+            Ok(lib) => lib,
+            Err(e) if std::env::var_os("CI").is_some() => {
+                panic!("CI is set but the HSA runtime is missing: {e}")
+            }
+            Err(e) => {
+                eprintln!("skipped: HSA runtime not installed ({e})");
+                return;
+            }
+        };
+        // hsa_ven_amd_loader.h declares these, but ROCr 5.2.3 hands them out only through the
+        // extension table (`nm -D` lists no hsa_ven_amd_loader_* symbol).
+        assert!(lib.api.hsa_ven_amd_loader_query_host_address.is_err());
+        assert!(lib
+            .api
+            .hsa_ven_amd_loader_loaded_code_object_get_info
+            .is_err());
+        assert!(lib.api.hsa_init.is_ok());
     }
 }

@@ -76,8 +76,21 @@ pub fn status_string(lib: &HsaLibrary, status: hsa_status_t) -> Option<String> {
 /// The error for `call` having returned `status`, with the runtime's message when it has one and
 /// hsa-sys's description otherwise.
 pub fn error_for(lib: &HsaLibrary, call: &'static str, status: hsa_status_t) -> HsaError {
-    let message = status_string(lib, status).unwrap_or_else(|| status_description(status).to_owned());
-    HsaError { call, status, message, kind: HsaErrorKind::Status }
+    let message = match status_string(lib, status) {
+        // ROCr's strings repeat the status name ("HSA_STATUS_ERROR_X: text"); Display shows it
+        // already.
+        Some(text) => match crate::status_name(status).and_then(|name| text.strip_prefix(name)) {
+            Some(rest) => rest.trim_start_matches(':').trim_start().to_owned(),
+            None => text,
+        },
+        None => status_description(status).to_owned(),
+    };
+    HsaError {
+        call,
+        status,
+        message,
+        kind: HsaErrorKind::Status,
+    }
 }
 
 fn check(lib: &HsaLibrary, call: &'static str, status: hsa_status_t) -> Result<(), HsaError> {
@@ -90,7 +103,10 @@ fn check(lib: &HsaLibrary, call: &'static str, status: hsa_status_t) -> Result<(
 
 fn c_string(call: &'static str, what: &str, s: &str) -> Result<CString, HsaError> {
     CString::new(s).map_err(|e| {
-        HsaError::invalid_argument(call, format!("{what} {s:?} has a NUL byte at offset {}", e.nul_position()))
+        HsaError::invalid_argument(
+            call,
+            format!("{what} {s:?} has a NUL byte at offset {}", e.nul_position()),
+        )
     })
 }
 
@@ -124,7 +140,10 @@ fn read_name(
 ) -> Result<String, HsaError> {
     let len = usize::try_from(len).unwrap_or(usize::MAX);
     if len > MAX_NAME_LEN {
-        return Err(HsaError::bad_output(call, format!("name length {len} exceeds the {MAX_NAME_LEN}-byte cap")));
+        return Err(HsaError::bad_output(
+            call,
+            format!("name length {len} exceeds the {MAX_NAME_LEN}-byte cap"),
+        ));
     }
     // One spare byte so a runtime that writes a terminating NUL stays in bounds.
     let mut buf = vec![0u8; len + 1];
@@ -145,16 +164,28 @@ struct Collector<T> {
 
 impl<T> Collector<T> {
     fn new() -> Self {
-        Collector { items: Vec::new(), panicked: false, out_of_memory: false }
+        Collector {
+            items: Vec::new(),
+            panicked: false,
+            out_of_memory: false,
+        }
     }
 
     // Turns the iteration status into the collected items, preferring the callback's own failure.
-    fn finish(self, lib: &HsaLibrary, call: &'static str, status: hsa_status_t) -> Result<Vec<T>, HsaError> {
+    fn finish(
+        self,
+        lib: &HsaLibrary,
+        call: &'static str,
+        status: hsa_status_t,
+    ) -> Result<Vec<T>, HsaError> {
         if self.panicked {
             return Err(HsaError::callback_panicked(call));
         }
         if self.out_of_memory {
-            return Err(HsaError::bad_output(call, format!("could not store item {} of the iteration", self.items.len())));
+            return Err(HsaError::bad_output(
+                call,
+                format!("could not store item {} of the iteration", self.items.len()),
+            ));
         }
         check(lib, call, status)?;
         Ok(self.items)
@@ -177,7 +208,10 @@ fn collect<T>(data: *mut c_void, item: T) -> hsa_status_t {
 }
 
 // Runs a callback body so that a panic never crosses the C boundary.
-fn guarded<T>(c: &mut Collector<T>, body: impl FnOnce(&mut Collector<T>) -> hsa_status_t) -> hsa_status_t {
+fn guarded<T>(
+    c: &mut Collector<T>,
+    body: impl FnOnce(&mut Collector<T>) -> hsa_status_t,
+) -> hsa_status_t {
     match catch_unwind(AssertUnwindSafe(|| body(&mut *c))) {
         Ok(status) => status,
         Err(_) => {
@@ -229,7 +263,15 @@ pub fn init(lib: &HsaLibrary) -> Result<(), HsaError> {
     // SAFETY: takes no arguments.
     let status = unsafe { f() };
     tracing::debug!(status, "hsa_init");
-    check(lib, "hsa_init", status)
+    check(lib, "hsa_init", status).map_err(|mut e| {
+        // The usual cause on machines without an AMD GPU; say so when it is the case.
+        if status == HSA_STATUS_ERROR_OUT_OF_RESOURCES && !std::path::Path::new("/dev/kfd").exists()
+        {
+            e.message
+                .push_str(" [/dev/kfd does not exist: no AMD GPU kernel driver is loaded]");
+        }
+        e
+    })
 }
 
 /// `hsa_shut_down`: drops one reference taken by [`init`].
@@ -248,7 +290,10 @@ pub unsafe fn shut_down(lib: &HsaLibrary) -> Result<(), HsaError> {
 ///
 /// # Safety
 /// `T` must be the attribute's type as documented in `hsa.h` (or a larger `InfoValue`).
-pub unsafe fn system_get_info<T: InfoValue>(lib: &HsaLibrary, attribute: hsa_system_info_t) -> Result<T, HsaError> {
+pub unsafe fn system_get_info<T: InfoValue>(
+    lib: &HsaLibrary,
+    attribute: hsa_system_info_t,
+) -> Result<T, HsaError> {
     let f = func!(lib, hsa_system_get_info);
     // SAFETY: the out-pointer has room for T, which the contract makes the attribute's type.
     read_info(lib, "hsa_system_get_info", |v| unsafe { f(attribute, v) })
@@ -263,8 +308,12 @@ pub fn system_major_extension_supported(
 ) -> Result<Option<u16>, HsaError> {
     let f = func!(lib, hsa_system_major_extension_supported);
     let call = "hsa_system_major_extension_supported";
-    let extension = u16::try_from(extension)
-        .map_err(|_| HsaError::invalid_argument(call, format!("extension {extension} does not fit in 16 bits")))?;
+    let extension = u16::try_from(extension).map_err(|_| {
+        HsaError::invalid_argument(
+            call,
+            format!("extension {extension} does not fit in 16 bits"),
+        )
+    })?;
     let mut minor: u16 = 0;
     let mut supported = false;
     // SAFETY: plain values and valid out-pointers; C `bool` is written as 0 or 1.
@@ -285,11 +334,22 @@ pub unsafe fn system_get_major_extension_table<T: Copy>(
 ) -> Result<T, HsaError> {
     let f = func!(lib, hsa_system_get_major_extension_table);
     let call = "hsa_system_get_major_extension_table";
-    let extension = u16::try_from(extension)
-        .map_err(|_| HsaError::invalid_argument(call, format!("extension {extension} does not fit in 16 bits")))?;
+    let extension = u16::try_from(extension).map_err(|_| {
+        HsaError::invalid_argument(
+            call,
+            format!("extension {extension} does not fit in 16 bits"),
+        )
+    })?;
     let mut table = MaybeUninit::<T>::zeroed();
     // SAFETY: the runtime writes at most `size_of::<T>()` bytes of function pointers.
-    let status = unsafe { f(extension, version_major, std::mem::size_of::<T>(), table.as_mut_ptr().cast()) };
+    let status = unsafe {
+        f(
+            extension,
+            version_major,
+            std::mem::size_of::<T>(),
+            table.as_mut_ptr().cast(),
+        )
+    };
     check(lib, call, status)?;
     // SAFETY: zeroed, then filled with function pointers or left as null (None), per the contract.
     Ok(unsafe { table.assume_init() })
@@ -303,7 +363,12 @@ pub fn iterate_agents(lib: &HsaLibrary) -> Result<Vec<hsa_agent_t>, HsaError> {
     let f = func!(lib, hsa_iterate_agents);
     let mut c = Collector::new();
     // SAFETY: the callback matches the C signature, catches panics, and `c` outlives the call.
-    let status = unsafe { f(Some(collect_agent), (&mut c as *mut Collector<hsa_agent_t>).cast()) };
+    let status = unsafe {
+        f(
+            Some(collect_agent),
+            (&mut c as *mut Collector<hsa_agent_t>).cast(),
+        )
+    };
     c.finish(lib, "hsa_iterate_agents", status)
 }
 
@@ -318,7 +383,9 @@ pub unsafe fn agent_get_info<T: InfoValue>(
 ) -> Result<T, HsaError> {
     let f = func!(lib, hsa_agent_get_info);
     // SAFETY: contract above.
-    read_info(lib, "hsa_agent_get_info", |v| unsafe { f(agent, attribute, v) })
+    read_info(lib, "hsa_agent_get_info", |v| unsafe {
+        f(agent, attribute, v)
+    })
 }
 
 /// The agent's name (`HSA_AGENT_INFO_NAME`, e.g. `gfx1030` for a GPU).
@@ -336,7 +403,10 @@ pub unsafe fn agent_name(lib: &HsaLibrary, agent: hsa_agent_t) -> Result<String,
 ///
 /// # Safety
 /// Module contract for `agent`.
-pub unsafe fn agent_device_type(lib: &HsaLibrary, agent: hsa_agent_t) -> Result<hsa_device_type_t, HsaError> {
+pub unsafe fn agent_device_type(
+    lib: &HsaLibrary,
+    agent: hsa_agent_t,
+) -> Result<hsa_device_type_t, HsaError> {
     // SAFETY: the attribute is an hsa_device_type_t (a C enum, 32 bits).
     unsafe { agent_get_info::<u32>(lib, agent, HSA_AGENT_INFO_DEVICE) }
 }
@@ -349,7 +419,13 @@ pub unsafe fn agent_isas(lib: &HsaLibrary, agent: hsa_agent_t) -> Result<Vec<hsa
     let f = func!(lib, hsa_agent_iterate_isas);
     let mut c = Collector::new();
     // SAFETY: contract above; the callback catches panics and `c` outlives the call.
-    let status = unsafe { f(agent, Some(collect_isa), (&mut c as *mut Collector<hsa_isa_t>).cast()) };
+    let status = unsafe {
+        f(
+            agent,
+            Some(collect_isa),
+            (&mut c as *mut Collector<hsa_isa_t>).cast(),
+        )
+    };
     c.finish(lib, "hsa_agent_iterate_isas", status)
 }
 
@@ -357,10 +433,16 @@ pub unsafe fn agent_isas(lib: &HsaLibrary, agent: hsa_agent_t) -> Result<Vec<hsa
 ///
 /// # Safety
 /// Module contract for `isa`; `T` must be the attribute's type.
-pub unsafe fn isa_get_info<T: InfoValue>(lib: &HsaLibrary, isa: hsa_isa_t, attribute: hsa_isa_info_t) -> Result<T, HsaError> {
+pub unsafe fn isa_get_info<T: InfoValue>(
+    lib: &HsaLibrary,
+    isa: hsa_isa_t,
+    attribute: hsa_isa_info_t,
+) -> Result<T, HsaError> {
     let f = func!(lib, hsa_isa_get_info_alt);
     // SAFETY: contract above.
-    read_info(lib, "hsa_isa_get_info_alt", |v| unsafe { f(isa, attribute, v) })
+    read_info(lib, "hsa_isa_get_info_alt", |v| unsafe {
+        f(isa, attribute, v)
+    })
 }
 
 /// The ISA's full name (`HSA_ISA_INFO_NAME`, e.g. `amdgcn-amd-amdhsa--gfx1030`).
@@ -372,7 +454,12 @@ pub unsafe fn isa_name(lib: &HsaLibrary, isa: hsa_isa_t) -> Result<String, HsaEr
     // SAFETY: NAME_LENGTH is a uint32_t.
     let len: u32 = unsafe { isa_get_info(lib, isa, HSA_ISA_INFO_NAME_LENGTH)? };
     // SAFETY: the buffer read_name passes holds `len` + 1 bytes.
-    read_name("hsa_isa_get_info_alt", len, |v| unsafe { f(isa, HSA_ISA_INFO_NAME, v) }, lib)
+    read_name(
+        "hsa_isa_get_info_alt",
+        len,
+        |v| unsafe { f(isa, HSA_ISA_INFO_NAME, v) },
+        lib,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -382,11 +469,20 @@ pub unsafe fn isa_name(lib: &HsaLibrary, isa: hsa_isa_t) -> Result<String, HsaEr
 ///
 /// # Safety
 /// Module contract for `agent`.
-pub unsafe fn agent_memory_pools(lib: &HsaLibrary, agent: hsa_agent_t) -> Result<Vec<hsa_amd_memory_pool_t>, HsaError> {
+pub unsafe fn agent_memory_pools(
+    lib: &HsaLibrary,
+    agent: hsa_agent_t,
+) -> Result<Vec<hsa_amd_memory_pool_t>, HsaError> {
     let f = func!(lib, hsa_amd_agent_iterate_memory_pools);
     let mut c = Collector::new();
     // SAFETY: contract above; the callback catches panics and `c` outlives the call.
-    let status = unsafe { f(agent, Some(collect_pool), (&mut c as *mut Collector<hsa_amd_memory_pool_t>).cast()) };
+    let status = unsafe {
+        f(
+            agent,
+            Some(collect_pool),
+            (&mut c as *mut Collector<hsa_amd_memory_pool_t>).cast(),
+        )
+    };
     c.finish(lib, "hsa_amd_agent_iterate_memory_pools", status)
 }
 
@@ -401,14 +497,19 @@ pub unsafe fn memory_pool_get_info<T: InfoValue>(
 ) -> Result<T, HsaError> {
     let f = func!(lib, hsa_amd_memory_pool_get_info);
     // SAFETY: contract above.
-    read_info(lib, "hsa_amd_memory_pool_get_info", |v| unsafe { f(pool, attribute, v) })
+    read_info(lib, "hsa_amd_memory_pool_get_info", |v| unsafe {
+        f(pool, attribute, v)
+    })
 }
 
 /// The pool's segment (`HSA_AMD_MEMORY_POOL_INFO_SEGMENT`, e.g. `HSA_AMD_SEGMENT_GLOBAL`).
 ///
 /// # Safety
 /// Module contract for `pool`.
-pub unsafe fn memory_pool_segment(lib: &HsaLibrary, pool: hsa_amd_memory_pool_t) -> Result<hsa_amd_segment_t, HsaError> {
+pub unsafe fn memory_pool_segment(
+    lib: &HsaLibrary,
+    pool: hsa_amd_memory_pool_t,
+) -> Result<hsa_amd_segment_t, HsaError> {
     // SAFETY: the attribute is an hsa_amd_segment_t (a C enum, 32 bits).
     unsafe { memory_pool_get_info::<u32>(lib, pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT) }
 }
@@ -418,7 +519,10 @@ pub unsafe fn memory_pool_segment(lib: &HsaLibrary, pool: hsa_amd_memory_pool_t)
 ///
 /// # Safety
 /// Module contract for `pool`.
-pub unsafe fn memory_pool_global_flags(lib: &HsaLibrary, pool: hsa_amd_memory_pool_t) -> Result<u32, HsaError> {
+pub unsafe fn memory_pool_global_flags(
+    lib: &HsaLibrary,
+    pool: hsa_amd_memory_pool_t,
+) -> Result<u32, HsaError> {
     // SAFETY: the attribute is a uint32_t.
     unsafe { memory_pool_get_info::<u32>(lib, pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS) }
 }
@@ -428,9 +532,13 @@ pub unsafe fn memory_pool_global_flags(lib: &HsaLibrary, pool: hsa_amd_memory_po
 ///
 /// # Safety
 /// Module contract for `pool`.
-pub unsafe fn memory_pool_alloc_allowed(lib: &HsaLibrary, pool: hsa_amd_memory_pool_t) -> Result<bool, HsaError> {
+pub unsafe fn memory_pool_alloc_allowed(
+    lib: &HsaLibrary,
+    pool: hsa_amd_memory_pool_t,
+) -> Result<bool, HsaError> {
     // SAFETY: the attribute is a C bool, one byte.
-    let v: u8 = unsafe { memory_pool_get_info(lib, pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED)? };
+    let v: u8 =
+        unsafe { memory_pool_get_info(lib, pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED)? };
     Ok(v != 0)
 }
 
@@ -467,11 +575,19 @@ pub unsafe fn memory_pool_free(lib: &HsaLibrary, ptr: *mut c_void) -> Result<(),
 ///
 /// # Safety
 /// Module contract for `agents`; `ptr` came from [`memory_pool_allocate`].
-pub unsafe fn agents_allow_access(lib: &HsaLibrary, agents: &[hsa_agent_t], ptr: *const c_void) -> Result<(), HsaError> {
+pub unsafe fn agents_allow_access(
+    lib: &HsaLibrary,
+    agents: &[hsa_agent_t],
+    ptr: *const c_void,
+) -> Result<(), HsaError> {
     let f = func!(lib, hsa_amd_agents_allow_access);
     let call = "hsa_amd_agents_allow_access";
-    let n = u32::try_from(agents.len())
-        .map_err(|_| HsaError::invalid_argument(call, format!("{} agents do not fit in 32 bits", agents.len())))?;
+    let n = u32::try_from(agents.len()).map_err(|_| {
+        HsaError::invalid_argument(
+            call,
+            format!("{} agents do not fit in 32 bits", agents.len()),
+        )
+    })?;
     // SAFETY: contract above; `agents` has `n` elements; flags must be NULL per the header.
     let status = unsafe { f(n, agents.as_ptr(), std::ptr::null(), ptr) };
     check(lib, call, status)
@@ -501,7 +617,10 @@ pub unsafe fn code_object_reader_create_from_memory(
 ///
 /// # Safety
 /// Module contract for `reader`; it is not used afterwards.
-pub unsafe fn code_object_reader_destroy(lib: &HsaLibrary, reader: hsa_code_object_reader_t) -> Result<(), HsaError> {
+pub unsafe fn code_object_reader_destroy(
+    lib: &HsaLibrary,
+    reader: hsa_code_object_reader_t,
+) -> Result<(), HsaError> {
     let f = func!(lib, hsa_code_object_reader_destroy);
     // SAFETY: contract above.
     let status = unsafe { f(reader) };
@@ -572,7 +691,11 @@ pub unsafe fn executable_agent_global_variable_define(
 ///
 /// # Safety
 /// Module contract for `exec`.
-pub unsafe fn executable_freeze(lib: &HsaLibrary, exec: hsa_executable_t, options: Option<&str>) -> Result<(), HsaError> {
+pub unsafe fn executable_freeze(
+    lib: &HsaLibrary,
+    exec: hsa_executable_t,
+    options: Option<&str>,
+) -> Result<(), HsaError> {
     let f = func!(lib, hsa_executable_freeze);
     let call = "hsa_executable_freeze";
     let options = c_options(call, options)?;
@@ -606,7 +729,9 @@ pub unsafe fn executable_get_symbol_by_name(
     let f = func!(lib, hsa_executable_get_symbol_by_name);
     let call = "hsa_executable_get_symbol_by_name";
     let c_name = c_string(call, "symbol name", name)?;
-    let agent_ptr = agent.as_ref().map_or(std::ptr::null(), |a| a as *const hsa_agent_t);
+    let agent_ptr = agent
+        .as_ref()
+        .map_or(std::ptr::null(), |a| a as *const hsa_agent_t);
     let mut symbol = hsa_executable_symbol_t { handle: 0 };
     // SAFETY: contract above; `c_name` and `agent` outlive the call; `symbol` is an out-pointer.
     let status = unsafe { f(exec, c_name.as_ptr(), agent_ptr, &mut symbol) };
@@ -629,8 +754,14 @@ pub unsafe fn executable_agent_symbols(
     let f = func!(lib, hsa_executable_iterate_agent_symbols);
     let mut c = Collector::new();
     // SAFETY: contract above; the callback catches panics and `c` outlives the call.
-    let status =
-        unsafe { f(exec, agent, Some(collect_symbol), (&mut c as *mut Collector<hsa_executable_symbol_t>).cast()) };
+    let status = unsafe {
+        f(
+            exec,
+            agent,
+            Some(collect_symbol),
+            (&mut c as *mut Collector<hsa_executable_symbol_t>).cast(),
+        )
+    };
     c.finish(lib, "hsa_executable_iterate_agent_symbols", status)
 }
 
@@ -645,19 +776,29 @@ pub unsafe fn symbol_get_info<T: InfoValue>(
 ) -> Result<T, HsaError> {
     let f = func!(lib, hsa_executable_symbol_get_info);
     // SAFETY: contract above.
-    read_info(lib, "hsa_executable_symbol_get_info", |v| unsafe { f(symbol, attribute, v) })
+    read_info(lib, "hsa_executable_symbol_get_info", |v| unsafe {
+        f(symbol, attribute, v)
+    })
 }
 
 /// The symbol's name (`HSA_EXECUTABLE_SYMBOL_INFO_NAME`).
 ///
 /// # Safety
 /// Module contract for `symbol`.
-pub unsafe fn symbol_name(lib: &HsaLibrary, symbol: hsa_executable_symbol_t) -> Result<String, HsaError> {
+pub unsafe fn symbol_name(
+    lib: &HsaLibrary,
+    symbol: hsa_executable_symbol_t,
+) -> Result<String, HsaError> {
     let f = func!(lib, hsa_executable_symbol_get_info);
     // SAFETY: NAME_LENGTH is a uint32_t.
     let len: u32 = unsafe { symbol_get_info(lib, symbol, HSA_EXECUTABLE_SYMBOL_INFO_NAME_LENGTH)? };
     // SAFETY: the buffer read_name passes holds `len` + 1 bytes.
-    read_name("hsa_executable_symbol_get_info", len, |v| unsafe { f(symbol, HSA_EXECUTABLE_SYMBOL_INFO_NAME, v) }, lib)
+    read_name(
+        "hsa_executable_symbol_get_info",
+        len,
+        |v| unsafe { f(symbol, HSA_EXECUTABLE_SYMBOL_INFO_NAME, v) },
+        lib,
+    )
 }
 
 /// The symbol's kind (`HSA_EXECUTABLE_SYMBOL_INFO_TYPE`: `HSA_SYMBOL_KIND_VARIABLE`,
@@ -665,7 +806,10 @@ pub unsafe fn symbol_name(lib: &HsaLibrary, symbol: hsa_executable_symbol_t) -> 
 ///
 /// # Safety
 /// Module contract for `symbol`.
-pub unsafe fn symbol_kind(lib: &HsaLibrary, symbol: hsa_executable_symbol_t) -> Result<hsa_symbol_kind_t, HsaError> {
+pub unsafe fn symbol_kind(
+    lib: &HsaLibrary,
+    symbol: hsa_executable_symbol_t,
+) -> Result<hsa_symbol_kind_t, HsaError> {
     // SAFETY: the attribute is an hsa_symbol_kind_t (a C enum, 32 bits).
     unsafe { symbol_get_info::<u32>(lib, symbol, HSA_EXECUTABLE_SYMBOL_INFO_TYPE) }
 }
@@ -674,7 +818,10 @@ pub unsafe fn symbol_kind(lib: &HsaLibrary, symbol: hsa_executable_symbol_t) -> 
 ///
 /// # Safety
 /// Module contract for `symbol`.
-pub unsafe fn symbol_variable_address(lib: &HsaLibrary, symbol: hsa_executable_symbol_t) -> Result<u64, HsaError> {
+pub unsafe fn symbol_variable_address(
+    lib: &HsaLibrary,
+    symbol: hsa_executable_symbol_t,
+) -> Result<u64, HsaError> {
     // SAFETY: the attribute is a uint64_t.
     unsafe { symbol_get_info(lib, symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS) }
 }
@@ -700,21 +847,39 @@ pub struct KernelInfo {
 ///
 /// # Safety
 /// Module contract for `symbol`, which must be a kernel (the attributes are undefined otherwise).
-pub unsafe fn kernel_info(lib: &HsaLibrary, symbol: hsa_executable_symbol_t) -> Result<KernelInfo, HsaError> {
+pub unsafe fn kernel_info(
+    lib: &HsaLibrary,
+    symbol: hsa_executable_symbol_t,
+) -> Result<KernelInfo, HsaError> {
     // SAFETY (all reads): the types match hsa.h: u64 for the object, u32 for sizes, C bool (u8).
     unsafe {
         Ok(KernelInfo {
             kernel_object: symbol_get_info(lib, symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT)?,
-            kernarg_segment_size: symbol_get_info(lib, symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE)?,
+            kernarg_segment_size: symbol_get_info(
+                lib,
+                symbol,
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+            )?,
             kernarg_segment_alignment: symbol_get_info(
                 lib,
                 symbol,
                 HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_ALIGNMENT,
             )?,
-            group_segment_size: symbol_get_info(lib, symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE)?,
-            private_segment_size: symbol_get_info(lib, symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE)?,
-            dynamic_callstack: symbol_get_info::<u8>(lib, symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK)?
-                != 0,
+            group_segment_size: symbol_get_info(
+                lib,
+                symbol,
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+            )?,
+            private_segment_size: symbol_get_info(
+                lib,
+                symbol,
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+            )?,
+            dynamic_callstack: symbol_get_info::<u8>(
+                lib,
+                symbol,
+                HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_DYNAMIC_CALLSTACK,
+            )? != 0,
         })
     }
 }
@@ -732,7 +897,9 @@ pub struct AmdLoaderTable<'lib> {
 
 impl std::fmt::Debug for AmdLoaderTable<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AmdLoaderTable").field("library", &self.lib.name()).finish_non_exhaustive()
+        f.debug_struct("AmdLoaderTable")
+            .field("library", &self.lib.name())
+            .finish_non_exhaustive()
     }
 }
 
@@ -753,7 +920,11 @@ pub fn amd_loader_table(lib: &HsaLibrary) -> Result<AmdLoaderTable<'_>, HsaError
     // SAFETY: hsa_ven_amd_loader_1_01_pfn_t is the version-1 table type: a struct of
     // Option<fn> fields, for which zero (None) is valid.
     let table = unsafe {
-        system_get_major_extension_table::<hsa_ven_amd_loader_1_01_pfn_t>(lib, HSA_EXTENSION_AMD_LOADER, 1)?
+        system_get_major_extension_table::<hsa_ven_amd_loader_1_01_pfn_t>(
+            lib,
+            HSA_EXTENSION_AMD_LOADER,
+            1,
+        )?
     };
     Ok(AmdLoaderTable { lib, table })
 }
@@ -764,7 +935,10 @@ impl AmdLoaderTable<'_> {
     ///
     /// # Safety
     /// `device_address` must point into a code object loaded by this runtime.
-    pub unsafe fn query_host_address(&self, device_address: *const c_void) -> Result<*const c_void, HsaError> {
+    pub unsafe fn query_host_address(
+        &self,
+        device_address: *const c_void,
+    ) -> Result<*const c_void, HsaError> {
         let f = entry!(self, hsa_ven_amd_loader_query_host_address);
         let mut host: *const c_void = std::ptr::null();
         // SAFETY: contract above; `host` is a valid out-pointer.
@@ -778,13 +952,28 @@ impl AmdLoaderTable<'_> {
     ///
     /// # Safety
     /// Module contract for `exec`.
-    pub unsafe fn loaded_code_objects(&self, exec: hsa_executable_t) -> Result<Vec<hsa_loaded_code_object_t>, HsaError> {
-        let f = entry!(self, hsa_ven_amd_loader_executable_iterate_loaded_code_objects);
+    pub unsafe fn loaded_code_objects(
+        &self,
+        exec: hsa_executable_t,
+    ) -> Result<Vec<hsa_loaded_code_object_t>, HsaError> {
+        let f = entry!(
+            self,
+            hsa_ven_amd_loader_executable_iterate_loaded_code_objects
+        );
         let mut c = Collector::new();
         // SAFETY: contract above; the callback catches panics and `c` outlives the call.
-        let status =
-            unsafe { f(exec, Some(collect_loaded_code_object), (&mut c as *mut Collector<hsa_loaded_code_object_t>).cast()) };
-        c.finish(self.lib, "hsa_ven_amd_loader_executable_iterate_loaded_code_objects", status)
+        let status = unsafe {
+            f(
+                exec,
+                Some(collect_loaded_code_object),
+                (&mut c as *mut Collector<hsa_loaded_code_object_t>).cast(),
+            )
+        };
+        c.finish(
+            self.lib,
+            "hsa_ven_amd_loader_executable_iterate_loaded_code_objects",
+            status,
+        )
     }
 
     /// `hsa_ven_amd_loader_loaded_code_object_get_info` for an attribute of type `T`.
@@ -798,7 +987,11 @@ impl AmdLoaderTable<'_> {
     ) -> Result<T, HsaError> {
         let f = entry!(self, hsa_ven_amd_loader_loaded_code_object_get_info);
         // SAFETY: contract above.
-        read_info(self.lib, "hsa_ven_amd_loader_loaded_code_object_get_info", |v| unsafe { f(object, attribute, v) })
+        read_info(
+            self.lib,
+            "hsa_ven_amd_loader_loaded_code_object_get_info",
+            |v| unsafe { f(object, attribute, v) },
+        )
     }
 
     /// `LOAD_BASE`: where the code object's segments start in device memory.
@@ -807,7 +1000,12 @@ impl AmdLoaderTable<'_> {
     /// Module contract for `object`.
     pub unsafe fn load_base(&self, object: hsa_loaded_code_object_t) -> Result<u64, HsaError> {
         // SAFETY: the attribute is a uint64_t.
-        unsafe { self.loaded_code_object_get_info(object, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_BASE) }
+        unsafe {
+            self.loaded_code_object_get_info(
+                object,
+                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_BASE,
+            )
+        }
     }
 
     /// `LOAD_SIZE`: bytes of device memory the code object occupies.
@@ -816,7 +1014,12 @@ impl AmdLoaderTable<'_> {
     /// Module contract for `object`.
     pub unsafe fn load_size(&self, object: hsa_loaded_code_object_t) -> Result<u64, HsaError> {
         // SAFETY: the attribute is a uint64_t.
-        unsafe { self.loaded_code_object_get_info(object, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_SIZE) }
+        unsafe {
+            self.loaded_code_object_get_info(
+                object,
+                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_SIZE,
+            )
+        }
     }
 
     /// `LOAD_DELTA`: load address minus ELF virtual address (add to `st_value`).
@@ -825,7 +1028,12 @@ impl AmdLoaderTable<'_> {
     /// Module contract for `object`.
     pub unsafe fn load_delta(&self, object: hsa_loaded_code_object_t) -> Result<i64, HsaError> {
         // SAFETY: the attribute is an int64_t.
-        unsafe { self.loaded_code_object_get_info(object, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_DELTA) }
+        unsafe {
+            self.loaded_code_object_get_info(
+                object,
+                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_LOAD_DELTA,
+            )
+        }
     }
 
     /// `URI`: where the code object came from (`file://…` or `memory://…`).
@@ -835,8 +1043,12 @@ impl AmdLoaderTable<'_> {
     pub unsafe fn uri(&self, object: hsa_loaded_code_object_t) -> Result<String, HsaError> {
         let f = entry!(self, hsa_ven_amd_loader_loaded_code_object_get_info);
         // SAFETY: URI_LENGTH is a uint32_t.
-        let len: u32 =
-            unsafe { self.loaded_code_object_get_info(object, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_URI_LENGTH)? };
+        let len: u32 = unsafe {
+            self.loaded_code_object_get_info(
+                object,
+                HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_URI_LENGTH,
+            )?
+        };
         read_name(
             "hsa_ven_amd_loader_loaded_code_object_get_info",
             len,
@@ -861,9 +1073,17 @@ pub unsafe fn signal_create(
 ) -> Result<hsa_signal_t, HsaError> {
     let f = func!(lib, hsa_signal_create);
     let call = "hsa_signal_create";
-    let n = u32::try_from(consumers.len())
-        .map_err(|_| HsaError::invalid_argument(call, format!("{} consumers do not fit in 32 bits", consumers.len())))?;
-    let ptr = if consumers.is_empty() { std::ptr::null() } else { consumers.as_ptr() };
+    let n = u32::try_from(consumers.len()).map_err(|_| {
+        HsaError::invalid_argument(
+            call,
+            format!("{} consumers do not fit in 32 bits", consumers.len()),
+        )
+    })?;
+    let ptr = if consumers.is_empty() {
+        std::ptr::null()
+    } else {
+        consumers.as_ptr()
+    };
     let mut signal = hsa_signal_t { handle: 0 };
     // SAFETY: contract above; `ptr` has `n` elements or is NULL with n = 0.
     let status = unsafe { f(initial, n, ptr, &mut signal) };
@@ -886,7 +1106,10 @@ pub unsafe fn signal_destroy(lib: &HsaLibrary, signal: hsa_signal_t) -> Result<(
 ///
 /// # Safety
 /// Module contract for `signal`.
-pub unsafe fn signal_load_scacquire(lib: &HsaLibrary, signal: hsa_signal_t) -> Result<hsa_signal_value_t, HsaError> {
+pub unsafe fn signal_load_scacquire(
+    lib: &HsaLibrary,
+    signal: hsa_signal_t,
+) -> Result<hsa_signal_value_t, HsaError> {
     let f = func!(lib, hsa_signal_load_scacquire);
     // SAFETY: contract above.
     Ok(unsafe { f(signal) })
@@ -896,7 +1119,11 @@ pub unsafe fn signal_load_scacquire(lib: &HsaLibrary, signal: hsa_signal_t) -> R
 ///
 /// # Safety
 /// Module contract for `signal`.
-pub unsafe fn signal_store_screlease(lib: &HsaLibrary, signal: hsa_signal_t, value: hsa_signal_value_t) -> Result<(), HsaError> {
+pub unsafe fn signal_store_screlease(
+    lib: &HsaLibrary,
+    signal: hsa_signal_t,
+    value: hsa_signal_value_t,
+) -> Result<(), HsaError> {
     let f = func!(lib, hsa_signal_store_screlease);
     // SAFETY: contract above.
     unsafe { f(signal, value) };
@@ -938,7 +1165,16 @@ pub unsafe fn queue_create(
     let mut queue: *mut hsa_queue_t = std::ptr::null_mut();
     // SAFETY: contract above; no callback, so no data pointer; `queue` is an out-pointer.
     let status = unsafe {
-        f(agent, size, queue_type, None, std::ptr::null_mut(), private_segment_size, group_segment_size, &mut queue)
+        f(
+            agent,
+            size,
+            queue_type,
+            None,
+            std::ptr::null_mut(),
+            private_segment_size,
+            group_segment_size,
+            &mut queue,
+        )
     };
     check(lib, "hsa_queue_create", status)?;
     Ok(queue)
@@ -959,7 +1195,10 @@ pub unsafe fn queue_destroy(lib: &HsaLibrary, queue: *mut hsa_queue_t) -> Result
 ///
 /// # Safety
 /// `queue` is a live queue from [`queue_create`].
-pub unsafe fn queue_load_read_index_scacquire(lib: &HsaLibrary, queue: *const hsa_queue_t) -> Result<u64, HsaError> {
+pub unsafe fn queue_load_read_index_scacquire(
+    lib: &HsaLibrary,
+    queue: *const hsa_queue_t,
+) -> Result<u64, HsaError> {
     let f = func!(lib, hsa_queue_load_read_index_scacquire);
     // SAFETY: contract above.
     Ok(unsafe { f(queue) })
@@ -969,7 +1208,10 @@ pub unsafe fn queue_load_read_index_scacquire(lib: &HsaLibrary, queue: *const hs
 ///
 /// # Safety
 /// `queue` is a live queue from [`queue_create`].
-pub unsafe fn queue_load_write_index_relaxed(lib: &HsaLibrary, queue: *const hsa_queue_t) -> Result<u64, HsaError> {
+pub unsafe fn queue_load_write_index_relaxed(
+    lib: &HsaLibrary,
+    queue: *const hsa_queue_t,
+) -> Result<u64, HsaError> {
     let f = func!(lib, hsa_queue_load_write_index_relaxed);
     // SAFETY: contract above.
     Ok(unsafe { f(queue) })
@@ -979,7 +1221,11 @@ pub unsafe fn queue_load_write_index_relaxed(lib: &HsaLibrary, queue: *const hsa
 ///
 /// # Safety
 /// `queue` is a live queue from [`queue_create`].
-pub unsafe fn queue_add_write_index_relaxed(lib: &HsaLibrary, queue: *const hsa_queue_t, value: u64) -> Result<u64, HsaError> {
+pub unsafe fn queue_add_write_index_relaxed(
+    lib: &HsaLibrary,
+    queue: *const hsa_queue_t,
+    value: u64,
+) -> Result<u64, HsaError> {
     let f = func!(lib, hsa_queue_add_write_index_relaxed);
     // SAFETY: contract above.
     Ok(unsafe { f(queue, value) })
@@ -989,7 +1235,11 @@ pub unsafe fn queue_add_write_index_relaxed(lib: &HsaLibrary, queue: *const hsa_
 ///
 /// # Safety
 /// `queue` is a live queue from [`queue_create`].
-pub unsafe fn queue_add_write_index_screlease(lib: &HsaLibrary, queue: *const hsa_queue_t, value: u64) -> Result<u64, HsaError> {
+pub unsafe fn queue_add_write_index_screlease(
+    lib: &HsaLibrary,
+    queue: *const hsa_queue_t,
+    value: u64,
+) -> Result<u64, HsaError> {
     let f = func!(lib, hsa_queue_add_write_index_screlease);
     // SAFETY: contract above.
     Ok(unsafe { f(queue, value) })

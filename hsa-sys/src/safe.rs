@@ -90,7 +90,12 @@ impl Hsa {
                 for isa in result::agent_isas(lib, handle)? {
                     isas.push(result::isa_name(lib, isa)?);
                 }
-                Agent { handle, name, device_type, isas }
+                Agent {
+                    handle,
+                    name,
+                    device_type,
+                    isas,
+                }
             };
             tracing::debug!(name = %agent.name, device = ?agent.device_type, isas = ?agent.isas, "HSA agent");
             agents.push(agent);
@@ -103,7 +108,11 @@ impl Hsa {
     /// # Errors
     /// As [`Hsa::agents`].
     pub fn gpu_agents(&self) -> Result<Vec<Agent>, HsaError> {
-        Ok(self.agents()?.into_iter().filter(|a| a.device_type == DeviceType::Gpu).collect())
+        Ok(self
+            .agents()?
+            .into_iter()
+            .filter(|a| a.device_type == DeviceType::Gpu)
+            .collect())
     }
 
     /// Shuts down now and returns the `hsa_shut_down` result (Drop does the same but can only
