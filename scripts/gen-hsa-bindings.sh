@@ -31,7 +31,8 @@ missing() {
 bindgen="${BINDGEN:-$(command -v bindgen || true)}"
 if [ -z "$bindgen" ] && [ -x "$HOME/.cargo/bin/bindgen" ]; then bindgen="$HOME/.cargo/bin/bindgen"; fi
 [ -n "$bindgen" ] || missing "bindgen not found; install it with: cargo install bindgen-cli --version $BINDGEN_VERSION --locked"
-have="$("$bindgen" --version 2>/dev/null | awk '{print $2}')"
+[ -x "$bindgen" ] || missing "bindgen at $bindgen is not executable; cargo install bindgen-cli --version $BINDGEN_VERSION --locked"
+have="$({ "$bindgen" --version 2>/dev/null || true; } | head -n1 | awk '{print $2}')"
 [ "$have" = "$BINDGEN_VERSION" ] || missing "bindgen $have found, $BINDGEN_VERSION required (output differs between versions); cargo install bindgen-cli --version $BINDGEN_VERSION --locked"
 
 if [ -z "${LIBCLANG_PATH:-}" ] && [ -d /usr/lib/llvm-19/lib ]; then export LIBCLANG_PATH=/usr/lib/llvm-19/lib; fi
