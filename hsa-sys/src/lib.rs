@@ -10,6 +10,26 @@
 //!   `Result<_, HsaError>` naming the call and its status.
 //! - [`Hsa`]: an initialised runtime that shuts down on drop, and its [`Agent`]s.
 //!
+//! # Examples
+//! ```
+//! use std::sync::Arc;
+//! use hsa_sys::{Hsa, HsaLibrary};
+//!
+//! match HsaLibrary::load() {
+//!     Err(e) => println!("no HSA runtime: {e}"),
+//!     Ok(lib) => match Hsa::init(Arc::new(lib)) {
+//!         // Without an AMD GPU driver: "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008): ..."
+//!         Err(e) => println!("{e}"),
+//!         Ok(hsa) => {
+//!             for agent in hsa.agents()? {
+//!                 println!("{} {:?} {:?}", agent.name, agent.device_type, agent.isas);
+//!             }
+//!         }
+//!     },
+//! }
+//! # Ok::<(), hsa_sys::HsaError>(())
+//! ```
+//!
 //! What this crate is not: a loader. Choosing code objects, linking and dispatch are rocload's.
 #![deny(missing_docs)]
 

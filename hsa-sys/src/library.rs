@@ -31,12 +31,6 @@ pub struct HsaLibrary {
     deferred: Mutex<Vec<HsaError>>,
 }
 
-// SAFETY: HsaApi holds a library handle and plain function pointers, which are valid from any
-// thread; the HSA runtime API is thread-safe by specification. `deferred` is behind a Mutex.
-unsafe impl Send for HsaLibrary {}
-// SAFETY: as above; no method takes `&self` and mutates without the Mutex.
-unsafe impl Sync for HsaLibrary {}
-
 impl std::fmt::Debug for HsaLibrary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HsaLibrary")
