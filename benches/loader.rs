@@ -42,11 +42,13 @@ fn modules(triples: usize) -> Vec<Vec<u8>> {
 
 fn benches(c: &mut Criterion) {
     let raw = modules(334);
+    // ~10,000 symbols for the lookup benchmarks.
+    let many: Vec<Module> = modules(850).into_iter().enumerate().map(|(i, b)| Module::new(b, ModuleSource::Memory { label: format!("m{i}") }).unwrap()).collect();
     let agent = SoftAgent::new("gfx1030".parse().unwrap()).shared();
     let parsed: Vec<Module> = raw.iter().enumerate().map(|(i, b)| Module::new(b.clone(), ModuleSource::Memory { label: format!("m{i}") }).unwrap()).collect();
-    let exe = Linker::new().link(&agent, &parsed).unwrap();
+    let exe = Linker::new().link(&agent, &many).unwrap();
     let count = exe.symbols().len();
-    eprintln!("{} code objects, {count} symbols", parsed.len());
+    eprintln!("lookups among {count} symbols of {} code objects", many.len());
 
     let mut g = c.benchmark_group("loader");
     g.sample_size(10);

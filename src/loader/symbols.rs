@@ -3,7 +3,7 @@
 //! address. Built once at link time and immutable afterwards, so lookups from any number of
 //! threads take no lock.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::module::SymbolClass;
 use crate::code_object::{Binding, Visibility};
@@ -40,7 +40,9 @@ pub struct LoadedSymbol {
 #[derive(Debug, Default)]
 pub struct SymbolTable {
     symbols: Vec<LoadedSymbol>,
-    by_name: HashMap<Box<str>, u32>,
+    /// Fx hashing: names are short and trusted enough (our own symbol table), and the hash
+    /// dominates a lookup.
+    by_name: FxHashMap<Box<str>, u32>,
     /// (start address, symbol index), sorted.
     by_address: Vec<(u64, u32)>,
 }
@@ -49,7 +51,8 @@ impl SymbolTable {
     /// Indexes `symbols`. When names collide, an exported symbol wins over a local one, then
     /// the earlier code object.
     pub fn new(symbols: Vec<LoadedSymbol>) -> Self {
-        let mut by_name: HashMap<Box<str>, u32> = HashMap::with_capacity(symbols.len() * 2);
+        let mut by_name: FxHashMap<Box<str>, u32> = FxHashMap::default();
+        by_name.reserve(symbols.len() * 2);
         let mut insert = |key: &str, i: u32, symbols: &[LoadedSymbol]| match by_name.get(key) {
             Some(&old) if symbols[old as usize].exported || !symbols[i as usize].exported => {}
             _ => {
