@@ -22,6 +22,9 @@ pub enum Error {
     /// A target ID, ISA name or selection failed.
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// Code objects could not be loaded or linked.
+    #[error(transparent)]
+    Load(#[from] crate::loader::LoadError),
     /// A file could not be opened or mapped.
     #[error("{}: {source}", path.display())]
     Io {

@@ -5,7 +5,9 @@
 //!   sections, OffloadBinary), read lazily and in bounded memory;
 //! - [`code_object`]: one AMDGPU code object (ELF) as a zero-copy view: segments, symbols,
 //!   relocations, metadata and kernel descriptors;
-//! - [`target`]: processors, target IDs, compatibility and the explained selection policy.
+//! - [`target`]: processors, target IDs, compatibility and the explained selection policy;
+//! - [`code_object`]: a typed, zero-copy view of AMDGPU ELF code objects;
+//! - [`loader`]: executables on an agent, device functions as symbols, cross-object linking.
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
@@ -13,6 +15,7 @@ pub mod bytes;
 pub mod code_object;
 pub mod container;
 pub mod error;
+pub mod loader;
 pub mod target;
 
 pub use error::{Error, Result};

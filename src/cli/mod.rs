@@ -1,8 +1,85 @@
-//! Command-line interface: one file per subcommand.
+//! Command-line interface: one file per subcommand. Errors go to stderr with exit status 1;
+//! usage errors exit with 2 (clap's convention).
 
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
+
+mod agents;
+mod extract;
+mod inflate;
+mod load;
+mod ls;
+mod select;
+mod symbols;
+
+/// Loads AMD GPU code the way a HIP program needs it.
+#[derive(Parser, Debug)]
+#[command(name = "rocload", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every bundle in FILE, in order, with its entries.
+    Ls(ls::Args),
+    /// Write one entry's bytes, identical to `clang-offload-bundler -unbundle`.
+    Extract(extract::Args),
+    /// Inflate a compressed bundle into the plain bundle it holds.
+    Inflate(inflate::Args),
+    /// Load code objects or fat binaries into one executable on the software agent.
+    Load(load::Args),
+    /// Choose, for every bundle, the entry an agent should run, explaining every verdict.
+    Select(select::Args),
+    /// Kernels, device functions, variables and imports of code objects.
+    Symbols(symbols::Args),
+    /// The agents code can be loaded on.
+    Agents(agents::Args),
+}
+
 /// Parses arguments and runs the chosen subcommand.
 pub fn main() -> ExitCode {
-    ExitCode::SUCCESS
+    init_logging();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Ls(args) => ls::run(args),
+        Command::Extract(args) => extract::run(args),
+        Command::Inflate(args) => inflate::run(args),
+        Command::Load(args) => load::run(args),
+        Command::Select(args) => select::run(args),
+        Command::Symbols(args) => symbols::run(args),
+        Command::Agents(args) => agents::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        // A closed pipe (`rocload ls F | head`) is the reader's choice, not a failure.
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rocload: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Logs go to stderr, filtered by `ROCLOAD_LOG` (e.g. `debug`); nothing is printed without it.
+fn init_logging() {
+    if let Ok(filter) = std::env::var("ROCLOAD_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
+}
+
+/// Errors of a subcommand: anything displayable, reported as `rocload: <message>`.
+pub type CliResult = Result<ExitCode, Box<dyn std::error::Error>>;
+
+/// Writes `text` to standard output in one piece (errors, such as a closed pipe, are returned).
+pub fn print(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
 }

@@ -49,7 +49,7 @@ pub use report::{
     VariableReport,
 };
 
-use crate::target::ElfTarget;
+pub use crate::target::ElfTarget;
 use elf::Elf;
 
 pub use crate::target::ELFOSABI_AMDGPU_HSA;

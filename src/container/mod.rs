@@ -1,13 +1,320 @@
 //! Containers: everything between raw bytes and one code object's bytes.
+//!
+//! A byte range (a file, an ELF section, the buffer behind `__hipRegisterFatBinary`) holds
+//! one or more containers back to back: plain offload bundles, compressed bundles (CCOB),
+//! bare code objects and LLVM OffloadBinaries. [`read_containers`] walks them by the sizes in
+//! their headers (never by scanning for a magic, which can occur inside a payload) and
+//! parses headers only; entries are listed and extracted on demand, inflating no more than
+//! needed. Choosing an entry for a GPU is the target layer's job, not this one's.
 
-/// A fat binary could not be read.
-#[derive(Debug, thiserror::Error)]
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+pub mod bundle;
+pub mod ccob;
+mod error;
+pub mod hipf;
+mod host_elf;
+mod inflate;
+pub mod offload_binary;
+pub mod probe;
+
+pub use bundle::{write_bundle, Bundle, BUNDLE_MAGIC};
+pub use ccob::{write_ccob, CcobHeader, CompressedBundle, CCOB_MAGIC};
+pub use error::{Compression, ContainerError, EntryIndex, Format};
+pub use host_elf::{fat_binary_sections, FatBinarySection};
+pub use inflate::bundle_hash;
+pub use offload_binary::{OffloadBinary, OffloadImage, OFFLOAD_BINARY_MAGIC};
+
+/// `e_machine` of AMDGPU code objects.
+pub const EM_AMDGPU: u16 = 224;
+const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
+
+/// Caps on sizes read from headers, so no field can make the reader allocate or loop
+/// without bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// Most entries in one bundle table (real bundles hold tens).
+    pub max_entries: u64,
+    /// Longest entry id.
+    pub max_id_len: u64,
+    /// Largest declared uncompressed size of a compressed bundle, and largest container
+    /// measured behind a raw pointer.
+    pub max_inflated_size: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_entries: 1 << 16, max_id_len: 4096, max_inflated_size: 16 << 30 }
+    }
+}
+
+/// When the MD5-based hash of a compressed bundle is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HashCheck {
+    /// Never (LLVM's behaviour outside verbose mode).
+    Never,
+    /// Whenever every byte of the payload was inflated anyway (full inflation, or an entry
+    /// that reaches the end). The default: free integrity where it costs nothing extra.
+    #[default]
+    WhenComplete,
+    /// Always, inflating the rest of the payload if needed.
+    Always,
+}
+
+/// How containers are read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Size caps.
+    pub limits: Limits,
+    /// Hash checking of compressed bundles.
+    pub verify: HashCheck,
+}
+
+/// One entry of a bundle: its id and where its bytes are in the (inflated) bundle.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct EntryInfo<'a> {
+    /// The entry id, e.g. `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-`.
+    pub id: Cow<'a, str>,
+    /// Offset of the payload from the start of the (inflated) bundle.
+    pub offset: u64,
+    /// Payload size.
+    pub size: u64,
+}
+
+/// A container found in a byte range.
+#[derive(Debug, Clone)]
 #[non_exhaustive]
-pub enum ContainerError {
-    /// Placeholder.
-    #[error("unrecognised data at offset {offset:#x}")]
-    UnknownFormat {
-        /// Where.
-        offset: u64,
-    },
+pub enum Container<'a> {
+    /// A plain offload bundle.
+    Bundle(Bundle<'a>),
+    /// A compressed offload bundle.
+    Compressed(CompressedBundle<'a>),
+    /// A bare AMDGPU code object.
+    CodeObject(&'a [u8]),
+    /// An LLVM OffloadBinary.
+    OffloadBinary(OffloadBinary<'a>),
+}
+
+impl<'a> Container<'a> {
+    /// Parses the container at `data[0]`; `data` may run past its end.
+    pub fn parse(data: &'a [u8], options: &ReadOptions) -> Result<Self, ContainerError> {
+        if data.starts_with(BUNDLE_MAGIC) {
+            Bundle::parse_with(data, &options.limits).map(Container::Bundle)
+        } else if data.starts_with(CCOB_MAGIC) {
+            CompressedBundle::parse(data, options).map(Container::Compressed)
+        } else if data.starts_with(OFFLOAD_BINARY_MAGIC) {
+            OffloadBinary::parse(data).map(Container::OffloadBinary)
+        } else if data.starts_with(ELF_MAGIC) {
+            let mut probe = data;
+            let len = host_elf::elf_extent(&mut probe)?;
+            check_code_object_machine(data)?;
+            Ok(Container::CodeObject(&data[..len as usize]))
+        } else {
+            Err(ContainerError::UnknownFormat { offset: 0, head: error::hex_head(data) })
+        }
+    }
+
+    /// The format.
+    pub fn format(&self) -> Format {
+        match self {
+            Container::Bundle(_) => Format::Bundle,
+            Container::Compressed(_) => Format::Ccob,
+            Container::CodeObject(_) => Format::CodeObject,
+            Container::OffloadBinary(_) => Format::OffloadBinary,
+        }
+    }
+
+    /// Bytes the container occupies in its input.
+    pub fn size(&self) -> u64 {
+        match self {
+            Container::Bundle(b) => b.size(),
+            Container::Compressed(c) => c.size(),
+            Container::CodeObject(c) => c.len() as u64,
+            Container::OffloadBinary(o) => o.size(),
+        }
+    }
+
+    /// Size of the bundle once inflated (equal to [`Container::size`] unless compressed).
+    pub fn uncompressed_size(&self) -> u64 {
+        match self {
+            Container::Compressed(c) => c.header().uncompressed_size,
+            other => other.size(),
+        }
+    }
+
+    /// The entries. A compressed bundle inflates up to the end of its table; a bare code
+    /// object is one entry named after its target; OffloadBinary images get bundle-style ids.
+    pub fn entries(&self) -> Result<Vec<EntryInfo<'a>>, ContainerError> {
+        match self {
+            Container::Bundle(b) => Ok(b.entries().to_vec()),
+            Container::Compressed(c) => c.entries(),
+            Container::CodeObject(c) => Ok(vec![EntryInfo { id: Cow::Owned(code_object_entry_id(c)), offset: 0, size: c.len() as u64 }]),
+            Container::OffloadBinary(o) => {
+                Ok(o.images().iter().map(|i| EntryInfo { id: Cow::Owned(i.id()), offset: i.image_offset, size: i.image.len() as u64 }).collect())
+            }
+        }
+    }
+
+    /// The bytes of entry `index`: borrowed where they sit in the input, inflated (only as
+    /// far as needed) for compressed bundles.
+    pub fn extract(&self, index: usize) -> Result<Cow<'a, [u8]>, ContainerError> {
+        let not_found = |entries: Vec<EntryInfo<'_>>| ContainerError::EntryNotFound {
+            wanted: format!("entry #{index}"),
+            available: entries.iter().map(|e| e.id.to_string()).collect(),
+        };
+        match self {
+            Container::Bundle(b) => b.entries().get(index).map(|e| Cow::Borrowed(b.entry_data(e))).ok_or_else(|| not_found(b.entries().to_vec())),
+            Container::Compressed(c) => c.extract(index).map(Cow::Owned),
+            Container::CodeObject(c) if index == 0 => Ok(Cow::Borrowed(c)),
+            Container::CodeObject(_) => Err(not_found(self.entries()?)),
+            Container::OffloadBinary(o) => o.images().get(index).map(|i| Cow::Borrowed(i.image)).ok_or_else(|| not_found(self.entries().unwrap_or_default())),
+        }
+    }
+}
+
+/// The entry id a bare code object would have in a bundle, from its ELF header
+/// (`hipv4-amdgcn-amd-amdhsa--gfx1030`); `...--unknown` when the header does not decode, so
+/// listing never fails on it (loading reports the real error).
+fn code_object_entry_id(code: &[u8]) -> String {
+    let target = match (code.get(7), code.get(8), crate::bytes::u32_at(code, 48)) {
+        (Some(&os_abi), Some(&abi_version), Some(e_flags)) => crate::target::ElfTarget::from_header(os_abi, abi_version, e_flags).ok(),
+        _ => None,
+    };
+    match target {
+        Some(t) => format!("hipv4-amdgcn-amd-amdhsa--{}", t.target),
+        None => "hipv4-amdgcn-amd-amdhsa--unknown".to_string(),
+    }
+}
+
+fn check_code_object_machine(data: &[u8]) -> Result<(), ContainerError> {
+    match crate::bytes::u16_at(data, 18) {
+        Some(EM_AMDGPU) => Ok(()),
+        Some(m) => Err(ContainerError::invalid(Format::CodeObject, "e_machine", None, 18, format!("{m} is not EM_AMDGPU ({EM_AMDGPU})"))),
+        None => Err(ContainerError::truncated(Format::CodeObject, "e_machine", None, 18, 2, data.len() as u64)),
+    }
+}
+
+/// A container and where it was found.
+#[derive(Debug, Clone)]
+pub struct Located<'a> {
+    /// Position among the containers of the input (0-based).
+    pub index: usize,
+    /// Byte offset in the input (for files: in the file).
+    pub offset: u64,
+    /// The ELF section it came from, for host files.
+    pub section: Option<&'static str>,
+    /// The container.
+    pub container: Container<'a>,
+}
+
+impl<'a> Located<'a> {
+    /// [`Container::entries`], with error offsets counted from the start of the input.
+    pub fn entries(&self) -> Result<Vec<EntryInfo<'a>>, ContainerError> {
+        self.container.entries().map_err(|e| e.rebase(self.offset))
+    }
+
+    /// [`Container::extract`], with error offsets counted from the start of the input.
+    pub fn extract(&self, index: usize) -> Result<Cow<'a, [u8]>, ContainerError> {
+        self.container.extract(index).map_err(|e| e.rebase(self.offset))
+    }
+}
+
+/// Walks a range holding containers back to back: after each one, zero padding is skipped
+/// and the next must start with a known magic. Offsets in results and errors are relative to
+/// `data` plus `base`.
+pub fn walk<'a>(data: &'a [u8], base: u64, options: &ReadOptions) -> Result<Vec<Located<'a>>, ContainerError> {
+    let mut found = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        // Padding between containers is zeros (clang aligns bundles to 4096 with zeros).
+        pos += data[pos..].iter().take_while(|&&b| b == 0).count();
+        if pos >= data.len() {
+            break;
+        }
+        let offset = base + pos as u64;
+        let container = Container::parse(&data[pos..], options).map_err(|e| e.rebase(offset))?;
+        let size = container.size().max(1);
+        tracing::debug!(offset, format = %container.format(), size, "found container");
+        found.push(Located { index: found.len(), offset, section: None, container });
+        pos = pos.saturating_add(size as usize);
+    }
+    Ok(found)
+}
+
+/// Finds every container in `data`: the fat-binary sections of a host ELF file, or else the
+/// containers of the range itself (a bundle file, a CCOB, a section dump, a code object).
+pub fn read_containers<'a>(data: &'a [u8], options: &ReadOptions) -> Result<Vec<Located<'a>>, ContainerError> {
+    if data.starts_with(ELF_MAGIC) && crate::bytes::u16_at(data, 18) != Some(EM_AMDGPU) {
+        let mut all = Vec::new();
+        for section in fat_binary_sections(data)? {
+            for mut located in walk(section.data, section.offset, options)? {
+                located.index = all.len();
+                located.section = Some(section.name);
+                all.push(located);
+            }
+        }
+        return Ok(all);
+    }
+    walk(data, 0, options)
+}
+
+/// A file mapped into memory, read in place.
+#[derive(Debug)]
+pub struct MappedFile {
+    path: PathBuf,
+    map: Option<memmap2::Mmap>,
+}
+
+impl MappedFile {
+    /// Maps `path` read-only.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, crate::Error> {
+        let path = path.as_ref().to_path_buf();
+        let io = |source| crate::Error::Io { path: path.clone(), source };
+        let file = std::fs::File::open(&path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        // SAFETY: the map is read-only and private to this process; like every reader of
+        // mapped files we assume the file is not truncated while mapped.
+        let map = if len == 0 { None } else { Some(unsafe { memmap2::Mmap::map(&file) }.map_err(io)?) };
+        Ok(MappedFile { path, map })
+    }
+
+    /// The file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// The path it was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The target-id part of a bundle entry id (`gfx90a:xnack-` of
+/// `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-`): after the kind and the four triple components.
+pub fn entry_target(id: &str) -> Option<&str> {
+    id.splitn(6, '-').nth(5)
+}
+
+/// Finds the entry `wanted` names, a full entry id or a target id, in the containers:
+/// in container `bundle` only if given, else in the first container holding it. Returns the
+/// container's position in `containers` and the entry index.
+pub fn find_entry(containers: &[Located<'_>], wanted: &str, bundle: Option<usize>) -> Result<(usize, usize), ContainerError> {
+    let mut available = Vec::new();
+    for (pos, located) in containers.iter().enumerate() {
+        if bundle.is_some_and(|b| b != located.index) {
+            continue;
+        }
+        let entries = located.entries()?;
+        if let Some(i) = entries.iter().position(|e| e.id == wanted || entry_target(&e.id) == Some(wanted)) {
+            return Ok((pos, i));
+        }
+        available.extend(entries.iter().map(|e| format!("{} (bundle {})", e.id, located.index)));
+    }
+    if let Some(b) = bundle {
+        if !containers.iter().any(|l| l.index == b) {
+            return Err(ContainerError::EntryNotFound { wanted: format!("bundle {b}"), available: containers.iter().map(|l| format!("bundle {}", l.index)).collect() });
+        }
+    }
+    Err(ContainerError::EntryNotFound { wanted: wanted.to_string(), available })
 }

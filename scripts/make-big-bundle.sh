@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds the benchmark input: one real multi-target fat binary, over 200 MB uncompressed,
+# from a generated HIP source compiled by clang-19 for ~30 targets, bundled by
+# clang-offload-bundler both plain and compressed (CCOB, zstd level 3 as clang does).
+# Output in bench-data/ (git-ignored); reruns reuse what exists. Takes ~10-15 CPU-minutes.
+#   KERNELS=800 scripts/make-big-bundle.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=/usr/lib/llvm-19/bin
+[ -x "$B/clang" ] || { echo "needs clang-19: scripts/setup.sh" >&2; exit 1; }
+out=bench-data
+mkdir -p "$out/co"
+kernels=${KERNELS:-800}
+targets=(gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx940 gfx941 gfx942
+         gfx1010 gfx1011 gfx1012 gfx1013 gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036
+         gfx1100 gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1200 gfx1201)
+src="$out/big-$kernels.hip"
+if [ ! -f "$src" ]; then
+  python3 - "$kernels" > "$src" <<'PY'
+import sys
+n = int(sys.argv[1])
+print('#define __global__ __attribute__((global))\n#define __device__ __attribute__((device))')
+print('extern "C" __device__ unsigned __builtin_amdgcn_workitem_id_x();')
+for k in range(n):
+    print(f'''template<int N> __device__ float body{k}(float x, const float* t) {{
+  float acc = x;
+  #pragma unroll
+  for (int i = 0; i < N; ++i) acc = acc * t[(i * {k + 3}) & 63] + {k}.5f / (acc + i);
+  return acc;
+}}
+extern "C" __global__ void kern{k}(float* out, const float* in, const float* t, int n) {{
+  int i = __builtin_amdgcn_workitem_id_x();
+  if (i < n) out[i] = body{k}<64>(in[i], t) + body{k}<16>(in[i] * 2.0f, t);
+}}''')
+PY
+fi
+compile() {
+  local t=$1 co="$out/co/$1-$kernels.co"
+  [ -f "$co" ] && return 0
+  "$B/clang++" -x hip -nogpulib -nogpuinc --cuda-device-only --no-gpu-bundle-output -O2 \
+    --offload-arch="$t" -c "$src" -o "$co.tmp" && mv "$co.tmp" "$co"
+  echo "compiled $t: $(stat -c %s "$co") bytes"
+}
+export -f compile; export B out kernels src
+printf '%s\n' "${targets[@]}" | xargs -P "${JOBS:-2}" -I{} bash -c 'compile {}'
+ids="host-x86_64-unknown-linux-gnu-"; inputs="-input=/dev/null"
+for t in "${targets[@]}"; do ids+=",hipv4-amdgcn-amd-amdhsa--$t"; inputs+=" -input=$out/co/$t-$kernels.co"; done
+if [ ! -f "$out/big.bundle" ]; then
+  # shellcheck disable=SC2086
+  "$B/clang-offload-bundler" -type=o -bundle-align=4096 -targets="$ids" $inputs -output="$out/big.bundle"
+fi
+if [ ! -f "$out/big.ccob" ]; then
+  # shellcheck disable=SC2086
+  "$B/clang-offload-bundler" -type=o -bundle-align=4096 -compress -targets="$ids" $inputs -output="$out/big.ccob"
+fi
+ls -l "$out/big.bundle" "$out/big.ccob"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs what the tests and fixture scripts need on Debian bookworm: clang/lld/LLVM 19
+# (reference readers and fixture compiler), the real ROCr library and headers (HSA backend
+# tests), HIP headers and device libraries (real HIP fixtures), and zstd.
+# Building rocload itself needs none of this.
+set -euo pipefail
+packages=(clang-19 lld-19 llvm-19 libhsa-runtime64-1 libhsa-runtime-dev libamdhip64-dev rocm-device-libs zstd)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "setup: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"

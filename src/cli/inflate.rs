@@ -1,0 +1,45 @@
+//! `rocload inflate FILE [--bundle N] [-o OUT] [--no-verify]`: a compressed bundle's plain
+//! bundle, inflated in one pass (what `clang-offload-bundler` does before any unbundling).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use rocload::container::{read_containers, Container, HashCheck, MappedFile, ReadOptions};
+
+use super::CliResult;
+
+/// Arguments of `rocload inflate`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A file holding at least one compressed bundle.
+    file: PathBuf,
+    /// Inflate bundle N (as numbered by `rocload ls`); default: the first compressed one.
+    #[arg(long)]
+    bundle: Option<usize>,
+    /// Output file; standard output if omitted.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Skip the MD5 hash check.
+    #[arg(long)]
+    no_verify: bool,
+}
+
+/// Runs `rocload inflate`.
+pub fn run(args: Args) -> CliResult {
+    let file = MappedFile::open(&args.file)?;
+    let verify = if args.no_verify { HashCheck::Never } else { HashCheck::WhenComplete };
+    let options = ReadOptions { verify, ..ReadOptions::default() };
+    let containers = read_containers(file.bytes(), &options)?;
+    let chosen = containers
+        .iter()
+        .find(|l| matches!(l.container, Container::Compressed(_)) && args.bundle.map_or(true, |b| b == l.index))
+        .ok_or("no such compressed bundle")?;
+    let Container::Compressed(c) = &chosen.container else { return Err("no such compressed bundle".into()) };
+    let bytes = c.inflate().map_err(|e| e.rebase(chosen.offset))?;
+    match &args.output {
+        Some(path) => std::fs::write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?,
+        None => std::io::stdout().lock().write_all(&bytes)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,367 @@
+//! Bounded decompression of compressed-bundle payloads: streaming (stop as soon as the
+//! wanted bytes are out) and whole (one pass into one buffer).
+//!
+//! Nothing here trusts the header: output past the declared size stops decoding at once, a
+//! stream that ends early is an error, buffers grow with the data actually produced rather
+//! than with a declared size, and the MD5-based hash is checked whenever every byte passed
+//! through. It knows nothing of bundle tables (see `bundle`) or CCOB headers (see `ccob`).
+
+use std::io::Read;
+
+use md5::{Digest, Md5};
+
+use super::probe::Probe;
+use super::{Compression, ContainerError, Format};
+
+/// Largest zstd window accepted (2^30 bytes). LLVM writes long-distance-matching frames with
+/// windows up to 2^27; a larger claim is refused rather than allocated.
+const ZSTD_WINDOW_LOG_MAX: u32 = 30;
+/// Chunk used when skipping or probing.
+const CHUNK: usize = 64 * 1024;
+/// First reservation for an output buffer; it then doubles as bytes arrive.
+const FIRST_RESERVATION: u64 = 1 << 20;
+
+/// The LLVM hash of a bundle: first 8 bytes of its MD5, read little-endian.
+pub fn bundle_hash(data: &[u8]) -> u64 {
+    finish_hash(Md5::new_with_prefix(data))
+}
+
+fn finish_hash(h: Md5) -> u64 {
+    let digest = h.finalize();
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_le_bytes(first)
+}
+
+enum Decoder<'a> {
+    Zstd(Box<zstd::stream::read::Decoder<'static, &'a [u8]>>),
+    Zlib(Box<flate2::bufread::ZlibDecoder<&'a [u8]>>),
+}
+
+/// A streaming decoder that counts, bounds and optionally hashes what it produces.
+pub(crate) struct Inflater<'a> {
+    decoder: Decoder<'a>,
+    method: Compression,
+    /// Offset of the compressed bundle, for errors.
+    origin: u64,
+    declared: u64,
+    produced: u64,
+    hasher: Option<Md5>,
+}
+
+impl<'a> Inflater<'a> {
+    pub fn new(payload: &'a [u8], method: Compression, declared: u64, origin: u64) -> Result<Self, ContainerError> {
+        let decoder = match method {
+            Compression::Zstd => {
+                let mut d = zstd::stream::read::Decoder::with_buffer(payload)
+                    .map_err(|e| corrupt(origin, method, 0, e))?
+                    .single_frame();
+                d.window_log_max(ZSTD_WINDOW_LOG_MAX).map_err(|e| corrupt(origin, method, 0, e))?;
+                Decoder::Zstd(Box::new(d))
+            }
+            Compression::Zlib => Decoder::Zlib(Box::new(flate2::bufread::ZlibDecoder::new(payload))),
+        };
+        Ok(Inflater { decoder, method, origin, declared, produced: 0, hasher: None })
+    }
+
+    /// Starts hashing; `already` are the bytes produced so far (kept by the caller).
+    pub fn start_hashing(&mut self, already: &[u8]) {
+        self.hasher = Some(Md5::new_with_prefix(already));
+    }
+
+    pub fn produced(&self) -> u64 {
+        self.produced
+    }
+
+    /// Reads up to `buf.len()` bytes; 0 only at the end of the stream.
+    pub fn read_some(&mut self, buf: &mut [u8]) -> Result<usize, ContainerError> {
+        let n = loop {
+            let r = match &mut self.decoder {
+                Decoder::Zstd(d) => d.read(buf),
+                Decoder::Zlib(d) => d.read(buf),
+            };
+            match r {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(corrupt(self.origin, self.method, self.produced, e)),
+            }
+        };
+        self.produced += n as u64;
+        if self.produced > self.declared {
+            return Err(ContainerError::SizeMismatch { offset: self.origin, declared: self.declared, actual: self.produced, exceeded: true });
+        }
+        if let Some(h) = &mut self.hasher {
+            h.update(&buf[..n]);
+        }
+        Ok(n)
+    }
+
+    /// Fills `buf` completely; the stream ending first is a size mismatch.
+    pub fn read_exact(&mut self, mut buf: &mut [u8]) -> Result<(), ContainerError> {
+        while !buf.is_empty() {
+            let n = self.read_some(buf)?;
+            if n == 0 {
+                return Err(self.ended_early());
+            }
+            buf = &mut buf[n..];
+        }
+        Ok(())
+    }
+
+    /// Discards output until `produced() == target`.
+    pub fn skip_to(&mut self, target: u64) -> Result<(), ContainerError> {
+        let mut scratch = vec![0u8; CHUNK];
+        while self.produced < target {
+            let want = (target - self.produced).min(CHUNK as u64) as usize;
+            self.read_exact(&mut scratch[..want])?;
+        }
+        Ok(())
+    }
+
+    /// Reads the next `size` bytes into a new buffer that grows with the data, so a size
+    /// that lies costs nothing until bytes really arrive.
+    pub fn read_vec(&mut self, size: u64) -> Result<Vec<u8>, ContainerError> {
+        let mut out = Vec::new();
+        reserve(&mut out, size.min(FIRST_RESERVATION), "entry")?;
+        let mut remaining = size;
+        while remaining > 0 {
+            if out.len() == out.capacity() {
+                let grow = (out.len() as u64).max(FIRST_RESERVATION).min(remaining);
+                reserve(&mut out, grow, "entry")?;
+            }
+            let start = out.len();
+            let room = ((out.capacity() - start) as u64).min(remaining) as usize;
+            out.resize(start + room, 0);
+            let n = self.read_some(&mut out[start..])?;
+            out.truncate(start + n);
+            if n == 0 {
+                return Err(self.ended_early());
+            }
+            remaining -= n as u64;
+        }
+        Ok(out)
+    }
+
+    /// Reads to the end of the stream, checking the total size and, if hashing, the hash.
+    pub fn finish(&mut self, expected_hash: u64) -> Result<(), ContainerError> {
+        self.skip_to(self.declared)?;
+        let mut probe = [0u8; 1];
+        if self.read_some(&mut probe)? != 0 {
+            // read_some already reported the overflow; keep the compiler content.
+            return Err(ContainerError::SizeMismatch { offset: self.origin, declared: self.declared, actual: self.produced, exceeded: true });
+        }
+        if let Some(h) = self.hasher.take() {
+            let actual = finish_hash(h);
+            if actual != expected_hash {
+                return Err(ContainerError::HashMismatch { offset: self.origin, expected: expected_hash, actual });
+            }
+            tracing::debug!(offset = self.origin, hash = format_args!("{actual:#018x}"), "ccob hash verified");
+        }
+        Ok(())
+    }
+
+    fn ended_early(&self) -> ContainerError {
+        ContainerError::SizeMismatch { offset: self.origin, declared: self.declared, actual: self.produced, exceeded: false }
+    }
+}
+
+fn corrupt(origin: u64, method: Compression, produced: u64, e: impl std::fmt::Display) -> ContainerError {
+    ContainerError::Corrupt { offset: origin, method, produced, reason: e.to_string() }
+}
+
+fn reserve(v: &mut Vec<u8>, additional: u64, what: &'static str) -> Result<(), ContainerError> {
+    let add = usize::try_from(additional).map_err(|_| ContainerError::OutOfMemory { what, size: additional })?;
+    v.try_reserve_exact(add).map_err(|_| ContainerError::OutOfMemory { what, size: additional })
+}
+
+/// The inflated prefix of a payload, grown on demand: lets the bundle table reader list a
+/// compressed bundle while inflating no further than the end of its table.
+pub(crate) struct InflatingProbe<'a> {
+    pub inflater: Inflater<'a>,
+    pub prefix: Vec<u8>,
+}
+
+impl Probe for InflatingProbe<'_> {
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<bool, ContainerError> {
+        let Some(end) = offset.checked_add(buf.len() as u64) else { return Ok(false) };
+        if end > self.inflater.declared {
+            return Ok(false);
+        }
+        while (self.prefix.len() as u64) < end {
+            let start = self.prefix.len();
+            // Inflate a little ahead: tables are read field by field.
+            let want = (end - start as u64).max(4096).min(self.inflater.declared - start as u64) as usize;
+            reserve(&mut self.prefix, want as u64, "bundle table")?;
+            self.prefix.resize(start + want, 0);
+            let n = self.inflater.read_some(&mut self.prefix[start..])?;
+            self.prefix.truncate(start + n);
+            if n == 0 {
+                return Err(self.inflater.ended_early());
+            }
+        }
+        buf.copy_from_slice(&self.prefix[offset as usize..end as usize]);
+        Ok(true)
+    }
+
+    fn known_len(&self) -> Option<u64> {
+        Some(self.inflater.declared)
+    }
+}
+
+/// Inflates a whole payload in one pass into one buffer of exactly `declared` bytes, which
+/// is the fastest way when every byte is wanted.
+pub(crate) fn inflate_all(payload: &[u8], method: Compression, declared: u64, origin: u64) -> Result<Vec<u8>, ContainerError> {
+    match method {
+        Compression::Zstd => {
+            // The frame usually states its content size: a disagreement is caught before any
+            // buffer is reserved. Without it, stream (buffers grow with real output).
+            match zstd::zstd_safe::get_frame_content_size(payload) {
+                Ok(Some(n)) if n != declared => {
+                    return Err(ContainerError::SizeMismatch { offset: origin, declared, actual: n, exceeded: n > declared })
+                }
+                Ok(Some(_)) => {}
+                _ => return inflate_streaming(payload, method, declared, origin),
+            }
+            let mut out = Vec::new();
+            reserve(&mut out, declared, "inflated bundle")?;
+            let mut d = zstd::bulk::Decompressor::new().map_err(|e| corrupt(origin, method, 0, e))?;
+            d.decompress_to_buffer(payload, &mut out).map_err(|e| corrupt(origin, method, 0, e))?;
+            if out.len() as u64 != declared {
+                return Err(ContainerError::SizeMismatch { offset: origin, declared, actual: out.len() as u64, exceeded: false });
+            }
+            Ok(out)
+        }
+        Compression::Zlib => inflate_streaming(payload, method, declared, origin),
+    }
+}
+
+fn inflate_streaming(payload: &[u8], method: Compression, declared: u64, origin: u64) -> Result<Vec<u8>, ContainerError> {
+    let mut inf = Inflater::new(payload, method, declared, origin)?;
+    let out = inf.read_vec(declared)?;
+    let mut probe = [0u8; 1];
+    if inf.read_some(&mut probe)? != 0 {
+        return Err(ContainerError::SizeMismatch { offset: origin, declared, actual: inf.produced(), exceeded: true });
+    }
+    Ok(out)
+}
+
+/// Length of the zstd frame starting at `start`, read from its frame and block headers alone
+/// (nothing is decoded). Used for CCOB v1, whose header has no total size.
+pub(crate) fn zstd_frame_len<P: Probe + ?Sized>(probe: &mut P, start: u64) -> Result<u64, ContainerError> {
+    let mut r = super::probe::FieldReader { probe, format: Format::Ccob };
+    let magic = r.u32(start, "zstd frame magic")?;
+    if magic != 0xFD2F_B528 {
+        return Err(ContainerError::invalid(Format::Ccob, "zstd frame magic", None, start, format!("{magic:#010x} is not a zstd frame")));
+    }
+    let [descriptor] = r.bytes::<1>(start + 4, "zstd frame header", None)?;
+    let fcs_flag = descriptor >> 6;
+    let single_segment = descriptor & 0x20 != 0;
+    let checksum = descriptor & 0x04 != 0;
+    if descriptor & 0x08 != 0 {
+        return Err(ContainerError::invalid(Format::Ccob, "zstd frame header", None, start + 4, "reserved bit set"));
+    }
+    let dict_len = [0u64, 1, 2, 4][(descriptor & 3) as usize];
+    let fcs_len = match fcs_flag {
+        0 => u64::from(single_segment),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let mut pos = start + 5 + u64::from(!single_segment) + dict_len + fcs_len;
+    loop {
+        let [b0, b1, b2] = r.bytes::<3>(pos, "zstd block header", None)?;
+        let header = u32::from(b0) | u32::from(b1) << 8 | u32::from(b2) << 16;
+        let last = header & 1 != 0;
+        let block_type = (header >> 1) & 3;
+        let size = u64::from(header >> 3);
+        let content = match block_type {
+            0 | 2 => size,
+            1 => 1,
+            _ => return Err(ContainerError::invalid(Format::Ccob, "zstd block header", None, pos, "reserved block type")),
+        };
+        pos = pos + 3 + content;
+        if last {
+            break;
+        }
+    }
+    if checksum {
+        pos += 4;
+    }
+    // The frame must really be there: check its last byte.
+    r.bytes::<1>(pos - 1, "zstd frame", None)?;
+    Ok(pos - start)
+}
+
+/// Length of the zlib stream starting at `start`: v1 zlib bundles record no size, and a
+/// deflate stream's end is only known by decoding it. The output is discarded as it comes
+/// (bounded by `declared`), so this costs time but no memory.
+pub(crate) fn zlib_stream_len<P: Probe + ?Sized>(probe: &mut P, start: u64, declared: u64) -> Result<u64, ContainerError> {
+    let mut z = flate2::Decompress::new(true);
+    let mut input = vec![0u8; CHUNK];
+    let mut output = vec![0u8; CHUNK];
+    let (mut lo, mut hi) = (0usize, 0usize); // unconsumed input is input[lo..hi]
+    let mut next_read = start;
+    let mut eof = false;
+    loop {
+        if lo == hi && !eof {
+            // Refill, halving the request near the end of the input.
+            let mut want = CHUNK;
+            loop {
+                if probe.read_at(next_read, &mut input[..want])? {
+                    (lo, hi) = (0, want);
+                    next_read += want as u64;
+                    break;
+                }
+                if want == 1 {
+                    eof = true;
+                    break;
+                }
+                want /= 2;
+            }
+        }
+        let (in_before, out_before) = (z.total_in(), z.total_out());
+        let status = z
+            .decompress(&input[lo..hi], &mut output, flate2::FlushDecompress::None)
+            .map_err(|e| corrupt(0, Compression::Zlib, z.total_out(), e))?;
+        lo += (z.total_in() - in_before) as usize;
+        if z.total_out() > declared {
+            return Err(ContainerError::SizeMismatch { offset: 0, declared, actual: z.total_out(), exceeded: true });
+        }
+        if status == flate2::Status::StreamEnd {
+            return Ok(z.total_in());
+        }
+        let progress = z.total_in() != in_before || z.total_out() != out_before;
+        if eof && lo == hi && !progress {
+            return Err(ContainerError::truncated(Format::Ccob, "zlib stream", None, start, z.total_in() + 1, start + z.total_in()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_length_matches_libzstd() {
+        for size in [0usize, 1, 100, 200_000, 1_000_000] {
+            let data: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+            let mut frame = zstd::bulk::compress(&data, 3).unwrap();
+            let expected = zstd::zstd_safe::find_frame_compressed_size(&frame).unwrap() as u64;
+            frame.extend_from_slice(b"trailing");
+            let mut probe: &[u8] = &frame;
+            assert_eq!(zstd_frame_len(&mut probe, 0).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn bombs_stop_at_the_declared_size() {
+        let data = vec![0u8; 10_000_000];
+        let frame = zstd::bulk::compress(&data, 3).unwrap();
+        let mut inf = Inflater::new(&frame, Compression::Zstd, 1000, 0).unwrap();
+        let err = inf.read_vec(10_000_000).unwrap_err();
+        assert!(matches!(err, ContainerError::SizeMismatch { exceeded: true, .. }), "{err}");
+        assert!(inf.produced() <= 1000 + FIRST_RESERVATION);
+        let err = inflate_all(&frame, Compression::Zstd, 1000, 0).unwrap_err();
+        assert!(matches!(err, ContainerError::SizeMismatch { exceeded: true, .. }), "{err}");
+    }
+}

@@ -1,0 +1,292 @@
+//! A [`Module`]: one parsed code object, owned and shared (`Arc`), with what loading and
+//! linking need extracted once: load segments, symbols, imports, dynamic relocations.
+//!
+//! Parsing borrows (see `crate::code_object`); a module keeps the bytes and an owned summary
+//! so executables on any number of agents can share it without re-parsing.
+
+use std::sync::Arc;
+
+use crate::code_object::{Binding, CodeObject, CodeObjectError, RelocationType, SymbolKind, Visibility};
+
+/// Where a module's bytes came from, for messages and loaded-code-object URIs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ModuleSource {
+    /// A byte range of a file: ROCr's `file://path#offset=N&size=M`.
+    File {
+        /// The file.
+        path: String,
+        /// Offset of the code object in it (0 for a bare code object; meaningless for an
+        /// entry inflated from a compressed bundle, which is then described as memory).
+        offset: u64,
+    },
+    /// Bytes in memory, described by a label (e.g. `vadd.o bundle 0 gfx1030`).
+    Memory {
+        /// What the bytes are.
+        label: String,
+    },
+}
+
+impl std::fmt::Display for ModuleSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModuleSource::File { path, offset: 0 } => f.write_str(path),
+            ModuleSource::File { path, offset } => write!(f, "{path}@{offset:#x}"),
+            ModuleSource::Memory { label } => f.write_str(label),
+        }
+    }
+}
+
+/// What a symbol is, as the loader publishes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SymbolClass {
+    /// A kernel; its address is the kernel descriptor's (what a dispatch packet takes).
+    Kernel,
+    /// A device function (`STT_FUNC` without a descriptor).
+    Function,
+    /// A variable (`STT_OBJECT`).
+    Variable,
+}
+
+/// A symbol a module defines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleSymbol {
+    /// Raw name (mangled for C++); kernels without `.kd`.
+    pub name: String,
+    /// Demangled C++ name, when the raw name is mangled.
+    pub demangled: Option<String>,
+    /// Kernel, function or variable.
+    pub class: SymbolClass,
+    /// Value in the code object's address space (the descriptor for kernels).
+    pub value: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// For kernels, the value of the code symbol.
+    pub code_value: Option<u64>,
+    /// ELF binding.
+    pub binding: Binding,
+    /// ELF visibility.
+    pub visibility: Visibility,
+    /// Visible to other code objects: a global or weak `.dynsym` definition that is not hidden.
+    pub exported: bool,
+}
+
+/// An import: an undefined dynamic symbol another code object or the caller must define.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    /// Name.
+    pub name: String,
+    /// ELF type (`notype` is what ROCr resolves; `func`/`object` it mishandles).
+    pub kind: SymbolKind,
+    /// Weak imports may stay unresolved (their value is 0).
+    pub weak: bool,
+}
+
+/// The symbol a relocation refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RelocTarget {
+    /// None (symbol index 0, as in `R_AMDGPU_RELATIVE64`).
+    None,
+    /// A symbol defined in this module, by its value.
+    Local {
+        /// Its name (for messages).
+        name: String,
+        /// Its value.
+        value: u64,
+    },
+    /// An import, by index in [`Module::imports`].
+    Import(usize),
+}
+
+/// One dynamic relocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reloc {
+    /// Virtual address written.
+    pub offset: u64,
+    /// Relocation type.
+    pub r_type: RelocationType,
+    /// The symbol.
+    pub target: RelocTarget,
+    /// Addend.
+    pub addend: i64,
+}
+
+/// A `PT_LOAD` segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadSegment {
+    /// File offset of its bytes.
+    pub file_offset: u64,
+    /// Virtual address.
+    pub vaddr: u64,
+    /// Bytes from the file.
+    pub file_size: u64,
+    /// Bytes in memory (rest zero).
+    pub mem_size: u64,
+}
+
+#[derive(Debug)]
+struct ModuleInner {
+    bytes: Arc<[u8]>,
+    source: ModuleSource,
+    target: crate::code_object::ElfTarget,
+    segments: Vec<LoadSegment>,
+    first_vaddr: u64,
+    image_size: u64,
+    symbols: Vec<ModuleSymbol>,
+    imports: Vec<Import>,
+    relocations: Vec<Reloc>,
+    blocking_issues: Vec<String>,
+}
+
+/// One code object ready to load: cheap to clone, shareable across threads and agents.
+#[derive(Debug, Clone)]
+pub struct Module(Arc<ModuleInner>);
+
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Module>();
+};
+
+impl Module {
+    /// Parses `bytes` as a code object and extracts what loading needs.
+    ///
+    /// # Errors
+    /// The code-object layer's error for anything malformed.
+    pub fn new(bytes: impl Into<Arc<[u8]>>, source: ModuleSource) -> Result<Module, CodeObjectError> {
+        let bytes: Arc<[u8]> = bytes.into();
+        let co = CodeObject::parse(&bytes)?;
+        let inner = summarize(&co, bytes.clone(), source);
+        tracing::debug!(source = %inner.source, symbols = inner.symbols.len(), imports = inner.imports.len(), relocations = inner.relocations.len(), "module parsed");
+        Ok(Module(Arc::new(inner)))
+    }
+
+    /// Reads a code object file.
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Module, crate::Error> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| crate::Error::Io { path: path.to_path_buf(), source })?;
+        Ok(Module::new(bytes, ModuleSource::File { path: path.display().to_string(), offset: 0 })?)
+    }
+
+    /// The code object's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0.bytes
+    }
+
+    /// Where it came from.
+    pub fn source(&self) -> &ModuleSource {
+        &self.0.source
+    }
+
+    /// Its target, from the ELF header.
+    pub fn target(&self) -> &crate::code_object::ElfTarget {
+        &self.0.target
+    }
+
+    /// `PT_LOAD` segments.
+    pub fn segments(&self) -> &[LoadSegment] {
+        &self.0.segments
+    }
+
+    /// Lowest `PT_LOAD` virtual address (the load delta is base minus this).
+    pub fn first_vaddr(&self) -> u64 {
+        self.0.first_vaddr
+    }
+
+    /// Bytes of memory the loaded image needs (last segment end minus first vaddr).
+    pub fn image_size(&self) -> u64 {
+        self.0.image_size
+    }
+
+    /// Defined kernels, functions and variables.
+    pub fn symbols(&self) -> &[ModuleSymbol] {
+        &self.0.symbols
+    }
+
+    /// Exported symbols (visible to other code objects).
+    pub fn exports(&self) -> impl Iterator<Item = &ModuleSymbol> + '_ {
+        self.0.symbols.iter().filter(|s| s.exported)
+    }
+
+    /// Imports.
+    pub fn imports(&self) -> &[Import] {
+        &self.0.imports
+    }
+
+    /// Dynamic relocations.
+    pub fn relocations(&self) -> &[Reloc] {
+        &self.0.relocations
+    }
+
+    /// Relocations rocload's loader cannot apply, described; loading refuses the module.
+    pub fn blocking_issues(&self) -> &[String] {
+        &self.0.blocking_issues
+    }
+
+    /// Whether two handles share one module.
+    pub fn same(&self, other: &Module) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> ModuleInner {
+    let segments: Vec<LoadSegment> = co
+        .segments()
+        .map(|s| LoadSegment { file_offset: s.offset, vaddr: s.vaddr, file_size: s.file_size, mem_size: s.mem_size })
+        .collect();
+    let first_vaddr = segments.iter().map(|s| s.vaddr).min().unwrap_or(0);
+    let image_size = co.load_size().saturating_sub(first_vaddr);
+    let exported = |name: &str| {
+        co.exports().iter().any(|e| e.name == name && matches!(e.binding, Binding::Global | Binding::Weak) && !matches!(e.visibility, Visibility::Hidden | Visibility::Internal))
+    };
+    let demangle = crate::code_object::demangle;
+    let mut symbols = Vec::new();
+    for k in co.kernels() {
+        let kd = &k.descriptor_symbol;
+        symbols.push(ModuleSymbol {
+            name: k.name.to_string(),
+            demangled: demangle(k.name),
+            class: SymbolClass::Kernel,
+            value: k.descriptor_address,
+            size: kd.size,
+            code_value: k.code_symbol.map(|c| c.value),
+            binding: kd.binding,
+            visibility: kd.visibility,
+            exported: exported(kd.name),
+        });
+    }
+    for (list, class) in [(co.functions(), SymbolClass::Function), (co.variables(), SymbolClass::Variable)] {
+        for s in list {
+            symbols.push(ModuleSymbol {
+                name: s.name.to_string(),
+                demangled: demangle(s.name),
+                class,
+                value: s.value,
+                size: s.size,
+                code_value: None,
+                binding: s.binding,
+                visibility: s.visibility,
+                exported: exported(s.name),
+            });
+        }
+    }
+    let imports: Vec<Import> =
+        co.imports().iter().map(|s| Import { name: s.name.to_string(), kind: s.kind, weak: s.binding == Binding::Weak }).collect();
+    let relocations = co
+        .relocations()
+        .iter()
+        .map(|r| {
+            let target = match &r.symbol {
+                None => RelocTarget::None,
+                Some(s) if s.is_defined() => RelocTarget::Local { name: s.name.to_string(), value: s.value },
+                Some(s) => match imports.iter().position(|i| i.name == s.name) {
+                    Some(i) => RelocTarget::Import(i),
+                    // An undefined local symbol cannot be imported: leave it for the loader to refuse.
+                    None => RelocTarget::Local { name: s.name.to_string(), value: 0 },
+                },
+            };
+            Reloc { offset: r.offset, r_type: r.r_type, target, addend: r.addend }
+        })
+        .collect();
+    let blocking_issues = co.unsupported_relocations().map(|i| i.to_string()).collect();
+    ModuleInner { bytes, source, target: co.target().clone(), segments, first_vaddr, image_size, symbols, imports, relocations, blocking_issues }
+}
