@@ -32,6 +32,10 @@ pub struct Readelf {
     pub relocations: Vec<(String, Vec<Reloc>)>,
     /// The YAML text of each AMDGPU metadata note.
     pub metadata_yaml: Vec<String>,
+    /// `ABI Version:` of the file header (`-h`), when printed.
+    pub abi_version: Option<u8>,
+    /// `Flags:` of the file header: the value and the names readelf decodes from it.
+    pub flags: Option<(u32, Vec<String>)>,
 }
 
 impl Readelf {
@@ -59,7 +63,13 @@ pub fn parse(text: &str) -> Readelf {
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
         let trimmed = line.trim();
-        if trimmed.starts_with("Symbol table '") {
+        if let Some(v) = trimmed.strip_prefix("ABI Version:") {
+            out.abi_version = Some(v.trim().parse().unwrap());
+        } else if let Some(v) = trimmed.strip_prefix("Flags:") {
+            let mut parts = v.split(',').map(str::trim);
+            let value = u32::from_str_radix(parts.next().unwrap().trim_start_matches("0x"), 16).unwrap();
+            out.flags = Some((value, parts.map(str::to_owned).collect()));
+        } else if trimmed.starts_with("Symbol table '") {
             let name = quoted(trimmed).unwrap();
             let mut syms = Vec::new();
             // Header line, then entries until a blank line.
