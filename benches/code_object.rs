@@ -17,7 +17,9 @@ const KERNELS: usize = 1000;
 const NOPS_PER_KERNEL: usize = 2500;
 
 fn llvm_bin() -> PathBuf {
-    std::env::var_os("ROCLOAD_LLVM_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/lib/llvm-19/bin"))
+    std::env::var_os("ROCLOAD_LLVM_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/lib/llvm-19/bin"))
 }
 
 fn big_code_object() -> Option<PathBuf> {
@@ -28,7 +30,11 @@ fn big_code_object() -> Option<PathBuf> {
     }
     let (clang, lld) = (llvm_bin().join("clang"), llvm_bin().join("ld.lld"));
     if !clang.exists() || !lld.exists() {
-        eprintln!("skipping code_object bench: {} or {} is missing", clang.display(), lld.display());
+        eprintln!(
+            "skipping code_object bench: {} or {} is missing",
+            clang.display(),
+            lld.display()
+        );
         return None;
     }
     std::fs::create_dir_all(&dir).ok()?;
@@ -44,14 +50,27 @@ fn big_code_object() -> Option<PathBuf> {
     let tmp = dir.join(format!("big.{}.co", std::process::id()));
     std::fs::write(&c, src).ok()?;
     let ok = Command::new(&clang)
-        .args(["--target=amdgcn-amd-amdhsa", "-mcpu=gfx1030", "-nogpulib", "-O1", "-c"])
+        .args([
+            "--target=amdgcn-amd-amdhsa",
+            "-mcpu=gfx1030",
+            "-nogpulib",
+            "-O1",
+            "-c",
+        ])
         .arg(&c)
         .arg("-o")
         .arg(&o)
         .status()
         .ok()?
         .success()
-        && Command::new(&lld).arg("-shared").arg(&o).arg("-o").arg(&tmp).status().ok()?.success();
+        && Command::new(&lld)
+            .arg("-shared")
+            .arg(&o)
+            .arg("-o")
+            .arg(&tmp)
+            .status()
+            .ok()?
+            .success();
     if !ok {
         eprintln!("skipping code_object bench: building the input failed");
         return None;
@@ -78,7 +97,10 @@ fn read_all_metadata(co: &CodeObject<'_>) -> u64 {
                 .wrapping_add(m.vgpr_count.unwrap_or(0))
                 .wrapping_add(m.name.len() as u64);
             for a in &m.args {
-                sum = sum.wrapping_add(a.offset).wrapping_add(a.size).wrapping_add(a.value_kind.as_str().len() as u64);
+                sum = sum
+                    .wrapping_add(a.offset)
+                    .wrapping_add(a.size)
+                    .wrapping_add(a.value_kind.as_str().len() as u64);
             }
         }
     }
@@ -86,16 +108,26 @@ fn read_all_metadata(co: &CodeObject<'_>) -> u64 {
 }
 
 fn bench(c: &mut Criterion) {
-    let Some(path) = big_code_object() else { return };
+    let Some(path) = big_code_object() else {
+        return;
+    };
     // Read once into memory: the bench measures parsing, not the disk.
     let bytes = std::fs::read(&path).expect("read the generated code object");
     let co = CodeObject::parse(&bytes).expect("the generated code object parses");
     assert_eq!(co.kernels().len(), KERNELS);
     assert!(co.kernel_issues().is_empty(), "{:?}", co.kernel_issues());
     // Zero-copy: the code segment's bytes are the input's bytes.
-    let text = co.segments().find(|s| s.flags.executable()).expect("a code segment");
-    assert_eq!(co.segment_bytes(text).as_ptr(), bytes[text.offset as usize..].as_ptr());
-    let args: usize = co.metadata().map_or(0, |m| m.kernels.iter().map(|k| k.args.len()).sum());
+    let text = co
+        .segments()
+        .find(|s| s.flags.executable())
+        .expect("a code segment");
+    assert_eq!(
+        co.segment_bytes(text).as_ptr(),
+        bytes[text.offset as usize..].as_ptr()
+    );
+    let args: usize = co
+        .metadata()
+        .map_or(0, |m| m.kernels.iter().map(|k| k.args.len()).sum());
     eprintln!(
         "input: {} ({} bytes, {} kernels, {} args, code segment {} bytes)",
         path.display(),
@@ -115,7 +147,12 @@ fn bench(c: &mut Criterion) {
     });
     let note = {
         let co = CodeObject::parse(&bytes).unwrap();
-        let n = co.notes().iter().find(|n| n.n_type == rocload::code_object::NT_AMDGPU_METADATA).copied().unwrap();
+        let n = co
+            .notes()
+            .iter()
+            .find(|n| n.n_type == rocload::code_object::NT_AMDGPU_METADATA)
+            .copied()
+            .unwrap();
         (n.desc_offset as usize, n.desc.len())
     };
     let desc = &bytes[note.0..note.0 + note.1];

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use code_object_common::readelf::{self, Readelf};
 use code_object_common::{build, Unit, KERNELS_C, KERNELS_CPP, LIB_C, TYPED_IMPORTS_S};
-use rocload::code_object::{Binding, CodeObject, KernelIssue, KernelMetadata, Symbol, SymbolKind, Visibility};
+use rocload::code_object::{
+    Binding, CodeObject, KernelIssue, KernelMetadata, Symbol, SymbolKind, Visibility,
+};
 use yaml_rust2::{Yaml, YamlLoader};
 
 fn kind_name(k: SymbolKind) -> String {
@@ -41,7 +43,13 @@ fn ndx_name(ndx: u16) -> String {
     }
 }
 
-fn compare_symbols(label: &str, table: &str, co: &CodeObject<'_>, ours: &[Symbol<'_>], theirs: &[readelf::Sym]) {
+fn compare_symbols(
+    label: &str,
+    table: &str,
+    co: &CodeObject<'_>,
+    ours: &[Symbol<'_>],
+    theirs: &[readelf::Sym],
+) {
     assert_eq!(ours.len(), theirs.len(), "{label} {table}: symbol count");
     for (o, t) in ours.iter().zip(theirs) {
         let ctx = format!("{label} {table}[{}] {}", t.num, t.name);
@@ -85,12 +93,23 @@ fn compare_kernel_metadata(label: &str, ours: &KernelMetadata<'_>, theirs: &Yaml
             ".sgpr_spill_count" => num(ours.sgpr_spill_count),
             ".vgpr_spill_count" => num(ours.vgpr_spill_count),
             ".max_flat_workgroup_size" => num(ours.max_flat_workgroup_size),
-            ".uses_dynamic_stack" => assert_eq!(ours.uses_dynamic_stack, v.as_bool(), "{ctx}: {key}"),
+            ".uses_dynamic_stack" => {
+                assert_eq!(ours.uses_dynamic_stack, v.as_bool(), "{ctx}: {key}")
+            }
             ".kind" => assert_eq!(ours.kind, v.as_str(), "{ctx}: {key}"),
             ".language" => assert_eq!(ours.language, v.as_str(), "{ctx}: {key}"),
             ".reqd_workgroup_size" => {
-                let list: Vec<u64> = v.as_vec().unwrap().iter().map(|x| yaml_u64(x).unwrap()).collect();
-                assert_eq!(ours.reqd_workgroup_size.as_deref(), Some(list.as_slice()), "{ctx}: {key}");
+                let list: Vec<u64> = v
+                    .as_vec()
+                    .unwrap()
+                    .iter()
+                    .map(|x| yaml_u64(x).unwrap())
+                    .collect();
+                assert_eq!(
+                    ours.reqd_workgroup_size.as_deref(),
+                    Some(list.as_slice()),
+                    "{ctx}: {key}"
+                );
             }
             ".args" => {
                 let args = v.as_vec().unwrap();
@@ -102,18 +121,26 @@ fn compare_kernel_metadata(label: &str, ours: &KernelMetadata<'_>, theirs: &Yaml
                         match ak {
                             ".offset" => assert_eq!(Some(a.offset), yaml_u64(av), "{actx}"),
                             ".size" => assert_eq!(Some(a.size), yaml_u64(av), "{actx}"),
-                            ".value_kind" => assert_eq!(Some(a.value_kind.as_str()), av.as_str(), "{actx}"),
+                            ".value_kind" => {
+                                assert_eq!(Some(a.value_kind.as_str()), av.as_str(), "{actx}")
+                            }
                             ".address_space" => assert_eq!(a.address_space, av.as_str(), "{actx}"),
                             ".name" => assert_eq!(a.name, av.as_str(), "{actx}"),
                             ".type_name" => assert_eq!(a.type_name, av.as_str(), "{actx}"),
                             ".pointee_align" => assert_eq!(a.pointee_align, yaml_u64(av), "{actx}"),
                             ".access" => assert_eq!(a.access, av.as_str(), "{actx}"),
-                            other => assert!(a.unknown.iter().any(|u| u.key == other), "{actx}: key not kept"),
+                            other => assert!(
+                                a.unknown.iter().any(|u| u.key == other),
+                                "{actx}: key not kept"
+                            ),
                         }
                     }
                 }
             }
-            other => assert!(ours.unknown.iter().any(|u| u.key == other), "{ctx}: key {other} not kept"),
+            other => assert!(
+                ours.unknown.iter().any(|u| u.key == other),
+                "{ctx}: key {other} not kept"
+            ),
         }
     }
 }
@@ -121,13 +148,33 @@ fn compare_kernel_metadata(label: &str, ours: &KernelMetadata<'_>, theirs: &Yaml
 /// Compares the metadata with readelf's YAML of every metadata note (merged like ours:
 /// kernels appended, version and target from the first).
 fn compare_metadata(label: &str, co: &CodeObject<'_>, yamls: &[String]) {
-    let md = co.metadata().expect("llvm-readelf found a metadata note, so must we");
-    let docs: Vec<Yaml> =
-        yamls.iter().map(|y| YamlLoader::load_from_str(y).expect("llvm-readelf prints valid YAML").remove(0)).collect();
-    let version: Vec<u64> = docs[0]["amdhsa.version"].as_vec().unwrap().iter().map(|v| yaml_u64(v).unwrap()).collect();
+    let md = co
+        .metadata()
+        .expect("llvm-readelf found a metadata note, so must we");
+    let docs: Vec<Yaml> = yamls
+        .iter()
+        .map(|y| {
+            YamlLoader::load_from_str(y)
+                .expect("llvm-readelf prints valid YAML")
+                .remove(0)
+        })
+        .collect();
+    let version: Vec<u64> = docs[0]["amdhsa.version"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .map(|v| yaml_u64(v).unwrap())
+        .collect();
     assert_eq!(md.version, version, "{label}: amdhsa.version");
-    assert_eq!(md.target, docs[0]["amdhsa.target"].as_str(), "{label}: amdhsa.target");
-    let kernels: Vec<&Yaml> = docs.iter().flat_map(|d| d["amdhsa.kernels"].as_vec().into_iter().flatten()).collect();
+    assert_eq!(
+        md.target,
+        docs[0]["amdhsa.target"].as_str(),
+        "{label}: amdhsa.target"
+    );
+    let kernels: Vec<&Yaml> = docs
+        .iter()
+        .flat_map(|d| d["amdhsa.kernels"].as_vec().into_iter().flatten())
+        .collect();
     assert_eq!(md.kernels.len(), kernels.len(), "{label}: kernel count");
     for (ours, theirs) in md.kernels.iter().zip(kernels) {
         compare_kernel_metadata(label, ours, theirs);
@@ -139,13 +186,24 @@ fn compare(label: &str, bytes: &[u8], text: &str) {
     let re: Readelf = readelf::parse(text);
     let co = CodeObject::parse(bytes).unwrap_or_else(|e| panic!("{label}: {e}"));
     if let Some(abi) = re.abi_version {
-        assert_eq!(co.code_object_version(), u32::from(abi) + 2, "{label}: code object version");
+        assert_eq!(
+            co.code_object_version(),
+            u32::from(abi) + 2,
+            "{label}: code object version"
+        );
     }
     if let Some((flags, names)) = &re.flags {
         assert_eq!(co.header().flags, *flags, "{label}: e_flags");
         // readelf: "gfx900, xnack-" or "gfx10-3-generic, generic_v1"; ours: gfx900:xnack-.
-        let mut theirs: Vec<String> = names.iter().filter(|n| !n.starts_with("generic_v")).cloned().collect();
-        let generic = names.iter().find_map(|n| n.strip_prefix("generic_v")).map_or(0, |v| v.parse().unwrap());
+        let mut theirs: Vec<String> = names
+            .iter()
+            .filter(|n| !n.starts_with("generic_v"))
+            .cloned()
+            .collect();
+        let generic = names
+            .iter()
+            .find_map(|n| n.strip_prefix("generic_v"))
+            .map_or(0, |v| v.parse().unwrap());
         let target = co.target().target.to_string();
         let mut ours: Vec<String> = target.split(':').map(str::to_owned).collect();
         if co.code_object_version() == 3 {
@@ -155,7 +213,11 @@ fn compare(label: &str, bytes: &[u8], text: &str) {
         theirs[1..].sort();
         ours[1..].sort();
         assert_eq!(ours, theirs, "{label}: target");
-        assert_eq!(co.target().generic_version, generic, "{label}: generic version");
+        assert_eq!(
+            co.target().generic_version,
+            generic,
+            "{label}: generic version"
+        );
     }
     match re.symbols(".dynsym") {
         Some(t) => compare_symbols(label, ".dynsym", &co, co.dynamic_symbols(), t),
@@ -165,18 +227,35 @@ fn compare(label: &str, bytes: &[u8], text: &str) {
         Some(t) => compare_symbols(label, ".symtab", &co, co.symbol_table(), t),
         None => assert!(co.symbol_table().is_empty(), "{label}: .symtab"),
     }
-    let all: Vec<_> = co.relocations().iter().chain(co.static_relocations()).collect();
+    let all: Vec<_> = co
+        .relocations()
+        .iter()
+        .chain(co.static_relocations())
+        .collect();
     let mut compared = 0;
     for (section, relocs) in &re.relocations {
-        let ours: Vec<_> = all.iter().filter(|r| co.sections()[r.section as usize].name == section).collect();
-        assert_eq!(ours.len(), relocs.len(), "{label} {section}: relocation count");
+        let ours: Vec<_> = all
+            .iter()
+            .filter(|r| co.sections()[r.section as usize].name == section)
+            .collect();
+        assert_eq!(
+            ours.len(),
+            relocs.len(),
+            "{label} {section}: relocation count"
+        );
         for (o, t) in ours.iter().zip(relocs) {
             let ctx = format!("{label} {section} at {:#x}", t.offset);
             assert_eq!(o.offset, t.offset, "{ctx}: offset");
             assert_eq!(o.r_type.0, t.r_type, "{ctx}: type");
-            assert_eq!(o.r_type.name(), Some(t.type_name.as_str()), "{ctx}: type name");
+            assert_eq!(
+                o.r_type.name(),
+                Some(t.type_name.as_str()),
+                "{ctx}: type name"
+            );
             let name = o.symbol.map(|s| match (s.kind, s.name) {
-                (SymbolKind::Section, "") => co.sections()[usize::from(s.section_index)].name.to_owned(),
+                (SymbolKind::Section, "") => {
+                    co.sections()[usize::from(s.section_index)].name.to_owned()
+                }
                 (_, n) => n.to_owned(),
             });
             assert_eq!(name, t.symbol, "{ctx}: symbol");
@@ -184,13 +263,24 @@ fn compare(label: &str, bytes: &[u8], text: &str) {
             compared += 1;
         }
     }
-    assert_eq!(compared, all.len(), "{label}: relocations readelf did not list");
-    assert_eq!(!re.metadata_yaml.is_empty(), co.metadata().is_some(), "{label}: metadata notes");
+    assert_eq!(
+        compared,
+        all.len(),
+        "{label}: relocations readelf did not list"
+    );
+    assert_eq!(
+        !re.metadata_yaml.is_empty(),
+        co.metadata().is_some(),
+        "{label}: metadata notes"
+    );
     if !re.metadata_yaml.is_empty() {
         compare_metadata(label, &co, &re.metadata_yaml);
     }
     // The target decoded from e_flags names what the metadata names (v4+ spelling).
-    if let (Some(md_target), true) = (co.metadata().and_then(|m| m.target), co.code_object_version() >= 4) {
+    if let (Some(md_target), true) = (
+        co.metadata().and_then(|m| m.target),
+        co.code_object_version() >= 4,
+    ) {
         assert_eq!(
             Some(co.target().target.to_string().as_str()),
             md_target.strip_prefix("amdgcn-amd-amdhsa--"),
@@ -199,11 +289,21 @@ fn compare(label: &str, bytes: &[u8], text: &str) {
     }
 
     // Classification, derived from readelf's own tables.
-    let table = re.symbols(".symtab").or(re.symbols(".dynsym")).unwrap_or(&[]);
-    let mut kd: Vec<&str> =
-        table.iter().filter(|s| s.kind == "OBJECT" && s.ndx != "UND" && s.name.ends_with(".kd")).map(|s| s.name.as_str()).collect();
+    let table = re
+        .symbols(".symtab")
+        .or(re.symbols(".dynsym"))
+        .unwrap_or(&[]);
+    let mut kd: Vec<&str> = table
+        .iter()
+        .filter(|s| s.kind == "OBJECT" && s.ndx != "UND" && s.name.ends_with(".kd"))
+        .map(|s| s.name.as_str())
+        .collect();
     kd.dedup();
-    let ours_kd: Vec<&str> = co.kernels().iter().map(|k| k.descriptor_symbol.name).collect();
+    let ours_kd: Vec<&str> = co
+        .kernels()
+        .iter()
+        .map(|k| k.descriptor_symbol.name)
+        .collect();
     assert_eq!(ours_kd, kd, "{label}: kernels");
     let kernel_names: Vec<&str> = kd.iter().map(|n| n.trim_end_matches(".kd")).collect();
     let funcs: Vec<&str> = table
@@ -211,17 +311,33 @@ fn compare(label: &str, bytes: &[u8], text: &str) {
         .filter(|s| s.kind == "FUNC" && s.ndx != "UND" && !kernel_names.contains(&s.name.as_str()))
         .map(|s| s.name.as_str())
         .collect();
-    assert_eq!(co.functions().iter().map(|s| s.name).collect::<Vec<_>>(), funcs, "{label}: functions");
+    assert_eq!(
+        co.functions().iter().map(|s| s.name).collect::<Vec<_>>(),
+        funcs,
+        "{label}: functions"
+    );
     let vars: Vec<&str> = table
         .iter()
         .filter(|s| s.kind == "OBJECT" && s.ndx != "UND" && !kd.contains(&s.name.as_str()))
         .map(|s| s.name.as_str())
         .collect();
-    assert_eq!(co.variables().iter().map(|s| s.name).collect::<Vec<_>>(), vars, "{label}: variables");
+    assert_eq!(
+        co.variables().iter().map(|s| s.name).collect::<Vec<_>>(),
+        vars,
+        "{label}: variables"
+    );
     let dynsym = re.symbols(".dynsym").unwrap_or(&[]);
-    let imports: Vec<&str> =
-        dynsym.iter().skip(1).filter(|s| s.ndx == "UND" && s.bind != "LOCAL").map(|s| s.name.as_str()).collect();
-    assert_eq!(co.imports().iter().map(|s| s.name).collect::<Vec<_>>(), imports, "{label}: imports");
+    let imports: Vec<&str> = dynsym
+        .iter()
+        .skip(1)
+        .filter(|s| s.ndx == "UND" && s.bind != "LOCAL")
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(
+        co.imports().iter().map(|s| s.name).collect::<Vec<_>>(),
+        imports,
+        "{label}: imports"
+    );
     // Every kernel's descriptor agrees with its metadata in real compiler output; only kernels
     // whose descriptor symbol readelf does not list (e.g. local kernels after --strip-all)
     // are reported, as missing.
@@ -231,17 +347,32 @@ fn compare(label: &str, bytes: &[u8], text: &str) {
         .unwrap_or(&[])
         .iter()
         .filter(|k| !kd.contains(&k.symbol))
-        .map(|k| KernelIssue::MissingDescriptor { kernel: k.name.to_owned(), symbol: k.symbol.to_owned() })
+        .map(|k| KernelIssue::MissingDescriptor {
+            kernel: k.name.to_owned(),
+            symbol: k.symbol.to_owned(),
+        })
         .collect();
     assert_eq!(co.kernel_issues(), expected, "{label}: kernel issues");
 }
 
 /// Code objects built here with clang-19: (label, path).
 fn live_inputs() -> Vec<(String, PathBuf)> {
-    let lib = Unit { name: "lib.c", source: LIB_C };
-    let kernels = Unit { name: "kernels.c", source: KERNELS_C };
-    let cpp = Unit { name: "kernels.cpp", source: KERNELS_CPP };
-    let typed = Unit { name: "typed.s", source: TYPED_IMPORTS_S };
+    let lib = Unit {
+        name: "lib.c",
+        source: LIB_C,
+    };
+    let kernels = Unit {
+        name: "kernels.c",
+        source: KERNELS_C,
+    };
+    let cpp = Unit {
+        name: "kernels.cpp",
+        source: KERNELS_CPP,
+    };
+    let typed = Unit {
+        name: "typed.s",
+        source: TYPED_IMPORTS_S,
+    };
     let mut out = Vec::new();
     let mut add = |label: &str, units: &[Unit<'_>], mcpu: &str, flags: &[&str], link: &[&str]| {
         if let Some(p) = build(units, mcpu, flags, link) {
@@ -249,14 +380,56 @@ fn live_inputs() -> Vec<(String, PathBuf)> {
         }
     };
     add("lib gfx1030 v5", &[lib], "gfx1030", &[], &[]);
-    add("kernels importing gfx1030 v5", &[kernels], "gfx1030", &[], &[]);
-    add("static link gfx1030 v5", &[kernels, lib], "gfx1030", &[], &[]);
-    add("static link --emit-relocs", &[kernels, lib], "gfx1030", &[], &["--emit-relocs"]);
-    add("c++ gfx90a v4", &[cpp], "gfx90a", &["-mcode-object-version=4"], &[]);
+    add(
+        "kernels importing gfx1030 v5",
+        &[kernels],
+        "gfx1030",
+        &[],
+        &[],
+    );
+    add(
+        "static link gfx1030 v5",
+        &[kernels, lib],
+        "gfx1030",
+        &[],
+        &[],
+    );
+    add(
+        "static link --emit-relocs",
+        &[kernels, lib],
+        "gfx1030",
+        &[],
+        &["--emit-relocs"],
+    );
+    add(
+        "c++ gfx90a v4",
+        &[cpp],
+        "gfx90a",
+        &["-mcode-object-version=4"],
+        &[],
+    );
     add("c++ gfx906 v5", &[cpp], "gfx906", &[], &[]);
-    add("kernels gfx1100 v6", &[kernels], "gfx1100", &["-mcode-object-version=6"], &[]);
-    add("kernels gfx11-generic v6", &[kernels], "gfx11-generic", &["-mcode-object-version=6"], &[]);
-    add("kernels gfx942 v5 stripped", &[kernels, lib], "gfx942", &[], &["--strip-all"]);
+    add(
+        "kernels gfx1100 v6",
+        &[kernels],
+        "gfx1100",
+        &["-mcode-object-version=6"],
+        &[],
+    );
+    add(
+        "kernels gfx11-generic v6",
+        &[kernels],
+        "gfx11-generic",
+        &["-mcode-object-version=6"],
+        &[],
+    );
+    add(
+        "kernels gfx942 v5 stripped",
+        &[kernels, lib],
+        "gfx942",
+        &[],
+        &["--strip-all"],
+    );
     add("typed imports", &[typed], "gfx1030", &[], &[]);
     out
 }
@@ -268,7 +441,9 @@ fn live_clang_outputs_match_llvm_readelf() {
         return; // tools missing outside CI; `tool` printed why
     }
     for (label, path) in inputs {
-        let Some(text) = code_object_common::readelf(&path) else { return };
+        let Some(text) = code_object_common::readelf(&path) else {
+            return;
+        };
         let bytes = std::fs::read(&path).unwrap();
         compare(&label, &bytes, &text);
     }
@@ -284,7 +459,9 @@ fn fixtures_with_golden() -> Vec<(PathBuf, PathBuf)> {
     let golden = fixture_dir().join("golden").join("readelf");
     let mut stack = vec![fixture_dir()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -293,8 +470,13 @@ fn fixtures_with_golden() -> Vec<(PathBuf, PathBuf)> {
                 }
                 continue;
             }
-            let Ok(bytes) = std::fs::read(&p) else { continue };
-            if bytes.len() < 20 || bytes[..4] != *b"\x7fELF" || u16::from_le_bytes([bytes[18], bytes[19]]) != 224 {
+            let Ok(bytes) = std::fs::read(&p) else {
+                continue;
+            };
+            if bytes.len() < 20
+                || bytes[..4] != *b"\x7fELF"
+                || u16::from_le_bytes([bytes[18], bytes[19]]) != 224
+            {
                 continue;
             }
             // scripts/gen-fixtures.sh names them golden/readelf/<file name without .co>.txt.
@@ -314,11 +496,19 @@ fn fixtures_with_golden() -> Vec<(PathBuf, PathBuf)> {
 fn committed_fixtures_match_their_golden_readelf_output() {
     let fixtures = fixtures_with_golden();
     // scripts/gen-fixtures.sh commits 13 real and 4 synthetic code objects with golden output.
-    assert!(fixtures.len() >= 15, "only {} code-object fixtures with golden output", fixtures.len());
+    assert!(
+        fixtures.len() >= 15,
+        "only {} code-object fixtures with golden output",
+        fixtures.len()
+    );
     for (co, golden) in fixtures {
         let bytes = std::fs::read(&co).unwrap();
         let text = std::fs::read_to_string(&golden).unwrap();
-        let label = co.strip_prefix(fixture_dir()).unwrap().display().to_string();
+        let label = co
+            .strip_prefix(fixture_dir())
+            .unwrap()
+            .display()
+            .to_string();
         if let Ok(parsed) = CodeObject::parse(&bytes) {
             drop(parsed);
         } else if bytes[7] != 64 || bytes[8] == 0 {

@@ -6,7 +6,9 @@ use libfuzzer_sys::fuzz_target;
 use rocload::code_object::{symbols_report, CodeObject};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(co) = CodeObject::parse(data) else { return };
+    let Ok(co) = CodeObject::parse(data) else {
+        return;
+    };
     let report = symbols_report("fuzz", &co);
     let _ = report.to_string();
     for seg in co.segments() {

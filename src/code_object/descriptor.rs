@@ -42,7 +42,8 @@ pub struct KernelDescriptor {
 impl KernelDescriptor {
     /// Decodes the 64 descriptor bytes.
     pub fn decode(bytes: &[u8; KERNEL_DESCRIPTOR_SIZE]) -> Self {
-        let u32_at = |o: usize| u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
+        let u32_at =
+            |o: usize| u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
         let u16_at = |o: usize| u16::from_le_bytes([bytes[o], bytes[o + 1]]);
         let mut entry = [0u8; 8];
         entry.copy_from_slice(&bytes[16..24]);
@@ -91,20 +92,44 @@ impl KernelDescriptor {
     /// Fields on which this descriptor and `md` disagree: `(field, descriptor, metadata)`.
     ///
     /// `uses_dynamic_stack` is compared only for code object v5 and later, where the bit exists.
-    pub fn compare(&self, md: &KernelMetadata<'_>, code_object_version: u32) -> Vec<(&'static str, u64, u64)> {
+    pub fn compare(
+        &self,
+        md: &KernelMetadata<'_>,
+        code_object_version: u32,
+    ) -> Vec<(&'static str, u64, u64)> {
         let mut out = Vec::new();
         let mut check = |field, d: u64, m: u64| {
             if d != m {
                 out.push((field, d, m));
             }
         };
-        check("group_segment_fixed_size", self.group_segment_fixed_size.into(), md.group_segment_fixed_size);
-        check("private_segment_fixed_size", self.private_segment_fixed_size.into(), md.private_segment_fixed_size);
-        check("kernarg_size", self.kernarg_size.into(), md.kernarg_segment_size);
-        check("wavefront_size", self.wavefront_size().into(), md.wavefront_size);
+        check(
+            "group_segment_fixed_size",
+            self.group_segment_fixed_size.into(),
+            md.group_segment_fixed_size,
+        );
+        check(
+            "private_segment_fixed_size",
+            self.private_segment_fixed_size.into(),
+            md.private_segment_fixed_size,
+        );
+        check(
+            "kernarg_size",
+            self.kernarg_size.into(),
+            md.kernarg_segment_size,
+        );
+        check(
+            "wavefront_size",
+            self.wavefront_size().into(),
+            md.wavefront_size,
+        );
         if code_object_version >= 5 {
             if let Some(dynamic) = md.uses_dynamic_stack {
-                check("uses_dynamic_stack", self.uses_dynamic_stack().into(), dynamic.into());
+                check(
+                    "uses_dynamic_stack",
+                    self.uses_dynamic_stack().into(),
+                    dynamic.into(),
+                );
             }
         }
         out
@@ -123,7 +148,8 @@ mod tests {
         b[8..12].copy_from_slice(&272u32.to_le_bytes());
         b[16..24].copy_from_slice(&(-0x1000i64).to_le_bytes());
         b[48..52].copy_from_slice(&0x0060_0041u32.to_le_bytes());
-        b[56..58].copy_from_slice(&(ENABLE_WAVEFRONT_SIZE32 | USES_DYNAMIC_STACK | 0x8).to_le_bytes());
+        b[56..58]
+            .copy_from_slice(&(ENABLE_WAVEFRONT_SIZE32 | USES_DYNAMIC_STACK | 0x8).to_le_bytes());
         let d = KernelDescriptor::decode(&b);
         assert_eq!(d.group_segment_fixed_size, 256);
         assert_eq!(d.private_segment_fixed_size, 16);

@@ -6,8 +6,8 @@
 //! meaning (targets, metadata, kernels): this file only knows ELF.
 
 use object::elf::{
-    Dyn64, FileHeader64, ProgramHeader64, Rela64, SectionHeader64, Sym64, ELFCLASS64,
-    ELFDATA2LSB, ELFMAG, EV_CURRENT, SHN_LORESERVE, SHN_UNDEF, SHN_XINDEX,
+    Dyn64, FileHeader64, ProgramHeader64, Rela64, SectionHeader64, Sym64, ELFCLASS64, ELFDATA2LSB,
+    ELFMAG, EV_CURRENT, SHN_LORESERVE, SHN_UNDEF, SHN_XINDEX,
 };
 use object::pod::Pod;
 use object::read::ReadRef;
@@ -27,23 +27,37 @@ pub const PT_NOTE: u32 = object::elf::PT_NOTE;
 /// allocates without bound because a header said so.
 pub const MAX_LOAD_IMAGE_SIZE: u64 = 4 << 30;
 
-pub(crate) fn truncated(what: impl Into<String>, offset: u64, size: u64, data: &[u8]) -> CodeObjectError {
-    CodeObjectError::Truncated { what: what.into(), offset, size, file_len: data.len() as u64 }
+pub(crate) fn truncated(
+    what: impl Into<String>,
+    offset: u64,
+    size: u64,
+    data: &[u8],
+) -> CodeObjectError {
+    CodeObjectError::Truncated {
+        what: what.into(),
+        offset,
+        size,
+        file_len: data.len() as u64,
+    }
 }
 
 /// Reads one `T` at `offset`, naming `what` if it is not all there.
-pub(crate) fn read_at<'data, T: Pod>(data: &'data [u8], offset: u64, what: impl FnOnce() -> String) -> Result<&'data T> {
+pub(crate) fn read_at<T: Pod>(
+    data: &[u8],
+    offset: u64,
+    what: impl FnOnce() -> String,
+) -> Result<&T> {
     data.read_at::<T>(offset)
         .map_err(|()| truncated(what(), offset, std::mem::size_of::<T>() as u64, data))
 }
 
 /// Reads `count` `T`s at `offset`, naming `what` if they are not all there.
-fn read_slice_at<'data, T: Pod>(
-    data: &'data [u8],
+fn read_slice_at<T: Pod>(
+    data: &[u8],
     offset: u64,
     count: u64,
     what: impl FnOnce() -> String,
-) -> Result<&'data [T]> {
+) -> Result<&[T]> {
     let size = count.saturating_mul(std::mem::size_of::<T>() as u64);
     usize::try_from(count)
         .ok()
@@ -52,8 +66,14 @@ fn read_slice_at<'data, T: Pod>(
 }
 
 /// The bytes `offset..offset+size`, naming `what` if they are not all in the file.
-pub(crate) fn bytes_at<'data>(data: &'data [u8], offset: u64, size: u64, what: impl FnOnce() -> String) -> Result<&'data [u8]> {
-    data.read_bytes_at(offset, size).map_err(|()| truncated(what(), offset, size, data))
+pub(crate) fn bytes_at(
+    data: &[u8],
+    offset: u64,
+    size: u64,
+    what: impl FnOnce() -> String,
+) -> Result<&[u8]> {
+    data.read_bytes_at(offset, size)
+        .map_err(|()| truncated(what(), offset, size, data))
 }
 
 /// The ELF file header fields this layer keeps.
@@ -95,7 +115,13 @@ impl SegmentFlags {
 impl std::fmt::Display for SegmentFlags {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let flag = |set: bool, c: char| if set { c } else { '-' };
-        write!(f, "{}{}{}", flag(self.readable(), 'R'), flag(self.writable(), 'W'), flag(self.executable(), 'X'))
+        write!(
+            f,
+            "{}{}{}",
+            flag(self.readable(), 'R'),
+            flag(self.writable(), 'W'),
+            flag(self.executable(), 'X')
+        )
     }
 }
 
@@ -128,7 +154,10 @@ impl Segment {
 
     /// Whether `[vaddr, vaddr+len)` lies inside this segment's memory image.
     pub fn contains(&self, vaddr: u64, len: u64) -> bool {
-        vaddr >= self.vaddr && vaddr.checked_add(len).is_some_and(|end| end <= self.vaddr_end())
+        vaddr >= self.vaddr
+            && vaddr
+                .checked_add(len)
+                .is_some_and(|end| end <= self.vaddr_end())
     }
 }
 
@@ -368,14 +397,20 @@ pub(crate) struct Elf<'data> {
 /// Validates and reads the file header.
 pub(crate) fn parse_header(data: &[u8]) -> Result<&FileHeader64<LE>> {
     if data.len() < 16 || data[0..4] != ELFMAG {
-        return Err(CodeObjectError::NotElf { magic: data.iter().take(4).copied().collect() });
+        return Err(CodeObjectError::NotElf {
+            magic: data.iter().take(4).copied().collect(),
+        });
     }
     let ident_class = data[4];
     if ident_class != ELFCLASS64 {
-        return Err(CodeObjectError::NotAmdgpu { reason: format!("ELF class {ident_class}, not ELFCLASS64") });
+        return Err(CodeObjectError::NotAmdgpu {
+            reason: format!("ELF class {ident_class}, not ELFCLASS64"),
+        });
     }
     if data[5] != ELFDATA2LSB {
-        return Err(CodeObjectError::NotAmdgpu { reason: format!("ELF data encoding {}, not little-endian", data[5]) });
+        return Err(CodeObjectError::NotAmdgpu {
+            reason: format!("ELF data encoding {}, not little-endian", data[5]),
+        });
     }
     let header: &FileHeader64<LE> = read_at(data, 0, || "ELF header".into())?;
     if header.e_ident.version != EV_CURRENT {
@@ -403,21 +438,44 @@ impl<'data> Elf<'data> {
         let program_headers = parse_program_headers(data, raw)?;
         let sections = parse_sections(data, raw)?;
         let dynamic = parse_dynamic(data, &program_headers)?;
-        let dynsym = parse_symbols(data, &sections, object::elf::SHT_DYNSYM, SymbolTableKind::Dynsym)?;
-        let symtab = parse_symbols(data, &sections, object::elf::SHT_SYMTAB, SymbolTableKind::Symtab)?;
+        let dynsym = parse_symbols(
+            data,
+            &sections,
+            object::elf::SHT_DYNSYM,
+            SymbolTableKind::Dynsym,
+        )?;
+        let symtab = parse_symbols(
+            data,
+            &sections,
+            object::elf::SHT_SYMTAB,
+            SymbolTableKind::Symtab,
+        )?;
         let notes = parse_notes(data, &program_headers, &sections)?;
-        Ok(Self { header, program_headers, sections, dynamic, dynsym, symtab, notes })
+        Ok(Self {
+            header,
+            program_headers,
+            sections,
+            dynamic,
+            dynsym,
+            symtab,
+            notes,
+        })
     }
 
     /// The symbol table a relocation section refers to through `sh_link`.
-    pub(crate) fn linked_symbols(&self, section: &Section<'data>) -> Result<Option<&[Symbol<'data>]>> {
+    pub(crate) fn linked_symbols(
+        &self,
+        section: &Section<'data>,
+    ) -> Result<Option<&[Symbol<'data>]>> {
         if section.link == 0 {
             return Ok(None);
         }
-        let linked = self.sections.get(section.link as usize).ok_or_else(|| CodeObjectError::InvalidSection {
-            index: section.index,
-            name: section.name.to_owned(),
-            reason: format!("sh_link {} is not a section", section.link),
+        let linked = self.sections.get(section.link as usize).ok_or_else(|| {
+            CodeObjectError::InvalidSection {
+                index: section.index,
+                name: section.name.to_owned(),
+                reason: format!("sh_link {} is not a section", section.link),
+            }
         })?;
         match linked.sh_type {
             object::elf::SHT_DYNSYM => Ok(Some(&self.dynsym)),
@@ -425,7 +483,10 @@ impl<'data> Elf<'data> {
             t => Err(CodeObjectError::InvalidSection {
                 index: section.index,
                 name: section.name.to_owned(),
-                reason: format!("sh_link {} is a section of type {t}, not a symbol table", section.link),
+                reason: format!(
+                    "sh_link {} is a section of type {t}, not a symbol table",
+                    section.link
+                ),
             }),
         }
     }
@@ -447,10 +508,13 @@ fn parse_program_headers(data: &[u8], raw: &FileHeader64<LE>) -> Result<Vec<Segm
         });
     }
     if phnum == 0xffff {
-        return Err(CodeObjectError::Unsupported { reason: "extended program header numbering (PN_XNUM)".into() });
+        return Err(CodeObjectError::Unsupported {
+            reason: "extended program header numbering (PN_XNUM)".into(),
+        });
     }
-    let table: &[ProgramHeader64<LE>] =
-        read_slice_at(data, phoff, u64::from(phnum), || format!("program header table ({phnum} entries)"))?;
+    let table: &[ProgramHeader64<LE>] = read_slice_at(data, phoff, u64::from(phnum), || {
+        format!("program header table ({phnum} entries)")
+    })?;
     let mut out = Vec::with_capacity(table.len());
     for (i, ph) in table.iter().enumerate() {
         let index = i as u16; // phnum is a u16
@@ -485,10 +549,16 @@ fn parse_program_headers(data: &[u8], raw: &FileHeader64<LE>) -> Result<Vec<Segm
         }
         if seg.p_type == PT_LOAD {
             if seg.file_size > seg.mem_size {
-                return Err(invalid(format!("p_filesz {:#x} > p_memsz {:#x}", seg.file_size, seg.mem_size)));
+                return Err(invalid(format!(
+                    "p_filesz {:#x} > p_memsz {:#x}",
+                    seg.file_size, seg.mem_size
+                )));
             }
             if seg.vaddr.checked_add(seg.mem_size).is_none() {
-                return Err(invalid(format!("p_vaddr {:#x} + p_memsz {:#x} overflows", seg.vaddr, seg.mem_size)));
+                return Err(invalid(format!(
+                    "p_vaddr {:#x} + p_memsz {:#x} overflows",
+                    seg.vaddr, seg.mem_size
+                )));
             }
         }
         out.push(seg);
@@ -515,7 +585,10 @@ fn parse_program_headers(data: &[u8], raw: &FileHeader64<LE>) -> Result<Vec<Segm
     if let Some(last) = previous {
         if last.vaddr_end() > MAX_LOAD_IMAGE_SIZE {
             return Err(CodeObjectError::LimitExceeded {
-                what: format!("load image size (PT_LOAD {} ends at p_vaddr + p_memsz)", last.index),
+                what: format!(
+                    "load image size (PT_LOAD {} ends at p_vaddr + p_memsz)",
+                    last.index
+                ),
                 value: last.vaddr_end(),
                 limit: MAX_LOAD_IMAGE_SIZE,
             });
@@ -548,12 +621,15 @@ fn parse_sections<'data>(data: &'data [u8], raw: &FileHeader64<LE>) -> Result<Ve
         SHN_XINDEX => first.sh_link.get(e),
         n => u32::from(n),
     };
-    let table: &[SectionHeader64<LE>] =
-        read_slice_at(data, shoff, shnum, || format!("section header table ({shnum} entries)"))?;
+    let table: &[SectionHeader64<LE>] = read_slice_at(data, shoff, shnum, || {
+        format!("section header table ({shnum} entries)")
+    })?;
     let names: &[u8] = match table.get(shstrndx as usize) {
         Some(sh) if shstrndx != 0 => {
             let (off, size) = (sh.sh_offset.get(e), sh.sh_size.get(e));
-            bytes_at(data, off, size, || format!("section name table (section {shstrndx})"))?
+            bytes_at(data, off, size, || {
+                format!("section name table (section {shstrndx})")
+            })?
         }
         Some(_) => &[],
         None => {
@@ -574,7 +650,10 @@ fn parse_sections<'data>(data: &'data [u8], raw: &FileHeader64<LE>) -> Result<Ve
             c_str_at(names, name_offset).ok_or_else(|| CodeObjectError::InvalidSection {
                 index,
                 name: "?".into(),
-                reason: format!("sh_name {name_offset:#x} is not a string in the {}-byte section name table", names.len()),
+                reason: format!(
+                    "sh_name {name_offset:#x} is not a string in the {}-byte section name table",
+                    names.len()
+                ),
             })?
         };
         let sec = Section {
@@ -590,7 +669,10 @@ fn parse_sections<'data>(data: &'data [u8], raw: &FileHeader64<LE>) -> Result<Ve
             align: sh.sh_addralign.get(e),
             entsize: sh.sh_entsize.get(e),
         };
-        if i > 0 && sec.has_file_bytes() && !matches!(sec.offset.checked_add(sec.size), Some(end) if end <= data.len() as u64) {
+        if i > 0
+            && sec.has_file_bytes()
+            && !matches!(sec.offset.checked_add(sec.size), Some(end) if end <= data.len() as u64)
+        {
             return Err(CodeObjectError::InvalidSection {
                 index,
                 name: name.to_owned(),
@@ -615,7 +697,9 @@ pub(crate) fn c_str_at(table: &[u8], offset: u32) -> Option<&str> {
 }
 
 fn section_bytes<'data>(data: &'data [u8], s: &Section<'data>) -> Result<&'data [u8]> {
-    bytes_at(data, s.offset, s.size, || format!("section {} ({})", s.index, s.name))
+    bytes_at(data, s.offset, s.size, || {
+        format!("section {} ({})", s.index, s.name)
+    })
 }
 
 fn parse_symbols<'data>(
@@ -625,12 +709,17 @@ fn parse_symbols<'data>(
     table: SymbolTableKind,
 ) -> Result<Vec<Symbol<'data>>> {
     let mut found = sections.iter().filter(|s| s.sh_type == sh_type);
-    let Some(sec) = found.next() else { return Ok(Vec::new()) };
+    let Some(sec) = found.next() else {
+        return Ok(Vec::new());
+    };
     if let Some(second) = found.next() {
         return Err(CodeObjectError::InvalidSection {
             index: second.index,
             name: second.name.to_owned(),
-            reason: format!("a second {table} symbol table (the first is section {})", sec.index),
+            reason: format!(
+                "a second {table} symbol table (the first is section {})",
+                sec.index
+            ),
         });
     }
     let invalid_section = |reason: String| CodeObjectError::InvalidSection {
@@ -640,11 +729,19 @@ fn parse_symbols<'data>(
     };
     let entsize = std::mem::size_of::<Sym64<LE>>() as u64;
     if sec.size % entsize != 0 {
-        return Err(invalid_section(format!("size {:#x} is not a multiple of {entsize}", sec.size)));
+        return Err(invalid_section(format!(
+            "size {:#x} is not a multiple of {entsize}",
+            sec.size
+        )));
     }
     let strtab = match sections.get(sec.link as usize) {
         Some(s) if s.sh_type == object::elf::SHT_STRTAB => section_bytes(data, s)?,
-        _ => return Err(invalid_section(format!("sh_link {} is not a string table", sec.link))),
+        _ => {
+            return Err(invalid_section(format!(
+                "sh_link {} is not a string table",
+                sec.link
+            )))
+        }
     };
     let raw: &[Sym64<LE>] = read_slice_at(data, sec.offset, sec.size / entsize, || {
         format!("symbol table {} ({})", sec.index, sec.name)
@@ -661,16 +758,31 @@ fn parse_symbols<'data>(
             reason,
         };
         let name = c_str_at(strtab, name_offset).ok_or_else(|| {
-            invalid(None, format!("st_name {name_offset:#x} is not a UTF-8 string in the {}-byte string table", strtab.len()))
+            invalid(
+                None,
+                format!(
+                    "st_name {name_offset:#x} is not a UTF-8 string in the {}-byte string table",
+                    strtab.len()
+                ),
+            )
         })?;
         let section_index = sym.st_shndx.get(e);
         if section_index == SHN_XINDEX {
-            return Err(invalid(Some(name), "SHN_XINDEX section indices are not supported".into()));
-        }
-        if section_index != SHN_UNDEF && section_index < SHN_LORESERVE && usize::from(section_index) >= sections.len() {
             return Err(invalid(
                 Some(name),
-                format!("st_shndx {section_index} is not one of the {} sections", sections.len()),
+                "SHN_XINDEX section indices are not supported".into(),
+            ));
+        }
+        if section_index != SHN_UNDEF
+            && section_index < SHN_LORESERVE
+            && usize::from(section_index) >= sections.len()
+        {
+            return Err(invalid(
+                Some(name),
+                format!(
+                    "st_shndx {section_index} is not one of the {} sections",
+                    sections.len()
+                ),
             ));
         }
         out.push(Symbol {
@@ -689,7 +801,11 @@ fn parse_symbols<'data>(
 }
 
 /// Reads the entries of a relocation section with addends (`SHT_RELA`).
-pub(crate) fn parse_rela(data: &[u8], sec: &Section<'_>, symbol_count: usize) -> Result<Vec<RawRelocation>> {
+pub(crate) fn parse_rela(
+    data: &[u8],
+    sec: &Section<'_>,
+    symbol_count: usize,
+) -> Result<Vec<RawRelocation>> {
     let entsize = std::mem::size_of::<Rela64<LE>>() as u64;
     if sec.size % entsize != 0 {
         return Err(CodeObjectError::InvalidSection {
@@ -729,10 +845,14 @@ pub(crate) fn parse_rela(data: &[u8], sec: &Section<'_>, symbol_count: usize) ->
 
 fn parse_dynamic(data: &[u8], program_headers: &[Segment]) -> Result<Vec<DynamicEntry>> {
     let mut dynamics = program_headers.iter().filter(|p| p.p_type == PT_DYNAMIC);
-    let Some(seg) = dynamics.next() else { return Ok(Vec::new()) };
+    let Some(seg) = dynamics.next() else {
+        return Ok(Vec::new());
+    };
     let entsize = std::mem::size_of::<Dyn64<LE>>() as u64;
     // p_offset + p_filesz was checked against the file length.
-    let raw: &[Dyn64<LE>] = read_slice_at(data, seg.offset, seg.file_size / entsize, || "dynamic segment".into())?;
+    let raw: &[Dyn64<LE>] = read_slice_at(data, seg.offset, seg.file_size / entsize, || {
+        "dynamic segment".into()
+    })?;
     let e = LE;
     let mut out = Vec::new();
     for d in raw {
@@ -740,13 +860,20 @@ fn parse_dynamic(data: &[u8], program_headers: &[Segment]) -> Result<Vec<Dynamic
         if tag == i64::from(object::elf::DT_NULL) {
             break;
         }
-        out.push(DynamicEntry { tag, value: d.d_val.get(e) });
+        out.push(DynamicEntry {
+            tag,
+            value: d.d_val.get(e),
+        });
     }
     Ok(out)
 }
 
 /// Notes from the `PT_NOTE` segments, or from `SHT_NOTE` sections when there are none.
-fn parse_notes<'data>(data: &'data [u8], program_headers: &[Segment], sections: &[Section<'data>]) -> Result<Vec<Note<'data>>> {
+fn parse_notes<'data>(
+    data: &'data [u8],
+    program_headers: &[Segment],
+    sections: &[Section<'data>],
+) -> Result<Vec<Note<'data>>> {
     let mut out = Vec::new();
     let segments: Vec<(u64, u64, u64)> = program_headers
         .iter()
@@ -754,7 +881,11 @@ fn parse_notes<'data>(data: &'data [u8], program_headers: &[Segment], sections: 
         .map(|p| (p.offset, p.file_size, p.align))
         .collect();
     let areas = if segments.is_empty() {
-        sections.iter().filter(|s| s.sh_type == object::elf::SHT_NOTE).map(|s| (s.offset, s.size, s.align)).collect()
+        sections
+            .iter()
+            .filter(|s| s.sh_type == object::elf::SHT_NOTE)
+            .map(|s| (s.offset, s.size, s.align))
+            .collect()
     } else {
         segments
     };
@@ -765,19 +896,26 @@ fn parse_notes<'data>(data: &'data [u8], program_headers: &[Segment], sections: 
     Ok(out)
 }
 
-fn parse_note_area<'data>(bytes: &'data [u8], base: u64, align: u64, out: &mut Vec<Note<'data>>) -> Result<()> {
+fn parse_note_area<'data>(
+    bytes: &'data [u8],
+    base: u64,
+    align: u64,
+    out: &mut Vec<Note<'data>>,
+) -> Result<()> {
     let mut pos: u64 = 0;
     let len = bytes.len() as u64;
     while pos < len {
         let offset = base + pos;
         let invalid = |reason: String| CodeObjectError::InvalidNote { offset, reason };
         let word = |at: u64| -> Result<u32> {
-            crate::bytes::u32_at(bytes, pos + at).ok_or_else(|| invalid(format!("header needs 12 bytes, {} left", len - pos)))
+            crate::bytes::u32_at(bytes, pos + at)
+                .ok_or_else(|| invalid(format!("header needs 12 bytes, {} left", len - pos)))
         };
         let (namesz, descsz, n_type) = (u64::from(word(0)?), u64::from(word(4)?), word(8)?);
         let name_start = pos + 12;
         let name_end = name_start + namesz; // namesz < 2^32, no overflow on u64
-        let desc_start = crate::bytes::align_up(name_end, align).ok_or_else(|| invalid("name size overflows".into()))?;
+        let desc_start = crate::bytes::align_up(name_end, align)
+            .ok_or_else(|| invalid("name size overflows".into()))?;
         let desc_end = desc_start + descsz;
         if name_end > len || desc_end > len {
             return Err(invalid(format!(
@@ -795,7 +933,8 @@ fn parse_note_area<'data>(bytes: &'data [u8], base: u64, align: u64, out: &mut V
             desc_offset: base + desc_start,
             desc: &bytes[desc_start as usize..desc_end as usize],
         });
-        pos = crate::bytes::align_up(desc_end, align).ok_or_else(|| invalid("descriptor size overflows".into()))?;
+        pos = crate::bytes::align_up(desc_end, align)
+            .ok_or_else(|| invalid("descriptor size overflows".into()))?;
     }
     Ok(())
 }
@@ -814,7 +953,10 @@ mod tests {
         note.extend_from_slice(b"AMDGPU\0\0");
         note.extend_from_slice(&[0x80, 0, 0, 0]);
         let err = parse_note_area(&note, 0x238, 4, &mut Vec::new()).unwrap_err();
-        assert!(matches!(err, CodeObjectError::InvalidNote { offset: 0x238, .. }), "{err}");
+        assert!(
+            matches!(err, CodeObjectError::InvalidNote { offset: 0x238, .. }),
+            "{err}"
+        );
         // With the right size it parses.
         note[4..8].copy_from_slice(&4u32.to_le_bytes());
         let mut out = Vec::new();

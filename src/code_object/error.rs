@@ -99,7 +99,9 @@ pub enum CodeObjectError {
         reason: String,
     },
     /// A relocation entry is inconsistent.
-    #[error("invalid relocation {index} in section {section} at file offset {offset:#x}: {reason}")]
+    #[error(
+        "invalid relocation {index} in section {section} at file offset {offset:#x}: {reason}"
+    )]
     InvalidRelocation {
         /// The relocation section's name.
         section: String,
@@ -119,7 +121,10 @@ pub enum CodeObjectError {
         reason: String,
     },
     /// The `NT_AMDGPU_METADATA` note is not valid MessagePack or not shaped as metadata.
-    #[error("invalid AMDGPU metadata at offset {offset:#x}{}: {reason}", path_suffix(path))]
+    #[error(
+        "invalid AMDGPU metadata at offset {offset:#x}{}: {reason}",
+        path_suffix(path)
+    )]
     Metadata {
         /// File offset of the note's descriptor (the MessagePack bytes).
         offset: u64,

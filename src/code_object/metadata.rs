@@ -29,7 +29,10 @@ pub struct UnknownKey {
     pub value: rmpv::Value,
 }
 
-fn serialize_value<S: serde::Serializer>(value: &rmpv::Value, s: S) -> std::result::Result<S::Ok, S::Error> {
+fn serialize_value<S: serde::Serializer>(
+    value: &rmpv::Value,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
     s.collect_str(value)
 }
 
@@ -222,8 +225,17 @@ impl<'data> Reader<'data> {
         self.base + self.pos as u64
     }
 
-    fn err_at(&self, at: usize, path: impl FnOnce() -> String, reason: impl Into<String>) -> CodeObjectError {
-        CodeObjectError::Metadata { offset: self.base + at as u64, path: path(), reason: reason.into() }
+    fn err_at(
+        &self,
+        at: usize,
+        path: impl FnOnce() -> String,
+        reason: impl Into<String>,
+    ) -> CodeObjectError {
+        CodeObjectError::Metadata {
+            offset: self.base + at as u64,
+            path: path(),
+            reason: reason.into(),
+        }
     }
 
     fn take(&mut self, n: usize) -> Option<&'data [u8]> {
@@ -234,7 +246,11 @@ impl<'data> Reader<'data> {
     }
 
     fn be(&mut self, n: usize) -> Option<u64> {
-        Some(self.take(n)?.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+        Some(
+            self.take(n)?
+                .iter()
+                .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)),
+        )
     }
 
     /// Reads the head of the next item; for strings, binaries and extensions the payload is
@@ -261,11 +277,13 @@ impl<'data> Reader<'data> {
             }
             0xc7..=0xc9 => {
                 let n = len(self, 1 << (marker - 0xc7))?;
-                self.take(n.checked_add(1).ok_or_else(|| eof(self))?).ok_or_else(|| eof(self))?;
+                self.take(n.checked_add(1).ok_or_else(|| eof(self))?)
+                    .ok_or_else(|| eof(self))?;
                 Head::Ext
             }
             0xca | 0xcb => {
-                self.take(if marker == 0xca { 4 } else { 8 }).ok_or_else(|| eof(self))?;
+                self.take(if marker == 0xca { 4 } else { 8 })
+                    .ok_or_else(|| eof(self))?;
                 Head::Float
             }
             0xcc..=0xcf => Head::Uint(self.be(1 << (marker - 0xcc)).ok_or_else(|| eof(self))?),
@@ -276,7 +294,8 @@ impl<'data> Reader<'data> {
                 Head::Int(((raw << shift) as i64) >> shift)
             }
             0xd4..=0xd8 => {
-                self.take(1 + (1usize << (marker - 0xd4))).ok_or_else(|| eof(self))?;
+                self.take(1 + (1usize << (marker - 0xd4)))
+                    .ok_or_else(|| eof(self))?;
                 Head::Ext
             }
             0xd9..=0xdb => {
@@ -290,8 +309,15 @@ impl<'data> Reader<'data> {
         Ok(head)
     }
 
-    fn str_payload(&mut self, n: usize, at: usize, path: &dyn Fn() -> String) -> Result<Head<'data>> {
-        let bytes = self.take(n).ok_or_else(|| self.err_at(at, path, format!("string of {n} bytes runs past the end")))?;
+    fn str_payload(
+        &mut self,
+        n: usize,
+        at: usize,
+        path: &dyn Fn() -> String,
+    ) -> Result<Head<'data>> {
+        let bytes = self.take(n).ok_or_else(|| {
+            self.err_at(at, path, format!("string of {n} bytes runs past the end"))
+        })?;
         Ok(Head::Str(bytes))
     }
 
@@ -324,7 +350,9 @@ impl<'data> Reader<'data> {
     fn expect_str(&mut self, path: impl Fn() -> String) -> Result<&'data str> {
         let at = self.pos;
         match self.head(&path)? {
-            Head::Str(b) => std::str::from_utf8(b).map_err(|_| self.err_at(at, path, "string is not UTF-8")),
+            Head::Str(b) => {
+                std::str::from_utf8(b).map_err(|_| self.err_at(at, path, "string is not UTF-8"))
+            }
             h => Err(self.err_at(at, path, format!("expected a string, found {}", h.kind()))),
         }
     }
@@ -333,8 +361,14 @@ impl<'data> Reader<'data> {
         let at = self.pos;
         match self.head(&path)? {
             Head::Uint(v) => Ok(v),
-            Head::Int(v) => u64::try_from(v).map_err(|_| self.err_at(at, path, format!("expected an unsigned integer, found {v}"))),
-            h => Err(self.err_at(at, path, format!("expected an unsigned integer, found {}", h.kind()))),
+            Head::Int(v) => u64::try_from(v).map_err(|_| {
+                self.err_at(at, path, format!("expected an unsigned integer, found {v}"))
+            }),
+            h => Err(self.err_at(
+                at,
+                path,
+                format!("expected an unsigned integer, found {}", h.kind()),
+            )),
         }
     }
 
@@ -383,11 +417,17 @@ impl<'data> Reader<'data> {
         self.pos = at;
         let key = self.owned_value(path)?;
         let value = self.owned_value(path)?;
-        Ok(Err(UnknownKey { key: key.to_string(), value }))
+        Ok(Err(UnknownKey {
+            key: key.to_string(),
+            value,
+        }))
     }
 
     fn unknown(&mut self, key: &[u8], path: impl Fn() -> String) -> Result<UnknownKey> {
-        Ok(UnknownKey { key: String::from_utf8_lossy(key).into_owned(), value: self.owned_value(path)? })
+        Ok(UnknownKey {
+            key: String::from_utf8_lossy(key).into_owned(),
+            value: self.owned_value(path)?,
+        })
     }
 }
 
@@ -400,8 +440,18 @@ impl<'data> Reader<'data> {
 /// segment sizes, `.wavefront_size`) or argument key (`.offset`, `.size`, `.value_kind`) is
 /// an error too.
 pub fn decode(bytes: &[u8], offset: u64) -> Result<Metadata<'_>> {
-    let mut r = Reader { bytes, pos: 0, base: offset };
-    let mut md = Metadata { version: Vec::new(), target: None, printf: Vec::new(), kernels: Vec::new(), unknown: Vec::new() };
+    let mut r = Reader {
+        bytes,
+        pos: 0,
+        base: offset,
+    };
+    let mut md = Metadata {
+        version: Vec::new(),
+        target: None,
+        printf: Vec::new(),
+        kernels: Vec::new(),
+        unknown: Vec::new(),
+    };
     let entries = r.expect_map(String::new)?;
     for _ in 0..entries {
         let key = match r.key(&String::new)? {
@@ -427,14 +477,23 @@ pub fn decode(bytes: &[u8], offset: u64) -> Result<Metadata<'_>> {
         }
     }
     if r.pos != bytes.len() {
-        return Err(r.err_at(r.pos, String::new, format!("{} bytes after the metadata map", bytes.len() - r.pos)));
+        return Err(r.err_at(
+            r.pos,
+            String::new,
+            format!("{} bytes after the metadata map", bytes.len() - r.pos),
+        ));
     }
     tracing::debug!(kernels = md.kernels.len(), target = ?md.target, at = r.offset(), "decoded AMDGPU metadata");
     Ok(md)
 }
 
 fn decode_kernel<'data>(r: &mut Reader<'data>, i: usize) -> Result<KernelMetadata<'data>> {
-    let path = |key: &[u8]| format!("amdhsa.kernels[{i}].{}", String::from_utf8_lossy(key).trim_start_matches('.'));
+    let path = |key: &[u8]| {
+        format!(
+            "amdhsa.kernels[{i}].{}",
+            String::from_utf8_lossy(key).trim_start_matches('.')
+        )
+    };
     let start = r.pos;
     let mut name = None;
     let mut symbol = None;
@@ -506,16 +565,24 @@ fn decode_kernel<'data>(r: &mut Reader<'data>, i: usize) -> Result<KernelMetadat
     let missing = |key: &[u8]| r.err_at(start, || path(key), "required key is missing");
     k.name = name.ok_or_else(|| missing(b".name"))?;
     k.symbol = symbol.ok_or_else(|| missing(b".symbol"))?;
-    k.kernarg_segment_size = kernarg_segment_size.ok_or_else(|| missing(b".kernarg_segment_size"))?;
-    k.kernarg_segment_align = kernarg_segment_align.ok_or_else(|| missing(b".kernarg_segment_align"))?;
+    k.kernarg_segment_size =
+        kernarg_segment_size.ok_or_else(|| missing(b".kernarg_segment_size"))?;
+    k.kernarg_segment_align =
+        kernarg_segment_align.ok_or_else(|| missing(b".kernarg_segment_align"))?;
     k.group_segment_fixed_size = group.ok_or_else(|| missing(b".group_segment_fixed_size"))?;
-    k.private_segment_fixed_size = private.ok_or_else(|| missing(b".private_segment_fixed_size"))?;
+    k.private_segment_fixed_size =
+        private.ok_or_else(|| missing(b".private_segment_fixed_size"))?;
     k.wavefront_size = wavefront_size.ok_or_else(|| missing(b".wavefront_size"))?;
     Ok(k)
 }
 
 fn decode_arg<'data>(r: &mut Reader<'data>, i: usize, j: usize) -> Result<KernelArg<'data>> {
-    let path = |key: &[u8]| format!("amdhsa.kernels[{i}].args[{j}].{}", String::from_utf8_lossy(key).trim_start_matches('.'));
+    let path = |key: &[u8]| {
+        format!(
+            "amdhsa.kernels[{i}].args[{j}].{}",
+            String::from_utf8_lossy(key).trim_start_matches('.')
+        )
+    };
     let start = r.pos;
     let (mut offset, mut size, mut value_kind) = (None, None, None);
     let mut a = KernelArg {
@@ -597,11 +664,17 @@ mod tests {
             (s(".brand_new"), Value::from(true)),
         ]);
         let root = Value::Map(vec![
-            (s("amdhsa.version"), Value::Array(vec![Value::from(1), Value::from(2)])),
-            (s("amdhsa.kernels"), Value::Array(vec![kernel(vec![
-                (s(".args"), Value::Array(vec![arg])),
-                (s(".vgpr_spill_count"), Value::from(3)),
-            ])])),
+            (
+                s("amdhsa.version"),
+                Value::Array(vec![Value::from(1), Value::from(2)]),
+            ),
+            (
+                s("amdhsa.kernels"),
+                Value::Array(vec![kernel(vec![
+                    (s(".args"), Value::Array(vec![arg])),
+                    (s(".vgpr_spill_count"), Value::from(3)),
+                ])]),
+            ),
             (s("amdhsa.something"), s("else")),
         ]);
         let bytes = encode(&root);
@@ -632,7 +705,10 @@ mod tests {
         let err = decode(&encode(&root), 0x40).unwrap_err();
         match err {
             CodeObjectError::Metadata { offset, path, .. } => {
-                assert!(offset > 0x40, "the offset of the bad value, not of the note");
+                assert!(
+                    offset > 0x40,
+                    "the offset of the bad value, not of the note"
+                );
                 assert_eq!(path, "amdhsa.kernels[0].args[0].size");
             }
             e => panic!("{e}"),
@@ -642,7 +718,14 @@ mod tests {
     #[test]
     fn every_integer_encoding_is_read() {
         // uint8/16/32/64, positive fixint and a non-negative int8 all decode as sizes.
-        for enc in [vec![0x05], vec![0xcc, 5], vec![0xcd, 0, 5], vec![0xce, 0, 0, 0, 5], vec![0xcf, 0, 0, 0, 0, 0, 0, 0, 5], vec![0xd0, 5]] {
+        for enc in [
+            vec![0x05],
+            vec![0xcc, 5],
+            vec![0xcd, 0, 5],
+            vec![0xce, 0, 0, 0, 5],
+            vec![0xcf, 0, 0, 0, 0, 0, 0, 0, 5],
+            vec![0xd0, 5],
+        ] {
             let mut bytes = vec![0x81, 0xae];
             bytes.extend_from_slice(b"amdhsa.version");
             bytes.push(0x91);
@@ -654,14 +737,23 @@ mod tests {
         bytes.extend_from_slice(b"amdhsa.version");
         bytes.extend_from_slice(&[0x91, 0xd0, 0xfb]);
         let err = decode(&bytes, 0x100).unwrap_err();
-        assert!(matches!(err, CodeObjectError::Metadata { offset: 0x111, .. }), "{err}");
+        assert!(
+            matches!(err, CodeObjectError::Metadata { offset: 0x111, .. }),
+            "{err}"
+        );
     }
 
     #[test]
     fn missing_required_key_is_an_error() {
-        let root = Value::Map(vec![(s("amdhsa.kernels"), Value::Array(vec![Value::Map(vec![(s(".name"), s("k"))])]))]);
+        let root = Value::Map(vec![(
+            s("amdhsa.kernels"),
+            Value::Array(vec![Value::Map(vec![(s(".name"), s("k"))])]),
+        )]);
         let err = decode(&encode(&root), 0).unwrap_err();
-        assert!(err.to_string().contains("amdhsa.kernels[0].symbol"), "{err}");
+        assert!(
+            err.to_string().contains("amdhsa.kernels[0].symbol"),
+            "{err}"
+        );
     }
 
     #[test]

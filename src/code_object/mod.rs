@@ -35,18 +35,18 @@ use serde::Serialize;
 
 pub use descriptor::{KernelDescriptor, KERNEL_DESCRIPTOR_SIZE};
 pub use elf::{
-    Binding, DynamicEntry, Header, Note, Section, Segment, SegmentFlags, Symbol, SymbolKind, Visibility,
-    MAX_LOAD_IMAGE_SIZE, PT_DYNAMIC, PT_LOAD, PT_NOTE,
+    Binding, DynamicEntry, Header, Note, Section, Segment, SegmentFlags, Symbol, SymbolKind,
+    Visibility, MAX_LOAD_IMAGE_SIZE, PT_DYNAMIC, PT_LOAD, PT_NOTE,
 };
 pub use error::{CodeObjectError, Result, SymbolTableKind};
 pub use metadata::{
-    decode as decode_metadata, KernelArg, KernelMetadata, Metadata, UnknownKey, ValueKind, NOTE_OWNER_AMDGPU,
-    NT_AMDGPU_METADATA,
+    decode as decode_metadata, KernelArg, KernelMetadata, Metadata, UnknownKey, ValueKind,
+    NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA,
 };
 pub use relocation::{Relocation, RelocationIssue, RelocationIssueKind, RelocationType};
 pub use report::{
-    symbols_report, ArgReport, FunctionReport, ImportReport, KernelReport, RelocationSummary, SymbolsReport,
-    VariableReport,
+    symbols_report, ArgReport, FunctionReport, ImportReport, KernelReport, RelocationSummary,
+    SymbolsReport, VariableReport,
 };
 
 pub use crate::target::ElfTarget;
@@ -125,15 +125,29 @@ pub enum KernelIssue {
 impl std::fmt::Display for KernelIssue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Mismatch { kernel, field, descriptor, metadata } => {
-                write!(f, "kernel {kernel}: descriptor {field} = {descriptor}, metadata says {metadata}")
+            Self::Mismatch {
+                kernel,
+                field,
+                descriptor,
+                metadata,
+            } => {
+                write!(
+                    f,
+                    "kernel {kernel}: descriptor {field} = {descriptor}, metadata says {metadata}"
+                )
             }
             Self::MissingDescriptor { kernel, symbol } => {
                 write!(f, "kernel {kernel}: metadata names descriptor {symbol}, which is not a defined symbol")
             }
             Self::MissingMetadata { kernel } => write!(f, "kernel {kernel}: no metadata entry"),
-            Self::BadDescriptor { kernel, reason } => write!(f, "kernel {kernel}: descriptor {reason}"),
-            Self::BadEntry { kernel, entry, reason } => match entry {
+            Self::BadDescriptor { kernel, reason } => {
+                write!(f, "kernel {kernel}: descriptor {reason}")
+            }
+            Self::BadEntry {
+                kernel,
+                entry,
+                reason,
+            } => match entry {
                 Some(e) => write!(f, "kernel {kernel}: code entry {e:#x} {reason}"),
                 None => write!(f, "kernel {kernel}: code entry {reason}"),
             },
@@ -173,7 +187,9 @@ impl<'data> CodeObject<'data> {
         let abi_version = raw.e_ident.abi_version;
         let machine = raw.e_machine.get(object::LittleEndian);
         if machine != object::elf::EM_AMDGPU {
-            return Err(CodeObjectError::NotAmdgpu { reason: format!("e_machine {machine}, not EM_AMDGPU (224)") });
+            return Err(CodeObjectError::NotAmdgpu {
+                reason: format!("e_machine {machine}, not EM_AMDGPU (224)"),
+            });
         }
         if os_abi != ELFOSABI_AMDGPU_HSA {
             return Err(CodeObjectError::NotAmdgpu {
@@ -194,14 +210,25 @@ impl<'data> CodeObject<'data> {
             return Err(CodeObjectError::Unsupported {
                 reason: format!(
                     "e_type {e_type}, not ET_DYN (3); {}",
-                    if e_type == object::elf::ET_REL { "link the object with ld.lld -shared" } else { "not a loadable code object" }
+                    if e_type == object::elf::ET_REL {
+                        "link the object with ld.lld -shared"
+                    } else {
+                        "not a loadable code object"
+                    }
                 ),
             });
         }
-        let target = ElfTarget::from_header(os_abi, abi_version, raw.e_flags.get(object::LittleEndian))
-            .map_err(CodeObjectError::Target)?;
+        let target =
+            ElfTarget::from_header(os_abi, abi_version, raw.e_flags.get(object::LittleEndian))
+                .map_err(CodeObjectError::Target)?;
         let elf = Elf::parse(data)?;
-        let load_size = elf.program_headers.iter().filter(|p| p.p_type == PT_LOAD).map(Segment::vaddr_end).max().unwrap_or(0);
+        let load_size = elf
+            .program_headers
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD)
+            .map(Segment::vaddr_end)
+            .max()
+            .unwrap_or(0);
         let mut co = CodeObject {
             data,
             elf,
@@ -264,7 +291,10 @@ impl<'data> CodeObject<'data> {
 
     /// The `PT_LOAD` segments, in ascending, non-overlapping `p_vaddr` order (checked).
     pub fn segments(&self) -> impl Iterator<Item = &Segment> + '_ {
-        self.elf.program_headers.iter().filter(|p| p.p_type == PT_LOAD)
+        self.elf
+            .program_headers
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD)
     }
 
     /// The file bytes of a segment (`p_filesz` of them; the rest of `p_memsz` is zero).
@@ -357,7 +387,9 @@ impl<'data> CodeObject<'data> {
 
     /// Imports typed `STT_FUNC` or `STT_OBJECT`, which ROCr mistakes for defined symbols.
     pub fn typed_imports(&self) -> impl Iterator<Item = &Symbol<'data>> + '_ {
-        self.imports.iter().filter(|s| matches!(s.kind, SymbolKind::Func | SymbolKind::Object))
+        self.imports
+            .iter()
+            .filter(|s| matches!(s.kind, SymbolKind::Func | SymbolKind::Object))
     }
 
     /// Exports: every defined `.dynsym` symbol (name, value, size, kind) other than
@@ -389,7 +421,9 @@ impl<'data> CodeObject<'data> {
     }
 
     /// The relocation issues that would make ROCr fail or misbehave.
-    pub fn rocr_unsupported_relocations(&self) -> impl Iterator<Item = &RelocationIssue<'data>> + '_ {
+    pub fn rocr_unsupported_relocations(
+        &self,
+    ) -> impl Iterator<Item = &RelocationIssue<'data>> + '_ {
         self.relocation_issues.iter().filter(|i| i.blocks_rocr)
     }
 
@@ -418,7 +452,12 @@ impl<'data> CodeObject<'data> {
     /// appended; version and target come from the first note.
     fn decode_metadata(&self) -> Result<Option<Metadata<'data>>> {
         let mut merged: Option<Metadata<'data>> = None;
-        for note in self.elf.notes.iter().filter(|n| n.name == NOTE_OWNER_AMDGPU && n.n_type == NT_AMDGPU_METADATA) {
+        for note in self
+            .elf
+            .notes
+            .iter()
+            .filter(|n| n.name == NOTE_OWNER_AMDGPU && n.n_type == NT_AMDGPU_METADATA)
+        {
             let md = metadata::decode(note.desc, note.desc_offset)?;
             match &mut merged {
                 None => merged = Some(md),
@@ -461,7 +500,12 @@ impl<'data> CodeObject<'data> {
                 parse_rel(self.data, sec, symbol_count)?
             };
             let applied = is_rela && sec.info == 0;
-            tracing::debug!(section = sec.name, count = raw.len(), applied, "relocation section");
+            tracing::debug!(
+                section = sec.name,
+                count = raw.len(),
+                applied,
+                "relocation section"
+            );
             for r in raw {
                 let symbol = match (r.symbol, symbols) {
                     (0, _) | (_, None) => None,
@@ -478,7 +522,8 @@ impl<'data> CodeObject<'data> {
                 if applied {
                     dynamic.push(reloc);
                 } else {
-                    let undefined = symbol.is_some_and(|s| !s.is_defined() && s.binding != Binding::Weak);
+                    let undefined =
+                        symbol.is_some_and(|s| !s.is_defined() && s.binding != Binding::Weak);
                     if is_rel {
                         issues.push(RelocationIssue {
                             relocation: reloc,
@@ -509,7 +554,12 @@ impl<'data> CodeObject<'data> {
         let mut issues = Vec::new();
         for r in &self.relocations {
             let t = r.r_type;
-            let issue = |kind, blocks_rocr, blocks_rocload| RelocationIssue { relocation: *r, kind, blocks_rocr, blocks_rocload };
+            let issue = |kind, blocks_rocr, blocks_rocload| RelocationIssue {
+                relocation: *r,
+                kind,
+                blocks_rocr,
+                blocks_rocload,
+            };
             if t == RelocationType::NONE {
                 continue;
             }
@@ -520,7 +570,13 @@ impl<'data> CodeObject<'data> {
             }
             if let Some(sym) = r.symbol {
                 if !sym.is_defined() && matches!(sym.kind, SymbolKind::Func | SymbolKind::Object) {
-                    issues.push(issue(RelocationIssueKind::UndefinedTypedSymbol { symbol_type: sym.kind }, true, false));
+                    issues.push(issue(
+                        RelocationIssueKind::UndefinedTypedSymbol {
+                            symbol_type: sym.kind,
+                        },
+                        true,
+                        false,
+                    ));
                 }
             }
             let width = t.width().unwrap_or(1);
@@ -549,7 +605,13 @@ impl<'data> CodeObject<'data> {
         let metadata_symbols: HashMap<&str, usize> = self
             .metadata
             .as_ref()
-            .map(|m| m.kernels.iter().enumerate().map(|(i, k)| (k.symbol, i)).collect())
+            .map(|m| {
+                m.kernels
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| (k.symbol, i))
+                    .collect()
+            })
             .unwrap_or_default();
         let mut kernels = Vec::new();
         let mut kernel_names: HashSet<&str> = HashSet::new();
@@ -588,45 +650,70 @@ impl<'data> CodeObject<'data> {
         if let Some(md) = &self.metadata {
             let version = self.target.code_object_version;
             for k in &kernels {
-                match (k.metadata_index.and_then(|i| md.kernels.get(i)), &k.descriptor) {
+                match (
+                    k.metadata_index.and_then(|i| md.kernels.get(i)),
+                    &k.descriptor,
+                ) {
                     (Some(m), Some(d)) => {
                         for (field, descriptor, metadata) in d.compare(m, version) {
-                            issues.push(KernelIssue::Mismatch { kernel: k.name.to_owned(), field, descriptor, metadata });
+                            issues.push(KernelIssue::Mismatch {
+                                kernel: k.name.to_owned(),
+                                field,
+                                descriptor,
+                                metadata,
+                            });
                         }
                     }
-                    (None, _) => issues.push(KernelIssue::MissingMetadata { kernel: k.name.to_owned() }),
+                    (None, _) => issues.push(KernelIssue::MissingMetadata {
+                        kernel: k.name.to_owned(),
+                    }),
                     (Some(_), None) => {}
                 }
             }
             let found: HashSet<&str> = kernels.iter().map(|k| k.descriptor_symbol.name).collect();
             for m in &md.kernels {
                 if !found.contains(m.symbol) {
-                    issues.push(KernelIssue::MissingDescriptor { kernel: m.name.to_owned(), symbol: m.symbol.to_owned() });
+                    issues.push(KernelIssue::MissingDescriptor {
+                        kernel: m.name.to_owned(),
+                        symbol: m.symbol.to_owned(),
+                    });
                 }
             }
         } else {
             for k in &kernels {
-                issues.push(KernelIssue::MissingMetadata { kernel: k.name.to_owned() });
+                issues.push(KernelIssue::MissingMetadata {
+                    kernel: k.name.to_owned(),
+                });
             }
         }
         for i in &issues {
             tracing::debug!(issue = %i, "kernel issue");
         }
-        let descriptor_names: HashSet<&str> = kernels.iter().map(|k| k.descriptor_symbol.name).collect();
+        let descriptor_names: HashSet<&str> =
+            kernels.iter().map(|k| k.descriptor_symbol.name).collect();
         let functions = table
             .iter()
             .skip(1)
-            .filter(|s| s.is_defined() && s.kind == SymbolKind::Func && !kernel_names.contains(s.name))
+            .filter(|s| {
+                s.is_defined() && s.kind == SymbolKind::Func && !kernel_names.contains(s.name)
+            })
             .copied()
             .collect();
         let variables = table
             .iter()
             .skip(1)
-            .filter(|s| s.is_defined() && s.kind == SymbolKind::Object && !descriptor_names.contains(s.name))
+            .filter(|s| {
+                s.is_defined() && s.kind == SymbolKind::Object && !descriptor_names.contains(s.name)
+            })
             .copied()
             .collect();
         let dynsym = &self.elf.dynsym;
-        let imports = dynsym.iter().skip(1).filter(|s| !s.is_defined() && s.binding != Binding::Local).copied().collect();
+        let imports = dynsym
+            .iter()
+            .skip(1)
+            .filter(|s| !s.is_defined() && s.binding != Binding::Local)
+            .copied()
+            .collect();
         let exports = dynsym
             .iter()
             .skip(1)
@@ -641,29 +728,55 @@ impl<'data> CodeObject<'data> {
         self.exports = exports;
     }
 
-    fn read_descriptor(&self, k: &Kernel<'data>, issues: &mut Vec<KernelIssue>) -> Option<KernelDescriptor> {
+    fn read_descriptor(
+        &self,
+        k: &Kernel<'data>,
+        issues: &mut Vec<KernelIssue>,
+    ) -> Option<KernelDescriptor> {
         let size = KERNEL_DESCRIPTOR_SIZE as u64;
-        let bad = |reason: String| KernelIssue::BadDescriptor { kernel: k.name.to_owned(), reason };
+        let bad = |reason: String| KernelIssue::BadDescriptor {
+            kernel: k.name.to_owned(),
+            reason,
+        };
         if k.descriptor_symbol.size != size {
-            issues.push(bad(format!("symbol size is {}, not {size}", k.descriptor_symbol.size)));
+            issues.push(bad(format!(
+                "symbol size is {}, not {size}",
+                k.descriptor_symbol.size
+            )));
         }
         let Some(bytes) = self.bytes_at_vaddr(k.descriptor_address, size) else {
-            issues.push(bad(format!("at {:#x} is not in the file bytes of a PT_LOAD", k.descriptor_address)));
+            issues.push(bad(format!(
+                "at {:#x} is not in the file bytes of a PT_LOAD",
+                k.descriptor_address
+            )));
             return None;
         };
         let mut raw = [0u8; KERNEL_DESCRIPTOR_SIZE];
         raw.copy_from_slice(bytes);
         let d = KernelDescriptor::decode(&raw);
         let entry = d.entry_address(k.descriptor_address);
-        let bad_entry = |reason: String| KernelIssue::BadEntry { kernel: k.name.to_owned(), entry, reason };
+        let bad_entry = |reason: String| KernelIssue::BadEntry {
+            kernel: k.name.to_owned(),
+            entry,
+            reason,
+        };
         match entry {
-            None => issues.push(bad_entry(format!("overflows ({:#x} + {})", k.descriptor_address, d.kernel_code_entry_byte_offset))),
+            None => issues.push(bad_entry(format!(
+                "overflows ({:#x} + {})",
+                k.descriptor_address, d.kernel_code_entry_byte_offset
+            ))),
             Some(e) => {
-                if !self.segments().any(|s| s.flags.executable() && s.contains(e, 4)) {
+                if !self
+                    .segments()
+                    .any(|s| s.flags.executable() && s.contains(e, 4))
+                {
                     issues.push(bad_entry("is not in an executable PT_LOAD".into()));
                 } else if let Some(code) = k.code_symbol {
                     if code.value != e {
-                        issues.push(bad_entry(format!("differs from the code symbol's value {:#x}", code.value)));
+                        issues.push(bad_entry(format!(
+                            "differs from the code symbol's value {:#x}",
+                            code.value
+                        )));
                     }
                 }
             }
@@ -673,18 +786,35 @@ impl<'data> CodeObject<'data> {
 }
 
 /// Reads an `SHT_REL` section (no addends): listed, never applied by AMDGPU loaders.
-fn parse_rel(data: &[u8], sec: &Section<'_>, symbol_count: usize) -> Result<Vec<elf::RawRelocation>> {
+fn parse_rel(
+    data: &[u8],
+    sec: &Section<'_>,
+    symbol_count: usize,
+) -> Result<Vec<elf::RawRelocation>> {
     use object::elf::Rel64;
     use object::read::ReadRef;
     let entsize = std::mem::size_of::<Rel64<object::LittleEndian>>() as u64;
-    let invalid = |reason: String| CodeObjectError::InvalidSection { index: sec.index, name: sec.name.to_owned(), reason };
+    let invalid = |reason: String| CodeObjectError::InvalidSection {
+        index: sec.index,
+        name: sec.name.to_owned(),
+        reason,
+    };
     if sec.size % entsize != 0 {
-        return Err(invalid(format!("size {:#x} is not a multiple of {entsize}", sec.size)));
+        return Err(invalid(format!(
+            "size {:#x} is not a multiple of {entsize}",
+            sec.size
+        )));
     }
     let count = usize::try_from(sec.size / entsize).map_err(|_| invalid("too large".into()))?;
-    let raw: &[Rel64<object::LittleEndian>] = data
-        .read_slice_at(sec.offset, count)
-        .map_err(|()| elf::truncated(format!("relocation section {} ({})", sec.index, sec.name), sec.offset, sec.size, data))?;
+    let raw: &[Rel64<object::LittleEndian>] =
+        data.read_slice_at(sec.offset, count).map_err(|()| {
+            elf::truncated(
+                format!("relocation section {} ({})", sec.index, sec.name),
+                sec.offset,
+                sec.size,
+                data,
+            )
+        })?;
     let e = object::LittleEndian;
     let mut out = Vec::with_capacity(raw.len());
     for (i, r) in raw.iter().enumerate() {
@@ -699,7 +829,14 @@ fn parse_rel(data: &[u8], sec: &Section<'_>, symbol_count: usize) -> Result<Vec<
                 reason: format!("symbol index {symbol} is not one of the {symbol_count} symbols of the linked table"),
             });
         }
-        out.push(elf::RawRelocation { index, file_offset, offset: r.r_offset.get(e), r_type: r.r_type(e), symbol, addend: 0 });
+        out.push(elf::RawRelocation {
+            index,
+            file_offset,
+            offset: r.r_offset.get(e),
+            r_type: r.r_type(e),
+            symbol,
+            addend: 0,
+        });
     }
     Ok(out)
 }
@@ -737,7 +874,10 @@ mod tests {
     #[test]
     fn demangles_cpp_and_keeps_kd() {
         assert_eq!(demangle("_Z4kernPi").as_deref(), Some("kern(int*)"));
-        assert_eq!(demangle("_Z4kernPi.kd").as_deref(), Some("kern(int*) (.kd)"));
+        assert_eq!(
+            demangle("_Z4kernPi.kd").as_deref(),
+            Some("kern(int*) (.kd)")
+        );
         assert_eq!(demangle("kern"), None);
         assert_eq!(demangle("_Z"), None);
     }

@@ -75,7 +75,10 @@ impl RelocationType {
 
     /// Whether ROCr's loader applies this type (reference §4).
     pub fn rocr_applies(self) -> bool {
-        matches!(self, Self::ABS32_LO | Self::ABS32_HI | Self::ABS64 | Self::ABS32 | Self::RELATIVE64)
+        matches!(
+            self,
+            Self::ABS32_LO | Self::ABS32_HI | Self::ABS64 | Self::ABS32 | Self::RELATIVE64
+        )
     }
 
     /// Whether rocload's own loader applies this type: ROCr's set plus `REL32` and `REL64`.
@@ -85,7 +88,10 @@ impl RelocationType {
 
     /// Whether the value written is S+A (ROCr fails when that is 0).
     pub fn is_absolute(self) -> bool {
-        matches!(self, Self::ABS32_LO | Self::ABS32_HI | Self::ABS64 | Self::ABS32)
+        matches!(
+            self,
+            Self::ABS32_LO | Self::ABS32_HI | Self::ABS64 | Self::ABS32
+        )
     }
 }
 
@@ -169,15 +175,30 @@ impl std::fmt::Display for RelocationIssue<'_> {
         let sym = r.symbol.map(|s| s.name).unwrap_or("");
         let what = match &self.kind {
             RelocationIssueKind::UnsupportedType => "type no loader applies".to_owned(),
-            RelocationIssueKind::RocrUnsupportedType => "type ROCr rejects (rocload applies it)".to_owned(),
+            RelocationIssueKind::RocrUnsupportedType => {
+                "type ROCr rejects (rocload applies it)".to_owned()
+            }
             RelocationIssueKind::UndefinedTypedSymbol { symbol_type } => {
-                format!("undefined symbol typed {} (ROCr mistakes it for a defined one)", symbol_type.as_str())
+                format!(
+                    "undefined symbol typed {} (ROCr mistakes it for a defined one)",
+                    symbol_type.as_str()
+                )
             }
             RelocationIssueKind::OutsideLoadSegments => "writes outside every PT_LOAD".to_owned(),
-            RelocationIssueKind::ZeroAbsoluteValue => "S+A is 0 (ROCr: variable undefined)".to_owned(),
-            RelocationIssueKind::IgnoredUnresolved => "undefined symbol in a relocation section loaders ignore".to_owned(),
-            RelocationIssueKind::RelSection => "SHT_REL relocation (loaders apply only SHT_RELA)".to_owned(),
+            RelocationIssueKind::ZeroAbsoluteValue => {
+                "S+A is 0 (ROCr: variable undefined)".to_owned()
+            }
+            RelocationIssueKind::IgnoredUnresolved => {
+                "undefined symbol in a relocation section loaders ignore".to_owned()
+            }
+            RelocationIssueKind::RelSection => {
+                "SHT_REL relocation (loaders apply only SHT_RELA)".to_owned()
+            }
         };
-        write!(f, "{} at {:#x} {sym}{:+}: {what}", r.r_type, r.offset, r.addend)
+        write!(
+            f,
+            "{} at {:#x} {sym}{:+}: {what}",
+            r.r_type, r.offset, r.addend
+        )
     }
 }

@@ -167,7 +167,10 @@ pub fn symbols_report(id: &str, co: &CodeObject<'_>) -> SymbolsReport {
                 demangled: demangle(name),
                 symbol: k.descriptor_symbol.name.to_owned(),
                 descriptor_offset: k.descriptor_address,
-                kernarg_size: md.map(|m| m.kernarg_segment_size).or(d.map(|d| d.kernarg_size.into())).unwrap_or(0),
+                kernarg_size: md
+                    .map(|m| m.kernarg_segment_size)
+                    .or(d.map(|d| d.kernarg_size.into()))
+                    .unwrap_or(0),
                 group_segment_fixed_size: md
                     .map(|m| m.group_segment_fixed_size)
                     .or(d.map(|d| d.group_segment_fixed_size.into()))
@@ -176,7 +179,10 @@ pub fn symbols_report(id: &str, co: &CodeObject<'_>) -> SymbolsReport {
                     .map(|m| m.private_segment_fixed_size)
                     .or(d.map(|d| d.private_segment_fixed_size.into()))
                     .unwrap_or(0),
-                wavefront_size: md.map(|m| m.wavefront_size).or(d.map(|d| d.wavefront_size().into())).unwrap_or(0),
+                wavefront_size: md
+                    .map(|m| m.wavefront_size)
+                    .or(d.map(|d| d.wavefront_size().into()))
+                    .unwrap_or(0),
                 args: md
                     .map(|m| {
                         m.args
@@ -233,7 +239,11 @@ pub fn symbols_report(id: &str, co: &CodeObject<'_>) -> SymbolsReport {
         relocations: RelocationSummary {
             count: co.relocations().len(),
             by_type,
-            issues: co.relocation_issues().iter().map(ToString::to_string).collect(),
+            issues: co
+                .relocation_issues()
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         },
         kernel_issues: co.kernel_issues().iter().map(ToString::to_string).collect(),
     }
@@ -248,7 +258,11 @@ fn display_name(name: &str, demangled: &Option<String>) -> String {
 
 impl fmt::Display for SymbolsReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "{}: {} (code object v{}), load size {:#x}", self.id, self.target, self.code_object_version, self.load_size)?;
+        writeln!(
+            f,
+            "{}: {} (code object v{}), load size {:#x}",
+            self.id, self.target, self.code_object_version, self.load_size
+        )?;
         writeln!(f, "kernels ({}):", self.kernels.len())?;
         for k in &self.kernels {
             writeln!(
@@ -263,7 +277,11 @@ impl fmt::Display for SymbolsReport {
                 k.wavefront_size
             )?;
             for a in &k.args {
-                write!(f, "    [{:>4}] size {:>3} {}", a.offset, a.size, a.value_kind)?;
+                write!(
+                    f,
+                    "    [{:>4}] size {:>3} {}",
+                    a.offset, a.size, a.value_kind
+                )?;
                 if let Some(s) = &a.address_space {
                     write!(f, " ({s})")?;
                 }
@@ -299,14 +317,25 @@ impl fmt::Display for SymbolsReport {
         }
         writeln!(f, "imports ({}):", self.imports.len())?;
         for s in &self.imports {
-            write!(f, "  {:<6} {:<6} {}", s.kind, s.binding, display_name(&s.name, &s.demangled))?;
+            write!(
+                f,
+                "  {:<6} {:<6} {}",
+                s.kind,
+                s.binding,
+                display_name(&s.name, &s.demangled)
+            )?;
             if s.rocr_mishandles {
                 write!(f, "  (typed import: ROCr mistakes it for a defined symbol)")?;
             }
             writeln!(f)?;
         }
         write!(f, "relocations: {}", self.relocations.count)?;
-        let types: Vec<String> = self.relocations.by_type.iter().map(|(t, n)| format!("{t} x{n}")).collect();
+        let types: Vec<String> = self
+            .relocations
+            .by_type
+            .iter()
+            .map(|(t, n)| format!("{t} x{n}"))
+            .collect();
         if !types.is_empty() {
             write!(f, " ({})", types.join(", "))?;
         }

@@ -11,7 +11,9 @@ use std::process::Command;
 
 /// Where LLVM 19 lives on Debian; `ROCLOAD_LLVM_BIN` overrides.
 pub fn llvm_bin() -> PathBuf {
-    std::env::var_os("ROCLOAD_LLVM_BIN").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/usr/lib/llvm-19/bin"))
+    std::env::var_os("ROCLOAD_LLVM_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/lib/llvm-19/bin"))
 }
 
 /// The tool's path, or `None` (after printing why) when it is missing outside CI.
@@ -22,15 +24,27 @@ pub fn tool(name: &str) -> Option<PathBuf> {
         return Some(path);
     }
     if std::env::var_os("CI").is_some() {
-        panic!("{} is missing and CI is set: install clang-19, lld-19 and llvm-19", path.display());
+        panic!(
+            "{} is missing and CI is set: install clang-19, lld-19 and llvm-19",
+            path.display()
+        );
     }
-    eprintln!("skipping: {} is missing (install clang-19, lld-19 and llvm-19)", path.display());
+    eprintln!(
+        "skipping: {} is missing (install clang-19, lld-19 and llvm-19)",
+        path.display()
+    );
     None
 }
 
 fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    assert!(out.status.success(), "{cmd:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn cache_dir() -> PathBuf {
@@ -51,7 +65,12 @@ pub struct Unit<'a> {
 /// Compiles `units` for `mcpu` with extra compiler `flags`, links them with
 /// `ld.lld -shared` (plus `link_flags`), and returns the code object's path. Results are
 /// cached by content under the target directory. `None` when clang or ld.lld is missing.
-pub fn build(units: &[Unit<'_>], mcpu: &str, flags: &[&str], link_flags: &[&str]) -> Option<PathBuf> {
+pub fn build(
+    units: &[Unit<'_>],
+    mcpu: &str,
+    flags: &[&str],
+    link_flags: &[&str],
+) -> Option<PathBuf> {
     let clang = tool("clang")?;
     let lld = tool("ld.lld")?;
     let mut h = DefaultHasher::new();
@@ -70,7 +89,9 @@ pub fn build(units: &[Unit<'_>], mcpu: &str, flags: &[&str], link_flags: &[&str]
         std::fs::write(&src, u.source).unwrap();
         let obj = tmp.join(format!("{}.o", u.name));
         let mut cmd = Command::new(&clang);
-        cmd.arg("--target=amdgcn-amd-amdhsa").arg(format!("-mcpu={mcpu}")).args(["-nogpulib", "-O2", "-c"]);
+        cmd.arg("--target=amdgcn-amd-amdhsa")
+            .arg(format!("-mcpu={mcpu}"))
+            .args(["-nogpulib", "-O2", "-c"]);
         if !u.name.ends_with(".s") {
             cmd.args(flags);
         }
@@ -79,7 +100,12 @@ pub fn build(units: &[Unit<'_>], mcpu: &str, flags: &[&str], link_flags: &[&str]
         objects.push(obj);
     }
     let linked = tmp.join("out.co");
-    run(Command::new(&lld).arg("-shared").args(link_flags).args(&objects).arg("-o").arg(&linked));
+    run(Command::new(&lld)
+        .arg("-shared")
+        .args(link_flags)
+        .args(&objects)
+        .arg("-o")
+        .arg(&linked));
     // Publish atomically so that parallel tests never see half a directory.
     let _ = std::fs::rename(&tmp, &dir);
     if !out.exists() {
@@ -92,8 +118,16 @@ pub fn build(units: &[Unit<'_>], mcpu: &str, flags: &[&str], link_flags: &[&str]
 /// `llvm-readelf --syms --dyn-syms --notes --relocs FILE`, or `None` when missing.
 pub fn readelf(path: &Path) -> Option<String> {
     let tool = tool("llvm-readelf")?;
-    let out = Command::new(tool).args(["--syms", "--dyn-syms", "--notes", "--relocs"]).arg(path).output().unwrap();
-    assert!(out.status.success(), "llvm-readelf failed on {}", path.display());
+    let out = Command::new(tool)
+        .args(["--syms", "--dyn-syms", "--notes", "--relocs"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "llvm-readelf failed on {}",
+        path.display()
+    );
     Some(String::from_utf8(out.stdout).unwrap())
 }
 

@@ -40,7 +40,10 @@ pub struct Readelf {
 
 impl Readelf {
     pub fn symbols(&self, table: &str) -> Option<&[Sym]> {
-        self.symbols.iter().find(|(n, _)| n == table).map(|(_, s)| s.as_slice())
+        self.symbols
+            .iter()
+            .find(|(n, _)| n == table)
+            .map(|(_, s)| s.as_slice())
     }
 }
 
@@ -67,7 +70,8 @@ pub fn parse(text: &str) -> Readelf {
             out.abi_version = Some(v.trim().parse().unwrap());
         } else if let Some(v) = trimmed.strip_prefix("Flags:") {
             let mut parts = v.split(',').map(str::trim);
-            let value = u32::from_str_radix(parts.next().unwrap().trim_start_matches("0x"), 16).unwrap();
+            let value =
+                u32::from_str_radix(parts.next().unwrap().trim_start_matches("0x"), 16).unwrap();
             out.flags = Some((value, parts.map(str::to_owned).collect()));
         } else if trimmed.starts_with("Symbol table '") {
             let name = quoted(trimmed).unwrap();
@@ -76,7 +80,9 @@ pub fn parse(text: &str) -> Readelf {
             lines.next();
             while let Some(l) = lines.peek() {
                 let l = l.trim();
-                let is_entry = l.split_once(':').is_some_and(|(n, _)| n.trim().parse::<u32>().is_ok());
+                let is_entry = l
+                    .split_once(':')
+                    .is_some_and(|(n, _)| n.trim().parse::<u32>().is_ok());
                 if !is_entry {
                     break;
                 }
@@ -120,7 +126,13 @@ pub fn parse(text: &str) -> Readelf {
                     let name = f[4..n - 2].join(" ");
                     (Some(name), parse_addend(Some(sign), f[n - 1]))
                 };
-                relocs.push(Reloc { offset, r_type, type_name: f[2].to_owned(), symbol, addend });
+                relocs.push(Reloc {
+                    offset,
+                    r_type,
+                    type_name: f[2].to_owned(),
+                    symbol,
+                    addend,
+                });
             }
             out.relocations.push((name, relocs));
         } else if trimmed == "AMDGPU Metadata:" {
