@@ -8,6 +8,7 @@
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use rocload::code_object::{symbols_report, CodeObject};
@@ -107,6 +108,18 @@ fn read_all_metadata(co: &CodeObject<'_>) -> u64 {
     sum
 }
 
+/// CPU time of the calling thread: the machine is shared (2 cores, other builds running),
+/// so wall time says more about the neighbours than about the parser.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID is always supported on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
 fn bench(c: &mut Criterion) {
     let Some(path) = big_code_object() else {
         return;
@@ -158,6 +171,16 @@ fn bench(c: &mut Criterion) {
     let desc = &bytes[note.0..note.0 + note.1];
     g.bench_function("decode_metadata_only", |b| {
         b.iter(|| black_box(rocload::code_object::decode_metadata(black_box(desc), 0).unwrap()))
+    });
+    g.bench_function("parse_and_read_all_metadata_cpu_time", |b| {
+        b.iter_custom(|iters| {
+            let start = thread_cpu_time();
+            for _ in 0..iters {
+                let co = CodeObject::parse(black_box(&bytes)).unwrap();
+                black_box(read_all_metadata(&co));
+            }
+            thread_cpu_time() - start
+        })
     });
     g.bench_function("symbols_report", |b| {
         let co = CodeObject::parse(&bytes).unwrap();
