@@ -122,6 +122,9 @@ pub struct AgentSet {
     pub choice: BackendChoice,
     /// The agents to load code on: HSA GPU agents, or the one software agent.
     pub agents: Vec<Arc<dyn Agent>>,
+    /// The same HSA agents with their concrete type (for HSA-specific queries); empty when
+    /// the software agent is in use.
+    pub hsa_agents: Vec<HsaAgent>,
     /// The HSA runtime's status.
     pub hsa: HsaStatus,
 }
@@ -222,19 +225,19 @@ pub enum BackendError {
 pub fn choose_agents(config: &BackendConfig) -> Result<AgentSet, BackendError> {
     let choice = config.choice;
     if choice == BackendChoice::Soft {
-        return Ok(AgentSet { choice, agents: vec![soft_agent(config)?], hsa: HsaStatus::default() });
+        return Ok(AgentSet { choice, agents: vec![soft_agent(config)?], hsa_agents: Vec::new(), hsa: HsaStatus::default() });
     }
     match hsa_agents(config) {
         Ok((library, agents)) => {
             tracing::debug!(%library, agents = agents.len(), "using the HSA backend");
-            let agents = agents.into_iter().map(|a| Arc::new(a) as Arc<dyn Agent>).collect();
-            Ok(AgentSet { choice, agents, hsa: HsaStatus { tried: true, library: Some(library), available: true, error: None } })
+            let shared = agents.iter().map(|a| Arc::new(a.clone()) as Arc<dyn Agent>).collect();
+            Ok(AgentSet { choice, agents: shared, hsa_agents: agents, hsa: HsaStatus { tried: true, library: Some(library), available: true, error: None } })
         }
         Err(why) if choice == BackendChoice::Hsa => Err(why.into()),
         Err(why) => {
             tracing::info!(reason = %why, "{BACKEND_ENV}=auto: HSA backend unavailable, using the software agent");
             let hsa = HsaStatus { tried: true, library: why.library().map(str::to_owned), available: false, error: Some(why.reason()) };
-            Ok(AgentSet { choice, agents: vec![soft_agent(config)?], hsa })
+            Ok(AgentSet { choice, agents: vec![soft_agent(config)?], hsa_agents: Vec::new(), hsa })
         }
     }
 }
