@@ -506,6 +506,7 @@ fn gpu_loads_kernels_and_device_libraries_with_rocr_agreeing() {
     let modules = vec![module("codeobj/kernels_user.co"), module("codeobj/devlib_math.co"), module("codeobj/devlib_data.co")];
     let plan = Linker::new().plan(&agent_isa, &modules).unwrap();
     check_plan_for_rocr(&agent_isa, &modules, &plan).unwrap();
+    agent.check_plan(&modules, &plan).unwrap();
     let mut exec = agent.create_executable().unwrap();
     assert!(!exec.links_cycles());
     let mut bases = vec![None; modules.len()];
@@ -525,6 +526,7 @@ fn gpu_loads_kernels_and_device_libraries_with_rocr_agreeing() {
         // ROCr's URI for a reader from memory: memory://PID#offset=0xADDR&size=N.
         let expected_uri = format!("memory://{}#offset={:#x}&size={}", std::process::id(), modules[m].bytes().as_ptr() as usize, modules[m].bytes().len());
         assert_eq!(loaded.uri, expected_uri);
+        assert_eq!(exec.runtime_uri(m).as_deref(), Some(expected_uri.as_str()));
     }
     exec.freeze().unwrap();
     let listed = exec.runtime_code_objects().unwrap();
@@ -550,8 +552,10 @@ fn gpu_loads_kernels_and_device_libraries_with_rocr_agreeing() {
 #[test]
 fn gpu_refuses_rel32_and_cycles_before_rocr_sees_them() {
     let Some(agent) = gfx1030_hsa_agent("gpu_refuse") else { return };
-    let shared: Arc<dyn Agent> = Arc::new(agent);
     let modules = vec![module("synthetic/kernels_user.rel32.co"), module("codeobj/devlib_math.co"), module("codeobj/devlib_data.co")];
+    let plan = Linker::new().plan(agent.isa(), &modules).unwrap();
+    assert!(matches!(agent.check_plan(&modules, &plan), Err(LoadError::RocrRefuses { module: 0, .. })));
+    let shared: Arc<dyn Agent> = Arc::new(agent);
     assert!(matches!(Linker::new().link(&shared, &modules), Err(LoadError::RocrRefuses { module: 0, .. })));
     let modules = vec![module("codeobj/cycle_ping.co"), module("codeobj/cycle_pong.co")];
     assert!(matches!(Linker::new().link(&shared, &modules), Err(LoadError::Cycle { .. })));

@@ -343,6 +343,11 @@ impl Agent for HsaAgent {
     fn new_executable(&self) -> Result<Box<dyn ExecutableBackend>, LoadError> {
         Ok(Box::new(self.create_executable()?))
     }
+
+    /// [`check_plan_for_rocr`]: cycles and every module's problems, before ROCr is called.
+    fn check_plan(&self, modules: &[Module], plan: &LinkPlan) -> Result<(), LoadError> {
+        check_plan_for_rocr(&self.0.isa, modules, plan)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -584,6 +589,10 @@ impl ExecutableBackend for HsaExecutable {
     /// but that copy is not the relocated device image on every path, so it is not offered.
     fn read_image(&self, _index: usize) -> Option<Vec<u8>> {
         None
+    }
+
+    fn runtime_uri(&self, index: usize) -> Option<String> {
+        self.loaded(index).map(|l| l.uri.clone())
     }
 }
 
