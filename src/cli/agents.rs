@@ -1,8 +1,11 @@
-//! `rocload agents [--json]`: the agents available to load code on.
+//! `rocload agents [--json]`: the agents code would be loaded on, as `ROCLOAD_BACKEND` chooses
+//! them (auto, hsa, soft), and what happened with the HSA runtime: the library found, whether
+//! it is in use, and why not.
 
+use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use rocload::loader::{Agent, SoftAgent};
+use rocload::loader::{agents_from_env, BackendKind, HsaStatus};
 use serde::Serialize;
 
 use super::CliResult;
@@ -18,23 +21,39 @@ pub struct Args {
 #[derive(Serialize)]
 struct Row {
     name: String,
-    backend: rocload::loader::BackendKind,
+    backend: BackendKind,
 }
 
 #[derive(Serialize)]
 struct Report {
     agents: Vec<Row>,
+    hsa: HsaStatus,
 }
 
-/// Runs `rocload agents`. The software agent only, until the HSA backend lands.
+/// Runs `rocload agents`. With `ROCLOAD_BACKEND=hsa` an unusable HSA runtime is an error.
 pub fn run(args: Args) -> CliResult {
-    let soft = SoftAgent::from_env()?;
-    let report = Report { agents: vec![Row { name: soft.isa().isa_name(), backend: soft.backend() }] };
+    let set = agents_from_env()?;
+    let report = Report { agents: set.agents.iter().map(|a| Row { name: a.isa().isa_name(), backend: a.backend() }).collect(), hsa: set.hsa };
     if args.json {
         super::print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
-    } else {
-        let text: String = report.agents.iter().map(|a| format!("{} ({:?})\n", a.name, a.backend).to_lowercase()).collect();
-        super::print(&text)?;
+        return Ok(ExitCode::SUCCESS);
     }
+    let mut text = String::new();
+    for a in &report.agents {
+        let backend = match a.backend {
+            BackendKind::Soft => "soft",
+            BackendKind::Hsa => "hsa",
+        };
+        writeln!(text, "{} ({backend})", a.name)?;
+    }
+    let hsa = &report.hsa;
+    let library = hsa.library.as_deref().unwrap_or("no library");
+    match (hsa.tried, hsa.available, &hsa.error) {
+        (false, _, _) => writeln!(text, "HSA runtime: not tried (ROCLOAD_BACKEND=soft)")?,
+        (true, true, _) => writeln!(text, "HSA runtime: {library}, in use")?,
+        (true, false, Some(error)) => writeln!(text, "HSA runtime: unavailable: {error}")?,
+        (true, false, None) => writeln!(text, "HSA runtime: {library}, unavailable")?,
+    }
+    super::print(&text)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@
 
 use std::fmt::Debug;
 
+use super::linker::LinkPlan;
 use super::module::Module;
 use super::LoadError;
 use crate::target::AgentIsa;
@@ -31,6 +32,12 @@ pub trait Agent: Send + Sync + Debug {
     fn backend(&self) -> BackendKind;
     /// Starts an empty executable on this agent.
     fn new_executable(&self) -> Result<Box<dyn ExecutableBackend>, LoadError>;
+
+    /// Checks a whole plan before any executable is created, so a backend that cannot take
+    /// some module refuses before anything is loaded. The default accepts every plan.
+    fn check_plan(&self, _modules: &[Module], _plan: &LinkPlan) -> Result<(), LoadError> {
+        Ok(())
+    }
 }
 
 /// Where a code object ended up.
@@ -59,4 +66,10 @@ pub trait ExecutableBackend: Send + Sync + Debug {
 
     /// A copy of module `index`'s loaded image, where the backend can read it.
     fn read_image(&self, index: usize) -> Option<Vec<u8>>;
+
+    /// The URI the runtime itself recorded for module `index` (ROCr's loader extension), when
+    /// the backend has one. The default has none.
+    fn runtime_uri(&self, _index: usize) -> Option<String> {
+        None
+    }
 }

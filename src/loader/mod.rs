@@ -8,8 +8,10 @@
 //! target layer) or for running kernels.
 
 pub mod backend;
+pub mod choose;
 mod executable;
 pub mod fat_binary;
+pub mod hsa;
 mod linker;
 mod module;
 pub mod relocate;
@@ -20,6 +22,8 @@ pub use backend::{Agent, BackendKind, ExecutableBackend, Placement};
 pub use executable::{Executable, LoadedCodeObject};
 pub use linker::{LinkPlan, Linker, Provider};
 pub use module::{Import, LoadSegment, Module, ModuleSource, ModuleSymbol, Reloc, RelocTarget, SymbolClass};
+pub use choose::{agents_from_env, choose_agents, AgentSet, BackendChoice, BackendConfig, BackendError, HsaStatus, HsaUnavailable};
+pub use hsa::{HsaAgent, HsaExecutable, RocrProblem};
 pub use soft::SoftAgent;
 pub use symbols::{LoadedSymbol, SymbolTable};
 
@@ -137,6 +141,27 @@ pub enum LoadError {
         entry: String,
         /// The verdict on the header's target.
         reason: String,
+    },
+    /// Problems ROCr would fail on or mishandle, all of them, found before ROCr sees the
+    /// code object.
+    #[error("{origin} (module {module}) cannot be loaded through ROCr:{}", list(problems, |p| p.to_string()))]
+    RocrRefuses {
+        /// Module index.
+        module: usize,
+        /// Its source.
+        origin: String,
+        /// Every problem found.
+        problems: Vec<hsa::RocrProblem>,
+    },
+    /// An HSA runtime call failed; the error names the call, its status and
+    /// `hsa_status_string`'s message.
+    #[error("{context}: {error}")]
+    Hsa {
+        /// What rocload was doing (e.g. `loading kernels_user.co on gfx1030`).
+        context: String,
+        /// The failed call.
+        #[source]
+        error: hsa_sys::HsaError,
     },
     /// The backend failed.
     #[error("backend {op} failed: {message}")]

@@ -1,0 +1,334 @@
+//! Choosing the backend: `ROCLOAD_BACKEND=auto|hsa|soft`.
+//!
+//! - `auto` (or unset): the HSA runtime's GPU agents when the library loads, `hsa_init`
+//!   succeeds and at least one GPU agent has an ISA rocload knows; otherwise the software agent,
+//!   with one `info` log line saying why.
+//! - `hsa`: the same, but any failure is a [`BackendError`]; no fallback.
+//! - `soft`: the software agent only; the HSA library is not even opened.
+//!
+//! [`choose_agents`] takes every input as a value ([`BackendConfig`]), so tests need not touch
+//! process-global environment variables; [`agents_from_env`] reads them. Not for loading (the
+//! backends) or for selecting code objects (the target layer).
+
+use std::ffi::OsString;
+use std::sync::Arc;
+
+use hsa_sys::{CandidateSource, Hsa, HsaError, HsaLibrary, LoadAttempt};
+
+use super::backend::Agent;
+use super::hsa::{HsaAgent, HsaAgentError};
+use super::soft::{SoftAgent, DEFAULT_SOFT_ISA, SOFT_ISA_ENV};
+use crate::target::{AgentIsa, TargetError, ENV_OVERRIDE_GFX_VERSION};
+
+/// Environment variable choosing the backend: `auto` (default), `hsa` or `soft`.
+pub const BACKEND_ENV: &str = "ROCLOAD_BACKEND";
+
+/// Which backend to use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// HSA when usable, else the software agent.
+    #[default]
+    Auto,
+    /// HSA or an error.
+    Hsa,
+    /// The software agent only.
+    Soft,
+}
+
+impl BackendChoice {
+    /// The choice named by a `ROCLOAD_BACKEND` value: unset or empty means `Auto`; otherwise
+    /// `auto`, `hsa` or `soft`, ASCII case-insensitive, surrounding spaces ignored.
+    ///
+    /// # Errors
+    /// [`BackendError::InvalidChoice`] naming the value.
+    pub fn from_env_value(value: Option<&str>) -> Result<BackendChoice, BackendError> {
+        match value.map(str::trim) {
+            None | Some("") => Ok(BackendChoice::Auto),
+            Some(v) if v.eq_ignore_ascii_case("auto") => Ok(BackendChoice::Auto),
+            Some(v) if v.eq_ignore_ascii_case("hsa") => Ok(BackendChoice::Hsa),
+            Some(v) if v.eq_ignore_ascii_case("soft") => Ok(BackendChoice::Soft),
+            Some(_) => Err(BackendError::InvalidChoice { value: value.unwrap_or_default().to_owned() }),
+        }
+    }
+
+    /// `auto`, `hsa` or `soft`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendChoice::Auto => "auto",
+            BackendChoice::Hsa => "hsa",
+            BackendChoice::Soft => "soft",
+        }
+    }
+}
+
+/// Everything the choice depends on, as values (the environment variables' contents).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackendConfig {
+    /// `ROCLOAD_BACKEND`.
+    pub choice: BackendChoice,
+    /// `ROCLOAD_HSA_LIBRARY`: the one HSA library path to open; `None` (or empty) tries
+    /// `libhsa-runtime64.so.1`, then `libhsa-runtime64.so`.
+    pub hsa_library: Option<OsString>,
+    /// `ROCLOAD_SOFT_ISA`: the software agent's ISA (default gfx1030).
+    pub soft_isa: Option<String>,
+    /// `ROCLOAD_OVERRIDE_GFX_VERSION`, applied to the software agent only (ROCr applies its
+    /// own `HSA_OVERRIDE_GFX_VERSION` to HSA agents).
+    pub override_gfx_version: Option<String>,
+}
+
+fn env_string(var: &'static str) -> Result<Option<String>, BackendError> {
+    match std::env::var(var) {
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(BackendError::EnvNotUnicode { var }),
+    }
+}
+
+impl BackendConfig {
+    /// The configuration the environment describes.
+    ///
+    /// # Errors
+    /// [`BackendError::InvalidChoice`] for a bad `ROCLOAD_BACKEND`;
+    /// [`BackendError::EnvNotUnicode`].
+    pub fn from_env() -> Result<BackendConfig, BackendError> {
+        Ok(BackendConfig {
+            choice: BackendChoice::from_env_value(env_string(BACKEND_ENV)?.as_deref())?,
+            hsa_library: std::env::var_os(hsa_sys::LIBRARY_ENV),
+            soft_isa: env_string(SOFT_ISA_ENV)?,
+            override_gfx_version: env_string(ENV_OVERRIDE_GFX_VERSION)?,
+        })
+    }
+}
+
+/// What happened with the HSA runtime, for reports (`rocload agents --json`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HsaStatus {
+    /// Whether the HSA backend was tried at all (not with `soft`).
+    pub tried: bool,
+    /// The library file that was opened (resolved by the dynamic loader when possible), or
+    /// `None` when none could be (or none was tried).
+    pub library: Option<String>,
+    /// Whether the HSA backend is in use.
+    pub available: bool,
+    /// Why it is not: the failed load, call and status, or the lack of GPU agents.
+    pub error: Option<String>,
+}
+
+/// The agents chosen, and what happened with HSA.
+#[derive(Debug, Clone)]
+pub struct AgentSet {
+    /// The choice that was made.
+    pub choice: BackendChoice,
+    /// The agents to load code on: HSA GPU agents, or the one software agent.
+    pub agents: Vec<Arc<dyn Agent>>,
+    /// The same HSA agents with their concrete type (for HSA-specific queries); empty when
+    /// the software agent is in use.
+    pub hsa_agents: Vec<HsaAgent>,
+    /// The HSA runtime's status.
+    pub hsa: HsaStatus,
+}
+
+/// Why the HSA backend cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HsaUnavailable {
+    /// No library could be opened.
+    #[error(transparent)]
+    Library(hsa_sys::LoadError),
+    /// `hsa_init` failed (without an AMD GPU driver: `HSA_STATUS_ERROR_OUT_OF_RESOURCES`).
+    #[error("{library}: {error}")]
+    Init {
+        /// The library.
+        library: String,
+        /// The `hsa_init` failure, with `hsa_status_string`'s message.
+        error: HsaError,
+    },
+    /// Listing agents failed.
+    #[error("{library}: listing agents: {error}")]
+    Agents {
+        /// The library.
+        library: String,
+        /// The failure.
+        error: HsaError,
+    },
+    /// The runtime initialised but reports no GPU agent.
+    #[error("{library}: hsa_init succeeded but the runtime reports no GPU agent")]
+    NoGpuAgent {
+        /// The library.
+        library: String,
+    },
+    /// Every GPU agent is unusable (an unknown ISA, a failed query).
+    #[error("{library}: no usable GPU agent: {}", agents.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("; "))]
+    NoUsableAgent {
+        /// The library.
+        library: String,
+        /// Why each agent is unusable.
+        agents: Vec<HsaAgentError>,
+    },
+}
+
+impl HsaUnavailable {
+    /// What went wrong, without the library's name (which [`HsaUnavailable::library`] gives).
+    pub fn reason(&self) -> String {
+        match self {
+            HsaUnavailable::Library(e) => e.to_string(),
+            HsaUnavailable::Init { error, .. } => error.to_string(),
+            HsaUnavailable::Agents { error, .. } => format!("listing agents: {error}"),
+            HsaUnavailable::NoGpuAgent { .. } => "hsa_init succeeded but the runtime reports no GPU agent".to_owned(),
+            HsaUnavailable::NoUsableAgent { agents, .. } => {
+                format!("no usable GPU agent: {}", agents.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("; "))
+            }
+        }
+    }
+
+    /// The library that was opened, if any.
+    pub fn library(&self) -> Option<&str> {
+        match self {
+            HsaUnavailable::Library(_) => None,
+            HsaUnavailable::Init { library, .. } | HsaUnavailable::Agents { library, .. } | HsaUnavailable::NoGpuAgent { library } | HsaUnavailable::NoUsableAgent { library, .. } => {
+                Some(library)
+            }
+        }
+    }
+}
+
+/// Why no agents could be chosen.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BackendError {
+    /// `ROCLOAD_BACKEND` holds something else than auto, hsa or soft.
+    #[error("{BACKEND_ENV}={value:?}: expected auto, hsa or soft")]
+    InvalidChoice {
+        /// The value.
+        value: String,
+    },
+    /// An environment variable is not valid Unicode.
+    #[error("{var} is not valid Unicode")]
+    EnvNotUnicode {
+        /// The variable.
+        var: &'static str,
+    },
+    /// `ROCLOAD_BACKEND=hsa` and the HSA backend cannot be used.
+    #[error("{BACKEND_ENV}=hsa, but the HSA backend is unavailable: {0}")]
+    HsaUnavailable(#[from] HsaUnavailable),
+    /// The software agent's ISA or override is invalid.
+    #[error("software agent: {0}")]
+    SoftAgent(#[from] TargetError),
+}
+
+/// Chooses the agents as `config` says (see the module documentation).
+///
+/// # Errors
+/// [`BackendError::HsaUnavailable`] with `hsa` when HSA cannot be used;
+/// [`BackendError::SoftAgent`] when the software agent is needed and its ISA is invalid.
+pub fn choose_agents(config: &BackendConfig) -> Result<AgentSet, BackendError> {
+    let choice = config.choice;
+    if choice == BackendChoice::Soft {
+        return Ok(AgentSet { choice, agents: vec![soft_agent(config)?], hsa_agents: Vec::new(), hsa: HsaStatus::default() });
+    }
+    match hsa_agents(config) {
+        Ok((library, agents)) => {
+            tracing::debug!(%library, agents = agents.len(), "using the HSA backend");
+            let shared = agents.iter().map(|a| Arc::new(a.clone()) as Arc<dyn Agent>).collect();
+            Ok(AgentSet { choice, agents: shared, hsa_agents: agents, hsa: HsaStatus { tried: true, library: Some(library), available: true, error: None } })
+        }
+        Err(why) if choice == BackendChoice::Hsa => Err(why.into()),
+        Err(why) => {
+            tracing::info!(reason = %why, "{BACKEND_ENV}=auto: HSA backend unavailable, using the software agent");
+            let hsa = HsaStatus { tried: true, library: why.library().map(str::to_owned), available: false, error: Some(why.reason()) };
+            Ok(AgentSet { choice, agents: vec![soft_agent(config)?], hsa_agents: Vec::new(), hsa })
+        }
+    }
+}
+
+/// [`choose_agents`] with the configuration from the environment ([`BackendConfig::from_env`]).
+///
+/// # Errors
+/// As [`BackendConfig::from_env`] and [`choose_agents`].
+pub fn agents_from_env() -> Result<AgentSet, BackendError> {
+    choose_agents(&BackendConfig::from_env()?)
+}
+
+fn soft_agent(config: &BackendConfig) -> Result<Arc<dyn Agent>, BackendError> {
+    let isa: AgentIsa = config.soft_isa.as_deref().unwrap_or(DEFAULT_SOFT_ISA).parse()?;
+    let isa = isa.apply_override(config.override_gfx_version.as_deref())?;
+    Ok(SoftAgent::new(isa).shared())
+}
+
+/// Opens the library `config` names, or the default sonames in order, listing every attempt.
+fn open_library(config: &BackendConfig) -> Result<HsaLibrary, hsa_sys::LoadError> {
+    if let Some(path) = config.hsa_library.as_ref().filter(|p| !p.is_empty()) {
+        return HsaLibrary::load_from(path.clone()).map_err(|mut e| {
+            // Say where the path came from, as HsaLibrary::load would.
+            for a in &mut e.attempts {
+                a.source = CandidateSource::Environment;
+            }
+            e
+        });
+    }
+    let mut attempts: Vec<LoadAttempt> = Vec::new();
+    for name in hsa_sys::DEFAULT_LIBRARY_NAMES {
+        match HsaLibrary::load_from(*name) {
+            Ok(lib) => return Ok(lib),
+            Err(e) => attempts.extend(e.attempts.into_iter().map(|a| LoadAttempt { source: CandidateSource::Default, ..a })),
+        }
+    }
+    Err(hsa_sys::LoadError { attempts })
+}
+
+/// The library's file (as the dynamic loader resolved it) or the name it was opened by.
+fn library_name(lib: &HsaLibrary) -> String {
+    lib.file().map(|f| f.display().to_string()).unwrap_or_else(|| lib.name().to_owned())
+}
+
+fn hsa_agents(config: &BackendConfig) -> Result<(String, Vec<HsaAgent>), HsaUnavailable> {
+    let lib = Arc::new(open_library(config).map_err(HsaUnavailable::Library)?);
+    let library = library_name(&lib);
+    let hsa = Arc::new(Hsa::init(lib).map_err(|error| HsaUnavailable::Init { library: library.clone(), error })?);
+    // Unverified on hardware from here on: no machine of this project gets past hsa_init.
+    let gpus = hsa.gpu_agents().map_err(|error| HsaUnavailable::Agents { library: library.clone(), error })?;
+    if gpus.is_empty() {
+        return Err(HsaUnavailable::NoGpuAgent { library });
+    }
+    let mut agents = Vec::with_capacity(gpus.len());
+    let mut unusable = Vec::new();
+    for gpu in &gpus {
+        match HsaAgent::new(hsa.clone(), gpu) {
+            Ok(agent) => agents.push(agent),
+            Err(e) => {
+                tracing::debug!(error = %e, "skipping HSA agent");
+                unusable.push(e);
+            }
+        }
+    }
+    if agents.is_empty() {
+        return Err(HsaUnavailable::NoUsableAgent { library, agents: unusable });
+    }
+    Ok((library, agents))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choice_values() {
+        assert_eq!(BackendChoice::from_env_value(None).unwrap(), BackendChoice::Auto);
+        assert_eq!(BackendChoice::from_env_value(Some(" ")).unwrap(), BackendChoice::Auto);
+        assert_eq!(BackendChoice::from_env_value(Some("HSA")).unwrap(), BackendChoice::Hsa);
+        assert_eq!(BackendChoice::from_env_value(Some("soft")).unwrap(), BackendChoice::Soft);
+        let e = BackendChoice::from_env_value(Some("cuda")).unwrap_err();
+        assert!(matches!(&e, BackendError::InvalidChoice { value } if value == "cuda"), "{e}");
+        assert_eq!(e.to_string(), "ROCLOAD_BACKEND=\"cuda\": expected auto, hsa or soft");
+    }
+
+    #[test]
+    fn soft_never_opens_the_library() {
+        let config = BackendConfig { choice: BackendChoice::Soft, hsa_library: Some("/nonexistent/libhsa.so".into()), ..Default::default() };
+        let set = choose_agents(&config).unwrap();
+        assert_eq!(set.hsa, HsaStatus::default());
+        assert_eq!(set.agents.len(), 1);
+        assert_eq!(set.agents[0].isa().isa_name(), "amdgcn-amd-amdhsa--gfx1030");
+    }
+}
