@@ -8,6 +8,7 @@ use hsa_sys::*;
 
 #[test]
 fn loads_from_the_default_soname_and_reports_the_mapped_file() {
+    let _serial = common::runtime_lock();
     let Some(lib) = common::system_library("loads_from_the_default_soname") else {
         return;
     };
@@ -29,6 +30,7 @@ fn loads_from_the_default_soname_and_reports_the_mapped_file() {
 
 #[test]
 fn load_uses_the_default_sonames_when_the_variable_is_unset() {
+    let _serial = common::runtime_lock();
     if std::env::var_os(LIBRARY_ENV).is_some() {
         eprintln!("skipped: {LIBRARY_ENV} is set in the environment of this test run");
         return;
@@ -43,6 +45,7 @@ fn load_uses_the_default_sonames_when_the_variable_is_unset() {
 
 #[test]
 fn a_bogus_path_is_a_typed_error_naming_the_path_and_the_loader_message() {
+    let _serial = common::runtime_lock();
     let bogus = "/nonexistent/rocload/libhsa-runtime64.so.1";
     let err = HsaLibrary::load_from(bogus).unwrap_err();
     assert_eq!(err.attempts.len(), 1);
@@ -63,6 +66,7 @@ fn a_bogus_path_is_a_typed_error_naming_the_path_and_the_loader_message() {
 
 #[test]
 fn a_library_without_hsa_init_is_not_accepted_as_a_runtime() {
+    let _serial = common::runtime_lock();
     // libc is always present and exports no hsa_* function.
     let err = HsaLibrary::load_from("libc.so.6").unwrap_err();
     assert!(
@@ -73,6 +77,7 @@ fn a_library_without_hsa_init_is_not_accepted_as_a_runtime() {
 
 #[test]
 fn every_function_the_backend_uses_resolves() {
+    let _serial = common::runtime_lock();
     let Some(lib) = common::system_library("every_function_the_backend_uses_resolves") else {
         return;
     };
@@ -98,6 +103,7 @@ fn every_function_the_backend_uses_resolves() {
 
 #[test]
 fn hsa_init_without_a_gpu_driver_is_out_of_resources_and_says_so() {
+    let _serial = common::runtime_lock();
     if common::has_kfd() {
         eprintln!("skipped: /dev/kfd exists, hsa_init is expected to succeed here");
         return;
@@ -123,6 +129,7 @@ fn hsa_init_without_a_gpu_driver_is_out_of_resources_and_says_so() {
 
 #[test]
 fn calls_after_a_failed_init_report_not_initialized() {
+    let _serial = common::runtime_lock();
     if common::has_kfd() {
         eprintln!("skipped: /dev/kfd exists, hsa_init is expected to succeed here");
         return;
@@ -158,6 +165,7 @@ fn calls_after_a_failed_init_report_not_initialized() {
 
 #[test]
 fn the_safe_api_reports_init_failure_and_never_shuts_down_what_it_did_not_init() {
+    let _serial = common::runtime_lock();
     if common::has_kfd() {
         eprintln!("skipped: /dev/kfd exists, hsa_init is expected to succeed here");
         return;
@@ -176,6 +184,7 @@ fn the_safe_api_reports_init_failure_and_never_shuts_down_what_it_did_not_init()
 
 #[test]
 fn runtime_status_strings_work_without_an_initialised_runtime() {
+    let _serial = common::runtime_lock();
     let Some(lib) = common::system_library("runtime_status_strings") else {
         return;
     };
@@ -207,6 +216,7 @@ fn runtime_status_strings_work_without_an_initialised_runtime() {
 
 #[test]
 fn gpu_agents_have_amdgcn_isas() {
+    let _serial = common::runtime_lock();
     let Some((hsa, gpus)) = common::gpu_runtime("gpu_agents_have_amdgcn_isas") else {
         return;
     };
@@ -227,6 +237,7 @@ fn gpu_agents_have_amdgcn_isas() {
 
 #[test]
 fn gpu_loader_extension_table_is_complete() {
+    let _serial = common::runtime_lock();
     let Some((hsa, _gpus)) = common::gpu_runtime("gpu_loader_extension_table_is_complete") else {
         return;
     };
@@ -254,6 +265,7 @@ fn gpu_loader_extension_table_is_complete() {
 
 #[test]
 fn gpu_kernarg_pool_allocates() {
+    let _serial = common::runtime_lock();
     let Some((hsa, _gpus)) = common::gpu_runtime("gpu_kernarg_pool_allocates") else {
         return;
     };
@@ -290,6 +302,7 @@ fn gpu_kernarg_pool_allocates() {
 
 #[test]
 fn gpu_loads_a_code_object_and_finds_its_kernel() {
+    let _serial = common::runtime_lock();
     let Some((hsa, gpus)) = common::gpu_runtime("gpu_loads_a_code_object") else {
         return;
     };

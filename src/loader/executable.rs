@@ -47,6 +47,8 @@ const _: () = {
 
 impl Executable {
     pub(crate) fn build(agent: Arc<dyn Agent>, modules: &[Module], plan: &LinkPlan) -> Result<Executable, LoadError> {
+        // Backends that cannot undo a load (ROCr) check the whole plan before touching memory.
+        agent.check_plan(modules, plan)?;
         let mut backend = agent.new_executable()?;
         let mut bases: Vec<Option<u64>> = vec![None; modules.len()];
         if backend.links_cycles() {
@@ -97,7 +99,8 @@ impl Executable {
                     visibility: s.visibility,
                 });
             }
-            code_objects.push(LoadedCodeObject { module: module.clone(), base: placement.base, size: placement.size, load_delta: delta, load_order, uri: uri(module) });
+            let uri = backend.runtime_uri(i).unwrap_or_else(|| uri(module));
+            code_objects.push(LoadedCodeObject { module: module.clone(), base: placement.base, size: placement.size, load_delta: delta, load_order, uri });
         }
         tracing::debug!(agent = %agent.isa().isa_name(), code_objects = code_objects.len(), symbols = symbols.len(), "executable frozen");
         Ok(Executable(Arc::new(Inner { agent, code_objects, symbols: SymbolTable::new(symbols), backend: Mutex::new(backend) })))

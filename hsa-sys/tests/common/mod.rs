@@ -45,3 +45,11 @@ pub fn gpu_runtime(test: &str) -> Option<(Hsa, Vec<hsa_sys::Agent>)> {
 pub fn has_kfd() -> bool {
     std::path::Path::new("/dev/kfd").exists()
 }
+
+/// ROCr's init state is process-wide: while one test's `hsa_init` is under way, another
+/// test's call may see a half-initialised runtime (e.g. `hsa_iterate_agents` succeeding with
+/// no agents). Tests that call `hsa_init` hold this lock.
+pub fn runtime_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
