@@ -255,8 +255,10 @@ impl FromStr for TargetId {
 
     /// Parses `<processor>(:<feature><+|->)*`, features in any order, each at most once.
     fn from_str(text: &str) -> Result<TargetId, TargetError> {
-        let mut parts = text.split(':');
-        let name = parts.next().unwrap_or_default();
+        // A byte scan rather than `split`: this runs for every bundle entry during selection.
+        let name_end = text.bytes().position(|b| b == b':').unwrap_or(text.len());
+        let name = &text[..name_end];
+        let features = text.get(name_end + 1..);
         if name.is_empty() {
             return Err(invalid(text, "empty processor name"));
         }
@@ -270,7 +272,11 @@ impl FromStr for TargetId {
             None => return Err(invalid(text, format!("{name:?} is not a processor name"))),
         };
         let mut seen = [false; 2];
-        for part in parts {
+        let mut rest = features;
+        while let Some(remaining) = rest {
+            let end = remaining.bytes().position(|b| b == b':');
+            let part = &remaining[..end.unwrap_or(remaining.len())];
+            rest = end.map(|e| &remaining[e + 1..]);
             let (feature_name, mode) = match part.as_bytes().last() {
                 Some(b'+') => (&part[..part.len() - 1], FeatureMode::On),
                 Some(b'-') => (&part[..part.len() - 1], FeatureMode::Off),

@@ -65,6 +65,20 @@ pub struct Processor {
 }
 
 include!(concat!(env!("OUT_DIR"), "/processors.rs"));
+include!("name_hash.rs");
+
+/// Perfect-hash lookup: one hash, one comparison of packed words.
+#[inline]
+fn index_by_name(name: &str) -> Option<usize> {
+    if name.len() > MAX_NAME_LEN {
+        return None;
+    }
+    let (lo, hi) = pack_name(name.as_bytes());
+    let slot = (name_hash(lo, hi, name.len(), NAME_SEED) >> (64 - NAME_SLOT_BITS)) as usize;
+    let k = usize::from(*NAME_SLOTS.get(slot)?);
+    let &(want_lo, want_hi, want_len, index) = NAMES.get(k.checked_sub(1)?)?;
+    (want_lo == lo && want_hi == hi && want_len == name.len()).then_some(index)
+}
 
 impl Processor {
     /// Looks a processor up by canonical name or alias (`gfx803`, `fiji`). Case-sensitive,

@@ -23,8 +23,8 @@ use serde::ser::{SerializeMap, SerializeStruct};
 use super::compat::check_parts;
 use super::entry::EntryParts;
 use super::{
-    AgentIsa, Feature, Policy, Refusal, RefusedEntry, TargetError, Verdict, ENV_ISA_POLICY,
-    ENV_OVERRIDE_GFX_VERSION,
+    check, AgentIsa, Feature, Policy, Refusal, RefusedEntry, TargetError, TargetId, Verdict,
+    ENV_ISA_POLICY, ENV_OVERRIDE_GFX_VERSION,
 };
 
 /// One entry of a bundle and its verdict.
@@ -78,14 +78,11 @@ where
     let mut candidates = Vec::with_capacity(entries.size_hint().0);
     for (index, entry) in entries.enumerate() {
         let id = entry.as_ref();
-        let verdict = match EntryParts::parse(id) {
-            Ok(parts) => check_parts(agent, id, &parts, policy),
-            Err(TargetError::InvalidEntryId { reason, .. }) => {
-                Verdict::Refused(Refusal::Malformed(reason.into()))
-            }
-            Err(other) => Verdict::Refused(Refusal::Malformed(other.to_string().into())),
-        };
-        candidates.push(Candidate { index, id, verdict });
+        candidates.push(Candidate {
+            index,
+            id,
+            verdict: entry_verdict(agent, id, policy),
+        });
     }
     let mut ranked: Vec<usize> = candidates
         .iter()
@@ -118,6 +115,28 @@ where
         "target selection"
     );
     selection
+}
+
+/// The verdict for one entry id. HIP entries for amdgcn-amd-amdhsa skip the general parser
+/// (the same answer, tested in entry.rs); malformed ids are refusals, not errors.
+#[inline]
+fn entry_verdict(agent: &AgentIsa, id: &str, policy: Policy) -> Verdict {
+    let malformed = |e: TargetError| match e {
+        TargetError::InvalidEntryId { reason, .. } => {
+            Verdict::Refused(Refusal::Malformed(reason.into()))
+        }
+        other => Verdict::Refused(Refusal::Malformed(other.to_string().into())),
+    };
+    if let Some((_, _, target)) = EntryParts::hip_hsa_target(id) {
+        return match target.parse::<TargetId>() {
+            Ok(target) => check(agent, &target, None, policy),
+            Err(e) => malformed(EntryParts::parse(id).err().unwrap_or(e)),
+        };
+    }
+    match EntryParts::parse(id) {
+        Ok(parts) => check_parts(agent, id, &parts, policy),
+        Err(e) => malformed(e),
+    }
 }
 
 impl<'a> Selection<'a> {
