@@ -2,7 +2,7 @@
 //! library built for every ROCm target with xnack variants), target ≤ 1 µs so it can run at
 //! every first launch. Also entry-id parsing and a single check.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_group, Criterion};
 use rocload::target::{check, select, AgentIsa, EntryId, Policy, TargetId};
 
 /// 40 entry ids: the host entry plus 39 device targets, in the order clang writes them
