@@ -1,6 +1,6 @@
 //! Selection: the best entry of one bundle for one agent, with a reason for every entry.
 //!
-//! Priority, documented once: the accepted entries are ordered by [`Rank`] (exact > any >
+//! Priority, documented once: the accepted entries are ordered by [`Rank`](super::Rank) (exact > any >
 //! generic > extended), then by specificity (+2 xnack given, +1 sramecc given), then by bundle
 //! order (the earlier entry wins a tie). The first is chosen; the rest stay available in
 //! [`Selection::ranked`] so a runtime can fall back when the chosen entry's ELF header
@@ -96,7 +96,7 @@ where
             .and_then(|c| c.verdict.acceptance())
             .map(|a| a.key())
     };
-    ranked.sort_by(|a, b| key(b).cmp(&key(a)));
+    ranked.sort_by_key(|i| std::cmp::Reverse(key(i)));
     let chosen = ranked.first().copied();
     let selection = Selection {
         agent: *agent,
