@@ -69,6 +69,20 @@ pub struct Selection<'a> {
 ///
 /// Takes entry ids by reference: `&[&str]`, `&[String]`, `&[EntryId]`, or any iterator of
 /// references to `AsRef<str>`. Never fails: malformed ids are refused candidates.
+///
+/// # Examples
+/// ```
+/// use rocload::target::{select, AgentIsa, Policy};
+///
+/// let agent: AgentIsa = "gfx1031".parse()?;
+/// let ids = ["host-x86_64-unknown-linux--", "hipv4-amdgcn-amd-amdhsa--gfx1030"];
+/// let strict = select(&agent, &ids, Policy::Strict);
+/// assert_eq!(strict.chosen, None);
+/// let err = strict.into_result().unwrap_err().to_string();
+/// assert!(err.contains("ROCLOAD_ISA_POLICY=extended would let gfx1031 run"));
+/// assert_eq!(select(&agent, &ids, Policy::Extended).chosen, Some(1));
+/// # Ok::<(), rocload::target::TargetError>(())
+/// ```
 pub fn select<'a, I, S>(agent: &AgentIsa, entries: I, policy: Policy) -> Selection<'a>
 where
     I: IntoIterator<Item = &'a S>,
