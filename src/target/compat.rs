@@ -310,6 +310,7 @@ fn feature_bit(feature: Feature) -> u8 {
 /// `generic_version` is the ELF header's generic version when known; `None` when only a
 /// bundle entry id is known (the loader re-checks with the header after extraction). It is
 /// ignored for non-generic code.
+#[inline]
 pub fn check(
     agent: &AgentIsa,
     code: &TargetId,

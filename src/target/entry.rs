@@ -59,11 +59,6 @@ impl OffloadKind {
 
 /// `amdgcn-amd-amdhsa-` plus the `-` before the target: what follows the kind in HIP ids.
 const HSA_TRIPLE_DASHES: &str = "amdgcn-amd-amdhsa--";
-const HSA_PREFIXES: [(&str, OffloadKind); 3] = [
-    ("hipv4-amdgcn-amd-amdhsa--", OffloadKind::HipV4),
-    ("hip-amdgcn-amd-amdhsa--", OffloadKind::Hip),
-    ("hcc-amdgcn-amd-amdhsa--", OffloadKind::Hcc),
-];
 
 /// The parsed parts of an entry id, as byte ranges into the text (no allocation for known
 /// processors). Shared by [`EntryId`] and the allocation-free path of `select`.
@@ -87,49 +82,48 @@ fn invalid(text: &str, reason: impl Into<String>) -> TargetError {
 
 impl EntryParts {
     /// Parses an entry id. The prefixes HIP compilers write are recognised without scanning
-    /// (the hot path of selection); everything else goes through [`Self::parse_general`],
-    /// which gives the same result for those prefixes too (tested).
+    /// (the hot path of selection); everything else, and every error, goes through
+    /// [`Self::parse_general`], which gives the same result for those prefixes too (tested).
     pub(crate) fn parse(text: &str) -> Result<EntryParts, TargetError> {
-        if let Some((kind, prefix_len, rest)) = Self::hip_hsa_target(text) {
-            let kind_len = prefix_len - HSA_TRIPLE_DASHES.len() - 1;
-            let triple = kind_len + 1;
-            let target = rest
-                .parse::<TargetId>()
-                .map_err(|e| invalid(text, format!("target: {e}")))?;
-            return Ok(EntryParts {
-                kind,
-                kind_range: 0..kind_len,
-                triple: triple..prefix_len - 1,
-                arch: triple..triple + 6,
-                os: triple + 11..triple + 17,
-                target_text: Some(prefix_len..text.len()),
-                target: Some(target),
-            });
+        if let Some((kind, prefix_len, target)) = Self::hip_hsa_target(text) {
+            // A target that parses is printable ASCII without spaces (known names, or names
+            // checked by the target-ID parser), so the general parser would agree.
+            if let Ok(target) = target.parse::<TargetId>() {
+                let kind_len = prefix_len - HSA_TRIPLE_DASHES.len() - 1;
+                let triple = kind_len + 1;
+                return Ok(EntryParts {
+                    kind,
+                    kind_range: 0..kind_len,
+                    triple: triple..prefix_len - 1,
+                    arch: triple..triple + 6,
+                    os: triple + 11..triple + 17,
+                    target_text: Some(prefix_len..text.len()),
+                    target: Some(target),
+                });
+            }
         }
         Self::parse_general(text)
     }
 
-    /// For ids of the form `hip|hipv4|hcc-amdgcn-amd-amdhsa--<target>` with a printable,
-    /// non-empty target: the kind, the prefix length and the target text. Everything else
-    /// (including malformed targets after such a prefix, which are errors either way) is
-    /// `None` and left to [`Self::parse_general`].
+    /// For ids of the form `hip|hipv4|hcc-amdgcn-amd-amdhsa--<target>` with a non-empty target:
+    /// the kind, the prefix length and the target text, unchecked. `None` for everything else.
     #[inline]
     pub(crate) fn hip_hsa_target(text: &str) -> Option<(OffloadKind, usize, &str)> {
-        if text.len() > MAX_ENTRY_ID {
-            return None;
-        }
-        let (prefix, kind) = match text.as_bytes().get(..4)? {
-            b"hipv" => HSA_PREFIXES[0],
-            b"hip-" => HSA_PREFIXES[1],
-            b"hcc-" => HSA_PREFIXES[2],
+        let bytes = text.as_bytes();
+        let (kind, kind_len) = match bytes.get(..4)? {
+            b"hipv" if bytes.get(4) == Some(&b'4') => (OffloadKind::HipV4, 5),
+            b"hip-" => (OffloadKind::Hip, 3),
+            b"hcc-" => (OffloadKind::Hcc, 3),
             _ => return None,
         };
-        let rest = text.strip_prefix(prefix)?;
-        (!rest.is_empty() && rest.bytes().all(|b| b.is_ascii_graphic())).then_some((
-            kind,
-            prefix.len(),
-            rest,
-        ))
+        let prefix_len = kind_len + 1 + HSA_TRIPLE_DASHES.len();
+        // A fixed-size comparison the compiler inlines (no memcmp call).
+        let dashes: &[u8; 19] = bytes.get(kind_len + 1..prefix_len)?.try_into().ok()?;
+        if bytes.get(kind_len) != Some(&b'-') || dashes != b"amdgcn-amd-amdhsa--" {
+            return None;
+        }
+        let target = text.get(prefix_len..)?;
+        (!target.is_empty()).then_some((kind, prefix_len, target))
     }
 
     pub(crate) fn parse_general(text: &str) -> Result<EntryParts, TargetError> {

@@ -23,8 +23,8 @@ use serde::ser::{SerializeMap, SerializeStruct};
 use super::compat::check_parts;
 use super::entry::EntryParts;
 use super::{
-    check, AgentIsa, Feature, Policy, Refusal, RefusedEntry, TargetError, TargetId, Verdict,
-    ENV_ISA_POLICY, ENV_OVERRIDE_GFX_VERSION,
+    check, AgentIsa, Feature, Policy, Refusal, RefusedEntry, TargetError, Verdict, ENV_ISA_POLICY,
+    ENV_OVERRIDE_GFX_VERSION,
 };
 
 /// One entry of a bundle and its verdict.
@@ -142,10 +142,11 @@ fn entry_verdict(agent: &AgentIsa, id: &str, policy: Policy) -> Verdict {
         other => Verdict::Refused(Refusal::Malformed(other.to_string().into())),
     };
     if let Some((_, _, target)) = EntryParts::hip_hsa_target(id) {
-        return match target.parse::<TargetId>() {
-            Ok(target) => check(agent, &target, None, policy),
-            Err(e) => malformed(EntryParts::parse(id).err().unwrap_or(e)),
-        };
+        // Same answer as the general parser when the target parses (see EntryParts::parse);
+        // otherwise the general parser reports the error.
+        if let Some(target) = super::id::parse_target_id_fast(target) {
+            return check(agent, &target, None, policy);
+        }
     }
     match EntryParts::parse(id) {
         Ok(parts) => check_parts(agent, id, &parts, policy),
