@@ -246,6 +246,17 @@ mod tests {
         assert_eq!(find(&long), Some(("gfx90a", 6)));
     }
 
+    proptest::proptest! {
+        #[test]
+        fn name_prefix_lookup_matches_a_byte_scan(text in "(gfx[0-9a-c]{1,4}|gfx1[0-2]-[0-9]-generic|fiji|[a-z0-9:-]{0,20})(:[a-z+-]{0,10}){0,2}") {
+            let slow = {
+                let end = text.find(':').unwrap_or(text.len());
+                Processor::by_name(&text[..end]).map(|p| (p.name, end))
+            };
+            proptest::prop_assert_eq!(known_name_prefix(&text).map(|(p, n)| (p.name, n)), slow);
+        }
+    }
+
     #[test]
     fn name_packing_is_exact() {
         let naive = |name: &[u8]| {
