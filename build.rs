@@ -10,6 +10,13 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 const TABLE: &str = "src/target/processors.tsv";
+const HASH: &str = "src/target/name_hash.rs";
+/// log2 of the name lookup table's size.
+const SLOT_BITS: u32 = 10;
+/// Longest name the lookup accepts (the hash reads at most 16 bytes).
+const MAX_NAME: usize = 16;
+
+include!("src/target/name_hash.rs");
 
 struct Row {
     line: usize,
@@ -200,18 +207,65 @@ fn generate(rows: &[Row]) -> String {
     }
     let _ = writeln!(out, "];\n");
 
+    // Perfect hash of every name and alias: find a seed with no collisions in 2^SLOT_BITS
+    // slots. A slot holds 1 + the index into NAMES, 0 when empty.
+    let names: Vec<(&str, usize)> = rows
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| {
+            std::iter::once(r.name.as_str())
+                .chain(r.aliases.iter().map(String::as_str))
+                .map(move |n| (n, i))
+        })
+        .collect();
+    if let Some((n, _)) = names.iter().find(|(n, _)| n.len() > MAX_NAME) {
+        panic!("{TABLE}: name {n} is longer than {MAX_NAME} bytes");
+    }
+    assert!(names.len() < 255, "NAME_SLOTS holds u8 indices");
+    let slot_of = |name: &str, seed: u64| {
+        let (lo, hi) = pack_name(name.as_bytes());
+        (name_hash(lo, hi, name.len(), seed) >> (64 - SLOT_BITS)) as usize
+    };
+    let (seed, slots) = (0u64..1_000_000)
+        .find_map(|seed| {
+            let mut slots = vec![0usize; 1 << SLOT_BITS];
+            for (k, (name, _)) in names.iter().enumerate() {
+                let slot = &mut slots[slot_of(name, seed)];
+                if *slot != 0 {
+                    return None;
+                }
+                *slot = k + 1;
+            }
+            Some((seed, slots))
+        })
+        .expect("no collision-free seed; raise SLOT_BITS");
+    let _ = writeln!(out, "const NAME_SEED: u64 = {seed};");
+    let _ = writeln!(out, "const NAME_SLOT_BITS: u32 = {SLOT_BITS};");
+    let _ = writeln!(out, "const MAX_NAME_LEN: usize = {MAX_NAME};");
     let _ = writeln!(
         out,
-        "fn index_by_name(name: &str) -> Option<usize> {{\n    match name {{"
+        "/// (packed name low word, high word, length, row) per name or alias."
     );
-    for (i, r) in rows.iter().enumerate() {
-        let pats: Vec<String> = std::iter::once(&r.name)
-            .chain(&r.aliases)
-            .map(|n| format!("{n:?}"))
-            .collect();
-        let _ = writeln!(out, "        {} => Some({i}),", pats.join(" | "));
+    let _ = writeln!(
+        out,
+        "static NAMES: [(u64, u64, usize, usize); {}] = [",
+        names.len()
+    );
+    for (name, i) in &names {
+        let (lo, hi) = pack_name(name.as_bytes());
+        let _ = writeln!(
+            out,
+            "    ({lo:#x}, {hi:#x}, {}, {i}), // {name}",
+            name.len()
+        );
     }
-    let _ = writeln!(out, "        _ => None,\n    }}\n}}\n");
+    let _ = writeln!(out, "];");
+    let _ = writeln!(
+        out,
+        "static NAME_SLOTS: [u8; {}] = {:?};\n",
+        slots.len(),
+        slots
+    );
 
     let _ = writeln!(
         out,
@@ -227,6 +281,7 @@ fn generate(rows: &[Row]) -> String {
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed={TABLE}");
+    println!("cargo:rerun-if-changed={HASH}");
     let text = std::fs::read_to_string(TABLE).unwrap_or_else(|e| panic!("{TABLE}: {e}"));
     let rows = parse(&text);
     validate(&rows);

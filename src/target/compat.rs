@@ -13,9 +13,9 @@
 //!   the ELF header.
 //! - Extended (opt-in, [`Policy::Extended`]): the distributions' table in reference §2.3.
 //!
-//! Rank, best first: [`Rank::Exact`] (same processor, every feature it has given and equal)
-//! > [`Rank::Any`] (same processor, some feature left as any) > [`Rank::Generic`] >
-//! [`Rank::Extended`]. Within a rank, more specific wins: +2 if xnack is given, +1 if sramecc
+//! Rank, best first: [`Rank::Exact`] (same processor, every feature it has given and
+//! equal), then [`Rank::Any`] (same processor, some feature left as any), then
+//! [`Rank::Generic`], then [`Rank::Extended`]. Within a rank, more specific wins: +2 if xnack is given, +1 if sramecc
 //! is (the Debian comgr patch's weights). This module is pure: no I/O, no environment.
 
 use std::fmt;
@@ -310,6 +310,7 @@ fn feature_bit(feature: Feature) -> u8 {
 /// `generic_version` is the ELF header's generic version when known; `None` when only a
 /// bundle entry id is known (the loader re-checks with the header after extraction). It is
 /// ignored for non-generic code.
+#[inline]
 pub fn check(
     agent: &AgentIsa,
     code: &TargetId,
@@ -348,11 +349,8 @@ pub fn check(
         let agent_mode = agent.feature(feature).and_then(FeatureMode::as_bool);
         match code.feature(feature) {
             None => {}
-            Some(FeatureMode::Any) => {
-                if agent_mode.is_some() {
-                    any_mask |= feature_bit(feature);
-                }
-            }
+            Some(FeatureMode::Any) if agent_mode.is_some() => any_mask |= feature_bit(feature),
+            Some(FeatureMode::Any) => {}
             Some(mode) => {
                 let needs = mode == FeatureMode::On;
                 if agent_mode != Some(needs) {

@@ -57,6 +57,9 @@ impl OffloadKind {
     }
 }
 
+/// `amdgcn-amd-amdhsa-` plus the `-` before the target: what follows the kind in HIP ids.
+const HSA_TRIPLE_DASHES: &str = "amdgcn-amd-amdhsa--";
+
 /// The parsed parts of an entry id, as byte ranges into the text (no allocation for known
 /// processors). Shared by [`EntryId`] and the allocation-free path of `select`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,7 +81,52 @@ fn invalid(text: &str, reason: impl Into<String>) -> TargetError {
 }
 
 impl EntryParts {
+    /// Parses an entry id. The prefixes HIP compilers write are recognised without scanning
+    /// (the hot path of selection); everything else, and every error, goes through
+    /// [`Self::parse_general`], which gives the same result for those prefixes too (tested).
     pub(crate) fn parse(text: &str) -> Result<EntryParts, TargetError> {
+        if let Some((kind, prefix_len, target)) = Self::hip_hsa_target(text) {
+            // A target that parses is printable ASCII without spaces (known names, or names
+            // checked by the target-ID parser), so the general parser would agree.
+            if let Ok(target) = target.parse::<TargetId>() {
+                let kind_len = prefix_len - HSA_TRIPLE_DASHES.len() - 1;
+                let triple = kind_len + 1;
+                return Ok(EntryParts {
+                    kind,
+                    kind_range: 0..kind_len,
+                    triple: triple..prefix_len - 1,
+                    arch: triple..triple + 6,
+                    os: triple + 11..triple + 17,
+                    target_text: Some(prefix_len..text.len()),
+                    target: Some(target),
+                });
+            }
+        }
+        Self::parse_general(text)
+    }
+
+    /// For ids of the form `hip|hipv4|hcc-amdgcn-amd-amdhsa--<target>` with a non-empty target:
+    /// the kind, the prefix length and the target text, unchecked. `None` for everything else.
+    #[inline]
+    pub(crate) fn hip_hsa_target(text: &str) -> Option<(OffloadKind, usize, &str)> {
+        let bytes = text.as_bytes();
+        let (kind, kind_len) = match bytes.get(..4)? {
+            b"hipv" if bytes.get(4) == Some(&b'4') => (OffloadKind::HipV4, 5),
+            b"hip-" => (OffloadKind::Hip, 3),
+            b"hcc-" => (OffloadKind::Hcc, 3),
+            _ => return None,
+        };
+        let prefix_len = kind_len + 1 + HSA_TRIPLE_DASHES.len();
+        // A fixed-size comparison the compiler inlines (no memcmp call).
+        let dashes: &[u8; 19] = bytes.get(kind_len + 1..prefix_len)?.try_into().ok()?;
+        if bytes.get(kind_len) != Some(&b'-') || dashes != b"amdgcn-amd-amdhsa--" {
+            return None;
+        }
+        let target = text.get(prefix_len..)?;
+        (!target.is_empty()).then_some((kind, prefix_len, target))
+    }
+
+    pub(crate) fn parse_general(text: &str) -> Result<EntryParts, TargetError> {
         if text.is_empty() {
             return Err(invalid(text, "empty"));
         }
@@ -86,8 +134,15 @@ impl EntryParts {
             let head: String = text.chars().take(64).collect();
             return Err(invalid(&head, format!("longer than {MAX_ENTRY_ID} bytes")));
         }
-        if let Some(bad) = text.chars().find(|c| c.is_control() || c.is_whitespace()) {
-            return Err(invalid(text, format!("contains {bad:?}")));
+        if !text.bytes().all(|b| b.is_ascii_graphic()) {
+            let bad = text
+                .bytes()
+                .find(|b| !b.is_ascii_graphic())
+                .unwrap_or_default();
+            return Err(invalid(
+                text,
+                format!("contains byte {bad:#04x}; entry ids are printable ASCII"),
+            ));
         }
         let kind_end = text
             .find('-')
@@ -156,7 +211,7 @@ impl EntryId {
     ///
     /// # Errors
     /// [`TargetError::InvalidEntryId`] if there is no kind, the triple has fewer than three
-    /// components, the text has whitespace or control characters, or an `amdgcn` entry's
+    /// components, the text is not printable ASCII (no spaces), or an `amdgcn` entry's
     /// target ID is malformed. Unknown processor names are *not* errors.
     pub fn parse(text: &str) -> Result<EntryId, TargetError> {
         Ok(EntryId {
@@ -303,6 +358,36 @@ mod tests {
         assert_eq!(e.arch(), "nvptx64");
         let e = EntryId::parse("hipv4-amdgcn-amd-amdhsa-").unwrap();
         assert_eq!(e.target(), None);
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_parser() {
+        let targets = [
+            "gfx90a",
+            "gfx90a:xnack-",
+            "gfx90a:sramecc+:xnack+",
+            "gfx10-3-generic",
+            "gfx1250",
+            "",
+            "gfx1030:xnack+",
+            "gfx90a:xnack",
+            "a b",
+            "gfx\u{e9}",
+            "-",
+            "gfx1030-",
+        ];
+        for kind in ["hip", "hipv4", "hcc", "openmp"] {
+            for target in targets {
+                let text = format!("{kind}-amdgcn-amd-amdhsa--{target}");
+                assert_eq!(
+                    EntryParts::parse(&text),
+                    EntryParts::parse_general(&text),
+                    "{text}"
+                );
+            }
+        }
+        let long = format!("hipv4-amdgcn-amd-amdhsa--{}", "x".repeat(5000));
+        assert_eq!(EntryParts::parse(&long), EntryParts::parse_general(&long));
     }
 
     #[test]

@@ -182,6 +182,7 @@ impl TargetId {
     }
 
     /// The target ID with every feature the processor has left as any (`gfx90a`).
+    #[inline]
     pub fn any(processor: &'static Processor) -> TargetId {
         TargetId {
             processor: ProcessorRef::Known(processor),
@@ -255,48 +256,104 @@ impl FromStr for TargetId {
 
     /// Parses `<processor>(:<feature><+|->)*`, features in any order, each at most once.
     fn from_str(text: &str) -> Result<TargetId, TargetError> {
-        let mut parts = text.split(':');
-        let name = parts.next().unwrap_or_default();
-        if name.is_empty() {
-            return Err(invalid(text, "empty processor name"));
-        }
-        let mut id = match Processor::by_name(name) {
-            Some(p) => TargetId::any(p),
-            None if valid_processor_name(name) => TargetId {
-                processor: ProcessorRef::Unknown(name.into()),
-                sramecc: Some(FeatureMode::Any),
-                xnack: Some(FeatureMode::Any),
-            },
-            None => return Err(invalid(text, format!("{name:?} is not a processor name"))),
-        };
-        let mut seen = [false; 2];
-        for part in parts {
-            let (feature_name, mode) = match part.as_bytes().last() {
-                Some(b'+') => (&part[..part.len() - 1], FeatureMode::On),
-                Some(b'-') => (&part[..part.len() - 1], FeatureMode::Off),
-                Some(_) => {
-                    return Err(invalid(
-                        text,
-                        format!("feature {part:?} lacks a + or - sign"),
-                    ))
-                }
-                None => return Err(invalid(text, "empty feature")),
-            };
-            let feature = Feature::from_name(feature_name)
-                .ok_or_else(|| invalid(text, format!("unknown feature {feature_name:?}")))?;
-            let seen_slot = &mut seen[feature as usize];
-            if *seen_slot {
-                return Err(invalid(text, format!("feature {feature} given twice")));
-            }
-            *seen_slot = true;
-            let slot = id.slot(feature);
-            if slot.is_none() {
-                return Err(invalid(text, format!("{name} has no {feature} feature")));
-            }
-            *slot = Some(mode);
-        }
-        Ok(id)
+        parse_target_id(text).map_err(|problem| problem.into_error(text))
     }
+}
+
+/// What is wrong with a target ID; turned into a [`TargetError`] off the hot path.
+#[derive(Clone, Copy)]
+enum Problem<'a> {
+    EmptyName,
+    NotAName(&'a str),
+    NoSign(&'a str),
+    EmptyFeature,
+    UnknownFeature(&'a str),
+    Twice(Feature),
+    Unsupported(&'a str, Feature),
+}
+
+impl Problem<'_> {
+    #[cold]
+    #[inline(never)]
+    fn into_error(self, text: &str) -> TargetError {
+        let reason = match self {
+            Problem::EmptyName => "empty processor name".to_string(),
+            Problem::NotAName(name) => format!("{name:?} is not a processor name"),
+            Problem::NoSign(part) => format!("feature {part:?} lacks a + or - sign"),
+            Problem::EmptyFeature => "empty feature".to_string(),
+            Problem::UnknownFeature(name) => format!("unknown feature {name:?}"),
+            Problem::Twice(feature) => format!("feature {feature} given twice"),
+            Problem::Unsupported(name, feature) => format!("{name} has no {feature} feature"),
+        };
+        invalid(text, reason)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn unknown_processor(name: &str) -> Result<TargetId, Problem<'_>> {
+    if !valid_processor_name(name) {
+        return Err(Problem::NotAName(name));
+    }
+    Ok(TargetId {
+        processor: ProcessorRef::Unknown(name.into()),
+        sramecc: Some(FeatureMode::Any),
+        xnack: Some(FeatureMode::Any),
+    })
+}
+
+/// A target ID, or `None` if the text is not one (the error is left out: for hot paths that
+/// fall back to [`TargetId::from_str`] for the explanation).
+#[inline]
+pub(crate) fn parse_target_id_fast(text: &str) -> Option<TargetId> {
+    parse_target_id(text).ok()
+}
+
+/// The target-ID parser proper. It runs for every bundle entry during selection, so it scans
+/// bytes by hand and keeps error formatting out of line.
+#[inline]
+fn parse_target_id(text: &str) -> Result<TargetId, Problem<'_>> {
+    let (mut id, name_end) = match super::processor::known_name_prefix(text) {
+        Some((p, len)) => (TargetId::any(p), len),
+        None => {
+            let name_end = text.bytes().position(|b| b == b':').unwrap_or(text.len());
+            let name = &text[..name_end];
+            if name.is_empty() {
+                return Err(Problem::EmptyName);
+            }
+            match Processor::by_name(name) {
+                Some(p) => (TargetId::any(p), name_end),
+                None => (unknown_processor(name)?, name_end),
+            }
+        }
+    };
+    let name = &text[..name_end];
+    let mut seen = [false; 2];
+    let mut rest = text.get(name_end + 1..);
+    while let Some(remaining) = rest {
+        let end = remaining.bytes().position(|b| b == b':');
+        let part = &remaining[..end.unwrap_or(remaining.len())];
+        rest = end.map(|e| &remaining[e + 1..]);
+        let (feature_name, mode) = match part.as_bytes().last() {
+            Some(b'+') => (&part[..part.len() - 1], FeatureMode::On),
+            Some(b'-') => (&part[..part.len() - 1], FeatureMode::Off),
+            Some(_) => return Err(Problem::NoSign(part)),
+            None => return Err(Problem::EmptyFeature),
+        };
+        let feature =
+            Feature::from_name(feature_name).ok_or(Problem::UnknownFeature(feature_name))?;
+        let seen_slot = &mut seen[feature as usize];
+        if *seen_slot {
+            return Err(Problem::Twice(feature));
+        }
+        *seen_slot = true;
+        let slot = id.slot(feature);
+        if slot.is_none() {
+            return Err(Problem::Unsupported(name, feature));
+        }
+        *slot = Some(mode);
+    }
+    Ok(id)
 }
 
 impl fmt::Display for TargetId {

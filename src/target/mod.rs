@@ -16,7 +16,7 @@
 //! - [`elf`]: `e_flags` of code objects v3–v6;
 //! - [`agent`]: the device side ([`AgentIsa`]), the [`Policy`] and the override;
 //! - [`compat`]: the compatibility rules ([`check`]) and their verdicts;
-//! - [`select`]: choosing one entry per bundle, with an explanation for every entry.
+//! - [`mod@select`]: choosing one entry per bundle, with an explanation for every entry.
 
 pub mod agent;
 pub mod compat;

@@ -65,6 +65,70 @@ pub struct Processor {
 }
 
 include!(concat!(env!("OUT_DIR"), "/processors.rs"));
+include!("name_hash.rs");
+
+/// Perfect-hash lookup: one hash, one comparison of packed words.
+#[inline]
+fn index_by_name(name: &str) -> Option<usize> {
+    if name.len() > MAX_NAME_LEN {
+        return None;
+    }
+    let (lo, hi) = pack_name(name.as_bytes());
+    let slot = (name_hash(lo, hi, name.len(), NAME_SEED) >> (64 - NAME_SLOT_BITS)) as usize;
+    let k = usize::from(*NAME_SLOTS.get(slot)?);
+    let &(want_lo, want_hi, want_len, index) = NAMES.get(k.checked_sub(1)?)?;
+    (want_lo == lo && want_hi == hi && want_len == name.len()).then_some(index)
+}
+
+/// The known processor named by `text` up to its first `:` (or its end), with the name's
+/// length: the target-ID parser's hot path. Packs at most 16 bytes and finds the `:` with word
+/// operations instead of a byte loop. `None` for anything else (unknown, empty or long names),
+/// which the caller handles the slow way.
+#[inline]
+pub(crate) fn known_name_prefix(text: &str) -> Option<(&'static Processor, usize)> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const COLONS: u64 = ONES * b':' as u64;
+    // Flags zero bytes of w ^ COLONS; the lowest flag is always exact.
+    let colons = |w: u64| {
+        let x = w ^ COLONS;
+        x.wrapping_sub(ONES) & !x & HIGHS
+    };
+    let bytes = text.as_bytes();
+    let (lo, hi) = pack_name(bytes);
+    let (c_lo, c_hi) = (colons(lo), colons(hi));
+    let colon = if c_lo != 0 {
+        (c_lo.trailing_zeros() / 8) as usize
+    } else if c_hi != 0 {
+        8 + (c_hi.trailing_zeros() / 8) as usize
+    } else {
+        usize::MAX
+    };
+    let len = if colon < bytes.len() {
+        colon
+    } else if bytes.len() <= MAX_NAME_LEN {
+        bytes.len()
+    } else {
+        return None;
+    };
+    if len == 0 || len > MAX_NAME_LEN {
+        return None;
+    }
+    let keep = |w: u64, n: usize| match n {
+        0 => 0,
+        1..=7 => w & ((1u64 << (8 * n)) - 1),
+        _ => w,
+    };
+    let (lo, hi) = (keep(lo, len), keep(hi, len.saturating_sub(8)));
+    let slot = (name_hash(lo, hi, len, NAME_SEED) >> (64 - NAME_SLOT_BITS)) as usize;
+    let k = usize::from(*NAME_SLOTS.get(slot)?);
+    let &(want_lo, want_hi, want_len, index) = NAMES.get(k.checked_sub(1)?)?;
+    if want_lo == lo && want_hi == hi && want_len == len {
+        Some((PROCESSORS.get(index)?, len))
+    } else {
+        None
+    }
+}
 
 impl Processor {
     /// Looks a processor up by canonical name or alias (`gfx803`, `fiji`). Case-sensitive,
@@ -151,6 +215,73 @@ mod tests {
         assert!(Processor::by_name("GFX90A").is_none());
         assert!(Processor::by_mach(0).is_none());
         assert!(Processor::by_mach(0x100).is_none());
+    }
+
+    #[test]
+    fn name_prefix_lookup() {
+        let find = |t: &str| known_name_prefix(t).map(|(p, len)| (p.name, len));
+        for p in Processor::all() {
+            for name in std::iter::once(&p.name).chain(p.aliases) {
+                assert_eq!(find(name), Some((p.name, name.len())));
+                assert_eq!(find(&format!("{name}:xnack+")), Some((p.name, name.len())));
+                assert_eq!(find(&format!("{name}:")), Some((p.name, name.len())));
+                assert_eq!(find(&format!("{name}x")), None);
+                assert_eq!(find(&format!("{name}x:xnack+")), None);
+            }
+        }
+        for t in [
+            "",
+            ":",
+            ":gfx90a",
+            "gfx1250",
+            "gfx1250:xnack+",
+            "gfx90",
+            "gfx10-3-generic-long:x",
+            "gfx90a\0",
+            "gfx9\u{e9}",
+        ] {
+            assert_eq!(find(t), None, "{t:?}");
+        }
+        let long = format!("gfx90a:{}", "x".repeat(100));
+        assert_eq!(find(&long), Some(("gfx90a", 6)));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn name_prefix_lookup_matches_a_byte_scan(text in "(gfx[0-9a-c]{1,4}|gfx1[0-2]-[0-9]-generic|fiji|[a-z0-9:-]{0,20})(:[a-z+-]{0,10}){0,2}") {
+            let slow = {
+                let end = text.find(':').unwrap_or(text.len());
+                Processor::by_name(&text[..end]).map(|p| (p.name, end))
+            };
+            proptest::prop_assert_eq!(known_name_prefix(&text).map(|(p, n)| (p.name, n)), slow);
+        }
+    }
+
+    #[test]
+    fn name_packing_is_exact() {
+        let naive = |name: &[u8]| {
+            let mut words = [0u64; 2];
+            for (i, &b) in name.iter().take(16).enumerate() {
+                words[i / 8] |= u64::from(b) << (8 * (i % 8));
+            }
+            (words[0], words[1])
+        };
+        let text = b"abcdefghijklmnopqrstu";
+        for len in 0..=text.len() {
+            assert_eq!(pack_name(&text[..len]), naive(&text[..len]), "{len}");
+        }
+        for name in [
+            "",
+            "g",
+            "gfx",
+            "gfx1",
+            "gfx90",
+            "gfx90a:",
+            "gfx10-3-generic-x",
+            "gfx10-3-generi",
+        ] {
+            assert!(Processor::by_name(name).is_none(), "{name}");
+        }
     }
 
     #[test]

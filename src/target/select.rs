@@ -1,6 +1,6 @@
 //! Selection: the best entry of one bundle for one agent, with a reason for every entry.
 //!
-//! Priority, documented once: the accepted entries are ordered by [`Rank`] (exact > any >
+//! Priority, documented once: the accepted entries are ordered by [`Rank`](super::Rank) (exact > any >
 //! generic > extended), then by specificity (+2 xnack given, +1 sramecc given), then by bundle
 //! order (the earlier entry wins a tie). The first is chosen; the rest stay available in
 //! [`Selection::ranked`] so a runtime can fall back when the chosen entry's ELF header
@@ -23,7 +23,7 @@ use serde::ser::{SerializeMap, SerializeStruct};
 use super::compat::check_parts;
 use super::entry::EntryParts;
 use super::{
-    AgentIsa, Feature, Policy, Refusal, RefusedEntry, TargetError, Verdict, ENV_ISA_POLICY,
+    check, AgentIsa, Feature, Policy, Refusal, RefusedEntry, TargetError, Verdict, ENV_ISA_POLICY,
     ENV_OVERRIDE_GFX_VERSION,
 };
 
@@ -69,6 +69,20 @@ pub struct Selection<'a> {
 ///
 /// Takes entry ids by reference: `&[&str]`, `&[String]`, `&[EntryId]`, or any iterator of
 /// references to `AsRef<str>`. Never fails: malformed ids are refused candidates.
+///
+/// # Examples
+/// ```
+/// use rocload::target::{select, AgentIsa, Policy};
+///
+/// let agent: AgentIsa = "gfx1031".parse()?;
+/// let ids = ["host-x86_64-unknown-linux--", "hipv4-amdgcn-amd-amdhsa--gfx1030"];
+/// let strict = select(&agent, &ids, Policy::Strict);
+/// assert_eq!(strict.chosen, None);
+/// let err = strict.into_result().unwrap_err().to_string();
+/// assert!(err.contains("ROCLOAD_ISA_POLICY=extended would let gfx1031 run"));
+/// assert_eq!(select(&agent, &ids, Policy::Extended).chosen, Some(1));
+/// # Ok::<(), rocload::target::TargetError>(())
+/// ```
 pub fn select<'a, I, S>(agent: &AgentIsa, entries: I, policy: Policy) -> Selection<'a>
 where
     I: IntoIterator<Item = &'a S>,
@@ -78,14 +92,11 @@ where
     let mut candidates = Vec::with_capacity(entries.size_hint().0);
     for (index, entry) in entries.enumerate() {
         let id = entry.as_ref();
-        let verdict = match EntryParts::parse(id) {
-            Ok(parts) => check_parts(agent, id, &parts, policy),
-            Err(TargetError::InvalidEntryId { reason, .. }) => {
-                Verdict::Refused(Refusal::Malformed(reason.into()))
-            }
-            Err(other) => Verdict::Refused(Refusal::Malformed(other.to_string().into())),
-        };
-        candidates.push(Candidate { index, id, verdict });
+        candidates.push(Candidate {
+            index,
+            id,
+            verdict: entry_verdict(agent, id, policy),
+        });
     }
     let mut ranked: Vec<usize> = candidates
         .iter()
@@ -99,7 +110,7 @@ where
             .and_then(|c| c.verdict.acceptance())
             .map(|a| a.key())
     };
-    ranked.sort_by(|a, b| key(b).cmp(&key(a)));
+    ranked.sort_by_key(|i| std::cmp::Reverse(key(i)));
     let chosen = ranked.first().copied();
     let selection = Selection {
         agent: *agent,
@@ -118,6 +129,29 @@ where
         "target selection"
     );
     selection
+}
+
+/// The verdict for one entry id. HIP entries for amdgcn-amd-amdhsa skip the general parser
+/// (the same answer, tested in entry.rs); malformed ids are refusals, not errors.
+#[inline]
+fn entry_verdict(agent: &AgentIsa, id: &str, policy: Policy) -> Verdict {
+    let malformed = |e: TargetError| match e {
+        TargetError::InvalidEntryId { reason, .. } => {
+            Verdict::Refused(Refusal::Malformed(reason.into()))
+        }
+        other => Verdict::Refused(Refusal::Malformed(other.to_string().into())),
+    };
+    if let Some((_, _, target)) = EntryParts::hip_hsa_target(id) {
+        // Same answer as the general parser when the target parses (see EntryParts::parse);
+        // otherwise the general parser reports the error.
+        if let Some(target) = super::id::parse_target_id_fast(target) {
+            return check(agent, &target, None, policy);
+        }
+    }
+    match EntryParts::parse(id) {
+        Ok(parts) => check_parts(agent, id, &parts, policy),
+        Err(e) => malformed(e),
+    }
 }
 
 impl<'a> Selection<'a> {
