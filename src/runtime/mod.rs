@@ -704,6 +704,3 @@ fn init_logging() {
         let _ = tracing_subscriber::registry().with(layer).try_init();
     }
 }
-
-#[cfg(test)]
-mod tests;
