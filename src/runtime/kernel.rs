@@ -121,7 +121,15 @@ impl KernelRef {
     /// The kernel called `name` (raw or demangled) in `loaded`.
     pub fn find(loaded: &Arc<LoadedFatBinary>, name: &str) -> Option<KernelRef> {
         let name = name.strip_suffix(".kd").unwrap_or(name);
-        loaded.by_name.get(name).map(|&index| KernelRef { loaded: loaded.clone(), index })
+        let index = match loaded.by_name.get(name) {
+            Some(&i) => i,
+            // Other spellings the symbol table knows (`axpy<float>` for the full demangled name).
+            None => {
+                let s = loaded.executable.symbol(name).filter(|s| s.class == crate::loader::SymbolClass::Kernel)?;
+                *loaded.by_name.get(s.name.as_str())?
+            }
+        };
+        Some(KernelRef { loaded: loaded.clone(), index })
     }
 
     /// The kernel's facts.
