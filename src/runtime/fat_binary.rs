@@ -94,7 +94,9 @@ pub struct FatBinary {
     /// use may read them. Readers hold the read lock while they touch the bytes.
     alive: RwLock<bool>,
     prepared: OnceCell<RuntimeResult<Prepared>>,
-    per_agent: Box<[OnceCell<RuntimeResult<Arc<LoadedFatBinary>>>]>,
+    /// Per agent, allocated at the first use (registration allocates as little as possible).
+    per_agent: OnceCell<Box<[OnceCell<RuntimeResult<Arc<LoadedFatBinary>>>]>>,
+    agents: usize,
     host_keys: Mutex<Vec<HostKey>>,
     managed: Mutex<Managed>,
 }
@@ -149,7 +151,8 @@ impl FatBinary {
             source,
             alive: RwLock::new(true),
             prepared: OnceCell::new(),
-            per_agent: (0..agents).map(|_| OnceCell::new()).collect(),
+            per_agent: OnceCell::new(),
+            agents,
             host_keys: Mutex::new(Vec::new()),
             managed: Mutex::new(Managed::default()),
         }
@@ -189,11 +192,15 @@ impl FatBinary {
     }
 
     pub(crate) fn first_use_done(&self, device: usize) -> bool {
-        self.per_agent.get(device).is_some_and(|c| c.get().is_some())
+        self.per_agent.get().and_then(|cells| cells.get(device)).is_some_and(|c| c.get().is_some())
     }
 
     pub(crate) fn loaded_if_done(&self, device: usize) -> Option<Arc<LoadedFatBinary>> {
-        self.per_agent.get(device)?.get()?.as_ref().ok().cloned()
+        self.per_agent.get()?.get(device)?.get()?.as_ref().ok().cloned()
+    }
+
+    fn cells(&self) -> &[OnceCell<RuntimeResult<Arc<LoadedFatBinary>>>] {
+        self.per_agent.get_or_init(|| (0..self.agents).map(|_| OnceCell::new()).collect())
     }
 
     pub(crate) fn add_managed(&self, name: &str, init: &[u8], align: usize) -> RuntimeResult<u64> {
@@ -218,7 +225,7 @@ impl FatBinary {
 
     /// Loaded on agent `device`, loading at the first call (exactly once).
     pub(crate) fn loaded(&self, device: usize, agents: &[Arc<dyn Agent>], options: &RuntimeOptions, stats: &Stats) -> RuntimeResult<Arc<LoadedFatBinary>> {
-        let cell = self.per_agent.get(device).ok_or(RuntimeError::InvalidDevice { device: device as i64, count: agents.len() })?;
+        let cell = self.cells().get(device).ok_or(RuntimeError::InvalidDevice { device: device as i64, count: agents.len() })?;
         cell.get_or_init(|| {
             let agent = &agents[device];
             let _span = tracing::debug_span!("first use", fat_binary = self.id, agent = %agent.isa().isa_name()).entered();

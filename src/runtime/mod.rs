@@ -210,7 +210,8 @@ impl Hasher for PointerHasher {
 type PtrMap<V> = DashMap<usize, V, BuildHasherDefault<PointerHasher>>;
 
 fn ptr_map<V>() -> PtrMap<V> {
-    DashMap::with_hasher(BuildHasherDefault::default())
+    // Sized for a large program's registrations, so start-up does not rehash repeatedly.
+    DashMap::with_capacity_and_hasher(1024, BuildHasherDefault::default())
 }
 
 /// A kernel registered with `__hipRegisterFunction`: its fat binary, its name, and the
