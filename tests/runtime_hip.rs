@@ -142,7 +142,7 @@ fn kernels_program_registers_lazily_and_answers_from_the_loaded_code_object() {
 
     // Addresses: the loaded image keeps the code object's layout, relative to the kernel.
     let scale_kd = num(&fields(&out, "descriptor scale"), "address") as u64;
-    let var = |name: &str| co.variables().iter().find(|s| s.name == name).unwrap_or_else(|| panic!("variable {name}")).clone();
+    let var = |name: &str| co.variables().iter().find(|s| s.name == name).copied().unwrap_or_else(|| panic!("variable {name}"));
     for (name, line) in [("dev_counter", "symbol dev_counter"), ("dev_coeffs", "symbol dev_coeffs")] {
         let s = fields(&out, line);
         assert_eq!(num(&s, "status"), 0);

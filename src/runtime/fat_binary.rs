@@ -85,6 +85,9 @@ struct Managed {
     loaded: Vec<Weak<LoadedFatBinary>>,
 }
 
+/// What a fat binary became on one agent, set once by its first use there.
+type AgentCell = OnceCell<RuntimeResult<Arc<LoadedFatBinary>>>;
+
 /// A registered fat binary.
 #[derive(Debug)]
 pub struct FatBinary {
@@ -95,7 +98,7 @@ pub struct FatBinary {
     alive: RwLock<bool>,
     prepared: OnceCell<RuntimeResult<Prepared>>,
     /// Per agent, allocated at the first use (registration allocates as little as possible).
-    per_agent: OnceCell<Box<[OnceCell<RuntimeResult<Arc<LoadedFatBinary>>>]>>,
+    per_agent: OnceCell<Box<[AgentCell]>>,
     agents: usize,
     host_keys: Mutex<Vec<HostKey>>,
     managed: Mutex<Managed>,
@@ -199,7 +202,7 @@ impl FatBinary {
         self.per_agent.get()?.get(device)?.get()?.as_ref().ok().cloned()
     }
 
-    fn cells(&self) -> &[OnceCell<RuntimeResult<Arc<LoadedFatBinary>>>] {
+    fn cells(&self) -> &[AgentCell] {
         self.per_agent.get_or_init(|| (0..self.agents).map(|_| OnceCell::new()).collect())
     }
 
