@@ -12,10 +12,12 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod bytes;
+pub mod capi;
 pub mod code_object;
 pub mod container;
 pub mod error;
 pub mod loader;
+pub mod runtime;
 pub mod target;
 
 pub use error::{Error, Result};

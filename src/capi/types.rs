@@ -1,0 +1,415 @@
+//! C types of the HIP API, laid out exactly as Debian's HIP 5.2.3 headers
+//! (`/usr/include/hip/hip_runtime_api.h`, `driver_types.h`) declare them, with compile-time
+//! size and offset checks. The numbers in the checks come from clang-19 compiling those
+//! headers (`tests/runtime_capi.rs` recompiles a probe and compares at test time).
+
+#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals)]
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
+
+/// `hipError_t` (a C enum: `int`).
+pub type hipError_t = c_int;
+
+/// `hipSuccess`.
+pub const hipSuccess: hipError_t = 0;
+/// `hipErrorInvalidValue`.
+pub const hipErrorInvalidValue: hipError_t = 1;
+/// `hipErrorOutOfMemory`.
+pub const hipErrorOutOfMemory: hipError_t = 2;
+/// `hipErrorNotInitialized`.
+pub const hipErrorNotInitialized: hipError_t = 3;
+/// `hipErrorInvalidSymbol`.
+pub const hipErrorInvalidSymbol: hipError_t = 13;
+/// `hipErrorInvalidDeviceFunction`.
+pub const hipErrorInvalidDeviceFunction: hipError_t = 98;
+/// `hipErrorNoDevice`.
+pub const hipErrorNoDevice: hipError_t = 100;
+/// `hipErrorInvalidDevice`.
+pub const hipErrorInvalidDevice: hipError_t = 101;
+/// `hipErrorInvalidImage`.
+pub const hipErrorInvalidImage: hipError_t = 200;
+/// `hipErrorNoBinaryForGpu`.
+pub const hipErrorNoBinaryForGpu: hipError_t = 209;
+/// `hipErrorInvalidKernelFile`.
+pub const hipErrorInvalidKernelFile: hipError_t = 218;
+/// `hipErrorFileNotFound`.
+pub const hipErrorFileNotFound: hipError_t = 301;
+/// `hipErrorSharedObjectInitFailed`.
+pub const hipErrorSharedObjectInitFailed: hipError_t = 303;
+/// `hipErrorInvalidHandle`.
+pub const hipErrorInvalidHandle: hipError_t = 400;
+/// `hipErrorNotFound`.
+pub const hipErrorNotFound: hipError_t = 500;
+/// `hipErrorMissingConfiguration`.
+pub const hipErrorMissingConfiguration: hipError_t = 52;
+/// `hipErrorNotSupported`.
+pub const hipErrorNotSupported: hipError_t = 801;
+/// `hipErrorUnknown`.
+pub const hipErrorUnknown: hipError_t = 999;
+
+/// Every `hipError_t` enumerator of HIP 5.2.3 (first name for aliased values).
+static ERROR_NAMES: &[(hipError_t, &CStr)] = &[
+    (0, c"hipSuccess"),
+    (1, c"hipErrorInvalidValue"),
+    (2, c"hipErrorOutOfMemory"),
+    (3, c"hipErrorNotInitialized"),
+    (4, c"hipErrorDeinitialized"),
+    (5, c"hipErrorProfilerDisabled"),
+    (6, c"hipErrorProfilerNotInitialized"),
+    (7, c"hipErrorProfilerAlreadyStarted"),
+    (8, c"hipErrorProfilerAlreadyStopped"),
+    (9, c"hipErrorInvalidConfiguration"),
+    (12, c"hipErrorInvalidPitchValue"),
+    (13, c"hipErrorInvalidSymbol"),
+    (17, c"hipErrorInvalidDevicePointer"),
+    (21, c"hipErrorInvalidMemcpyDirection"),
+    (35, c"hipErrorInsufficientDriver"),
+    (52, c"hipErrorMissingConfiguration"),
+    (53, c"hipErrorPriorLaunchFailure"),
+    (98, c"hipErrorInvalidDeviceFunction"),
+    (100, c"hipErrorNoDevice"),
+    (101, c"hipErrorInvalidDevice"),
+    (200, c"hipErrorInvalidImage"),
+    (201, c"hipErrorInvalidContext"),
+    (202, c"hipErrorContextAlreadyCurrent"),
+    (205, c"hipErrorMapFailed"),
+    (206, c"hipErrorUnmapFailed"),
+    (207, c"hipErrorArrayIsMapped"),
+    (208, c"hipErrorAlreadyMapped"),
+    (209, c"hipErrorNoBinaryForGpu"),
+    (210, c"hipErrorAlreadyAcquired"),
+    (211, c"hipErrorNotMapped"),
+    (212, c"hipErrorNotMappedAsArray"),
+    (213, c"hipErrorNotMappedAsPointer"),
+    (214, c"hipErrorECCNotCorrectable"),
+    (215, c"hipErrorUnsupportedLimit"),
+    (216, c"hipErrorContextAlreadyInUse"),
+    (217, c"hipErrorPeerAccessUnsupported"),
+    (218, c"hipErrorInvalidKernelFile"),
+    (219, c"hipErrorInvalidGraphicsContext"),
+    (300, c"hipErrorInvalidSource"),
+    (301, c"hipErrorFileNotFound"),
+    (302, c"hipErrorSharedObjectSymbolNotFound"),
+    (303, c"hipErrorSharedObjectInitFailed"),
+    (304, c"hipErrorOperatingSystem"),
+    (400, c"hipErrorInvalidHandle"),
+    (401, c"hipErrorIllegalState"),
+    (500, c"hipErrorNotFound"),
+    (600, c"hipErrorNotReady"),
+    (700, c"hipErrorIllegalAddress"),
+    (701, c"hipErrorLaunchOutOfResources"),
+    (702, c"hipErrorLaunchTimeOut"),
+    (704, c"hipErrorPeerAccessAlreadyEnabled"),
+    (705, c"hipErrorPeerAccessNotEnabled"),
+    (708, c"hipErrorSetOnActiveProcess"),
+    (709, c"hipErrorContextIsDestroyed"),
+    (710, c"hipErrorAssert"),
+    (712, c"hipErrorHostMemoryAlreadyRegistered"),
+    (713, c"hipErrorHostMemoryNotRegistered"),
+    (719, c"hipErrorLaunchFailure"),
+    (720, c"hipErrorCooperativeLaunchTooLarge"),
+    (801, c"hipErrorNotSupported"),
+    (900, c"hipErrorStreamCaptureUnsupported"),
+    (901, c"hipErrorStreamCaptureInvalidated"),
+    (902, c"hipErrorStreamCaptureMerge"),
+    (903, c"hipErrorStreamCaptureUnmatched"),
+    (904, c"hipErrorStreamCaptureUnjoined"),
+    (905, c"hipErrorStreamCaptureIsolation"),
+    (906, c"hipErrorStreamCaptureImplicit"),
+    (907, c"hipErrorCapturedEvent"),
+    (908, c"hipErrorStreamCaptureWrongThread"),
+    (910, c"hipErrorGraphExecUpdateFailure"),
+    (999, c"hipErrorUnknown"),
+    (1052, c"hipErrorRuntimeMemory"),
+    (1053, c"hipErrorRuntimeOther"),
+];
+
+/// Name and description of an error code, as static C strings. Codes rocload returns have a
+/// description; for the others the description is the name (what HIP on AMD did, per the
+/// header's note on `hipGetErrorString`). Unknown values give `hipErrorUnknown`.
+pub fn error_strings(e: hipError_t) -> (&'static CStr, &'static CStr) {
+    let description = match e {
+        hipSuccess => Some(c"no error"),
+        hipErrorInvalidValue => Some(c"invalid argument"),
+        hipErrorOutOfMemory => Some(c"out of memory"),
+        hipErrorNotInitialized => Some(c"initialization error"),
+        hipErrorInvalidSymbol => Some(c"invalid device symbol"),
+        hipErrorMissingConfiguration => Some(c"__global__ function call is not configured"),
+        hipErrorInvalidDeviceFunction => Some(c"invalid device function"),
+        hipErrorNoDevice => Some(c"no ROCm-capable device is detected"),
+        hipErrorInvalidDevice => Some(c"invalid device ordinal"),
+        hipErrorInvalidImage => Some(c"device kernel image is invalid"),
+        hipErrorNoBinaryForGpu => Some(c"no kernel image is available for execution on the device"),
+        hipErrorInvalidKernelFile => Some(c"invalid kernel file"),
+        hipErrorFileNotFound => Some(c"file not found"),
+        hipErrorSharedObjectInitFailed => Some(c"shared object initialization failed"),
+        hipErrorInvalidHandle => Some(c"invalid resource handle"),
+        hipErrorNotFound => Some(c"named symbol not found"),
+        hipErrorNotSupported => Some(c"operation not supported"),
+        hipErrorUnknown => Some(c"unknown error"),
+        _ => None,
+    };
+    match ERROR_NAMES.iter().find(|(v, _)| *v == e) {
+        Some(&(_, name)) => (name, description.unwrap_or(name)),
+        None => (c"hipErrorUnknown", c"unknown error"),
+    }
+}
+
+/// `dim3`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct dim3 {
+    /// x.
+    pub x: u32,
+    /// y.
+    pub y: u32,
+    /// z.
+    pub z: u32,
+}
+
+/// `hipStream_t` (opaque).
+pub type hipStream_t = *mut c_void;
+/// `hipModule_t` (opaque: the address of a runtime module).
+pub type hipModule_t = *mut c_void;
+/// `hipFunction_t` (opaque: the address of a function handle).
+pub type hipFunction_t = *mut c_void;
+/// `hipDeviceptr_t`.
+pub type hipDeviceptr_t = *mut c_void;
+
+/// `struct hipFuncAttributes`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct hipFuncAttributes {
+    /// `binaryVersion`.
+    pub binaryVersion: c_int,
+    /// `cacheModeCA`.
+    pub cacheModeCA: c_int,
+    /// `constSizeBytes`.
+    pub constSizeBytes: usize,
+    /// `localSizeBytes`.
+    pub localSizeBytes: usize,
+    /// `maxDynamicSharedSizeBytes`.
+    pub maxDynamicSharedSizeBytes: c_int,
+    /// `maxThreadsPerBlock`.
+    pub maxThreadsPerBlock: c_int,
+    /// `numRegs`.
+    pub numRegs: c_int,
+    /// `preferredShmemCarveout`.
+    pub preferredShmemCarveout: c_int,
+    /// `ptxVersion`.
+    pub ptxVersion: c_int,
+    /// `sharedSizeBytes`.
+    pub sharedSizeBytes: usize,
+}
+
+/// `hipFunction_attribute` values (`HIP_FUNC_ATTRIBUTE_*`).
+pub mod func_attribute {
+    /// `HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`.
+    pub const MAX_THREADS_PER_BLOCK: i32 = 0;
+    /// `HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`.
+    pub const SHARED_SIZE_BYTES: i32 = 1;
+    /// `HIP_FUNC_ATTRIBUTE_CONST_SIZE_BYTES`.
+    pub const CONST_SIZE_BYTES: i32 = 2;
+    /// `HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`.
+    pub const LOCAL_SIZE_BYTES: i32 = 3;
+    /// `HIP_FUNC_ATTRIBUTE_NUM_REGS`.
+    pub const NUM_REGS: i32 = 4;
+    /// `HIP_FUNC_ATTRIBUTE_PTX_VERSION`.
+    pub const PTX_VERSION: i32 = 5;
+    /// `HIP_FUNC_ATTRIBUTE_BINARY_VERSION`.
+    pub const BINARY_VERSION: i32 = 6;
+    /// `HIP_FUNC_ATTRIBUTE_CACHE_MODE_CA`.
+    pub const CACHE_MODE_CA: i32 = 7;
+    /// `HIP_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`.
+    pub const MAX_DYNAMIC_SHARED_SIZE_BYTES: i32 = 8;
+    /// `HIP_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`.
+    pub const PREFERRED_SHARED_MEMORY_CARVEOUT: i32 = 9;
+}
+
+/// `hipDeviceArch_t`: 17 one-bit fields in one `unsigned`.
+pub type hipDeviceArch_t = c_uint;
+
+/// `hipDeviceProp_t` of HIP 5.2.3 (792 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipDeviceProp_t {
+    /// Device name.
+    pub name: [c_char; 256],
+    /// `totalGlobalMem`.
+    pub totalGlobalMem: usize,
+    /// `sharedMemPerBlock`.
+    pub sharedMemPerBlock: usize,
+    /// `regsPerBlock`.
+    pub regsPerBlock: c_int,
+    /// `warpSize`.
+    pub warpSize: c_int,
+    /// `maxThreadsPerBlock`.
+    pub maxThreadsPerBlock: c_int,
+    /// `maxThreadsDim`.
+    pub maxThreadsDim: [c_int; 3],
+    /// `maxGridSize`.
+    pub maxGridSize: [c_int; 3],
+    /// `clockRate`.
+    pub clockRate: c_int,
+    /// `memoryClockRate`.
+    pub memoryClockRate: c_int,
+    /// `memoryBusWidth`.
+    pub memoryBusWidth: c_int,
+    /// `totalConstMem`.
+    pub totalConstMem: usize,
+    /// `major`.
+    pub major: c_int,
+    /// `minor`.
+    pub minor: c_int,
+    /// `multiProcessorCount`.
+    pub multiProcessorCount: c_int,
+    /// `l2CacheSize`.
+    pub l2CacheSize: c_int,
+    /// `maxThreadsPerMultiProcessor`.
+    pub maxThreadsPerMultiProcessor: c_int,
+    /// `computeMode`.
+    pub computeMode: c_int,
+    /// `clockInstructionRate`.
+    pub clockInstructionRate: c_int,
+    /// `arch` (feature bits).
+    pub arch: hipDeviceArch_t,
+    /// `concurrentKernels`.
+    pub concurrentKernels: c_int,
+    /// `pciDomainID`.
+    pub pciDomainID: c_int,
+    /// `pciBusID`.
+    pub pciBusID: c_int,
+    /// `pciDeviceID`.
+    pub pciDeviceID: c_int,
+    /// `maxSharedMemoryPerMultiProcessor`.
+    pub maxSharedMemoryPerMultiProcessor: usize,
+    /// `isMultiGpuBoard`.
+    pub isMultiGpuBoard: c_int,
+    /// `canMapHostMemory`.
+    pub canMapHostMemory: c_int,
+    /// `gcnArch` (deprecated: e.g. 1030).
+    pub gcnArch: c_int,
+    /// `gcnArchName`: the target id, e.g. `gfx90a:sramecc+:xnack-`.
+    pub gcnArchName: [c_char; 256],
+    /// `integrated`.
+    pub integrated: c_int,
+    /// `cooperativeLaunch`.
+    pub cooperativeLaunch: c_int,
+    /// `cooperativeMultiDeviceLaunch`.
+    pub cooperativeMultiDeviceLaunch: c_int,
+    /// `maxTexture1DLinear`.
+    pub maxTexture1DLinear: c_int,
+    /// `maxTexture1D`.
+    pub maxTexture1D: c_int,
+    /// `maxTexture2D`.
+    pub maxTexture2D: [c_int; 2],
+    /// `maxTexture3D`.
+    pub maxTexture3D: [c_int; 3],
+    /// `hdpMemFlushCntl`.
+    pub hdpMemFlushCntl: *mut c_uint,
+    /// `hdpRegFlushCntl`.
+    pub hdpRegFlushCntl: *mut c_uint,
+    /// `memPitch`.
+    pub memPitch: usize,
+    /// `textureAlignment`.
+    pub textureAlignment: usize,
+    /// `texturePitchAlignment`.
+    pub texturePitchAlignment: usize,
+    /// `kernelExecTimeoutEnabled`.
+    pub kernelExecTimeoutEnabled: c_int,
+    /// `ECCEnabled`.
+    pub ECCEnabled: c_int,
+    /// `tccDriver`.
+    pub tccDriver: c_int,
+    /// `cooperativeMultiDeviceUnmatchedFunc`.
+    pub cooperativeMultiDeviceUnmatchedFunc: c_int,
+    /// `cooperativeMultiDeviceUnmatchedGridDim`.
+    pub cooperativeMultiDeviceUnmatchedGridDim: c_int,
+    /// `cooperativeMultiDeviceUnmatchedBlockDim`.
+    pub cooperativeMultiDeviceUnmatchedBlockDim: c_int,
+    /// `cooperativeMultiDeviceUnmatchedSharedMem`.
+    pub cooperativeMultiDeviceUnmatchedSharedMem: c_int,
+    /// `isLargeBar`.
+    pub isLargeBar: c_int,
+    /// `asicRevision`.
+    pub asicRevision: c_int,
+    /// `managedMemory`.
+    pub managedMemory: c_int,
+    /// `directManagedMemAccessFromHost`.
+    pub directManagedMemAccessFromHost: c_int,
+    /// `concurrentManagedAccess`.
+    pub concurrentManagedAccess: c_int,
+    /// `pageableMemoryAccess`.
+    pub pageableMemoryAccess: c_int,
+    /// `pageableMemoryAccessUsesHostPageTables`.
+    pub pageableMemoryAccessUsesHostPageTables: c_int,
+}
+
+impl Default for hipDeviceProp_t {
+    fn default() -> Self {
+        // SAFETY: every field is an integer, an array of integers or a raw pointer, for which
+        // all-zero bytes are a valid value (null for the pointers).
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+// Layout checks: numbers from clang-19 on Debian's HIP 5.2.3 headers (sizeof / offsetof).
+const _: () = {
+    use std::mem::{offset_of, size_of, align_of};
+    assert!(size_of::<hipDeviceProp_t>() == 792);
+    assert!(align_of::<hipDeviceProp_t>() == 8);
+    assert!(offset_of!(hipDeviceProp_t, totalGlobalMem) == 256);
+    assert!(offset_of!(hipDeviceProp_t, sharedMemPerBlock) == 264);
+    assert!(offset_of!(hipDeviceProp_t, regsPerBlock) == 272);
+    assert!(offset_of!(hipDeviceProp_t, warpSize) == 276);
+    assert!(offset_of!(hipDeviceProp_t, maxThreadsPerBlock) == 280);
+    assert!(offset_of!(hipDeviceProp_t, maxThreadsDim) == 284);
+    assert!(offset_of!(hipDeviceProp_t, maxGridSize) == 296);
+    assert!(offset_of!(hipDeviceProp_t, clockRate) == 308);
+    assert!(offset_of!(hipDeviceProp_t, totalConstMem) == 320);
+    assert!(offset_of!(hipDeviceProp_t, major) == 328);
+    assert!(offset_of!(hipDeviceProp_t, minor) == 332);
+    assert!(offset_of!(hipDeviceProp_t, multiProcessorCount) == 336);
+    assert!(offset_of!(hipDeviceProp_t, arch) == 356);
+    assert!(offset_of!(hipDeviceProp_t, concurrentKernels) == 360);
+    assert!(offset_of!(hipDeviceProp_t, maxSharedMemoryPerMultiProcessor) == 376);
+    assert!(offset_of!(hipDeviceProp_t, gcnArch) == 392);
+    assert!(offset_of!(hipDeviceProp_t, gcnArchName) == 396);
+    assert!(offset_of!(hipDeviceProp_t, integrated) == 652);
+    assert!(offset_of!(hipDeviceProp_t, maxTexture3D) == 680);
+    assert!(offset_of!(hipDeviceProp_t, hdpMemFlushCntl) == 696);
+    assert!(offset_of!(hipDeviceProp_t, memPitch) == 712);
+    assert!(offset_of!(hipDeviceProp_t, pageableMemoryAccessUsesHostPageTables) == 788);
+    assert!(size_of::<hipFuncAttributes>() == 56);
+    assert!(offset_of!(hipFuncAttributes, constSizeBytes) == 8);
+    assert!(offset_of!(hipFuncAttributes, sharedSizeBytes) == 48);
+    assert!(size_of::<dim3>() == 12);
+};
+
+/// `rocload_kernel_info_t` of `include/rocload.h`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct rocload_kernel_info_t {
+    /// Kernel descriptor address on the device.
+    pub descriptor_address: u64,
+    /// Code address (0 if unknown).
+    pub code_address: u64,
+    /// `.kernarg_segment_size`.
+    pub kernarg_segment_size: u64,
+    /// `.kernarg_segment_align`.
+    pub kernarg_segment_align: u64,
+    /// `.group_segment_fixed_size`.
+    pub group_segment_fixed_size: u64,
+    /// `.private_segment_fixed_size`.
+    pub private_segment_fixed_size: u64,
+    /// `.wavefront_size`.
+    pub wavefront_size: u32,
+    /// `.sgpr_count` (-1 if absent).
+    pub sgpr_count: i32,
+    /// `.vgpr_count` (-1 if absent).
+    pub vgpr_count: i32,
+    /// `.max_flat_workgroup_size` (-1 if absent).
+    pub max_flat_workgroup_size: i32,
+}
+
+const _: () = assert!(std::mem::size_of::<rocload_kernel_info_t>() == 64);

@@ -1,0 +1,707 @@
+//! The runtime a HIP-style program uses: a registry of fat binaries, kernels and device
+//! variables, loaded lazily per agent, plus a module API for code loaded at run time.
+//!
+//! What it is for:
+//! - registration in O(1) (`__hipRegisterFatBinary` records a pointer; nothing is read, measured
+//!   or inflated), which never fails hard: a bad fat binary is reported at its first use;
+//! - first use of a fat binary on an agent (a kernel or variable lookup, a device-function
+//!   lookup) selects, extracts, loads and links it exactly once, however many threads arrive
+//!   together (one once-cell per fat binary and agent);
+//! - entries of one compressed bundle needed by several agents are inflated once (see
+//!   [`fat_binary`] for the policy);
+//! - loaded code is owned through `Arc`s: unregistering a fat binary (e.g. at `dlclose`) drops
+//!   the registry's reference, and code stays alive while any [`KernelRef`], [`Module`] or
+//!   C handle still uses it.
+//!
+//! What it is not: it runs no kernels and copies no memory (a later issue), and it holds no
+//! C types: the C ABI over it lives in `crate::capi`.
+//!
+//! Agents are `Arc<dyn Agent>`; device ordinal `i` is the `i`-th agent given to
+//! [`Runtime::new`]. The process-wide runtime ([`Runtime::global`]) uses the agents named by
+//! the environment ([`agents_from_env`]).
+
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use once_cell::sync::OnceCell;
+
+use crate::container::ReadOptions;
+use crate::loader::{Agent, LoadedSymbol, SymbolClass};
+use crate::target::Policy;
+
+pub mod fat_binary;
+mod kernel;
+
+pub use fat_binary::FatBinary;
+pub use kernel::{KernelInfo, KernelRef, LoadedFatBinary};
+
+/// Environment variable choosing when fat binaries are loaded: `lazy` (default) or `eager`.
+pub const LOADING_ENV: &str = "ROCLOAD_LOADING";
+
+/// When registered fat binaries are loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Loading {
+    /// At first use on each agent (the default).
+    #[default]
+    Lazy,
+    /// At registration, on every agent (for comparison and for tools); failures are recorded
+    /// and reported at use, as in lazy mode.
+    Eager,
+}
+
+impl Loading {
+    /// Parses `lazy` or `eager` (case-insensitive); `None` for anything else.
+    pub fn parse(text: &str) -> Option<Loading> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "lazy" | "" => Some(Loading::Lazy),
+            "eager" => Some(Loading::Eager),
+            _ => None,
+        }
+    }
+}
+
+/// How a runtime reads, selects and loads.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeOptions {
+    /// Lazy or eager loading.
+    pub loading: Loading,
+    /// ISA compatibility policy for selection and linking.
+    pub policy: Policy,
+    /// Container reading options (size caps, hash checking).
+    pub read: ReadOptions,
+}
+
+impl RuntimeOptions {
+    /// Options from `ROCLOAD_LOADING` and `ROCLOAD_ISA_POLICY`. Invalid values are logged and
+    /// replaced by the defaults: start-up never fails on them.
+    pub fn from_env() -> RuntimeOptions {
+        let loading = match std::env::var(LOADING_ENV) {
+            Ok(v) => Loading::parse(&v).unwrap_or_else(|| {
+                tracing::warn!(value = %v, "{LOADING_ENV} is neither lazy nor eager; using lazy");
+                Loading::Lazy
+            }),
+            Err(_) => Loading::Lazy,
+        };
+        let policy = Policy::from_env().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "ignoring the ISA policy from the environment");
+            Policy::default()
+        });
+        RuntimeOptions { loading, policy, read: ReadOptions::default() }
+    }
+}
+
+/// A runtime failure. Cheap to clone (load failures are cached and reported to every caller).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// The device ordinal names no agent.
+    #[error("invalid device {device}: the runtime has {count} device(s)")]
+    InvalidDevice {
+        /// The ordinal given.
+        device: i64,
+        /// How many agents there are.
+        count: usize,
+    },
+    /// The runtime has no agent at all.
+    #[error("no device: {reason}")]
+    NoDevice {
+        /// Why (e.g. an invalid `ROCLOAD_SOFT_ISA`).
+        reason: String,
+    },
+    /// No entry of the fat binary can run on the agent; the source is the target layer's
+    /// explanation (every entry with the reason it was refused, and a hint).
+    #[error("{fat_binary}: {source}")]
+    NoBinaryForAgent {
+        /// The fat binary, described.
+        fat_binary: String,
+        /// The explanation.
+        source: Arc<crate::target::TargetError>,
+    },
+    /// The fat binary could not be read, or its code could not be loaded or linked.
+    #[error("{fat_binary}: {source}")]
+    Load {
+        /// The fat binary, described.
+        fat_binary: String,
+        /// What failed.
+        source: Arc<crate::Error>,
+    },
+    /// The fat binary was unregistered before this first use.
+    #[error("{fat_binary} was unregistered")]
+    Unregistered {
+        /// The fat binary, described.
+        fat_binary: String,
+    },
+    /// A handle that is not (or no longer) known.
+    #[error("invalid {what} handle {handle:#x}")]
+    InvalidHandle {
+        /// Which kind of handle.
+        what: &'static str,
+        /// Its value.
+        handle: usize,
+    },
+    /// A host function pointer that was never registered as a kernel.
+    #[error("host function {address:#x} is not a registered kernel")]
+    UnknownFunction {
+        /// The pointer.
+        address: usize,
+    },
+    /// A host shadow pointer that was never registered as a device variable.
+    #[error("host variable {address:#x} is not a registered device variable")]
+    UnknownVariable {
+        /// The pointer.
+        address: usize,
+    },
+    /// A name the loaded code does not define.
+    #[error("{kind} {name:?} not found in {place}")]
+    NotFound {
+        /// Kernel, function or variable.
+        kind: &'static str,
+        /// The name.
+        name: String,
+        /// Where it was looked for.
+        place: String,
+    },
+    /// An argument that cannot be used.
+    #[error("invalid value: {0}")]
+    InvalidValue(String),
+}
+
+impl RuntimeError {
+    /// The target layer's explanation, when this is a failed selection.
+    pub fn selection_error(&self) -> Option<&crate::target::TargetError> {
+        match self {
+            RuntimeError::NoBinaryForAgent { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Result with [`RuntimeError`].
+pub type RuntimeResult<T> = Result<T, RuntimeError>;
+
+/// A hasher for pointer keys: one multiply and a fold, so a registry lookup costs a few
+/// nanoseconds instead of SipHash's ~20.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PointerHasher(u64);
+
+impl Hasher for PointerHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        let h = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type PtrMap<V> = DashMap<usize, V, BuildHasherDefault<PointerHasher>>;
+
+fn ptr_map<V>() -> PtrMap<V> {
+    // Sized for a large program's registrations, so start-up does not rehash repeatedly.
+    DashMap::with_capacity_and_hasher(1024, BuildHasherDefault::default())
+}
+
+/// A kernel registered with `__hipRegisterFunction`: its fat binary, its name, and the
+/// resolved kernel per agent (filled at first lookup).
+#[derive(Debug)]
+struct RegisteredFunction {
+    fat_binary: Arc<FatBinary>,
+    name: Box<str>,
+    resolved: Box<[OnceCell<RuntimeResult<KernelRef>>]>,
+}
+
+/// A device variable registered with `__hipRegisterVar` / `__hipRegisterManagedVar`.
+#[derive(Debug)]
+struct RegisteredVariable {
+    fat_binary: Arc<FatBinary>,
+    name: Box<str>,
+    size: u64,
+}
+
+/// Counters for tests and tools; each is the number of times the event happened.
+#[derive(Debug, Default)]
+pub struct Stats {
+    registered: AtomicU64,
+    loads: AtomicU64,
+    load_failures: AtomicU64,
+    full_inflations: AtomicU64,
+    extractions: AtomicU64,
+}
+
+/// A snapshot of [`Stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StatsSnapshot {
+    /// Fat binaries registered (wrappers, byte slices, modules).
+    pub registered: u64,
+    /// Successful loads of a fat binary on an agent.
+    pub loads: u64,
+    /// Failed first uses (each cached and reported to every later caller).
+    pub load_failures: u64,
+    /// Compressed bundles inflated whole (only when several agents need different entries).
+    pub full_inflations: u64,
+    /// Entries extracted (each entry of each container at most once).
+    pub extractions: u64,
+}
+
+impl Stats {
+    fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The counters now.
+    pub fn snapshot(&self) -> StatsSnapshot {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        StatsSnapshot {
+            registered: get(&self.registered),
+            loads: get(&self.loads),
+            load_failures: get(&self.load_failures),
+            full_inflations: get(&self.full_inflations),
+            extractions: get(&self.extractions),
+        }
+    }
+}
+
+/// Code loaded at run time through the module API (`hipModuleLoadData`), on one agent.
+#[derive(Debug)]
+pub struct Module {
+    fat_binary: Arc<FatBinary>,
+    loaded: Arc<LoadedFatBinary>,
+    device: usize,
+}
+
+impl Module {
+    /// The loaded code.
+    pub fn loaded(&self) -> &Arc<LoadedFatBinary> {
+        &self.loaded
+    }
+
+    /// The device ordinal it was loaded on.
+    pub fn device(&self) -> usize {
+        self.device
+    }
+
+    /// A kernel by raw or demangled name.
+    ///
+    /// # Errors
+    /// [`RuntimeError::NotFound`] if the module has no such kernel.
+    pub fn function(&self, name: &str) -> RuntimeResult<KernelRef> {
+        KernelRef::find(&self.loaded, name).ok_or_else(|| RuntimeError::NotFound { kind: "kernel", name: name.into(), place: self.fat_binary.describe() })
+    }
+
+    /// A variable (or any symbol) by name: its address and size.
+    ///
+    /// # Errors
+    /// [`RuntimeError::NotFound`] if the module defines no such symbol.
+    pub fn global(&self, name: &str) -> RuntimeResult<(u64, u64)> {
+        self.loaded
+            .executable()
+            .symbol(name)
+            .map(|s| (s.address, s.size))
+            .ok_or_else(|| RuntimeError::NotFound { kind: "global", name: name.into(), place: self.fat_binary.describe() })
+    }
+}
+
+/// A registered fat binary, as returned by registration.
+#[derive(Debug, Clone)]
+pub struct FatBinaryHandle {
+    slot: usize,
+    fat_binary: Arc<FatBinary>,
+}
+
+impl FatBinaryHandle {
+    /// The stable address handed to C callers (`void**`): a leaked slot, so a stale handle
+    /// never aliases a new one.
+    pub fn raw(&self) -> usize {
+        self.slot
+    }
+
+    /// The fat binary.
+    pub fn fat_binary(&self) -> &Arc<FatBinary> {
+        &self.fat_binary
+    }
+}
+
+/// A registry of fat binaries over a fixed set of agents.
+#[derive(Debug)]
+pub struct Runtime {
+    agents: Vec<Arc<dyn Agent>>,
+    no_agent_reason: Option<String>,
+    options: RuntimeOptions,
+    fat_binaries: PtrMap<Arc<FatBinary>>,
+    functions: PtrMap<Arc<RegisteredFunction>>,
+    variables: PtrMap<Arc<RegisteredVariable>>,
+    modules: PtrMap<Arc<Module>>,
+    next_id: AtomicU64,
+    stats: Arc<Stats>,
+}
+
+static GLOBAL: OnceCell<Runtime> = OnceCell::new();
+
+/// The agents named by the environment. Today: the software agent (`ROCLOAD_SOFT_ISA`,
+/// default gfx1030). The HSA backend will add a choice by `ROCLOAD_BACKEND` here.
+///
+/// # Errors
+/// Why no agent could be made (e.g. an invalid ISA in the environment).
+pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, String> {
+    crate::loader::SoftAgent::from_env().map(|a| vec![a.shared()]).map_err(|e| e.to_string())
+}
+
+impl Runtime {
+    /// A runtime over `agents` (device `i` is `agents[i]`).
+    pub fn new(agents: Vec<Arc<dyn Agent>>, options: RuntimeOptions) -> Runtime {
+        Runtime {
+            no_agent_reason: agents.is_empty().then(|| "the runtime was given no agents".to_string()),
+            agents,
+            options,
+            fat_binaries: ptr_map(),
+            functions: ptr_map(),
+            variables: ptr_map(),
+            modules: ptr_map(),
+            next_id: AtomicU64::new(1),
+            stats: Arc::new(Stats::default()),
+        }
+    }
+
+    /// The process-wide runtime, created at first call from the environment
+    /// ([`agents_from_env`], [`RuntimeOptions::from_env`]); logging goes to stderr when
+    /// `ROCLOAD_LOG` is set. Never fails: without agents, device queries report why.
+    pub fn global() -> &'static Runtime {
+        GLOBAL.get_or_init(|| {
+            init_logging();
+            let options = RuntimeOptions::from_env();
+            match agents_from_env() {
+                Ok(agents) => {
+                    tracing::debug!(agents = agents.len(), loading = ?options.loading, policy = %options.policy, "global runtime created");
+                    Runtime::new(agents, options)
+                }
+                Err(reason) => {
+                    tracing::debug!(%reason, "global runtime has no agent");
+                    let mut rt = Runtime::new(Vec::new(), options);
+                    rt.no_agent_reason = Some(reason);
+                    rt
+                }
+            }
+        })
+    }
+
+    /// The agents, in device order.
+    pub fn agents(&self) -> &[Arc<dyn Agent>] {
+        &self.agents
+    }
+
+    /// The options in force.
+    pub fn options(&self) -> &RuntimeOptions {
+        &self.options
+    }
+
+    /// Event counters.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.stats.snapshot()
+    }
+
+    /// The agent for device ordinal `device`.
+    ///
+    /// # Errors
+    /// [`RuntimeError::NoDevice`] without agents, [`RuntimeError::InvalidDevice`] out of range.
+    pub fn agent(&self, device: i64) -> RuntimeResult<&Arc<dyn Agent>> {
+        if let Some(reason) = &self.no_agent_reason {
+            return Err(RuntimeError::NoDevice { reason: reason.clone() });
+        }
+        usize::try_from(device).ok().and_then(|d| self.agents.get(d)).ok_or(RuntimeError::InvalidDevice { device, count: self.agents.len() })
+    }
+
+    fn device_index(&self, device: i64) -> RuntimeResult<usize> {
+        self.agent(device).map(|_| device as usize)
+    }
+
+    fn register(&self, source: fat_binary::Source) -> FatBinaryHandle {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let fat = Arc::new(FatBinary::new(id, source, self.agents.len()));
+        // A leaked word gives every registration its own stable address, never reused.
+        let slot = Box::leak(Box::new(0usize)) as *mut usize as usize;
+        self.fat_binaries.insert(slot, fat.clone());
+        Stats::bump(&self.stats.registered);
+        tracing::debug!(id, source = %fat.describe(), "registered fat binary");
+        if self.options.loading == Loading::Eager {
+            for device in 0..self.agents.len() {
+                // Failures are cached in the fat binary and reported at use.
+                let _ = self.loaded(&fat, device);
+            }
+        }
+        FatBinaryHandle { slot, fat_binary: fat }
+    }
+
+    /// Registers the fat binary behind a `HIPF` wrapper, reading nothing: O(1). A bad wrapper
+    /// still registers; its first use reports the error.
+    ///
+    /// # Safety
+    /// `wrapper` must stay valid (mapped, unmodified) until the fat binary is unregistered,
+    /// as clang's wrappers in a loaded image do. It is read with `process_vm_readv` at first
+    /// use, so an unmapped wrapper is an error, not a crash.
+    pub unsafe fn register_wrapper(&self, wrapper: *const std::ffi::c_void) -> FatBinaryHandle {
+        self.register(fat_binary::Source::Wrapper(wrapper as usize))
+    }
+
+    /// Registers fat-binary bytes that live for the whole program (O(1), nothing read).
+    pub fn register_static(&self, bytes: &'static [u8]) -> FatBinaryHandle {
+        self.register(fat_binary::Source::Static(bytes))
+    }
+
+    /// Registers owned fat-binary bytes (O(1), nothing read).
+    pub fn register_bytes(&self, bytes: Arc<[u8]>) -> FatBinaryHandle {
+        self.register(fat_binary::Source::Owned(bytes))
+    }
+
+    /// The fat binary behind a raw handle.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidHandle`] if the handle is unknown or unregistered.
+    pub fn fat_binary(&self, handle: usize) -> RuntimeResult<Arc<FatBinary>> {
+        self.fat_binaries.get(&handle).map(|f| f.clone()).ok_or(RuntimeError::InvalidHandle { what: "fat binary", handle })
+    }
+
+    /// Records that host pointer `host_function` launches kernel `name` of the fat binary.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidHandle`] for an unknown handle.
+    pub fn register_function(&self, handle: usize, host_function: usize, name: &str) -> RuntimeResult<()> {
+        let fat = self.fat_binary(handle)?;
+        let resolved = (0..self.agents.len()).map(|_| OnceCell::new()).collect();
+        fat.add_host_key(fat_binary::HostKey::Function(host_function));
+        self.functions.insert(host_function, Arc::new(RegisteredFunction { fat_binary: fat, name: name.into(), resolved }));
+        tracing::debug!(host_function = format_args!("{host_function:#x}"), name, "registered kernel");
+        Ok(())
+    }
+
+    /// Records that host shadow `shadow` stands for device variable `name` of `size` bytes.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidHandle`] for an unknown handle.
+    pub fn register_variable(&self, handle: usize, shadow: usize, name: &str, size: u64) -> RuntimeResult<()> {
+        let fat = self.fat_binary(handle)?;
+        fat.add_host_key(fat_binary::HostKey::Variable(shadow));
+        self.variables.insert(shadow, Arc::new(RegisteredVariable { fat_binary: fat, name: name.into(), size }));
+        tracing::debug!(shadow = format_args!("{shadow:#x}"), name, size, "registered device variable");
+        Ok(())
+    }
+
+    /// Registers a managed variable: allocates `size` bytes aligned to `align` (host memory,
+    /// which the software agent shares), copies `init` into it, and returns the address for
+    /// the host's pointer. On every agent the fat binary is (or will be) loaded on, the
+    /// device variable `name` (a pointer) is set to that address. The variable is also
+    /// registered under `shadow` for symbol queries.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidHandle`], or [`RuntimeError::InvalidValue`] for a bad size or
+    /// alignment.
+    pub fn register_managed_variable(&self, handle: usize, shadow: usize, name: &str, init: &[u8], align: usize) -> RuntimeResult<u64> {
+        let fat = self.fat_binary(handle)?;
+        let address = fat.add_managed(name, init, align)?;
+        fat.add_host_key(fat_binary::HostKey::Variable(shadow));
+        self.variables.insert(shadow, Arc::new(RegisteredVariable { fat_binary: fat, name: name.into(), size: init.len() as u64 }));
+        tracing::debug!(shadow = format_args!("{shadow:#x}"), name, size = init.len(), address = format_args!("{address:#x}"), "registered managed variable");
+        Ok(address)
+    }
+
+    /// Unregisters a fat binary and everything registered under it. Code already loaded stays
+    /// alive while any [`KernelRef`] or module still uses it; no new first use can happen.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidHandle`] for an unknown or already unregistered handle.
+    pub fn unregister(&self, handle: usize) -> RuntimeResult<()> {
+        let (_, fat) = self.fat_binaries.remove(&handle).ok_or(RuntimeError::InvalidHandle { what: "fat binary", handle })?;
+        for key in fat.retire() {
+            match key {
+                fat_binary::HostKey::Function(k) => {
+                    self.functions.remove_if(&k, |_, f| Arc::ptr_eq(&f.fat_binary, &fat));
+                }
+                fat_binary::HostKey::Variable(k) => {
+                    self.variables.remove_if(&k, |_, v| Arc::ptr_eq(&v.fat_binary, &fat));
+                }
+            }
+        }
+        tracing::debug!(id = fat.id(), "unregistered fat binary");
+        Ok(())
+    }
+
+    /// The fat binary loaded on `device`: loads it on first use (exactly once, also under
+    /// concurrency) and returns the cached result afterwards.
+    fn loaded(&self, fat: &Arc<FatBinary>, device: usize) -> RuntimeResult<Arc<LoadedFatBinary>> {
+        fat.loaded(device, &self.agents, &self.options, &self.stats)
+    }
+
+    /// Loads a fat binary on a device now (the first use), or returns the cached result.
+    ///
+    /// # Errors
+    /// The cached failure of the first use: [`RuntimeError::NoBinaryForAgent`],
+    /// [`RuntimeError::Load`] or [`RuntimeError::Unregistered`].
+    pub fn load(&self, handle: usize, device: i64) -> RuntimeResult<Arc<LoadedFatBinary>> {
+        let device = self.device_index(device)?;
+        let fat = self.fat_binary(handle)?;
+        self.loaded(&fat, device)
+    }
+
+    /// Whether a fat binary has been loaded (or has failed) on a device: its first use happened.
+    pub fn is_loaded(&self, handle: usize, device: usize) -> bool {
+        self.fat_binaries.get(&handle).is_some_and(|f| f.first_use_done(device))
+    }
+
+    /// The kernel registered under host pointer `host_function`, on `device`: the hot path of
+    /// every launch and attribute query (a sharded map read and a once-cell read after the
+    /// first call).
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownFunction`], a device error, the fat binary's first-use failure,
+    /// or [`RuntimeError::NotFound`] if the loaded code lacks the kernel.
+    pub fn kernel(&self, host_function: usize, device: i64) -> RuntimeResult<KernelRef> {
+        let device = self.device_index(device)?;
+        let f = self.functions.get(&host_function).map(|f| f.clone()).ok_or(RuntimeError::UnknownFunction { address: host_function })?;
+        f.resolved[device]
+            .get_or_init(|| {
+                let loaded = self.loaded(&f.fat_binary, device)?;
+                KernelRef::find(&loaded, &f.name).ok_or_else(|| RuntimeError::NotFound { kind: "kernel", name: f.name.to_string(), place: f.fat_binary.describe() })
+            })
+            .clone()
+    }
+
+    /// The kernel name registered under `host_function`, without loading anything.
+    pub fn kernel_name(&self, host_function: usize) -> Option<String> {
+        self.functions.get(&host_function).map(|f| f.name.to_string())
+    }
+
+    /// Address and size on `device` of the variable registered under host shadow `shadow`.
+    ///
+    /// # Errors
+    /// [`RuntimeError::UnknownVariable`], a device error, the first-use failure, or
+    /// [`RuntimeError::NotFound`].
+    pub fn variable(&self, shadow: usize, device: i64) -> RuntimeResult<(u64, u64)> {
+        let device = self.device_index(device)?;
+        let v = self.variables.get(&shadow).map(|v| v.clone()).ok_or(RuntimeError::UnknownVariable { address: shadow })?;
+        let loaded = self.loaded(&v.fat_binary, device)?;
+        let s = loaded
+            .executable()
+            .symbol(&v.name)
+            .filter(|s| s.class == SymbolClass::Variable)
+            .ok_or_else(|| RuntimeError::NotFound { kind: "variable", name: v.name.to_string(), place: v.fat_binary.describe() })?;
+        if s.size != v.size {
+            tracing::debug!(name = %v.name, registered = v.size, loaded = s.size, "registered and loaded sizes differ; reporting the loaded size");
+        }
+        Ok((s.address, s.size))
+    }
+
+    /// A device function (or, failing that, any symbol) by name across everything loaded on
+    /// `device`: registered fat binaries and modules. When nothing loaded defines it, every
+    /// registered fat binary not yet loaded on the device is loaded (a lookup is a first use),
+    /// and the search repeats; fat binaries that cannot load are skipped.
+    ///
+    /// # Errors
+    /// A device error, or [`RuntimeError::NotFound`].
+    pub fn device_function(&self, name: &str, device: i64) -> RuntimeResult<LoadedSymbol> {
+        let device = self.device_index(device)?;
+        let search = |force: bool| -> Option<LoadedSymbol> {
+            let mut fallback = None;
+            let mut consider = |loaded: &LoadedFatBinary| -> Option<LoadedSymbol> {
+                let s = loaded.executable().symbol(name)?;
+                if s.class == SymbolClass::Function {
+                    return Some(s.clone());
+                }
+                fallback.get_or_insert_with(|| s.clone());
+                None
+            };
+            for m in self.modules.iter() {
+                if m.device == device {
+                    if let Some(s) = consider(&m.loaded) {
+                        return Some(s);
+                    }
+                }
+            }
+            let fats: Vec<Arc<FatBinary>> = self.fat_binaries.iter().map(|f| f.clone()).collect();
+            for f in fats {
+                let loaded = if force { self.loaded(&f, device).ok() } else { f.loaded_if_done(device) };
+                if let Some(s) = loaded.and_then(|l| consider(&l)) {
+                    return Some(s);
+                }
+            }
+            fallback
+        };
+        search(false)
+            .or_else(|| search(true))
+            .ok_or_else(|| RuntimeError::NotFound { kind: "device function", name: name.into(), place: format!("the code loaded on device {device}") })
+    }
+
+    /// Loads code at run time on `device` (module API): a code object, a bundle or a
+    /// compressed bundle. The bytes are copied into the runtime.
+    ///
+    /// # Errors
+    /// Any first-use failure of the bytes on that device.
+    pub fn load_module(&self, bytes: Arc<[u8]>, device: i64) -> RuntimeResult<Arc<Module>> {
+        let device = self.device_index(device)?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let fat = Arc::new(FatBinary::new(id, fat_binary::Source::Owned(bytes), self.agents.len()));
+        Stats::bump(&self.stats.registered);
+        let loaded = self.loaded(&fat, device)?;
+        let module = Arc::new(Module { fat_binary: fat, loaded, device });
+        self.modules.insert(Arc::as_ptr(&module) as usize, module.clone());
+        tracing::debug!(id, device, "module loaded");
+        Ok(module)
+    }
+
+    /// The module behind a raw handle (the `Arc`'s address).
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidHandle`] for an unknown or unloaded module.
+    pub fn module(&self, handle: usize) -> RuntimeResult<Arc<Module>> {
+        self.modules.get(&handle).map(|m| m.clone()).ok_or(RuntimeError::InvalidHandle { what: "module", handle })
+    }
+
+    /// Unloads a module: the runtime forgets it; its code lives on while handles use it.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidHandle`] for an unknown or already unloaded module.
+    pub fn unload_module(&self, handle: usize) -> RuntimeResult<()> {
+        self.modules.remove(&handle).map(|_| ()).ok_or(RuntimeError::InvalidHandle { what: "module", handle })
+    }
+
+    /// Everything registered, for tools: (raw handle, fat binary).
+    pub fn fat_binaries(&self) -> Vec<(usize, Arc<FatBinary>)> {
+        self.fat_binaries.iter().map(|e| (*e.key(), e.value().clone())).collect()
+    }
+}
+
+/// Marks whether this thread's thread-locals are still alive: after they are destroyed
+/// (at thread exit, and on the main thread at `exit()`, before the atexit handlers that
+/// unregister fat binaries), the fmt layer's own thread-local buffer is gone and it would
+/// panic, so events are filtered out.
+struct TlsSentinel;
+
+impl Drop for TlsSentinel {
+    fn drop(&mut self) {}
+}
+
+thread_local! {
+    static TLS_SENTINEL: TlsSentinel = const { TlsSentinel };
+}
+
+fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    if let Ok(filter) = std::env::var("ROCLOAD_LOG") {
+        let alive = tracing_subscriber::filter::filter_fn(|_| TLS_SENTINEL.try_with(|_| ()).is_ok());
+        let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(tracing_subscriber::EnvFilter::new(filter)).with_filter(alive);
+        let _ = tracing_subscriber::registry().with(layer).try_init();
+    }
+}
