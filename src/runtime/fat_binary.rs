@@ -99,7 +99,6 @@ pub struct FatBinary {
     prepared: OnceCell<RuntimeResult<Prepared>>,
     /// Per agent, allocated at the first use (registration allocates as little as possible).
     per_agent: OnceCell<Box<[AgentCell]>>,
-    agents: usize,
     host_keys: Mutex<Vec<HostKey>>,
     managed: Mutex<Managed>,
 }
@@ -148,14 +147,13 @@ struct Extracted {
 }
 
 impl FatBinary {
-    pub(crate) fn new(id: u64, source: Source, agents: usize) -> FatBinary {
+    pub(crate) fn new(id: u64, source: Source) -> FatBinary {
         FatBinary {
             id,
             source,
             alive: RwLock::new(true),
             prepared: OnceCell::new(),
             per_agent: OnceCell::new(),
-            agents,
             host_keys: Mutex::new(Vec::new()),
             managed: Mutex::new(Managed::default()),
         }
@@ -202,8 +200,10 @@ impl FatBinary {
         self.per_agent.get()?.get(device)?.get()?.as_ref().ok().cloned()
     }
 
-    fn cells(&self) -> &[AgentCell] {
-        self.per_agent.get_or_init(|| (0..self.agents).map(|_| OnceCell::new()).collect())
+    /// One cell per agent; the agent count is known only at first use (agents are
+    /// discovered lazily, never at registration).
+    fn cells(&self, agents: usize) -> &[AgentCell] {
+        self.per_agent.get_or_init(|| (0..agents).map(|_| OnceCell::new()).collect())
     }
 
     pub(crate) fn add_managed(&self, name: &str, init: &[u8], align: usize) -> RuntimeResult<u64> {
@@ -228,7 +228,7 @@ impl FatBinary {
 
     /// Loaded on agent `device`, loading at the first call (exactly once).
     pub(crate) fn loaded(&self, device: usize, agents: &[Arc<dyn Agent>], options: &RuntimeOptions, stats: &Stats) -> RuntimeResult<Arc<LoadedFatBinary>> {
-        let cell = self.cells().get(device).ok_or(RuntimeError::InvalidDevice { device: device as i64, count: agents.len() })?;
+        let cell = self.cells(agents.len()).get(device).ok_or(RuntimeError::InvalidDevice { device: device as i64, count: agents.len() })?;
         cell.get_or_init(|| {
             let agent = &agents[device];
             let _span = tracing::debug_span!("first use", fat_binary = self.id, agent = %agent.isa().isa_name()).entered();

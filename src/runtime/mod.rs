@@ -220,7 +220,8 @@ fn ptr_map<V>() -> PtrMap<V> {
 struct RegisteredFunction {
     fat_binary: Arc<FatBinary>,
     name: Box<str>,
-    resolved: Box<[OnceCell<RuntimeResult<KernelRef>>]>,
+    /// One cell per agent, allocated at the first lookup.
+    resolved: OnceCell<Box<[OnceCell<RuntimeResult<KernelRef>>]>>,
 }
 
 /// A device variable registered with `__hipRegisterVar` / `__hipRegisterManagedVar`.
@@ -337,8 +338,11 @@ impl FatBinaryHandle {
 /// A registry of fat binaries over a fixed set of agents.
 #[derive(Debug)]
 pub struct Runtime {
-    agents: Vec<Arc<dyn Agent>>,
-    no_agent_reason: Option<String>,
+    /// The agents, or why there are none. Discovered at the first device query, never at
+    /// registration: choosing a backend may open ROCr and call `hsa_init`, which has no place
+    /// in a host program's static constructors.
+    agents: OnceCell<Result<Vec<Arc<dyn Agent>>, String>>,
+    discover: fn() -> Result<Vec<Arc<dyn Agent>>, String>,
     options: RuntimeOptions,
     fat_binaries: PtrMap<Arc<FatBinary>>,
     functions: PtrMap<Arc<RegisteredFunction>>,
@@ -350,21 +354,24 @@ pub struct Runtime {
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
 
-/// The agents named by the environment. Today: the software agent (`ROCLOAD_SOFT_ISA`,
-/// default gfx1030). The HSA backend will add a choice by `ROCLOAD_BACKEND` here.
+/// The agents named by the environment: `ROCLOAD_BACKEND` chooses ROCr's GPU agents or the
+/// software agent (`ROCLOAD_SOFT_ISA`, default gfx1030); see `loader::choose`.
 ///
 /// # Errors
 /// Why no agent could be made (e.g. an invalid ISA in the environment).
 pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, String> {
-    crate::loader::SoftAgent::from_env().map(|a| vec![a.shared()]).map_err(|e| e.to_string())
+    // ROCLOAD_BACKEND: HSA's GPU agents when ROCr works, else the software agent (one log line
+    // says why); see `loader::choose`.
+    crate::loader::choose::agents_from_env().map(|set| set.agents).map_err(|e| e.to_string())
 }
 
 impl Runtime {
     /// A runtime over `agents` (device `i` is `agents[i]`).
     pub fn new(agents: Vec<Arc<dyn Agent>>, options: RuntimeOptions) -> Runtime {
+        let agents = if agents.is_empty() { Err("the runtime was given no agents".to_string()) } else { Ok(agents) };
         Runtime {
-            no_agent_reason: agents.is_empty().then(|| "the runtime was given no agents".to_string()),
-            agents,
+            agents: OnceCell::with_value(agents),
+            discover: || Err("no agents".to_string()),
             options,
             fat_binaries: ptr_map(),
             functions: ptr_map(),
@@ -382,24 +389,30 @@ impl Runtime {
         GLOBAL.get_or_init(|| {
             init_logging();
             let options = RuntimeOptions::from_env();
-            match agents_from_env() {
-                Ok(agents) => {
-                    tracing::debug!(agents = agents.len(), loading = ?options.loading, policy = %options.policy, "global runtime created");
-                    Runtime::new(agents, options)
-                }
-                Err(reason) => {
-                    tracing::debug!(%reason, "global runtime has no agent");
-                    let mut rt = Runtime::new(Vec::new(), options);
-                    rt.no_agent_reason = Some(reason);
-                    rt
-                }
-            }
+            tracing::debug!(loading = ?options.loading, policy = %options.policy, "global runtime created; agents are chosen at first use");
+            Runtime { agents: OnceCell::new(), discover: agents_from_env, ..Runtime::new(Vec::new(), options) }
         })
+    }
+
+    /// The agents, discovered on the first call.
+    fn agent_list(&self) -> Result<&[Arc<dyn Agent>], &str> {
+        self.agents
+            .get_or_init(|| {
+                let found = (self.discover)();
+                match &found {
+                    Ok(agents) => tracing::debug!(agents = agents.len(), "agents chosen"),
+                    Err(reason) => tracing::debug!(%reason, "no agent"),
+                }
+                found
+            })
+            .as_ref()
+            .map(Vec::as_slice)
+            .map_err(String::as_str)
     }
 
     /// The agents, in device order.
     pub fn agents(&self) -> &[Arc<dyn Agent>] {
-        &self.agents
+        self.agent_list().unwrap_or(&[])
     }
 
     /// The options in force.
@@ -417,10 +430,8 @@ impl Runtime {
     /// # Errors
     /// [`RuntimeError::NoDevice`] without agents, [`RuntimeError::InvalidDevice`] out of range.
     pub fn agent(&self, device: i64) -> RuntimeResult<&Arc<dyn Agent>> {
-        if let Some(reason) = &self.no_agent_reason {
-            return Err(RuntimeError::NoDevice { reason: reason.clone() });
-        }
-        usize::try_from(device).ok().and_then(|d| self.agents.get(d)).ok_or(RuntimeError::InvalidDevice { device, count: self.agents.len() })
+        let agents = self.agent_list().map_err(|reason| RuntimeError::NoDevice { reason: reason.to_string() })?;
+        usize::try_from(device).ok().and_then(|d| agents.get(d)).ok_or(RuntimeError::InvalidDevice { device, count: agents.len() })
     }
 
     fn device_index(&self, device: i64) -> RuntimeResult<usize> {
@@ -429,14 +440,14 @@ impl Runtime {
 
     fn register(&self, source: fat_binary::Source) -> FatBinaryHandle {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let fat = Arc::new(FatBinary::new(id, source, self.agents.len()));
+        let fat = Arc::new(FatBinary::new(id, source));
         // A leaked word gives every registration its own stable address, never reused.
         let slot = Box::leak(Box::new(0usize)) as *mut usize as usize;
         self.fat_binaries.insert(slot, fat.clone());
         Stats::bump(&self.stats.registered);
         tracing::debug!(id, source = %fat.describe(), "registered fat binary");
         if self.options.loading == Loading::Eager {
-            for device in 0..self.agents.len() {
+            for device in 0..self.agents().len() {
                 // Failures are cached in the fat binary and reported at use.
                 let _ = self.loaded(&fat, device);
             }
@@ -479,7 +490,7 @@ impl Runtime {
     /// [`RuntimeError::InvalidHandle`] for an unknown handle.
     pub fn register_function(&self, handle: usize, host_function: usize, name: &str) -> RuntimeResult<()> {
         let fat = self.fat_binary(handle)?;
-        let resolved = (0..self.agents.len()).map(|_| OnceCell::new()).collect();
+        let resolved = OnceCell::new();
         fat.add_host_key(fat_binary::HostKey::Function(host_function));
         self.functions.insert(host_function, Arc::new(RegisteredFunction { fat_binary: fat, name: name.into(), resolved }));
         tracing::debug!(host_function = format_args!("{host_function:#x}"), name, "registered kernel");
@@ -540,7 +551,7 @@ impl Runtime {
     /// The fat binary loaded on `device`: loads it on first use (exactly once, also under
     /// concurrency) and returns the cached result afterwards.
     fn loaded(&self, fat: &Arc<FatBinary>, device: usize) -> RuntimeResult<Arc<LoadedFatBinary>> {
-        fat.loaded(device, &self.agents, &self.options, &self.stats)
+        fat.loaded(device, self.agents(), &self.options, &self.stats)
     }
 
     /// Loads a fat binary on a device now (the first use), or returns the cached result.
@@ -569,7 +580,11 @@ impl Runtime {
     pub fn kernel(&self, host_function: usize, device: i64) -> RuntimeResult<KernelRef> {
         let device = self.device_index(device)?;
         let f = self.functions.get(&host_function).map(|f| f.clone()).ok_or(RuntimeError::UnknownFunction { address: host_function })?;
-        f.resolved[device]
+        let count = self.agents().len();
+        f.resolved
+            .get_or_init(|| (0..count).map(|_| OnceCell::new()).collect())
+            .get(device)
+            .ok_or(RuntimeError::InvalidDevice { device: device as i64, count })?
             .get_or_init(|| {
                 let loaded = self.loaded(&f.fat_binary, device)?;
                 KernelRef::find(&loaded, &f.name).ok_or_else(|| RuntimeError::NotFound { kind: "kernel", name: f.name.to_string(), place: f.fat_binary.describe() })
@@ -650,7 +665,7 @@ impl Runtime {
     pub fn load_module(&self, bytes: Arc<[u8]>, device: i64) -> RuntimeResult<Arc<Module>> {
         let device = self.device_index(device)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let fat = Arc::new(FatBinary::new(id, fat_binary::Source::Owned(bytes), self.agents.len()));
+        let fat = Arc::new(FatBinary::new(id, fat_binary::Source::Owned(bytes)));
         Stats::bump(&self.stats.registered);
         let loaded = self.loaded(&fat, device)?;
         let module = Arc::new(Module { fat_binary: fat, loaded, device });
