@@ -135,3 +135,31 @@ fn decompression_bombs_stop_at_the_declared_size() {
     // Streaming (listing) stops too: the inflated "bundle" is zeros, so its magic is wrong.
     assert!(c.entries().is_err());
 }
+
+#[test]
+fn large_payloads_hash_on_a_second_thread_and_still_catch_mismatches() {
+    // Over 16 MiB inflated: hashing is pipelined (see inflate.rs); results must not change.
+    let mut state = 0x9E37_79B9u64;
+    let mut entry = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|i| {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                if i % 3 == 0 { (state >> 56) as u8 } else { 0 }
+            })
+            .collect()
+    };
+    let (a, b) = (entry(12 << 20), entry(9 << 20));
+    let plain = write_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx900", &a), ("hipv4-amdgcn-amd-amdhsa--gfx1030", &b)], 4096);
+    for compression in [Compression::Zstd, Compression::Zlib] {
+        let ccob = write_ccob(&plain, 3, compression);
+        let c = CompressedBundle::parse(&ccob, &ReadOptions::default()).unwrap();
+        assert_eq!(c.inflate().unwrap(), plain);
+        assert_eq!(c.extract(1).unwrap(), b, "last entry, hash checked on the way");
+        let mut bad = ccob.clone();
+        bad[24] ^= 0x40; // the v3 hash field
+        let c = CompressedBundle::parse(&bad, &ReadOptions::default()).unwrap();
+        assert!(matches!(c.inflate().unwrap_err(), ContainerError::HashMismatch { .. }), "{compression}");
+        assert!(matches!(c.extract(1).unwrap_err(), ContainerError::HashMismatch { .. }), "{compression}");
+        assert_eq!(c.extract(0).unwrap(), a, "an early entry is not checked under WhenComplete");
+    }
+}

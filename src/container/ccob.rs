@@ -194,7 +194,11 @@ impl<'a> CompressedBundle<'a> {
     /// Inflates the whole payload in one pass, checking size and (unless
     /// [`HashCheck::Never`]) hash.
     pub fn inflate(&self) -> Result<Vec<u8>, ContainerError> {
-        let out = inflate_all(self.payload(), self.header.compression, self.header.uncompressed_size, 0)?;
+        let (payload, method, declared) = (self.payload(), self.header.compression, self.header.uncompressed_size);
+        // One-shot decoding into the output is the fastest way to inflate everything (the
+        // output doubles as the decoder's window). Hashing after it costs more than decoding
+        // (MD5 runs at ~0.5 GB/s), which is why it can be turned off.
+        let out = inflate_all(payload, method, declared, 0)?;
         if self.options.verify != HashCheck::Never {
             let actual = super::inflate::bundle_hash(&out);
             if actual != self.header.hash {
