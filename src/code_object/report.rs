@@ -78,7 +78,7 @@ pub struct ArgReport {
     pub name: Option<String>,
 }
 
-/// One device function.
+/// One device function (and, as [`VariableReport`], one variable).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FunctionReport {
     /// Raw name.
@@ -96,23 +96,8 @@ pub struct FunctionReport {
     pub visibility: &'static str,
 }
 
-/// One variable.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct VariableReport {
-    /// Raw name.
-    pub name: String,
-    /// Demangled name, for C++.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub demangled: Option<String>,
-    /// Symbol value: virtual address in the code object.
-    pub offset: u64,
-    /// Symbol size.
-    pub size: u64,
-    /// `global`, `local` or `weak`.
-    pub binding: &'static str,
-    /// `default`, `hidden`, `protected` or `internal`.
-    pub visibility: &'static str,
-}
+/// One variable: reported with the same fields as a device function.
+pub type VariableReport = FunctionReport;
 
 /// One import.
 #[derive(Debug, Clone, PartialEq, Serialize)]
