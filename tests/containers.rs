@@ -183,7 +183,7 @@ fn host_files_hold_what_their_sections_hold() {
         let hf = read_containers(&h, &opts).unwrap_or_else(|e| panic!("{host}: {e}"));
         let sf = read_containers(&s, &opts).unwrap();
         assert_eq!(hf.len(), sf.len(), "{host}");
-        assert!(hf.len() >= 1);
+        assert!(!hf.is_empty());
         let base = hf[0].offset - sf[0].offset;
         for (a, b) in hf.iter().zip(&sf) {
             assert_eq!(a.offset - base, b.offset, "{host}: container offsets relative to the section");

@@ -61,7 +61,7 @@ struct CodeObjectRow {
 pub(super) fn parse_agent(agent: Option<&str>) -> Result<AgentIsa, Box<dyn std::error::Error>> {
     Ok(match agent {
         Some(text) => text.parse::<AgentIsa>()?.from_env_override()?,
-        None => SoftAgent::from_env()?.isa().clone(),
+        None => *SoftAgent::from_env()?.isa(),
     })
 }
 

@@ -42,7 +42,7 @@ pub fn run(args: Args) -> CliResult {
         .map(|(l, ids)| BundleChoice { index: l.index, selection: select(&agent, ids, policy) })
         .collect();
     let all_chosen = bundles.iter().all(|b| b.selection.chosen.is_some());
-    let report = SelectReport { agent: agent.clone(), policy, bundles };
+    let report = SelectReport { agent, policy, bundles };
     if args.json {
         super::print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {

@@ -14,8 +14,7 @@ use crate::target::{select, AgentIsa, Policy};
 pub fn module_for_agent(located: &Located<'_>, label: &str, agent: &AgentIsa, policy: Policy) -> Result<Module, crate::Error> {
     if let Container::CodeObject(bytes) = &located.container {
         // A bare code object has no alternatives: the linker checks it against the agent.
-        return Ok(Module::new(Arc::<[u8]>::from(*bytes), ModuleSource::File { path: label.to_string(), offset: located.offset })
-            .map_err(crate::Error::from)?);
+        return Module::new(Arc::<[u8]>::from(*bytes), ModuleSource::File { path: label.to_string(), offset: located.offset }).map_err(crate::Error::from);
     }
     let entries = located.entries()?;
     let ids: Vec<&str> = entries.iter().map(|e| e.id.as_ref()).collect();

@@ -341,8 +341,8 @@ pub struct Runtime {
     /// The agents, or why there are none. Discovered at the first device query, never at
     /// registration: choosing a backend may open ROCr and call `hsa_init`, which has no place
     /// in a host program's static constructors.
-    agents: OnceCell<Result<Vec<Arc<dyn Agent>>, String>>,
-    discover: fn() -> Result<Vec<Arc<dyn Agent>>, String>,
+    agents: OnceCell<AgentsOrReason>,
+    discover: fn() -> AgentsOrReason,
     options: RuntimeOptions,
     fat_binaries: PtrMap<Arc<FatBinary>>,
     functions: PtrMap<Arc<RegisteredFunction>>,
@@ -353,6 +353,9 @@ pub struct Runtime {
 }
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
+
+/// The agents of a runtime, or why it has none.
+type AgentsOrReason = Result<Vec<Arc<dyn Agent>>, String>;
 
 /// The agents named by the environment: `ROCLOAD_BACKEND` chooses ROCr's GPU agents or the
 /// software agent (`ROCLOAD_SOFT_ISA`, default gfx1030); see `loader::choose`.
