@@ -64,7 +64,9 @@ pub(crate) fn read_table<P: Probe + ?Sized>(probe: &mut P, limits: &Limits) -> R
             return Err(ContainerError::truncated(Format::Bundle, "entry table", None, TABLE_START, count.saturating_mul(ENTRY_FIXED + 1), len));
         }
     }
-    let mut entries = Vec::with_capacity(count as usize);
+    // Reserve for what is likely; the vector grows with entries actually read (behind a raw
+    // pointer the input length is unknown, so `count` is bounded only by the limit).
+    let mut entries = Vec::with_capacity(count.min(1024) as usize);
     let mut pos = TABLE_START;
     let mut id_buf = Vec::new();
     for index in 0..count {
