@@ -127,6 +127,7 @@ pub struct RelocationSummary {
     pub issues: Vec<String>,
 }
 
+/// The report row of a defined function or variable.
 fn function(s: &Symbol<'_>) -> FunctionReport {
     FunctionReport {
         name: s.name.to_owned(),
@@ -188,14 +189,7 @@ pub fn symbols_report(id: &str, co: &CodeObject<'_>) -> SymbolsReport {
     let variables = co
         .variables()
         .iter()
-        .map(|s| VariableReport {
-            name: s.name.to_owned(),
-            demangled: demangle(s.name),
-            offset: s.value,
-            size: s.size,
-            binding: s.binding.as_str(),
-            visibility: s.visibility.as_str(),
-        })
+        .map(function)
         .collect();
     let imports = co
         .imports()
@@ -276,29 +270,19 @@ impl fmt::Display for SymbolsReport {
                 writeln!(f)?;
             }
         }
-        writeln!(f, "functions ({}):", self.functions.len())?;
-        for s in &self.functions {
-            writeln!(
-                f,
-                "  {:#010x} {:>6}  {:<6} {:<9} {}",
-                s.offset,
-                s.size,
-                s.binding,
-                s.visibility,
-                display_name(&s.name, &s.demangled)
-            )?;
-        }
-        writeln!(f, "variables ({}):", self.variables.len())?;
-        for s in &self.variables {
-            writeln!(
-                f,
-                "  {:#010x} {:>6}  {:<6} {:<9} {}",
-                s.offset,
-                s.size,
-                s.binding,
-                s.visibility,
-                display_name(&s.name, &s.demangled)
-            )?;
+        for (title, list) in [("functions", &self.functions), ("variables", &self.variables)] {
+            writeln!(f, "{title} ({}):", list.len())?;
+            for s in list {
+                writeln!(
+                    f,
+                    "  {:#010x} {:>6}  {:<6} {:<9} {}",
+                    s.offset,
+                    s.size,
+                    s.binding,
+                    s.visibility,
+                    display_name(&s.name, &s.demangled)
+                )?;
+            }
         }
         writeln!(f, "imports ({}):", self.imports.len())?;
         for s in &self.imports {
