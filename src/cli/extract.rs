@@ -1,7 +1,6 @@
 //! `rocload extract FILE --target ID [--bundle N] [-o OUT]`: one entry's bytes, inflating
 //! only as far as that entry.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,9 +30,6 @@ pub fn run(args: Args) -> CliResult {
     let containers = read_containers(file.bytes(), &ReadOptions::default())?;
     let (pos, entry) = find_entry(&containers, &args.target, args.bundle)?;
     let bytes = containers[pos].extract(entry)?;
-    match &args.output {
-        Some(path) => std::fs::write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?,
-        None => std::io::stdout().lock().write_all(&bytes)?,
-    }
+    super::write_output(args.output.as_deref(), &bytes)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,6 @@
 //! `rocload inflate FILE [--bundle N] [-o OUT] [--no-verify]`: a compressed bundle's plain
 //! bundle, inflated in one pass (what `clang-offload-bundler` does before any unbundling).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -37,9 +36,6 @@ pub fn run(args: Args) -> CliResult {
         .ok_or("no such compressed bundle")?;
     let Container::Compressed(c) = &chosen.container else { return Err("no such compressed bundle".into()) };
     let bytes = c.inflate().map_err(|e| e.rebase(chosen.offset))?;
-    match &args.output {
-        Some(path) => std::fs::write(path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?,
-        None => std::io::stdout().lock().write_all(&bytes)?,
-    }
+    super::write_output(args.output.as_deref(), &bytes)?;
     Ok(ExitCode::SUCCESS)
 }

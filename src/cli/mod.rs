@@ -83,3 +83,13 @@ pub fn print(text: &str) -> std::io::Result<()> {
     out.write_all(text.as_bytes())?;
     out.flush()
 }
+
+/// Writes `bytes` to `output`, or to standard output when it is `None`.
+pub fn write_output(output: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::Write;
+    match output {
+        Some(path) => std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?,
+        None => std::io::stdout().lock().write_all(bytes)?,
+    }
+    Ok(())
+}

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rocload::code_object::{symbols_report, CodeObject};
-use rocload::container::{entry_target, read_containers, MappedFile, ReadOptions};
+use rocload::container::{entry_matches, read_containers, MappedFile, ReadOptions};
 use serde::Serialize;
 
 use super::CliResult;
@@ -38,7 +38,7 @@ pub fn run(args: Args) -> CliResult {
     let mut reports = Vec::new();
     for l in containers.iter().filter(|l| args.bundle.map_or(true, |b| b == l.index)) {
         for (i, e) in l.entries()?.iter().enumerate() {
-            let wanted = args.target.as_deref().map_or(true, |t| e.id == t || entry_target(&e.id) == Some(t));
+            let wanted = args.target.as_deref().map_or(true, |t| entry_matches(&e.id, t));
             // Host entries and bitcode are not code objects.
             if !wanted || e.size == 0 {
                 continue;

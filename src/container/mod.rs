@@ -296,6 +296,11 @@ pub fn entry_target(id: &str) -> Option<&str> {
     id.splitn(6, '-').nth(5)
 }
 
+/// Whether the entry id `id` is what `wanted` names: the full id, or its target id.
+pub fn entry_matches(id: &str, wanted: &str) -> bool {
+    id == wanted || entry_target(id) == Some(wanted)
+}
+
 /// Finds the entry `wanted` names, a full entry id or a target id, in the containers:
 /// in container `bundle` only if given, else in the first container holding it. Returns the
 /// container's position in `containers` and the entry index.
@@ -306,7 +311,7 @@ pub fn find_entry(containers: &[Located<'_>], wanted: &str, bundle: Option<usize
             continue;
         }
         let entries = located.entries()?;
-        if let Some(i) = entries.iter().position(|e| e.id == wanted || entry_target(&e.id) == Some(wanted)) {
+        if let Some(i) = entries.iter().position(|e| entry_matches(&e.id, wanted)) {
             return Ok((pos, i));
         }
         available.extend(entries.iter().map(|e| format!("{} (bundle {})", e.id, located.index)));
