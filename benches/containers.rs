@@ -6,7 +6,9 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rocload::container::{read_containers, write_bundle, write_ccob, Compression, Container, HashCheck, ReadOptions};
+use rocload::container::{
+    read_containers, write_bundle, write_ccob, Compression, Container, HashCheck, ReadOptions,
+};
 
 fn input() -> (String, Vec<u8>) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/bench-data/big.ccob");
@@ -22,18 +24,32 @@ fn input() -> (String, Vec<u8>) {
                     state ^= state << 13;
                     state ^= state >> 7;
                     state ^= state << 17;
-                    if i % 4 == 0 { (state & 0xff) as u8 } else { (i / 64) as u8 }
+                    if i % 4 == 0 {
+                        (state & 0xff) as u8
+                    } else {
+                        (i / 64) as u8
+                    }
                 })
                 .collect();
             (format!("hipv4-amdgcn-amd-amdhsa--gfx10{t:02}"), data)
         })
         .collect();
-    let refs: Vec<(&str, &[u8])> = entries.iter().map(|(i, d)| (i.as_str(), d.as_slice())).collect();
-    ("synthetic 64 MiB".to_string(), write_ccob(&write_bundle(&refs, 4096), 2, Compression::Zstd))
+    let refs: Vec<(&str, &[u8])> = entries
+        .iter()
+        .map(|(i, d)| (i.as_str(), d.as_slice()))
+        .collect();
+    (
+        "synthetic 64 MiB".to_string(),
+        write_ccob(&write_bundle(&refs, 4096), 2, Compression::Zstd),
+    )
 }
 
 fn small() -> Vec<u8> {
-    write_ccob(&write_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx1030", &[1u8; 4096])], 4096), 2, Compression::Zstd)
+    write_ccob(
+        &write_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx1030", &[1u8; 4096])], 4096),
+        2,
+        Compression::Zstd,
+    )
 }
 
 fn benches(c: &mut Criterion) {
@@ -51,17 +67,36 @@ fn benches(c: &mut Criterion) {
         });
     }
     let found = read_containers(&big, &opts).unwrap();
-    let Container::Compressed(ccob) = &found[0].container else { panic!("benchmark input is not a CCOB") };
+    let Container::Compressed(ccob) = &found[0].container else {
+        panic!("benchmark input is not a CCOB")
+    };
     let entries = ccob.entries().unwrap();
-    let mut by_offset: Vec<usize> = (0..entries.len()).filter(|&i| entries[i].size > 0).collect();
+    let mut by_offset: Vec<usize> = (0..entries.len())
+        .filter(|&i| entries[i].size > 0)
+        .collect();
     by_offset.sort_by_key(|&i| entries[i].offset);
     let (early, last) = (by_offset[0], *by_offset.last().unwrap());
-    g.bench_function("extract early entry", |b| b.iter(|| black_box(ccob.extract(early).unwrap())));
-    g.bench_function("extract last entry", |b| b.iter(|| black_box(ccob.extract(last).unwrap())));
+    g.bench_function("extract early entry", |b| {
+        b.iter(|| black_box(ccob.extract(early).unwrap()))
+    });
+    g.bench_function("extract last entry", |b| {
+        b.iter(|| black_box(ccob.extract(last).unwrap()))
+    });
     g.throughput(Throughput::Bytes(ccob.header().uncompressed_size));
-    g.bench_function("inflate whole (hash checked)", |b| b.iter(|| black_box(ccob.inflate().unwrap())));
-    let unverified = rocload::container::CompressedBundle::parse(ccob.as_bytes(), &ReadOptions { verify: HashCheck::Never, ..opts.clone() }).unwrap();
-    g.bench_function("inflate whole (no hash)", |b| b.iter(|| black_box(unverified.inflate().unwrap())));
+    g.bench_function("inflate whole (hash checked)", |b| {
+        b.iter(|| black_box(ccob.inflate().unwrap()))
+    });
+    let unverified = rocload::container::CompressedBundle::parse(
+        ccob.as_bytes(),
+        &ReadOptions {
+            verify: HashCheck::Never,
+            ..opts.clone()
+        },
+    )
+    .unwrap();
+    g.bench_function("inflate whole (no hash)", |b| {
+        b.iter(|| black_box(unverified.inflate().unwrap()))
+    });
     g.finish();
 }
 

@@ -20,7 +20,11 @@ use rocload::loader::SoftAgent;
 use rocload::runtime::{Loading, Runtime, RuntimeOptions};
 
 fn vadd_gfx1030() -> Vec<u8> {
-    let data = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hip/vadd.hip_fatbin")).unwrap();
+    let data = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/hip/vadd.hip_fatbin"
+    ))
+    .unwrap();
     let containers = read_containers(&data, &ReadOptions::default()).unwrap();
     let (pos, i) = rocload::container::find_entry(&containers, "gfx1030", None).unwrap();
     containers[pos].extract(i).unwrap().into_owned()
@@ -48,7 +52,9 @@ fn filler(len: usize, seed: u64) -> Vec<u8> {
 /// four other targets, the kernel entry first or last.
 fn ccob(filler_len: usize, kernel_first: bool, seed: u64) -> Vec<u8> {
     let co = vadd_gfx1030();
-    let fill: Vec<Vec<u8>> = (0..4).map(|i| filler(filler_len / 4, seed * 4 + i)).collect();
+    let fill: Vec<Vec<u8>> = (0..4)
+        .map(|i| filler(filler_len / 4, seed * 4 + i))
+        .collect();
     let mut entries: Vec<(&str, &[u8])> = vec![
         ("hipv4-amdgcn-amd-amdhsa--gfx900", &fill[0]),
         ("hipv4-amdgcn-amd-amdhsa--gfx906", &fill[1]),
@@ -66,7 +72,13 @@ fn ccob(filler_len: usize, kernel_first: bool, seed: u64) -> Vec<u8> {
 
 fn runtime(loading: Loading) -> Runtime {
     let agent = SoftAgent::new("gfx1030".parse().unwrap()).shared();
-    Runtime::new(vec![agent], RuntimeOptions { loading, ..RuntimeOptions::default() })
+    Runtime::new(
+        vec![agent],
+        RuntimeOptions {
+            loading,
+            ..RuntimeOptions::default()
+        },
+    )
 }
 
 /// Times `iters` calls of `register`, in fresh runtimes holding `per_process` registrations
@@ -88,19 +100,37 @@ fn time_registrations(iters: u64, per_process: u64, register: impl Fn(&Runtime))
 }
 
 fn register(c: &mut Criterion) {
-    let small: &'static [u8] = Box::leak(std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hip/vadd.compressed.hip_fatbin")).unwrap().into_boxed_slice());
+    let small: &'static [u8] = Box::leak(
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/hip/vadd.compressed.hip_fatbin"
+        ))
+        .unwrap()
+        .into_boxed_slice(),
+    );
     let large: &'static [u8] = Box::leak(ccob(64 << 20, false, 1).into_boxed_slice());
     let mut g = c.benchmark_group("register");
     for bytes in [small, large] {
         g.bench_function(format!("ccob_{}_bytes", bytes.len()), |b| {
-            b.iter_custom(|iters| time_registrations(iters, 1000, |rt| drop(black_box(rt.register_static(black_box(bytes))))))
+            b.iter_custom(|iters| {
+                time_registrations(iters, 1000, |rt| {
+                    drop(black_box(rt.register_static(black_box(bytes))))
+                })
+            })
         });
     }
     // The wrapper path (what __hipRegisterFatBinary does): the pointer is recorded, not read.
-    let wrapper: &'static [u64; 3] = Box::leak(Box::new([0x0000_0001_4849_5046, large.as_ptr() as u64, 0]));
+    let wrapper: &'static [u64; 3] =
+        Box::leak(Box::new([0x0000_0001_4849_5046, large.as_ptr() as u64, 0]));
     for per_process in [1000, 50_000] {
         g.bench_function(format!("hipf_wrapper_{per_process}_per_process"), |b| {
-            b.iter_custom(|iters| time_registrations(iters, per_process, |rt| drop(black_box(unsafe { rt.register_wrapper(black_box(wrapper.as_ptr().cast())) }))))
+            b.iter_custom(|iters| {
+                time_registrations(iters, per_process, |rt| {
+                    drop(black_box(unsafe {
+                        rt.register_wrapper(black_box(wrapper.as_ptr().cast()))
+                    }))
+                })
+            })
         });
     }
     g.finish();
@@ -119,29 +149,37 @@ fn startup(c: &mut Criterion) {
     let image: &'static [u8] = Box::leak(image.into_boxed_slice());
     let total = one.len() * count;
     assert!(total >= 200_000_000, "{total}");
-    let slices: Vec<&'static [u8]> = (0..count).map(|i| &image[i * stride..i * stride + one.len()]).collect();
+    let slices: Vec<&'static [u8]> = (0..count)
+        .map(|i| &image[i * stride..i * stride + one.len()])
+        .collect();
     let mut g = c.benchmark_group("startup");
     g.sample_size(10);
     g.bench_function("none", |b| b.iter(|| black_box(runtime(Loading::Lazy))));
-    g.bench_function(format!("lazy_{count}_fat_binaries_{}MB", total >> 20), |b| {
-        b.iter(|| {
-            let rt = runtime(Loading::Lazy);
-            for s in &slices {
-                black_box(rt.register_static(s));
-            }
-            rt
-        })
-    });
-    g.bench_function(format!("eager_{count}_fat_binaries_{}MB", total >> 20), |b| {
-        b.iter(|| {
-            let rt = runtime(Loading::Eager);
-            for s in &slices {
-                black_box(rt.register_static(s));
-            }
-            assert_eq!(rt.stats().loads, count as u64);
-            rt
-        })
-    });
+    g.bench_function(
+        format!("lazy_{count}_fat_binaries_{}MB", total >> 20),
+        |b| {
+            b.iter(|| {
+                let rt = runtime(Loading::Lazy);
+                for s in &slices {
+                    black_box(rt.register_static(s));
+                }
+                rt
+            })
+        },
+    );
+    g.bench_function(
+        format!("eager_{count}_fat_binaries_{}MB", total >> 20),
+        |b| {
+            b.iter(|| {
+                let rt = runtime(Loading::Eager);
+                for s in &slices {
+                    black_box(rt.register_static(s));
+                }
+                assert_eq!(rt.stats().loads, count as u64);
+                rt
+            })
+        },
+    );
     g.finish();
 }
 
@@ -170,18 +208,36 @@ fn first_use(c: &mut Criterion) {
 }
 
 fn lookup(c: &mut Criterion) {
-    let bytes: &'static [u8] = Box::leak(std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hip/vadd.hip_fatbin")).unwrap().into_boxed_slice());
+    let bytes: &'static [u8] = Box::leak(
+        std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/hip/vadd.hip_fatbin"
+        ))
+        .unwrap()
+        .into_boxed_slice(),
+    );
     let mut g = c.benchmark_group("lookup");
     for kernels in [1usize, 10_000] {
         let rt = Arc::new(runtime(Loading::Lazy));
         let h = rt.register_static(bytes);
         // Distinct host pointers 16 bytes apart, as clang's kernel handles are.
         for i in 0..kernels {
-            rt.register_function(h.raw(), 0x10_0000 + i * 16, if i % 2 == 0 { "vadd" } else { "block_sum" }).unwrap();
+            rt.register_function(
+                h.raw(),
+                0x10_0000 + i * 16,
+                if i % 2 == 0 { "vadd" } else { "block_sum" },
+            )
+            .unwrap();
         }
         let probe = 0x10_0000 + (kernels / 2) * 16;
         rt.kernel(probe, 0).unwrap();
-        g.bench_function(format!("host_stub_to_kernel_among_{kernels}"), |b| b.iter(|| black_box(rt.kernel(black_box(probe), 0).unwrap()).info().kernarg_segment_size));
+        g.bench_function(format!("host_stub_to_kernel_among_{kernels}"), |b| {
+            b.iter(|| {
+                black_box(rt.kernel(black_box(probe), 0).unwrap())
+                    .info()
+                    .kernarg_segment_size
+            })
+        });
     }
     g.finish();
 }

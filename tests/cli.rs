@@ -9,11 +9,19 @@ use common::{fixture, read};
 use serde_json::Value;
 
 fn rocload(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rocload")).args(args).env_remove("ROCLOAD_LOG").output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_rocload"))
+        .args(args)
+        .env_remove("ROCLOAD_LOG")
+        .output()
+        .unwrap()
 }
 
 fn json(out: &Output) -> Value {
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -25,24 +33,47 @@ fn ls_json_lists_every_bundle_in_order() {
     assert!(bundles.len() >= 5);
     for (i, b) in bundles.iter().enumerate() {
         assert_eq!(b["index"], i);
-        for key in ["offset", "format", "ccob_version", "compression", "compressed_size", "size", "entries"] {
+        for key in [
+            "offset",
+            "format",
+            "ccob_version",
+            "compression",
+            "compressed_size",
+            "size",
+            "entries",
+        ] {
             assert!(b.get(key).is_some(), "bundle {i} lacks {key}");
         }
         match b["format"].as_str().unwrap() {
             "ccob" => {
-                assert!(b["ccob_version"].is_u64() && b["compression"].is_string() && b["compressed_size"].is_u64());
+                assert!(
+                    b["ccob_version"].is_u64()
+                        && b["compression"].is_string()
+                        && b["compressed_size"].is_u64()
+                );
             }
-            "bundle" => assert!(b["ccob_version"].is_null() && b["compression"].is_null() && b["compressed_size"].is_null()),
+            "bundle" => assert!(
+                b["ccob_version"].is_null()
+                    && b["compression"].is_null()
+                    && b["compressed_size"].is_null()
+            ),
             other => panic!("unexpected format {other}"),
         }
         for e in b["entries"].as_array().unwrap() {
             assert!(e["id"].is_string() && e["size"].is_u64());
         }
     }
-    let offsets: Vec<u64> = bundles.iter().map(|b| b["offset"].as_u64().unwrap()).collect();
+    let offsets: Vec<u64> = bundles
+        .iter()
+        .map(|b| b["offset"].as_u64().unwrap())
+        .collect();
     assert!(offsets.windows(2).all(|w| w[0] < w[1]));
     // Host files report file offsets.
-    let so = json(&rocload(&["ls", "--json", fixture("hip/libvk.so").to_str().unwrap()]));
+    let so = json(&rocload(&[
+        "ls",
+        "--json",
+        fixture("hip/libvk.so").to_str().unwrap(),
+    ]));
     assert_eq!(so["bundles"].as_array().unwrap().len(), 2);
     assert!(so["bundles"][0]["offset"].as_u64().unwrap() > 0);
 }
@@ -53,90 +84,200 @@ fn extract_by_target_id_or_full_id_writes_the_entry() {
     let out = dir.path().join("x.co");
     let f = fixture("hip/vadd.compressed.o");
     for wanted in ["gfx90a:xnack-", "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"] {
-        let o = rocload(&["extract", f.to_str().unwrap(), "--target", wanted, "-o", out.to_str().unwrap()]);
+        let o = rocload(&[
+            "extract",
+            f.to_str().unwrap(),
+            "--target",
+            wanted,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let section = read("hip/vadd.hip_fatbin");
         let plain = rocload::container::read_containers(&section, &Default::default()).unwrap();
-        let i = plain[0].entries().unwrap().iter().position(|e| e.id.ends_with("gfx90a:xnack-")).unwrap();
-        assert_eq!(std::fs::read(&out).unwrap(), plain[0].extract(i).unwrap().as_ref());
+        let i = plain[0]
+            .entries()
+            .unwrap()
+            .iter()
+            .position(|e| e.id.ends_with("gfx90a:xnack-"))
+            .unwrap();
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            plain[0].extract(i).unwrap().as_ref()
+        );
     }
     // --bundle picks a bundle by index; stdout when no -o.
     let lib = fixture("hip/libvk.so");
-    let o = rocload(&["extract", lib.to_str().unwrap(), "--target", "gfx1030", "--bundle", "1"]);
+    let o = rocload(&[
+        "extract",
+        lib.to_str().unwrap(),
+        "--target",
+        "gfx1030",
+        "--bundle",
+        "1",
+    ]);
     assert!(o.status.success());
     assert_eq!(&o.stdout[..4], b"\x7fELF");
 }
 
 #[test]
 fn errors_exit_1_and_usage_errors_exit_2() {
-    let o = rocload(&["extract", fixture("hip/vadd.o").to_str().unwrap(), "--target", "gfx1200"]);
+    let o = rocload(&[
+        "extract",
+        fixture("hip/vadd.o").to_str().unwrap(),
+        "--target",
+        "gfx1200",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("gfx1200") && err.contains("gfx1030"), "the error lists what there is: {err}");
+    assert!(
+        err.contains("gfx1200") && err.contains("gfx1030"),
+        "the error lists what there is: {err}"
+    );
     let o = rocload(&["ls", "/nonexistent/file"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("/nonexistent/file"));
-    let o = rocload(&["ls", fixture("kernels/vadd.hip").to_str().unwrap().replace("fixtures/", "").as_str()]);
+    let o = rocload(&[
+        "ls",
+        fixture("kernels/vadd.hip")
+            .to_str()
+            .unwrap()
+            .replace("fixtures/", "")
+            .as_str(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("unrecognised data at offset 0x0"));
     assert_eq!(rocload(&["ls"]).status.code(), Some(2));
     assert_eq!(rocload(&["frobnicate"]).status.code(), Some(2));
     assert_eq!(rocload(&["extract", "x"]).status.code(), Some(2));
-    assert!(rocload(&["ls", fixture("hip/vadd.o").to_str().unwrap()]).stderr.is_empty(), "nothing on stderr unless asked");
+    assert!(
+        rocload(&["ls", fixture("hip/vadd.o").to_str().unwrap()])
+            .stderr
+            .is_empty(),
+        "nothing on stderr unless asked"
+    );
 }
 
 #[test]
 fn select_explains_every_entry_and_fails_without_a_choice() {
     let f = fixture("hip/vadd.o");
     let f = f.to_str().unwrap();
-    let v = json(&rocload(&["select", f, "--agent", "gfx1031", "--policy", "extended", "--json"]));
+    let v = json(&rocload(&[
+        "select", f, "--agent", "gfx1031", "--policy", "extended", "--json",
+    ]));
     assert_eq!(v["agent"], "amdgcn-amd-amdhsa--gfx1031");
     assert_eq!(v["policy"], "extended");
     let b = &v["bundles"][0];
     assert_eq!(b["index"], 0);
     assert_eq!(b["chosen"], "hipv4-amdgcn-amd-amdhsa--gfx1031");
     let cands = b["candidates"].as_array().unwrap();
-    let gfx1030 = cands.iter().find(|c| c["id"] == "hipv4-amdgcn-amd-amdhsa--gfx1030").unwrap();
-    assert_eq!((gfx1030["compatible"].as_bool(), gfx1030["rank"].as_str()), (Some(true), Some("extended")));
-    assert!(cands.iter().all(|c| c["reason"].as_str().is_some_and(|r| !r.is_empty())));
+    let gfx1030 = cands
+        .iter()
+        .find(|c| c["id"] == "hipv4-amdgcn-amd-amdhsa--gfx1030")
+        .unwrap();
+    assert_eq!(
+        (gfx1030["compatible"].as_bool(), gfx1030["rank"].as_str()),
+        (Some(true), Some("extended"))
+    );
+    assert!(cands
+        .iter()
+        .all(|c| c["reason"].as_str().is_some_and(|r| !r.is_empty())));
     // gfx1032 has no exact entry: strict fails with the explanation and the hint.
     let o = rocload(&["select", f, "--agent", "gfx1032"]);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("gfx1032") && err.contains("ROCLOAD_ISA_POLICY=extended"), "{err}");
-    assert!(rocload(&["select", f, "--agent", "gfx1032", "--policy", "extended"]).status.success());
-    assert_eq!(rocload(&["select", f, "--agent", "gfx1032", "--policy", "lenient"]).status.code(), Some(2));
+    assert!(
+        err.contains("gfx1032") && err.contains("ROCLOAD_ISA_POLICY=extended"),
+        "{err}"
+    );
+    assert!(
+        rocload(&["select", f, "--agent", "gfx1032", "--policy", "extended"])
+            .status
+            .success()
+    );
+    assert_eq!(
+        rocload(&["select", f, "--agent", "gfx1032", "--policy", "lenient"])
+            .status
+            .code(),
+        Some(2)
+    );
 }
 
 #[test]
 fn symbols_json_has_kernels_functions_variables_imports() {
-    let v = json(&rocload(&["symbols", "--json", fixture("codeobj/kernels_user.co").to_str().unwrap()]));
+    let v = json(&rocload(&[
+        "symbols",
+        "--json",
+        fixture("codeobj/kernels_user.co").to_str().unwrap(),
+    ]));
     let co = &v["code_objects"][0];
     assert_eq!(co["target"], "gfx1030");
     assert_eq!(co["code_object_version"], 5);
-    let kernels: Vec<&str> = co["kernels"].as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap()).collect();
+    let kernels: Vec<&str> = co["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
     assert_eq!(kernels, ["use_add", "use_scale"]);
-    assert!(co["kernels"][0]["symbol"].as_str().unwrap().ends_with(".kd"));
-    let imports: Vec<&str> = co["imports"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
+    assert!(co["kernels"][0]["symbol"]
+        .as_str()
+        .unwrap()
+        .ends_with(".kd"));
+    let imports: Vec<&str> = co["imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
     for name in ["dl_add", "dl_scale", "_ZN2dl3mixEif", "dl_table"] {
         assert!(imports.contains(&name), "{name} in {imports:?}");
     }
-    assert!(co["imports"].as_array().unwrap().iter().all(|i| i["type"] == "notype"));
+    assert!(co["imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["type"] == "notype"));
     // A fat binary: one report per code-object entry, or the one --target names.
     let f = fixture("hip/vadd.compressed.o");
     let all = json(&rocload(&["symbols", "--json", f.to_str().unwrap()]));
     assert_eq!(all["code_objects"].as_array().unwrap().len(), 7);
-    let one = json(&rocload(&["symbols", "--json", f.to_str().unwrap(), "--target", "gfx906"]));
+    let one = json(&rocload(&[
+        "symbols",
+        "--json",
+        f.to_str().unwrap(),
+        "--target",
+        "gfx906",
+    ]));
     assert_eq!(one["code_objects"].as_array().unwrap().len(), 1);
     assert_eq!(one["code_objects"][0]["target"], "gfx906");
 }
 
 #[test]
 fn load_links_across_code_objects_and_lists_missing_imports() {
-    let co = |n: &str| fixture(&format!("codeobj/{n}")).to_str().unwrap().to_string();
+    let co = |n: &str| {
+        fixture(&format!("codeobj/{n}"))
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
     let dir = tempfile::tempdir().unwrap();
-    let (user, math, data) = (co("kernels_user.co"), co("devlib_math.co"), co("devlib_data.co"));
-    let o = rocload(&["load", &user, &math, &data, "--agent", "gfx1030", "--json", "--dump-dir", dir.path().to_str().unwrap()]);
+    let (user, math, data) = (
+        co("kernels_user.co"),
+        co("devlib_math.co"),
+        co("devlib_data.co"),
+    );
+    let o = rocload(&[
+        "load",
+        &user,
+        &math,
+        &data,
+        "--agent",
+        "gfx1030",
+        "--json",
+        "--dump-dir",
+        dir.path().to_str().unwrap(),
+    ]);
     let v = json(&o);
     assert_eq!(v["agent"], "amdgcn-amd-amdhsa--gfx1030");
     let cos = v["code_objects"].as_array().unwrap();
@@ -147,7 +288,11 @@ fn load_links_across_code_objects_and_lists_missing_imports() {
         assert_eq!(image.len() as u64, c["size"].as_u64().unwrap());
     }
     let syms = v["symbols"].as_array().unwrap();
-    let find = |n: &str| syms.iter().find(|s| s["name"] == n).unwrap_or_else(|| panic!("{n}"));
+    let find = |n: &str| {
+        syms.iter()
+            .find(|s| s["name"] == n)
+            .unwrap_or_else(|| panic!("{n}"))
+    };
     assert_eq!(find("use_add")["kind"], "kernel");
     assert_eq!(find("dl_add")["kind"], "function");
     assert_eq!(find("dl_add")["code_object"], 1);
@@ -155,7 +300,9 @@ fn load_links_across_code_objects_and_lists_missing_imports() {
     // The GOT slot for dl_add in the dumped, relocated user image holds dl_add's address.
     let image = std::fs::read(dir.path().join("0.bin")).unwrap();
     let dl_add = find("dl_add")["address"].as_u64().unwrap();
-    assert!(image.chunks(8).any(|c| c.len() == 8 && u64::from_le_bytes(c.try_into().unwrap()) == dl_add));
+    assert!(image
+        .chunks(8)
+        .any(|c| c.len() == 8 && u64::from_le_bytes(c.try_into().unwrap()) == dl_add));
     // Alone, the user object lacks four names: exit 1, each named.
     let o = rocload(&["load", &user, "--agent", "gfx1030"]);
     assert_eq!(o.status.code(), Some(1));
@@ -164,7 +311,20 @@ fn load_links_across_code_objects_and_lists_missing_imports() {
         assert!(err.contains(n), "{err}");
     }
     // --define fills them.
-    let o = rocload(&["load", &user, "--agent", "gfx1030", "--define", "dl_add=0x1000", "--define", "dl_scale=4096", "--define", "_ZN2dl3mixEif=0x2000", "--define", "dl_table=0x3000"]);
+    let o = rocload(&[
+        "load",
+        &user,
+        "--agent",
+        "gfx1030",
+        "--define",
+        "dl_add=0x1000",
+        "--define",
+        "dl_scale=4096",
+        "--define",
+        "_ZN2dl3mixEif=0x2000",
+        "--define",
+        "dl_table=0x3000",
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
@@ -172,7 +332,17 @@ fn load_links_across_code_objects_and_lists_missing_imports() {
 fn agents_lists_the_software_agent() {
     let v = json(&rocload(&["agents", "--json"]));
     assert_eq!(v["agents"][0]["backend"], "soft");
-    let o = Command::new(env!("CARGO_BIN_EXE_rocload")).args(["agents", "--json"]).env("ROCLOAD_SOFT_ISA", "gfx90a:xnack+").output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_rocload"))
+        .args(["agents", "--json"])
+        .env("ROCLOAD_SOFT_ISA", "gfx90a:xnack+")
+        .output()
+        .unwrap();
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(v["agents"][0]["name"].as_str().unwrap().starts_with("amdgcn-amd-amdhsa--gfx90a"), "{v}");
+    assert!(
+        v["agents"][0]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("amdgcn-amd-amdhsa--gfx90a"),
+        "{v}"
+    );
 }

@@ -3,7 +3,9 @@
 //! corruptions of them give errors, never panics.
 
 use proptest::prelude::*;
-use rocload::container::{read_containers, write_bundle, write_ccob, Compression, Container, HashCheck, ReadOptions};
+use rocload::container::{
+    read_containers, write_bundle, write_ccob, Compression, Container, HashCheck, ReadOptions,
+};
 
 #[derive(Debug, Clone)]
 struct Spec {
@@ -20,14 +22,30 @@ fn spec() -> impl Strategy<Value = Spec> {
         "hip-amdgcn-amd-amdhsa--gfx906",
         "hipv4-amdgcn-amd-amdhsa--gfx11-generic",
     ]);
-    let entry = (id, prop::collection::vec(any::<u8>(), 0..3000)).prop_map(|(i, d)| (i.to_string(), d));
-    let packing = prop::option::of((1u16..=3, prop::sample::select(vec![Compression::Zstd, Compression::Zlib])));
-    (prop::collection::vec(entry, 1..5), prop::sample::select(vec![1u64, 8, 4096]), packing)
-        .prop_map(|(entries, align, packing)| Spec { entries, align, packing })
+    let entry =
+        (id, prop::collection::vec(any::<u8>(), 0..3000)).prop_map(|(i, d)| (i.to_string(), d));
+    let packing = prop::option::of((
+        1u16..=3,
+        prop::sample::select(vec![Compression::Zstd, Compression::Zlib]),
+    ));
+    (
+        prop::collection::vec(entry, 1..5),
+        prop::sample::select(vec![1u64, 8, 4096]),
+        packing,
+    )
+        .prop_map(|(entries, align, packing)| Spec {
+            entries,
+            align,
+            packing,
+        })
 }
 
 fn encode(spec: &Spec) -> Vec<u8> {
-    let refs: Vec<(&str, &[u8])> = spec.entries.iter().map(|(i, d)| (i.as_str(), d.as_slice())).collect();
+    let refs: Vec<(&str, &[u8])> = spec
+        .entries
+        .iter()
+        .map(|(i, d)| (i.as_str(), d.as_slice()))
+        .collect();
     let bundle = write_bundle(&refs, spec.align);
     match spec.packing {
         Some((v, c)) => write_ccob(&bundle, v, c),

@@ -20,7 +20,10 @@ fn agent(isa: &str) -> Arc<dyn Agent> {
 }
 
 fn runtime(isas: &[&str]) -> Runtime {
-    Runtime::new(isas.iter().map(|i| agent(i)).collect(), RuntimeOptions::default())
+    Runtime::new(
+        isas.iter().map(|i| agent(i)).collect(),
+        RuntimeOptions::default(),
+    )
 }
 
 fn leaked(rel: &str) -> &'static [u8] {
@@ -47,13 +50,22 @@ fn registration_reads_nothing_and_bad_input_fails_at_first_use() {
     let h = rt.register_static(garbage);
     let unmapped = unsafe { rt.register_wrapper(16 as *const std::ffi::c_void) };
     assert_eq!(rt.stats().registered, 2);
-    assert_eq!(rt.stats().loads + rt.stats().load_failures, 0, "registration loads nothing");
+    assert_eq!(
+        rt.stats().loads + rt.stats().load_failures,
+        0,
+        "registration loads nothing"
+    );
     assert!(!rt.is_loaded(h.raw(), 0));
     match rt.load(h.raw(), 0) {
-        Err(RuntimeError::Load { source, .. }) => assert!(matches!(*source, rocload::Error::Container(_)), "{source}"),
+        Err(RuntimeError::Load { source, .. }) => {
+            assert!(matches!(*source, rocload::Error::Container(_)), "{source}")
+        }
         other => panic!("{other:?}"),
     }
-    assert!(matches!(rt.load(unmapped.raw(), 0), Err(RuntimeError::Load { .. })));
+    assert!(matches!(
+        rt.load(unmapped.raw(), 0),
+        Err(RuntimeError::Load { .. })
+    ));
     assert_eq!(rt.stats().load_failures, 2);
     // Failures are cached, not retried.
     assert!(rt.load(h.raw(), 0).is_err());
@@ -64,7 +76,12 @@ fn registration_reads_nothing_and_bad_input_fails_at_first_use() {
 fn a_real_hipf_wrapper_registers_and_loads() {
     let rt = runtime(&["gfx1030"]);
     let bundle = leaked("hip/vadd.hip_fatbin");
-    let wrapper: &'static FatbinWrapper = Box::leak(Box::new(FatbinWrapper { magic: HIPF_MAGIC, version: 1, binary: bundle.as_ptr().cast(), unused: std::ptr::null() }));
+    let wrapper: &'static FatbinWrapper = Box::leak(Box::new(FatbinWrapper {
+        magic: HIPF_MAGIC,
+        version: 1,
+        binary: bundle.as_ptr().cast(),
+        unused: std::ptr::null(),
+    }));
     let h = unsafe { rt.register_wrapper((wrapper as *const FatbinWrapper).cast()) };
     rt.register_function(h.raw(), host(1), "vadd").unwrap();
     let k = rt.kernel(host(1), 0).unwrap();
@@ -72,12 +89,18 @@ fn a_real_hipf_wrapper_registers_and_loads() {
     let co = CodeObject::parse(&co_bytes).unwrap();
     let md = co.kernel_metadata(co.kernel("vadd").unwrap()).unwrap();
     assert_eq!(k.info().kernarg_segment_size, md.kernarg_segment_size);
-    assert_eq!(k.info().group_segment_fixed_size, md.group_segment_fixed_size);
+    assert_eq!(
+        k.info().group_segment_fixed_size,
+        md.group_segment_fixed_size
+    );
     assert_eq!(k.info().vgpr_count, md.vgpr_count);
     assert!(k.info().from_metadata);
     // The descriptor lives in the software agent's (host) memory: its kernarg_size agrees.
     let kd = unsafe { std::slice::from_raw_parts(k.info().descriptor_address as *const u8, 64) };
-    assert_eq!(u64::from(u32::from_le_bytes(kd[8..12].try_into().unwrap())), md.kernarg_segment_size);
+    assert_eq!(
+        u64::from(u32::from_le_bytes(kd[8..12].try_into().unwrap())),
+        md.kernarg_segment_size
+    );
 }
 
 #[test]
@@ -94,8 +117,14 @@ fn concurrent_first_use_loads_exactly_once() {
             let barrier = barrier.clone();
             std::thread::spawn(move || {
                 barrier.wait();
-                let k = rt.kernel(if t % 2 == 0 { host(2) } else { host(3) }, 0).unwrap();
-                (t % 2, k.info().descriptor_address, Arc::as_ptr(k.loaded()) as usize)
+                let k = rt
+                    .kernel(if t % 2 == 0 { host(2) } else { host(3) }, 0)
+                    .unwrap();
+                (
+                    t % 2,
+                    k.info().descriptor_address,
+                    Arc::as_ptr(k.loaded()) as usize,
+                )
             })
         })
         .collect();
@@ -103,7 +132,10 @@ fn concurrent_first_use_loads_exactly_once() {
     let s = rt.stats();
     assert_eq!(s.loads, 1, "{s:?}");
     assert_eq!(s.extractions, 1);
-    assert_eq!(s.full_inflations, 0, "one agent: the entry is streamed out, the bundle not inflated whole");
+    assert_eq!(
+        s.full_inflations, 0,
+        "one agent: the entry is streamed out, the bundle not inflated whole"
+    );
     for r in &results {
         assert_eq!(r.2, results[0].2, "every thread sees the same loaded code");
         let same_kernel = results.iter().find(|o| o.0 == r.0).unwrap();
@@ -121,13 +153,22 @@ fn agents_share_extracted_entries_and_inflate_a_ccob_once() {
     let s = rt.stats();
     assert_eq!(s.loads, 3);
     assert_eq!(s.full_inflations, 1, "{s:?}");
-    assert_eq!(s.extractions, 2, "gfx1030 once (shared by two agents), gfx906 once");
+    assert_eq!(
+        s.extractions, 2,
+        "gfx1030 once (shared by two agents), gfx906 once"
+    );
     let module = |d: usize| loaded[d].executable().code_objects()[0].module.clone();
-    assert!(module(0).same(&module(1)), "agents choosing one entry share its module");
+    assert!(
+        module(0).same(&module(1)),
+        "agents choosing one entry share its module"
+    );
     assert!(!module(0).same(&module(2)));
     // Each agent got the entry the target layer ranks first, byte for byte.
     for (d, target) in [(0usize, "gfx1030"), (2, "gfx906")] {
-        assert_eq!(module(d).bytes(), &code_object_bytes("hip/vadd.compressed.hip_fatbin", target)[..]);
+        assert_eq!(
+            module(d).bytes(),
+            &code_object_bytes("hip/vadd.compressed.hip_fatbin", target)[..]
+        );
     }
     // Different agents, different images and addresses.
     let k0 = rt.kernel(host(4), 0).unwrap();
@@ -146,9 +187,17 @@ fn no_compatible_target_is_reported_at_first_use_with_the_explanation() {
     let explanation = err.selection_error().expect("a selection failure").clone();
     // The same explanation the target layer gives for this bundle and agent.
     let containers = read_containers(bytes, &ReadOptions::default()).unwrap();
-    let ids: Vec<String> = containers[0].entries().unwrap().iter().map(|e| e.id.to_string()).collect();
+    let ids: Vec<String> = containers[0]
+        .entries()
+        .unwrap()
+        .iter()
+        .map(|e| e.id.to_string())
+        .collect();
     let agent: AgentIsa = "gfx1100".parse().unwrap();
-    assert_eq!(explanation, select(&agent, &ids, Policy::Strict).no_match_error());
+    assert_eq!(
+        explanation,
+        select(&agent, &ids, Policy::Strict).no_match_error()
+    );
     assert!(err.to_string().contains("gfx1100"), "{err}");
     // The other agent is unaffected.
     assert!(rt.kernel(host(5), 1).is_ok());
@@ -158,22 +207,43 @@ fn no_compatible_target_is_reported_at_first_use_with_the_explanation() {
 #[test]
 fn unregistering_keeps_code_in_use_alive() {
     let rt = runtime(&["gfx1030"]);
-    let h = rt.register_bytes(Arc::from(common::read("hip/vadd.hip_fatbin"))).raw();
+    let h = rt
+        .register_bytes(Arc::from(common::read("hip/vadd.hip_fatbin")))
+        .raw();
     rt.register_function(h, host(6), "vadd").unwrap();
     rt.register_variable(h, host(7), "dev_counter", 4).unwrap();
     let k = rt.kernel(host(6), 0).unwrap();
     let (var_addr, var_size) = rt.variable(host(7), 0).unwrap();
     rt.unregister(h).unwrap();
     // The registry forgot everything...
-    assert!(matches!(rt.kernel(host(6), 0), Err(RuntimeError::UnknownFunction { .. })));
-    assert!(matches!(rt.variable(host(7), 0), Err(RuntimeError::UnknownVariable { .. })));
-    assert!(matches!(rt.load(h, 0), Err(RuntimeError::InvalidHandle { .. })));
-    assert!(matches!(rt.unregister(h), Err(RuntimeError::InvalidHandle { .. })));
+    assert!(matches!(
+        rt.kernel(host(6), 0),
+        Err(RuntimeError::UnknownFunction { .. })
+    ));
+    assert!(matches!(
+        rt.variable(host(7), 0),
+        Err(RuntimeError::UnknownVariable { .. })
+    ));
+    assert!(matches!(
+        rt.load(h, 0),
+        Err(RuntimeError::InvalidHandle { .. })
+    ));
+    assert!(matches!(
+        rt.unregister(h),
+        Err(RuntimeError::InvalidHandle { .. })
+    ));
     // ...but the kernel reference still owns the loaded image: its memory is still readable
     // and holds the descriptor and the variable.
-    assert_eq!(Arc::strong_count(k.loaded()), 1, "only our reference is left");
+    assert_eq!(
+        Arc::strong_count(k.loaded()),
+        1,
+        "only our reference is left"
+    );
     let kd = unsafe { std::slice::from_raw_parts(k.info().descriptor_address as *const u8, 64) };
-    assert_eq!(u64::from(u32::from_le_bytes(kd[8..12].try_into().unwrap())), k.info().kernarg_segment_size);
+    assert_eq!(
+        u64::from(u32::from_le_bytes(kd[8..12].try_into().unwrap())),
+        k.info().kernarg_segment_size
+    );
     let s = k.loaded().executable().symbol("dev_counter").unwrap();
     assert_eq!((s.address, s.size), (var_addr, var_size));
 }
@@ -183,14 +253,23 @@ fn variables_resolve_to_their_loaded_addresses() {
     let rt = runtime(&["gfx1030"]);
     let h = rt.register_static(leaked("hip/vadd.hip_fatbin"));
     rt.register_function(h.raw(), host(8), "vadd").unwrap();
-    rt.register_variable(h.raw(), host(9), "dev_coeffs", 16).unwrap();
+    rt.register_variable(h.raw(), host(9), "dev_coeffs", 16)
+        .unwrap();
     let (address, size) = rt.variable(host(9), 0).unwrap();
     let k = rt.kernel(host(8), 0).unwrap();
     let co_bytes = code_object_bytes("hip/vadd.hip_fatbin", "gfx1030");
     let co = CodeObject::parse(&co_bytes).unwrap();
-    let v = co.variables().iter().find(|s| s.name == "dev_coeffs").unwrap();
+    let v = co
+        .variables()
+        .iter()
+        .find(|s| s.name == "dev_coeffs")
+        .unwrap();
     assert_eq!(size, v.size);
-    assert_eq!(address.wrapping_sub(k.info().descriptor_address), v.value.wrapping_sub(co.kernel("vadd").unwrap().descriptor_address));
+    assert_eq!(
+        address.wrapping_sub(k.info().descriptor_address),
+        v.value
+            .wrapping_sub(co.kernel("vadd").unwrap().descriptor_address)
+    );
     // The initial values from the source, in the loaded image.
     let values = unsafe { std::slice::from_raw_parts(address as *const f32, 4) };
     assert_eq!(values, &[1.0, 2.0, 3.0, 4.0]);
@@ -203,12 +282,18 @@ fn several_containers_in_one_range_load_together() {
     let loaded = rt.load(h.raw(), 0).unwrap();
     assert_eq!(loaded.executable().code_objects().len(), 2);
     let names: Vec<&str> = loaded.kernels().iter().map(|k| k.name.as_str()).collect();
-    assert!(names.contains(&"vadd") && names.contains(&"vscale"), "{names:?}");
+    assert!(
+        names.contains(&"vadd") && names.contains(&"vscale"),
+        "{names:?}"
+    );
 }
 
 #[test]
 fn eager_mode_loads_at_registration() {
-    let options = RuntimeOptions { loading: Loading::Eager, ..RuntimeOptions::default() };
+    let options = RuntimeOptions {
+        loading: Loading::Eager,
+        ..RuntimeOptions::default()
+    };
     let rt = Runtime::new(vec![agent("gfx1030")], options);
     let h = rt.register_static(leaked("hip/vadd.hip_fatbin"));
     assert!(rt.is_loaded(h.raw(), 0));
@@ -223,8 +308,13 @@ fn eager_mode_loads_at_registration() {
 fn module_api_and_device_function_lookup() {
     let rt = runtime(&["gfx1030"]);
     // Nothing loaded, nothing registered: not found.
-    assert!(matches!(rt.device_function("dl_add", 0), Err(RuntimeError::NotFound { .. })));
-    let lib = rt.load_module(Arc::from(common::read("codeobj/devlib_math.co")), 0).unwrap();
+    assert!(matches!(
+        rt.device_function("dl_add", 0),
+        Err(RuntimeError::NotFound { .. })
+    ));
+    let lib = rt
+        .load_module(Arc::from(common::read("codeobj/devlib_math.co")), 0)
+        .unwrap();
     let f = rt.device_function("dl_add", 0).unwrap();
     let co = CodeObjectFile::new("codeobj/devlib_math.co");
     let sym = co.function("dl_add");
@@ -233,15 +323,23 @@ fn module_api_and_device_function_lookup() {
     // Demangled names work too.
     assert!(rt.device_function("dl::mix", 0).is_ok());
     // A bundle through the module API picks its gfx1030 entry.
-    let m = rt.load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0).unwrap();
+    let m = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
     assert!(m.function("vadd").is_ok());
     assert!(m.function("axpy<float>").is_ok(), "demangled kernel names");
-    assert!(matches!(m.function("nope"), Err(RuntimeError::NotFound { .. })));
+    assert!(matches!(
+        m.function("nope"),
+        Err(RuntimeError::NotFound { .. })
+    ));
     // Unloading forgets the module; the Arc we hold keeps its code usable.
     let handle = Arc::as_ptr(&lib) as usize;
     rt.unload_module(handle).unwrap();
     assert!(rt.module(handle).is_err());
-    assert!(matches!(rt.device_function("dl_add", 0), Err(RuntimeError::NotFound { .. })));
+    assert!(matches!(
+        rt.device_function("dl_add", 0),
+        Err(RuntimeError::NotFound { .. })
+    ));
     assert_eq!(lib.global("dl_add").unwrap().0, f.address);
 }
 
@@ -259,14 +357,29 @@ fn device_function_lookup_is_a_first_use_of_registered_fat_binaries() {
 #[test]
 fn bad_handles_and_devices_are_errors() {
     let rt = runtime(&["gfx1030"]);
-    assert!(matches!(rt.register_function(12345, host(10), "k"), Err(RuntimeError::InvalidHandle { .. })));
-    assert!(matches!(rt.kernel(host(11), 0), Err(RuntimeError::UnknownFunction { .. })));
-    assert!(matches!(rt.agent(1), Err(RuntimeError::InvalidDevice { .. })));
-    assert!(matches!(rt.agent(-1), Err(RuntimeError::InvalidDevice { .. })));
+    assert!(matches!(
+        rt.register_function(12345, host(10), "k"),
+        Err(RuntimeError::InvalidHandle { .. })
+    ));
+    assert!(matches!(
+        rt.kernel(host(11), 0),
+        Err(RuntimeError::UnknownFunction { .. })
+    ));
+    assert!(matches!(
+        rt.agent(1),
+        Err(RuntimeError::InvalidDevice { .. })
+    ));
+    assert!(matches!(
+        rt.agent(-1),
+        Err(RuntimeError::InvalidDevice { .. })
+    ));
     let none = Runtime::new(Vec::new(), RuntimeOptions::default());
     assert!(matches!(none.agent(0), Err(RuntimeError::NoDevice { .. })));
     let h = none.register_static(leaked("hip/vadd.hip_fatbin"));
-    assert!(matches!(none.load(h.raw(), 0), Err(RuntimeError::NoDevice { .. })));
+    assert!(matches!(
+        none.load(h.raw(), 0),
+        Err(RuntimeError::NoDevice { .. })
+    ));
 }
 
 /// A code object's function symbols, by the code-object layer.
@@ -282,7 +395,11 @@ impl CodeObjectFile {
     /// (value, size) of function `name`.
     fn function(&self, name: &str) -> (u64, u64) {
         let co = CodeObject::parse(&self.0).unwrap();
-        let s = co.functions().iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{name}"));
+        let s = co
+            .functions()
+            .iter()
+            .find(|s| s.name == name)
+            .unwrap_or_else(|| panic!("{name}"));
         (s.value, s.size)
     }
 }

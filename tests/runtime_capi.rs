@@ -17,11 +17,16 @@ use rocload::code_object::CodeObject;
 /// `hipError_t` values from Debian's HIP header: (name, value) for every one-line enumerator.
 fn header_errors() -> Vec<(String, i32)> {
     let Ok(header) = std::fs::read_to_string("/usr/include/hip/hip_runtime_api.h") else {
-        assert!(std::env::var_os("CI").is_none(), "HIP headers missing but CI is set");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "HIP headers missing but CI is set"
+        );
         eprintln!("skipped: /usr/include/hip/hip_runtime_api.h missing (libamdhip64-dev)");
         return Vec::new();
     };
-    let start = header.find("typedef enum __HIP_NODISCARD hipError_t").expect("hipError_t enum");
+    let start = header
+        .find("typedef enum __HIP_NODISCARD hipError_t")
+        .expect("hipError_t enum");
     let end = start + header[start..].find("} hipError_t;").unwrap();
     header[start..end]
         .lines()
@@ -34,24 +39,30 @@ fn header_errors() -> Vec<(String, i32)> {
 }
 
 fn hip(name: &str) -> i32 {
-    header_errors().into_iter().find(|(n, _)| n == name).map(|(_, v)| v).unwrap_or_else(|| match name {
-        // Without the header (local run), fall back to our constants.
-        "hipErrorInvalidValue" => hipErrorInvalidValue,
-        "hipErrorInvalidHandle" => hipErrorInvalidHandle,
-        "hipErrorInvalidImage" => hipErrorInvalidImage,
-        "hipErrorInvalidDeviceFunction" => hipErrorInvalidDeviceFunction,
-        "hipErrorInvalidSymbol" => hipErrorInvalidSymbol,
-        "hipErrorNotFound" => hipErrorNotFound,
-        "hipErrorMissingConfiguration" => hipErrorMissingConfiguration,
-        "hipErrorInvalidDevice" => hipErrorInvalidDevice,
-        other => panic!("{other}"),
-    })
+    header_errors()
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v)
+        .unwrap_or_else(|| match name {
+            // Without the header (local run), fall back to our constants.
+            "hipErrorInvalidValue" => hipErrorInvalidValue,
+            "hipErrorInvalidHandle" => hipErrorInvalidHandle,
+            "hipErrorInvalidImage" => hipErrorInvalidImage,
+            "hipErrorInvalidDeviceFunction" => hipErrorInvalidDeviceFunction,
+            "hipErrorInvalidSymbol" => hipErrorInvalidSymbol,
+            "hipErrorNotFound" => hipErrorNotFound,
+            "hipErrorMissingConfiguration" => hipErrorMissingConfiguration,
+            "hipErrorInvalidDevice" => hipErrorInvalidDevice,
+            other => panic!("{other}"),
+        })
 }
 
 fn last_message() -> String {
     let mut buf = vec![0 as c_char; 4096];
     let n = unsafe { rocload_last_error_message(buf.as_mut_ptr(), buf.len()) };
-    let s = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().to_string();
+    let s = unsafe { CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .to_string();
     assert_eq!(n, s.len());
     s
 }
@@ -59,14 +70,31 @@ fn last_message() -> String {
 #[test]
 fn error_names_and_strings_match_the_header() {
     for (name, value) in header_errors() {
-        let got = unsafe { CStr::from_ptr(hipGetErrorName(value)) }.to_str().unwrap().to_string();
+        let got = unsafe { CStr::from_ptr(hipGetErrorName(value)) }
+            .to_str()
+            .unwrap()
+            .to_string();
         // Aliases share a value (hipErrorOutOfMemory = hipErrorMemoryAllocation = 2): the name
         // returned must be one of the header's names for that value.
-        let names: Vec<String> = header_errors().into_iter().filter(|(_, v)| *v == value).map(|(n, _)| n).collect();
-        assert!(names.contains(&got), "{value}: got {got}, header has {names:?} ({name})");
-        assert!(!unsafe { CStr::from_ptr(hipGetErrorString(value)) }.to_bytes().is_empty());
+        let names: Vec<String> = header_errors()
+            .into_iter()
+            .filter(|(_, v)| *v == value)
+            .map(|(n, _)| n)
+            .collect();
+        assert!(
+            names.contains(&got),
+            "{value}: got {got}, header has {names:?} ({name})"
+        );
+        assert!(!unsafe { CStr::from_ptr(hipGetErrorString(value)) }
+            .to_bytes()
+            .is_empty());
     }
-    assert_eq!(unsafe { CStr::from_ptr(hipGetErrorName(123456)) }.to_str().unwrap(), "hipErrorUnknown");
+    assert_eq!(
+        unsafe { CStr::from_ptr(hipGetErrorName(123456)) }
+            .to_str()
+            .unwrap(),
+        "hipErrorUnknown"
+    );
 }
 
 #[test]
@@ -76,48 +104,106 @@ fn null_pointers_and_bad_handles_are_errors_not_crashes() {
         let handle = hip("hipErrorInvalidHandle");
         let mut attr = hipFuncAttributes::default();
         assert_eq!(hipFuncGetAttributes(null_mut(), null()), inv);
-        assert_eq!(hipFuncGetAttributes(&mut attr, null()), hip("hipErrorInvalidDeviceFunction"));
-        assert_eq!(hipFuncGetAttributes(&mut attr, 0x1234 as *const c_void), hip("hipErrorInvalidDeviceFunction"));
+        assert_eq!(
+            hipFuncGetAttributes(&mut attr, null()),
+            hip("hipErrorInvalidDeviceFunction")
+        );
+        assert_eq!(
+            hipFuncGetAttributes(&mut attr, 0x1234 as *const c_void),
+            hip("hipErrorInvalidDeviceFunction")
+        );
         assert_eq!(hipGetSymbolAddress(null_mut(), null()), inv);
         let mut p: *mut c_void = null_mut();
-        assert_eq!(hipGetSymbolAddress(&mut p, null()), hip("hipErrorInvalidSymbol"));
-        assert_eq!(hipGetSymbolAddress(&mut p, 0x5678 as *const c_void), hip("hipErrorInvalidSymbol"));
+        assert_eq!(
+            hipGetSymbolAddress(&mut p, null()),
+            hip("hipErrorInvalidSymbol")
+        );
+        assert_eq!(
+            hipGetSymbolAddress(&mut p, 0x5678 as *const c_void),
+            hip("hipErrorInvalidSymbol")
+        );
         assert_eq!(hipGetSymbolSize(null_mut(), null()), inv);
         assert_eq!(hipModuleLoadData(null_mut(), null()), inv);
         let mut m: hipModule_t = null_mut();
         assert_eq!(hipModuleLoadData(&mut m, null()), inv);
-        assert_eq!(hipModuleLoadData(&mut m, 16 as *const c_void), hip("hipErrorInvalidImage"), "unmapped image");
+        assert_eq!(
+            hipModuleLoadData(&mut m, 16 as *const c_void),
+            hip("hipErrorInvalidImage"),
+            "unmapped image"
+        );
         let junk = b"this is not a code object, nor a bundle".to_vec();
-        assert_eq!(hipModuleLoadData(&mut m, junk.as_ptr().cast()), hip("hipErrorInvalidImage"));
+        assert_eq!(
+            hipModuleLoadData(&mut m, junk.as_ptr().cast()),
+            hip("hipErrorInvalidImage")
+        );
         assert_eq!(hipModuleLoad(&mut m, null()), inv);
         let missing = CString::new("/nonexistent/rocload.co").unwrap();
-        assert_eq!(hipModuleLoad(&mut m, missing.as_ptr()), hipErrorFileNotFound);
+        assert_eq!(
+            hipModuleLoad(&mut m, missing.as_ptr()),
+            hipErrorFileNotFound
+        );
         let mut f: hipFunction_t = null_mut();
         let name = CString::new("vadd").unwrap();
-        assert_eq!(hipModuleGetFunction(&mut f, 0x42 as hipModule_t, name.as_ptr()), handle);
+        assert_eq!(
+            hipModuleGetFunction(&mut f, 0x42 as hipModule_t, name.as_ptr()),
+            handle
+        );
         assert_eq!(hipModuleGetFunction(null_mut(), null_mut(), null()), inv);
-        assert_eq!(hipModuleGetGlobal(null_mut(), null_mut(), 0x42 as hipModule_t, name.as_ptr()), handle);
+        assert_eq!(
+            hipModuleGetGlobal(null_mut(), null_mut(), 0x42 as hipModule_t, name.as_ptr()),
+            handle
+        );
         assert_eq!(hipModuleUnload(0x42 as hipModule_t), handle);
         assert_eq!(hipModuleUnload(null_mut()), handle);
         let mut v = 0;
-        assert_eq!(hipFuncGetAttribute(&mut v, 0, 0x42 as hipFunction_t), handle);
+        assert_eq!(
+            hipFuncGetAttribute(&mut v, 0, 0x42 as hipFunction_t),
+            handle
+        );
         assert_eq!(hipFuncGetAttribute(null_mut(), 0, null_mut()), inv);
         assert_eq!(hipGetDeviceCount(null_mut()), inv);
         assert_eq!(hipGetDeviceProperties(null_mut(), 0), inv);
         assert_eq!(hipGetDevice(null_mut()), inv);
-        assert_eq!(rocload_device_function(null(), 0, null_mut(), null_mut()), inv);
+        assert_eq!(
+            rocload_device_function(null(), 0, null_mut(), null_mut()),
+            inv
+        );
         assert_eq!(rocload_kernel_info(null(), 0, null_mut()), inv);
         assert_eq!(rocload_function_info(null_mut(), null_mut()), inv);
         assert_eq!(rocload_stats(null_mut()), inv);
         // Registration entry points return nothing; bad arguments are recorded, not fatal.
         __hipUnregisterFatBinary(null_mut());
         __hipUnregisterFatBinary(0x99 as *mut *mut c_void);
-        __hipRegisterFunction(0x99 as *mut *mut c_void, 0x98 as *const c_void, null_mut(), null(), 0, null_mut(), null_mut(), null_mut(), null_mut(), null_mut());
+        __hipRegisterFunction(
+            0x99 as *mut *mut c_void,
+            0x98 as *const c_void,
+            null_mut(),
+            null(),
+            0,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+        );
         assert_eq!(hipGetLastError(), inv, "NULL names are rejected first");
-        __hipRegisterVar(0x99 as *mut *mut c_void, null_mut(), null_mut(), null(), 0, 4, 0, 0);
+        __hipRegisterVar(
+            0x99 as *mut *mut c_void,
+            null_mut(),
+            null_mut(),
+            null(),
+            0,
+            4,
+            0,
+            0,
+        );
         __hipRegisterManagedVar(0x99 as *mut c_void, null_mut(), null_mut(), null(), 4, 4);
         assert_eq!(hipGetLastError(), inv);
-        assert_eq!(rocload_last_selection_error(null_mut(), 0), 0, "no selection failed on this thread");
+        assert_eq!(
+            rocload_last_selection_error(null_mut(), 0),
+            0,
+            "no selection failed on this thread"
+        );
     }
 }
 
@@ -133,20 +219,40 @@ fn a_bad_fat_binary_registers_and_fails_at_first_use() {
         assert_ne!(h, null_handle);
         let stub: &'static u8 = Box::leak(Box::new(0u8));
         let name = CString::new("k").unwrap();
-        __hipRegisterFunction(h, (stub as *const u8).cast(), name.as_ptr() as *mut c_char, name.as_ptr(), u32::MAX, null_mut(), null_mut(), null_mut(), null_mut(), null_mut());
+        __hipRegisterFunction(
+            h,
+            (stub as *const u8).cast(),
+            name.as_ptr() as *mut c_char,
+            name.as_ptr(),
+            u32::MAX,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+        );
         assert_eq!(hipGetLastError(), hipSuccess);
         let mut attr = hipFuncAttributes::default();
-        assert_eq!(hipFuncGetAttributes(&mut attr, (stub as *const u8).cast()), hip("hipErrorInvalidImage"));
+        assert_eq!(
+            hipFuncGetAttributes(&mut attr, (stub as *const u8).cast()),
+            hip("hipErrorInvalidImage")
+        );
         assert!(last_message().contains("HIPF"), "{}", last_message());
         // hipGetLastError returns, then resets; the state is per thread.
-        assert_eq!(std::thread::spawn(|| hipPeekAtLastError()).join().unwrap(), hipSuccess);
+        assert_eq!(
+            std::thread::spawn(|| hipPeekAtLastError()).join().unwrap(),
+            hipSuccess
+        );
         assert_eq!(hipPeekAtLastError(), hip("hipErrorInvalidImage"));
         assert_eq!(hipGetLastError(), hip("hipErrorInvalidImage"));
         assert_eq!(hipGetLastError(), hipSuccess);
         __hipUnregisterFatBinary(h);
         __hipUnregisterFatBinary(null_handle);
         assert_eq!(hipGetLastError(), hipSuccess);
-        assert_eq!(hipFuncGetAttributes(&mut attr, (stub as *const u8).cast()), hip("hipErrorInvalidDeviceFunction"));
+        assert_eq!(
+            hipFuncGetAttributes(&mut attr, (stub as *const u8).cast()),
+            hip("hipErrorInvalidDeviceFunction")
+        );
         // Twice is an error, not a crash.
         __hipUnregisterFatBinary(h);
         assert_eq!(hipGetLastError(), hip("hipErrorInvalidHandle"));
@@ -157,14 +263,45 @@ fn a_bad_fat_binary_registers_and_fails_at_first_use() {
 fn call_configuration_is_a_per_thread_stack() {
     unsafe {
         let (mut g, mut b, mut s, mut st) = (dim3::default(), dim3::default(), 0usize, null_mut());
-        assert_eq!(__hipPopCallConfiguration(&mut g, &mut b, &mut s, &mut st), hip("hipErrorMissingConfiguration"));
-        assert_eq!(__hipPushCallConfiguration(dim3 { x: 1, y: 2, z: 3 }, dim3 { x: 4, y: 5, z: 6 }, 7, 8 as hipStream_t), hipSuccess);
-        assert_eq!(__hipPushCallConfiguration(dim3 { x: 9, y: 1, z: 1 }, dim3 { x: 1, y: 1, z: 1 }, 0, null_mut()), hipSuccess);
-        assert_eq!(__hipPopCallConfiguration(&mut g, &mut b, &mut s, &mut st), hipSuccess);
+        assert_eq!(
+            __hipPopCallConfiguration(&mut g, &mut b, &mut s, &mut st),
+            hip("hipErrorMissingConfiguration")
+        );
+        assert_eq!(
+            __hipPushCallConfiguration(
+                dim3 { x: 1, y: 2, z: 3 },
+                dim3 { x: 4, y: 5, z: 6 },
+                7,
+                8 as hipStream_t
+            ),
+            hipSuccess
+        );
+        assert_eq!(
+            __hipPushCallConfiguration(
+                dim3 { x: 9, y: 1, z: 1 },
+                dim3 { x: 1, y: 1, z: 1 },
+                0,
+                null_mut()
+            ),
+            hipSuccess
+        );
+        assert_eq!(
+            __hipPopCallConfiguration(&mut g, &mut b, &mut s, &mut st),
+            hipSuccess
+        );
         assert_eq!(g.x, 9);
-        assert_eq!(__hipPopCallConfiguration(&mut g, &mut b, &mut s, &mut st), hipSuccess);
-        assert_eq!((g, b, s, st as usize), (dim3 { x: 1, y: 2, z: 3 }, dim3 { x: 4, y: 5, z: 6 }, 7, 8));
-        assert_eq!(__hipPopCallConfiguration(null_mut(), null_mut(), null_mut(), null_mut()), hip("hipErrorMissingConfiguration"));
+        assert_eq!(
+            __hipPopCallConfiguration(&mut g, &mut b, &mut s, &mut st),
+            hipSuccess
+        );
+        assert_eq!(
+            (g, b, s, st as usize),
+            (dim3 { x: 1, y: 2, z: 3 }, dim3 { x: 4, y: 5, z: 6 }, 7, 8)
+        );
+        assert_eq!(
+            __hipPopCallConfiguration(null_mut(), null_mut(), null_mut(), null_mut()),
+            hip("hipErrorMissingConfiguration")
+        );
     }
 }
 
@@ -173,7 +310,12 @@ fn module_api_on_a_code_object_and_a_compressed_bundle() {
     unsafe {
         let co_bytes = common::read("codeobj/kernels_static.co");
         let mut m: hipModule_t = null_mut();
-        assert_eq!(hipModuleLoadData(&mut m, co_bytes.as_ptr().cast()), hipSuccess, "{}", last_message());
+        assert_eq!(
+            hipModuleLoadData(&mut m, co_bytes.as_ptr().cast()),
+            hipSuccess,
+            "{}",
+            last_message()
+        );
         let co = CodeObject::parse(&co_bytes).unwrap();
         for k in co.kernels() {
             let md = co.kernel_metadata(k).unwrap();
@@ -181,41 +323,77 @@ fn module_api_on_a_code_object_and_a_compressed_bundle() {
             let mut f: hipFunction_t = null_mut();
             assert_eq!(hipModuleGetFunction(&mut f, m, name.as_ptr()), hipSuccess);
             let mut again: hipFunction_t = null_mut();
-            assert_eq!(hipModuleGetFunction(&mut again, m, name.as_ptr()), hipSuccess);
+            assert_eq!(
+                hipModuleGetFunction(&mut again, m, name.as_ptr()),
+                hipSuccess
+            );
             assert_eq!(f, again, "one handle per kernel");
             let mut info = rocload_kernel_info_t::default();
             assert_eq!(rocload_function_info(f, &mut info), hipSuccess);
             assert_eq!(info.kernarg_segment_size, md.kernarg_segment_size);
             assert_eq!(info.group_segment_fixed_size, md.group_segment_fixed_size);
             let mut v = 0;
-            assert_eq!(hipFuncGetAttribute(&mut v, func_attribute::SHARED_SIZE_BYTES, f), hipSuccess);
+            assert_eq!(
+                hipFuncGetAttribute(&mut v, func_attribute::SHARED_SIZE_BYTES, f),
+                hipSuccess
+            );
             assert_eq!(v as u64, md.group_segment_fixed_size);
-            assert_eq!(hipFuncGetAttribute(&mut v, func_attribute::MAX_THREADS_PER_BLOCK, f), hipSuccess);
+            assert_eq!(
+                hipFuncGetAttribute(&mut v, func_attribute::MAX_THREADS_PER_BLOCK, f),
+                hipSuccess
+            );
             assert_eq!(Some(v as u64), md.max_flat_workgroup_size);
-            assert_eq!(hipFuncGetAttribute(&mut v, 77, f), hip("hipErrorInvalidValue"));
-            assert_eq!(hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, null_mut(), null_mut(), null_mut()), hipErrorNotSupported);
+            assert_eq!(
+                hipFuncGetAttribute(&mut v, 77, f),
+                hip("hipErrorInvalidValue")
+            );
+            assert_eq!(
+                hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, null_mut(), null_mut(), null_mut()),
+                hipErrorNotSupported
+            );
         }
-        let var = co.variables().iter().find(|v| v.size > 0).expect("a variable");
+        let var = co
+            .variables()
+            .iter()
+            .find(|v| v.size > 0)
+            .expect("a variable");
         let name = CString::new(var.name).unwrap();
         let (mut dptr, mut size): (hipDeviceptr_t, usize) = (null_mut(), 0);
-        assert_eq!(hipModuleGetGlobal(&mut dptr, &mut size, m, name.as_ptr()), hipSuccess);
+        assert_eq!(
+            hipModuleGetGlobal(&mut dptr, &mut size, m, name.as_ptr()),
+            hipSuccess
+        );
         assert_eq!(size as u64, var.size);
         assert!(!dptr.is_null());
         let missing = CString::new("no_such_symbol").unwrap();
-        assert_eq!(hipModuleGetGlobal(&mut dptr, &mut size, m, missing.as_ptr()), hip("hipErrorNotFound"));
+        assert_eq!(
+            hipModuleGetGlobal(&mut dptr, &mut size, m, missing.as_ptr()),
+            hip("hipErrorNotFound")
+        );
         let mut f: hipFunction_t = null_mut();
-        assert_eq!(hipModuleGetFunction(&mut f, m, missing.as_ptr()), hip("hipErrorNotFound"));
+        assert_eq!(
+            hipModuleGetFunction(&mut f, m, missing.as_ptr()),
+            hip("hipErrorNotFound")
+        );
         let first = CString::new(co.kernels()[0].name).unwrap();
         assert_eq!(hipModuleGetFunction(&mut f, m, first.as_ptr()), hipSuccess);
         assert_eq!(hipModuleUnload(m), hipSuccess);
         // Unloading invalidates the module and its function handles.
         assert_eq!(hipModuleUnload(m), hip("hipErrorInvalidHandle"));
         let mut info = rocload_kernel_info_t::default();
-        assert_eq!(rocload_function_info(f, &mut info), hip("hipErrorInvalidHandle"));
+        assert_eq!(
+            rocload_function_info(f, &mut info),
+            hip("hipErrorInvalidHandle")
+        );
 
         // A compressed device bundle: the gfx1030 entry is chosen (software agent default).
         let ccob = common::read("hip/vadd.device.ccob");
-        assert_eq!(hipModuleLoadData(&mut m, ccob.as_ptr().cast()), hipSuccess, "{}", last_message());
+        assert_eq!(
+            hipModuleLoadData(&mut m, ccob.as_ptr().cast()),
+            hipSuccess,
+            "{}",
+            last_message()
+        );
         let vadd = CString::new("vadd").unwrap();
         assert_eq!(hipModuleGetFunction(&mut f, m, vadd.as_ptr()), hipSuccess);
         assert_eq!(hipModuleUnload(m), hipSuccess);
@@ -231,8 +409,17 @@ fn devices_are_the_runtime_agents() {
         let mut prop = hipDeviceProp_t::default();
         assert_eq!(hipGetDeviceProperties(&mut prop, 0), hipSuccess);
         let arch = CStr::from_ptr(prop.gcnArchName.as_ptr()).to_str().unwrap();
-        assert_eq!(arch, rocload::runtime::Runtime::global().agents()[0].isa().target_id().to_string());
-        assert_eq!(hipGetDeviceProperties(&mut prop, n), hip("hipErrorInvalidDevice"));
+        assert_eq!(
+            arch,
+            rocload::runtime::Runtime::global().agents()[0]
+                .isa()
+                .target_id()
+                .to_string()
+        );
+        assert_eq!(
+            hipGetDeviceProperties(&mut prop, n),
+            hip("hipErrorInvalidDevice")
+        );
         assert_eq!(hipSetDevice(n), hip("hipErrorInvalidDevice"));
         assert_eq!(hipSetDevice(0), hipSuccess);
         let mut d = -1;

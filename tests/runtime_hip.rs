@@ -23,7 +23,11 @@ use rocload::container::{read_containers, ReadOptions};
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let dir = exe.parent().expect("deps dir").to_path_buf();
-    assert!(dir.join("librocload.so").exists(), "librocload.so not found in {}", dir.display());
+    assert!(
+        dir.join("librocload.so").exists(),
+        "librocload.so not found in {}",
+        dir.display()
+    );
     dir
 }
 
@@ -35,12 +39,24 @@ fn programs() -> Option<&'static Path> {
             common::llvm_tool("clang++")?;
             let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip_programs");
             let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip_programs/build.sh");
-            let result = Command::new("bash").arg(&script).arg(&out).arg(lib_dir()).output().expect("run build.sh");
+            let result = Command::new("bash")
+                .arg(&script)
+                .arg(&out)
+                .arg(lib_dir())
+                .output()
+                .expect("run build.sh");
             if result.status.code() == Some(3) && std::env::var_os("CI").is_none() {
-                eprintln!("skipped: {}", String::from_utf8_lossy(&result.stderr).trim());
+                eprintln!(
+                    "skipped: {}",
+                    String::from_utf8_lossy(&result.stderr).trim()
+                );
                 return None;
             }
-            assert!(result.status.success(), "build.sh failed:\n{}", String::from_utf8_lossy(&result.stderr));
+            assert!(
+                result.status.success(),
+                "build.sh failed:\n{}",
+                String::from_utf8_lossy(&result.stderr)
+            );
             Some(out)
         })
         .as_deref()
@@ -49,36 +65,66 @@ fn programs() -> Option<&'static Path> {
 /// Runs a built program with `env`, asserting success; returns stdout.
 fn run(program: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
     let mut cmd = Command::new(program);
-    cmd.args(args).env_remove("ROCLOAD_LOADING").env_remove("ROCLOAD_SOFT_ISA").env_remove("ROCLOAD_ISA_POLICY").env_remove("ROCLOAD_OVERRIDE_GFX_VERSION");
+    cmd.args(args)
+        .env_remove("ROCLOAD_LOADING")
+        .env_remove("ROCLOAD_SOFT_ISA")
+        .env_remove("ROCLOAD_ISA_POLICY")
+        .env_remove("ROCLOAD_OVERRIDE_GFX_VERSION");
     for (k, v) in env {
         cmd.env(k, v);
     }
     let out = cmd.output().expect("run program");
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(out.status.success(), "{} exited with {:?}\nstdout:\n{stdout}\nstderr:\n{}", program.display(), out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{} exited with {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        program.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     stdout
 }
 
 /// The line starting with `prefix `, as `key=value` fields (plus the whole line).
 fn fields(out: &str, prefix: &str) -> HashMap<String, String> {
-    let line = out.lines().find(|l| l.starts_with(&format!("{prefix} "))).unwrap_or_else(|| panic!("no line {prefix:?} in:\n{out}"));
-    let mut map: HashMap<String, String> =
-        line.split_whitespace().filter_map(|w| w.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{prefix} ")))
+        .unwrap_or_else(|| panic!("no line {prefix:?} in:\n{out}"));
+    let mut map: HashMap<String, String> = line
+        .split_whitespace()
+        .filter_map(|w| w.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     map.insert("_line".into(), line.to_string());
     map
 }
 
 fn num(map: &HashMap<String, String>, key: &str) -> i64 {
-    map.get(key).unwrap_or_else(|| panic!("no {key} in {:?}", map["_line"])).parse().unwrap_or_else(|e| panic!("{key} in {:?}: {e}", map["_line"]))
+    map.get(key)
+        .unwrap_or_else(|| panic!("no {key} in {:?}", map["_line"]))
+        .parse()
+        .unwrap_or_else(|e| panic!("{key} in {:?}: {e}", map["_line"]))
 }
 
 /// A `hipError_t` value as Debian's HIP header defines it.
 fn hip_error(name: &str) -> i64 {
     static HEADER: OnceLock<String> = OnceLock::new();
-    let header = HEADER.get_or_init(|| std::fs::read_to_string("/usr/include/hip/hip_runtime_api.h").expect("HIP header"));
+    let header = HEADER.get_or_init(|| {
+        std::fs::read_to_string("/usr/include/hip/hip_runtime_api.h").expect("HIP header")
+    });
     let pattern = format!("{name} = ");
-    let line = header.lines().find(|l| l.trim_start().starts_with(&pattern)).unwrap_or_else(|| panic!("{name} not in the HIP header"));
-    line.trim_start()[pattern.len()..].trim_end_matches(|c: char| !c.is_ascii_digit()).split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    let line = header
+        .lines()
+        .find(|l| l.trim_start().starts_with(&pattern))
+        .unwrap_or_else(|| panic!("{name} not in the HIP header"));
+    line.trim_start()[pattern.len()..]
+        .trim_end_matches(|c: char| !c.is_ascii_digit())
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 /// The code object for `target` in the host binary `path` (its `.hip_fatbin`).
@@ -99,7 +145,11 @@ fn kernels_program_registers_lazily_and_answers_from_the_loaded_code_object() {
     assert_eq!(num(&fields(&out, "stats_start"), "loads"), 0, "{out}");
     assert_eq!(num(&fields(&out, "stats_after_device_queries"), "loads"), 0);
     assert_eq!(num(&fields(&out, "stats_after_first_kernel"), "loads"), 1);
-    assert_eq!(num(&fields(&out, "stats_after_all_kernels"), "loads"), 1, "one fat binary loads once");
+    assert_eq!(
+        num(&fields(&out, "stats_after_all_kernels"), "loads"),
+        1,
+        "one fat binary loads once"
+    );
     assert_eq!(num(&fields(&out, "stats_end"), "failures"), 0);
 
     let processor = rocload::target::Processor::by_name("gfx1030").unwrap();
@@ -108,30 +158,59 @@ fn kernels_program_registers_lazily_and_answers_from_the_loaded_code_object() {
     assert_eq!(props["gcnArchName"], "gfx1030");
     assert_eq!(num(&props, "warp"), i64::from(processor.wavefront_size));
     let version = processor.version.unwrap();
-    assert_eq!((num(&props, "major"), num(&props, "minor")), (i64::from(version.major), i64::from(version.minor)));
+    assert_eq!(
+        (num(&props, "major"), num(&props, "minor")),
+        (i64::from(version.major), i64::from(version.minor))
+    );
     assert_eq!(num(&fields(&out, "device_count"), "count"), 1);
 
     let bytes = code_object(&dir.join("kernels"), "gfx1030");
     let co = CodeObject::parse(&bytes).unwrap();
-    let kd_value = |name: &str| co.kernel(name).unwrap_or_else(|| panic!("kernel {name}")).descriptor_address;
-    for (label, mangled) in [("scale", "_Z5scalePfPKffi"), ("axpy_double", "_Z4axpyIdEvT_PKS0_PS0_i"), ("tile_sum", "_Z8tile_sumPKiPi")] {
+    let kd_value = |name: &str| {
+        co.kernel(name)
+            .unwrap_or_else(|| panic!("kernel {name}"))
+            .descriptor_address
+    };
+    for (label, mangled) in [
+        ("scale", "_Z5scalePfPKffi"),
+        ("axpy_double", "_Z4axpyIdEvT_PKS0_PS0_i"),
+        ("tile_sum", "_Z8tile_sumPKiPi"),
+    ] {
         let k = fields(&out, &format!("kernel {label}"));
-        let kernel = co.kernel(mangled).unwrap_or_else(|| panic!("{mangled} not in the code object"));
+        let kernel = co
+            .kernel(mangled)
+            .unwrap_or_else(|| panic!("{mangled} not in the code object"));
         let md = co.kernel_metadata(kernel).expect("metadata");
         assert_eq!(num(&k, "status"), 0, "{}", k["_line"]);
         assert_eq!(num(&k, "info_status"), 0);
-        assert_eq!(num(&k, "kernarg") as u64, md.kernarg_segment_size, "{label}");
+        assert_eq!(
+            num(&k, "kernarg") as u64,
+            md.kernarg_segment_size,
+            "{label}"
+        );
         assert_eq!(num(&k, "kernarg_align") as u64, md.kernarg_segment_align);
         assert_eq!(num(&k, "group") as u64, md.group_segment_fixed_size);
-        assert_eq!(num(&k, "shared") as u64, md.group_segment_fixed_size, "sharedSizeBytes");
+        assert_eq!(
+            num(&k, "shared") as u64,
+            md.group_segment_fixed_size,
+            "sharedSizeBytes"
+        );
         assert_eq!(num(&k, "private") as u64, md.private_segment_fixed_size);
-        assert_eq!(num(&k, "local") as u64, md.private_segment_fixed_size, "localSizeBytes");
+        assert_eq!(
+            num(&k, "local") as u64,
+            md.private_segment_fixed_size,
+            "localSizeBytes"
+        );
         assert_eq!(num(&k, "wave") as u64, md.wavefront_size);
         assert_eq!(num(&k, "sgpr") as u64, md.sgpr_count.unwrap());
         assert_eq!(num(&k, "vgpr") as u64, md.vgpr_count.unwrap());
         assert_eq!(num(&k, "regs") as u64, md.vgpr_count.unwrap(), "numRegs");
         assert_eq!(num(&k, "maxwg") as u64, md.max_flat_workgroup_size.unwrap());
-        assert_eq!(num(&k, "max_threads") as u64, md.max_flat_workgroup_size.unwrap(), "maxThreadsPerBlock");
+        assert_eq!(
+            num(&k, "max_threads") as u64,
+            md.max_flat_workgroup_size.unwrap(),
+            "maxThreadsPerBlock"
+        );
         // The descriptor in the loaded image says the same.
         let d = fields(&out, &format!("descriptor {label}"));
         assert_eq!(num(&d, "kernarg_size") as u64, md.kernarg_segment_size);
@@ -142,14 +221,27 @@ fn kernels_program_registers_lazily_and_answers_from_the_loaded_code_object() {
 
     // Addresses: the loaded image keeps the code object's layout, relative to the kernel.
     let scale_kd = num(&fields(&out, "descriptor scale"), "address") as u64;
-    let var = |name: &str| co.variables().iter().find(|s| s.name == name).copied().unwrap_or_else(|| panic!("variable {name}"));
-    for (name, line) in [("dev_counter", "symbol dev_counter"), ("dev_coeffs", "symbol dev_coeffs")] {
+    let var = |name: &str| {
+        co.variables()
+            .iter()
+            .find(|s| s.name == name)
+            .copied()
+            .unwrap_or_else(|| panic!("variable {name}"))
+    };
+    for (name, line) in [
+        ("dev_counter", "symbol dev_counter"),
+        ("dev_coeffs", "symbol dev_coeffs"),
+    ] {
         let s = fields(&out, line);
         assert_eq!(num(&s, "status"), 0);
         assert_eq!(num(&s, "size_status"), 0);
         let v = var(name);
         assert_eq!(num(&s, "size") as u64, v.size, "{name}");
-        assert_eq!((num(&s, "address") as u64).wrapping_sub(scale_kd), v.value.wrapping_sub(kd_value("_Z5scalePfPKffi")), "{name} offset from the kernel");
+        assert_eq!(
+            (num(&s, "address") as u64).wrapping_sub(scale_kd),
+            v.value.wrapping_sub(kd_value("_Z5scalePfPKffi")),
+            "{name} offset from the kernel"
+        );
     }
     // Initial values from the source, read through the returned addresses.
     assert_eq!(num(&fields(&out, "symbol dev_counter"), "value"), 7);
@@ -158,22 +250,54 @@ fn kernels_program_registers_lazily_and_answers_from_the_loaded_code_object() {
     let managed = fields(&out, "managed");
     assert_eq!(num(&managed, "status"), 0);
     assert_eq!(num(&managed, "host_value"), 42);
-    assert_eq!(num(&managed, "device_pointer_matches"), 1, "the device pointer variable holds the managed address");
+    assert_eq!(
+        num(&managed, "device_pointer_matches"),
+        1,
+        "the device pointer variable holds the managed address"
+    );
 
     let f = fields(&out, "device_function dev_scale");
-    let dev_scale = co.functions().iter().find(|s| s.name == "dev_scale").expect("dev_scale in the code object");
+    let dev_scale = co
+        .functions()
+        .iter()
+        .find(|s| s.name == "dev_scale")
+        .expect("dev_scale in the code object");
     assert_eq!(num(&f, "status"), 0);
     assert_eq!(num(&f, "size") as u64, dev_scale.size);
-    assert_eq!((num(&f, "address") as u64).wrapping_sub(scale_kd), dev_scale.value.wrapping_sub(kd_value("_Z5scalePfPKffi")));
-    assert_eq!(num(&fields(&out, "device_function missing"), "status"), hip_error("hipErrorNotFound"));
+    assert_eq!(
+        (num(&f, "address") as u64).wrapping_sub(scale_kd),
+        dev_scale.value.wrapping_sub(kd_value("_Z5scalePfPKffi"))
+    );
+    assert_eq!(
+        num(&fields(&out, "device_function missing"), "status"),
+        hip_error("hipErrorNotFound")
+    );
 
-    assert_eq!(num(&fields(&out, "launch"), "status"), hip_error("hipErrorNotSupported"));
+    assert_eq!(
+        num(&fields(&out, "launch"), "status"),
+        hip_error("hipErrorNotSupported")
+    );
     assert_eq!(fields(&out, "launch")["name"], "hipErrorNotSupported");
-    assert!(out.contains("last_error_after_reset 0\n"), "hipGetLastError resets");
-    assert!(out.contains(&format!("null_attr {}\n", hip_error("hipErrorInvalidValue"))));
-    assert!(out.contains(&format!("unknown_function {}\n", hip_error("hipErrorInvalidDeviceFunction"))));
-    assert!(out.contains(&format!("unknown_symbol {}\n", hip_error("hipErrorInvalidSymbol"))));
-    assert!(out.contains(&format!("bad_device {}\n", hip_error("hipErrorInvalidDevice"))));
+    assert!(
+        out.contains("last_error_after_reset 0\n"),
+        "hipGetLastError resets"
+    );
+    assert!(out.contains(&format!(
+        "null_attr {}\n",
+        hip_error("hipErrorInvalidValue")
+    )));
+    assert!(out.contains(&format!(
+        "unknown_function {}\n",
+        hip_error("hipErrorInvalidDeviceFunction")
+    )));
+    assert!(out.contains(&format!(
+        "unknown_symbol {}\n",
+        hip_error("hipErrorInvalidSymbol")
+    )));
+    assert!(out.contains(&format!(
+        "bad_device {}\n",
+        hip_error("hipErrorInvalidDevice")
+    )));
     assert!(out.contains("error_string no kernel image is available for execution on the device\n"));
 }
 
@@ -192,23 +316,35 @@ fn another_software_isa_selects_its_own_entry() {
     let out = run(&dir.join("kernels"), &[], &[("ROCLOAD_SOFT_ISA", "gfx900")]);
     let bytes = code_object(&dir.join("kernels"), "gfx900");
     let co = CodeObject::parse(&bytes).unwrap();
-    let md = co.kernel_metadata(co.kernel("_Z5scalePfPKffi").unwrap()).unwrap();
+    let md = co
+        .kernel_metadata(co.kernel("_Z5scalePfPKffi").unwrap())
+        .unwrap();
     let k = fields(&out, "kernel scale");
     assert_eq!(num(&k, "status"), 0);
     assert_eq!(num(&k, "wave") as u64, md.wavefront_size);
     assert_eq!(num(&k, "sgpr") as u64, md.sgpr_count.unwrap());
     let agent: rocload::target::AgentIsa = "gfx900".parse().unwrap();
-    assert_eq!(fields(&out, "device_props")["gcnArchName"], agent.target_id().to_string());
+    assert_eq!(
+        fields(&out, "device_props")["gcnArchName"],
+        agent.target_id().to_string()
+    );
 }
 
 #[test]
 fn no_device_is_reported_and_the_program_runs_on() {
     let Some(dir) = programs() else { return };
-    let out = run(&dir.join("kernels"), &[], &[("ROCLOAD_SOFT_ISA", "not-a-gpu")]);
+    let out = run(
+        &dir.join("kernels"),
+        &[],
+        &[("ROCLOAD_SOFT_ISA", "not-a-gpu")],
+    );
     let count = fields(&out, "device_count");
     assert_eq!(num(&count, "status"), hip_error("hipErrorNoDevice"));
     assert_eq!(num(&count, "count"), 0);
-    assert_eq!(num(&fields(&out, "kernel scale"), "status"), hip_error("hipErrorNoDevice"));
+    assert_eq!(
+        num(&fields(&out, "kernel scale"), "status"),
+        hip_error("hipErrorNoDevice")
+    );
     assert_eq!(num(&fields(&out, "stats_end"), "loads"), 0);
 }
 
@@ -219,12 +355,23 @@ fn shared_library_with_two_fat_binaries_survives_dlopen_and_dlclose() {
     let out = run(&dir.join("dl_main"), &[lib.to_str().unwrap()], &[]);
     // Two fat binaries in one .hip_fatbin: a plain bundle and a CCOB.
     let data = std::fs::read(&lib).unwrap();
-    let formats: Vec<String> = read_containers(&data, &ReadOptions::default()).unwrap().iter().map(|l| l.container.format().to_string()).collect();
+    let formats: Vec<String> = read_containers(&data, &ReadOptions::default())
+        .unwrap()
+        .iter()
+        .map(|l| l.container.format().to_string())
+        .collect();
     assert_eq!(formats.len(), 2, "{formats:?}");
     let lines: Vec<&str> = out.lines().collect();
     let stat = |i: usize, key: &str| -> i64 {
-        let l: Vec<&&str> = lines.iter().filter(|l| l.starts_with("stats_after_dlopen") || l.starts_with("stats_after_queries")).collect();
-        l[i].split_whitespace().find_map(|w| w.strip_prefix(&format!("{key}="))).unwrap().parse().unwrap()
+        let l: Vec<&&str> = lines
+            .iter()
+            .filter(|l| l.starts_with("stats_after_dlopen") || l.starts_with("stats_after_queries"))
+            .collect();
+        l[i].split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{key}=")))
+            .unwrap()
+            .parse()
+            .unwrap()
     };
     // Each dlopen registers two fat binaries (constructors) and loads nothing; queries load both.
     assert_eq!((stat(0, "registered"), stat(0, "loads")), (2, 0), "{out}");
@@ -239,7 +386,13 @@ fn shared_library_with_two_fat_binaries_survives_dlopen_and_dlclose() {
         assert_eq!(b["value"], "2.5");
         assert_eq!(num(&b, "max_threads"), 128, "__launch_bounds__(128)");
         // After dlclose the destructors unregistered the kernels: a stale handle is an error.
-        assert_eq!(num(&fields(&out, &format!("round {round} after_dlclose")), "status"), hip_error("hipErrorInvalidDeviceFunction"));
+        assert_eq!(
+            num(
+                &fields(&out, &format!("round {round} after_dlclose")),
+                "status"
+            ),
+            hip_error("hipErrorInvalidDeviceFunction")
+        );
     }
 }
 
@@ -248,36 +401,77 @@ fn fat_binary_without_a_compatible_target_fails_at_first_use_with_the_explanatio
     let Some(dir) = programs() else { return };
     let program = dir.join("incompatible");
     let out = run(&program, &[], &[]);
-    assert_eq!(num(&fields(&out, "incompatible"), "status"), hip_error("hipErrorNoBinaryForGpu"), "{out}");
-    assert_eq!(num(&fields(&out, "incompatible_again"), "status"), hip_error("hipErrorNoBinaryForGpu"));
-    assert!(out.contains(&format!("last_error {}\n", hip_error("hipErrorNoBinaryForGpu"))));
+    assert_eq!(
+        num(&fields(&out, "incompatible"), "status"),
+        hip_error("hipErrorNoBinaryForGpu"),
+        "{out}"
+    );
+    assert_eq!(
+        num(&fields(&out, "incompatible_again"), "status"),
+        hip_error("hipErrorNoBinaryForGpu")
+    );
+    assert!(out.contains(&format!(
+        "last_error {}\n",
+        hip_error("hipErrorNoBinaryForGpu")
+    )));
     let fine = fields(&out, "fine");
     assert_eq!(num(&fine, "status"), 0, "the program keeps running");
     let stats = fields(&out, "stats");
-    assert_eq!((num(&stats, "loads"), num(&stats, "failures")), (1, 1), "the failure is cached, not retried");
+    assert_eq!(
+        (num(&stats, "loads"), num(&stats, "failures")),
+        (1, 1),
+        "the failure is cached, not retried"
+    );
 
     // The explanation is the target layer's, for this bundle's entries and the agent.
-    let explanation = out.split("explanation_begin\n").nth(1).unwrap().split("\nexplanation_end").next().unwrap();
+    let explanation = out
+        .split("explanation_begin\n")
+        .nth(1)
+        .unwrap()
+        .split("\nexplanation_end")
+        .next()
+        .unwrap();
     let data = std::fs::read(&program).unwrap();
     let containers = read_containers(&data, &ReadOptions::default()).unwrap();
     let agent: rocload::target::AgentIsa = "gfx1030".parse().unwrap();
     let expected = containers
         .iter()
         .find_map(|l| {
-            let ids: Vec<String> = l.entries().unwrap().iter().map(|e| e.id.to_string()).collect();
+            let ids: Vec<String> = l
+                .entries()
+                .unwrap()
+                .iter()
+                .map(|e| e.id.to_string())
+                .collect();
             let sel = rocload::target::select(&agent, &ids, rocload::target::Policy::Strict);
-            sel.chosen.is_none().then(|| sel.no_match_error().to_string())
+            sel.chosen
+                .is_none()
+                .then(|| sel.no_match_error().to_string())
         })
         .expect("one bundle has no gfx1030 entry");
-    assert!(explanation.ends_with(&expected), "explanation:\n{explanation}\nexpected:\n{expected}");
+    assert!(
+        explanation.ends_with(&expected),
+        "explanation:\n{explanation}\nexpected:\n{expected}"
+    );
     assert!(explanation.contains("gfx1100"));
-    let length: usize = out.lines().find_map(|l| l.strip_prefix("explanation_length ")).unwrap().parse().unwrap();
-    assert_eq!(length, explanation.len(), "rocload_last_selection_error returns the full length");
+    let length: usize = out
+        .lines()
+        .find_map(|l| l.strip_prefix("explanation_length "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(
+        length,
+        explanation.len(),
+        "rocload_last_selection_error returns the full length"
+    );
 }
 
 #[test]
 fn hip_struct_layouts_match_the_headers() {
-    let Some(clang) = common::llvm_tool("clang++") else { return };
+    let Some(clang) = common::llvm_tool("clang++") else {
+        return;
+    };
     use rocload::capi::types::{hipDeviceProp_t, hipFuncAttributes};
     use std::mem::{offset_of, size_of};
     let probe = r#"
@@ -295,18 +489,38 @@ int main() {
 "#;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("probe.cpp"), probe).unwrap();
-    let status = Command::new(&clang).args(["-D__HIP_PLATFORM_AMD__", "probe.cpp", "-o", "probe"]).current_dir(dir.path()).status().unwrap();
+    let status = Command::new(&clang)
+        .args(["-D__HIP_PLATFORM_AMD__", "probe.cpp", "-o", "probe"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
     assert!(status.success());
-    let out = String::from_utf8(Command::new(dir.path().join("probe")).output().unwrap().stdout).unwrap();
-    let c: HashMap<&str, usize> = out.lines().map(|l| l.split_once(' ').unwrap()).map(|(k, v)| (k, v.parse().unwrap())).collect();
+    let out = String::from_utf8(
+        Command::new(dir.path().join("probe"))
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let c: HashMap<&str, usize> = out
+        .lines()
+        .map(|l| l.split_once(' ').unwrap())
+        .map(|(k, v)| (k, v.parse().unwrap()))
+        .collect();
     let rust: Vec<(&str, usize)> = vec![
         ("prop.size", size_of::<hipDeviceProp_t>()),
         ("attr.size", size_of::<hipFuncAttributes>()),
         ("dim3.size", size_of::<rocload::capi::types::dim3>()),
         ("prop.name", offset_of!(hipDeviceProp_t, name)),
-        ("prop.totalGlobalMem", offset_of!(hipDeviceProp_t, totalGlobalMem)),
+        (
+            "prop.totalGlobalMem",
+            offset_of!(hipDeviceProp_t, totalGlobalMem),
+        ),
         ("prop.warpSize", offset_of!(hipDeviceProp_t, warpSize)),
-        ("prop.maxThreadsPerBlock", offset_of!(hipDeviceProp_t, maxThreadsPerBlock)),
+        (
+            "prop.maxThreadsPerBlock",
+            offset_of!(hipDeviceProp_t, maxThreadsPerBlock),
+        ),
         ("prop.maxGridSize", offset_of!(hipDeviceProp_t, maxGridSize)),
         ("prop.major", offset_of!(hipDeviceProp_t, major)),
         ("prop.minor", offset_of!(hipDeviceProp_t, minor)),
@@ -314,16 +528,37 @@ int main() {
         ("prop.gcnArch", offset_of!(hipDeviceProp_t, gcnArch)),
         ("prop.gcnArchName", offset_of!(hipDeviceProp_t, gcnArchName)),
         ("prop.integrated", offset_of!(hipDeviceProp_t, integrated)),
-        ("prop.hdpMemFlushCntl", offset_of!(hipDeviceProp_t, hdpMemFlushCntl)),
+        (
+            "prop.hdpMemFlushCntl",
+            offset_of!(hipDeviceProp_t, hdpMemFlushCntl),
+        ),
         ("prop.memPitch", offset_of!(hipDeviceProp_t, memPitch)),
-        ("prop.pageableMemoryAccessUsesHostPageTables", offset_of!(hipDeviceProp_t, pageableMemoryAccessUsesHostPageTables)),
-        ("attr.binaryVersion", offset_of!(hipFuncAttributes, binaryVersion)),
-        ("attr.constSizeBytes", offset_of!(hipFuncAttributes, constSizeBytes)),
-        ("attr.localSizeBytes", offset_of!(hipFuncAttributes, localSizeBytes)),
-        ("attr.maxThreadsPerBlock", offset_of!(hipFuncAttributes, maxThreadsPerBlock)),
+        (
+            "prop.pageableMemoryAccessUsesHostPageTables",
+            offset_of!(hipDeviceProp_t, pageableMemoryAccessUsesHostPageTables),
+        ),
+        (
+            "attr.binaryVersion",
+            offset_of!(hipFuncAttributes, binaryVersion),
+        ),
+        (
+            "attr.constSizeBytes",
+            offset_of!(hipFuncAttributes, constSizeBytes),
+        ),
+        (
+            "attr.localSizeBytes",
+            offset_of!(hipFuncAttributes, localSizeBytes),
+        ),
+        (
+            "attr.maxThreadsPerBlock",
+            offset_of!(hipFuncAttributes, maxThreadsPerBlock),
+        ),
         ("attr.numRegs", offset_of!(hipFuncAttributes, numRegs)),
         ("attr.ptxVersion", offset_of!(hipFuncAttributes, ptxVersion)),
-        ("attr.sharedSizeBytes", offset_of!(hipFuncAttributes, sharedSizeBytes)),
+        (
+            "attr.sharedSizeBytes",
+            offset_of!(hipFuncAttributes, sharedSizeBytes),
+        ),
     ];
     for (key, value) in rust {
         assert_eq!(Some(&value), c.get(key), "{key}");

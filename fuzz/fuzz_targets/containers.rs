@@ -5,8 +5,16 @@ use rocload::container::{read_containers, Container, HashCheck, Limits, ReadOpti
 
 fuzz_target!(|data: &[u8]| {
     // Small limits keep each run fast; the logic under test is the same.
-    let options = ReadOptions { limits: Limits { max_inflated_size: 1 << 24, ..Limits::default() }, verify: HashCheck::Always };
-    let Ok(found) = read_containers(data, &options) else { return };
+    let options = ReadOptions {
+        limits: Limits {
+            max_inflated_size: 1 << 24,
+            ..Limits::default()
+        },
+        verify: HashCheck::Always,
+    };
+    let Ok(found) = read_containers(data, &options) else {
+        return;
+    };
     for located in &found {
         if let Ok(entries) = located.container.entries() {
             for i in 0..entries.len() {

@@ -14,18 +14,29 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(again, t);
         }
     }
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
 
     if let Ok(id) = text.parse::<TargetId>() {
         let printed = id.to_string();
         let reparsed: TargetId = printed.parse().expect("canonical form parses");
         assert_eq!(reparsed, id);
-        assert_eq!(TargetId::parse_isa_name(&id.isa_name()).expect("isa name parses"), id);
+        assert_eq!(
+            TargetId::parse_isa_name(&id.isa_name()).expect("isa name parses"),
+            id
+        );
     }
     let _ = TargetId::parse_isa_name(text);
     if let Ok(e) = EntryId::parse(text) {
         assert_eq!(e.to_string(), text);
-        let _ = (e.kind(), e.triple(), e.target_str(), e.is_spirv(), e.is_host());
+        let _ = (
+            e.kind(),
+            e.triple(),
+            e.target_str(),
+            e.is_spirv(),
+            e.is_host(),
+        );
     }
 
     // First line: the agent; the rest: a bundle's entry ids.

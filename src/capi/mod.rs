@@ -44,7 +44,11 @@ struct Failure {
 
 impl Failure {
     fn new(code: hipError_t, message: impl Into<String>) -> Failure {
-        Failure { code, error: None, message: message.into() }
+        Failure {
+            code,
+            error: None,
+            message: message.into(),
+        }
     }
 
     fn null(what: &str) -> Failure {
@@ -55,7 +59,11 @@ impl Failure {
 impl From<RuntimeError> for Failure {
     fn from(e: RuntimeError) -> Failure {
         let code = code_of(&e);
-        Failure { code, message: e.to_string(), error: Some(e) }
+        Failure {
+            code,
+            message: e.to_string(),
+            error: Some(e),
+        }
     }
 }
 
@@ -70,7 +78,9 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
             crate::Error::Io { .. } => hipErrorFileNotFound,
             _ => hipErrorSharedObjectInitFailed,
         },
-        RuntimeError::Unregistered { .. } | RuntimeError::InvalidHandle { .. } => hipErrorInvalidHandle,
+        RuntimeError::Unregistered { .. } | RuntimeError::InvalidHandle { .. } => {
+            hipErrorInvalidHandle
+        }
         RuntimeError::UnknownFunction { .. } => hipErrorInvalidDeviceFunction,
         RuntimeError::UnknownVariable { .. } => hipErrorInvalidSymbol,
         RuntimeError::NotFound { .. } => hipErrorNotFound,
@@ -94,7 +104,10 @@ fn call(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) -> hipError_t
     let failure = match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => return hipSuccess,
         Ok(Err(failure)) => failure,
-        Err(_) => Failure::new(hipErrorUnknown, "internal error (a panic was caught at the C boundary)"),
+        Err(_) => Failure::new(
+            hipErrorUnknown,
+            "internal error (a panic was caught at the C boundary)",
+        ),
     };
     record(op, &failure);
     failure.code
@@ -152,7 +165,10 @@ pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mu
     match result {
         Ok(slot) => slot as *mut *mut c_void,
         Err(_) => {
-            record("__hipRegisterFatBinary", &Failure::new(hipErrorUnknown, "internal error (panic)"));
+            record(
+                "__hipRegisterFatBinary",
+                &Failure::new(hipErrorUnknown, "internal error (panic)"),
+            );
             std::ptr::null_mut()
         }
     }
@@ -179,7 +195,16 @@ pub unsafe extern "C" fn __hipRegisterFunction(
             return Err(Failure::null("hostFunction"));
         }
         // SAFETY: clang passes NUL-terminated names (or NULL, rejected).
-        let name = unsafe { c_str(if device_name.is_null() { device_function } else { device_name }, "deviceName") }?;
+        let name = unsafe {
+            c_str(
+                if device_name.is_null() {
+                    device_function
+                } else {
+                    device_name
+                },
+                "deviceName",
+            )
+        }?;
         runtime().register_function(modules as usize, host_function as usize, &name)?;
         Ok(())
     })
@@ -203,7 +228,16 @@ pub unsafe extern "C" fn __hipRegisterVar(
             return Err(Failure::null("var"));
         }
         // SAFETY: clang passes NUL-terminated names (or NULL, rejected).
-        let name = unsafe { c_str(if device_var.is_null() { host_var } else { device_var }, "deviceVar") }?;
+        let name = unsafe {
+            c_str(
+                if device_var.is_null() {
+                    host_var
+                } else {
+                    device_var
+                },
+                "deviceVar",
+            )
+        }?;
         runtime().register_variable(modules as usize, var as usize, &name, size as u64)?;
         Ok(())
     })
@@ -236,7 +270,13 @@ pub unsafe extern "C" fn __hipRegisterManagedVar(
             // SAFETY: clang passes the host copy of the variable's initial value, `size` bytes.
             unsafe { std::slice::from_raw_parts(init_value.cast::<u8>(), size) }
         };
-        let address = runtime().register_managed_variable(hip_module as usize, pointer as usize, &name, init, align as usize)?;
+        let address = runtime().register_managed_variable(
+            hip_module as usize,
+            pointer as usize,
+            &name,
+            init,
+            align as usize,
+        )?;
         // SAFETY: `pointer` is the host's pointer variable for the managed variable.
         unsafe { pointer.write(address as *mut c_void) };
         Ok(())
@@ -245,29 +285,64 @@ pub unsafe extern "C" fn __hipRegisterManagedVar(
 
 /// `void __hipRegisterSurface(...)`: surfaces are not supported; recorded as an error.
 #[no_mangle]
-pub unsafe extern "C" fn __hipRegisterSurface(_modules: *mut *mut c_void, _var: *mut c_void, _host_var: *mut c_char, _device_var: *mut c_char, _type: c_int, _ext: c_int) {
-    call_void("__hipRegisterSurface", || Err(Failure::new(hipErrorNotSupported, "surfaces are not supported")))
+pub unsafe extern "C" fn __hipRegisterSurface(
+    _modules: *mut *mut c_void,
+    _var: *mut c_void,
+    _host_var: *mut c_char,
+    _device_var: *mut c_char,
+    _type: c_int,
+    _ext: c_int,
+) {
+    call_void("__hipRegisterSurface", || {
+        Err(Failure::new(
+            hipErrorNotSupported,
+            "surfaces are not supported",
+        ))
+    })
 }
 
 /// `void __hipRegisterTexture(...)`: textures are not supported; recorded as an error.
 #[no_mangle]
-pub unsafe extern "C" fn __hipRegisterTexture(_modules: *mut *mut c_void, _var: *mut c_void, _host_var: *mut c_char, _device_var: *mut c_char, _type: c_int, _norm: c_int, _ext: c_int) {
-    call_void("__hipRegisterTexture", || Err(Failure::new(hipErrorNotSupported, "textures are not supported")))
+pub unsafe extern "C" fn __hipRegisterTexture(
+    _modules: *mut *mut c_void,
+    _var: *mut c_void,
+    _host_var: *mut c_char,
+    _device_var: *mut c_char,
+    _type: c_int,
+    _norm: c_int,
+    _ext: c_int,
+) {
+    call_void("__hipRegisterTexture", || {
+        Err(Failure::new(
+            hipErrorNotSupported,
+            "textures are not supported",
+        ))
+    })
 }
 
 /// `void __hipUnregisterFatBinary(void** modules)`.
 #[no_mangle]
 pub unsafe extern "C" fn __hipUnregisterFatBinary(modules: *mut *mut c_void) {
-    call_void("__hipUnregisterFatBinary", || Ok(runtime().unregister(modules as usize)?))
+    call_void("__hipUnregisterFatBinary", || {
+        Ok(runtime().unregister(modules as usize)?)
+    })
 }
 
 /// `hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
 /// hipStream_t stream)`.
 #[no_mangle]
-pub unsafe extern "C" fn __hipPushCallConfiguration(grid_dim: dim3, block_dim: dim3, shared_mem: usize, stream: hipStream_t) -> hipError_t {
+pub unsafe extern "C" fn __hipPushCallConfiguration(
+    grid_dim: dim3,
+    block_dim: dim3,
+    shared_mem: usize,
+    stream: hipStream_t,
+) -> hipError_t {
     call("__hipPushCallConfiguration", || {
         CALL_CONFIGURATION
-            .try_with(|c| c.borrow_mut().push((grid_dim, block_dim, shared_mem, stream)))
+            .try_with(|c| {
+                c.borrow_mut()
+                    .push((grid_dim, block_dim, shared_mem, stream))
+            })
             .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
     })
 }
@@ -275,10 +350,22 @@ pub unsafe extern "C" fn __hipPushCallConfiguration(grid_dim: dim3, block_dim: d
 /// `hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
 /// hipStream_t* stream)`; NULL outputs are skipped.
 #[no_mangle]
-pub unsafe extern "C" fn __hipPopCallConfiguration(grid_dim: *mut dim3, block_dim: *mut dim3, shared_mem: *mut usize, stream: *mut hipStream_t) -> hipError_t {
+pub unsafe extern "C" fn __hipPopCallConfiguration(
+    grid_dim: *mut dim3,
+    block_dim: *mut dim3,
+    shared_mem: *mut usize,
+    stream: *mut hipStream_t,
+) -> hipError_t {
     call("__hipPopCallConfiguration", || {
-        let Some((g, b, s, st)) = CALL_CONFIGURATION.try_with(|c| c.borrow_mut().pop()).ok().flatten() else {
-            return Err(Failure::new(hipErrorMissingConfiguration, "no call configuration was pushed"));
+        let Some((g, b, s, st)) = CALL_CONFIGURATION
+            .try_with(|c| c.borrow_mut().pop())
+            .ok()
+            .flatten()
+        else {
+            return Err(Failure::new(
+                hipErrorMissingConfiguration,
+                "no call configuration was pushed",
+            ));
         };
         // SAFETY: non-null outputs are writable by the caller's contract.
         unsafe {
@@ -306,16 +393,32 @@ pub unsafe extern "C" fn __hipPopCallConfiguration(grid_dim: *mut dim3, block_di
 /// use: load failures are reported here), then `hipErrorNotSupported`: rocload does not run
 /// kernels yet.
 #[no_mangle]
-pub unsafe extern "C" fn hipLaunchKernel(function_address: *const c_void, _num_blocks: dim3, _dim_blocks: dim3, _args: *mut *mut c_void, _shared_mem_bytes: usize, _stream: hipStream_t) -> hipError_t {
+pub unsafe extern "C" fn hipLaunchKernel(
+    function_address: *const c_void,
+    _num_blocks: dim3,
+    _dim_blocks: dim3,
+    _args: *mut *mut c_void,
+    _shared_mem_bytes: usize,
+    _stream: hipStream_t,
+) -> hipError_t {
     call("hipLaunchKernel", || {
         let k = runtime().kernel(function_address as usize, current_device())?;
-        Err(Failure::new(hipErrorNotSupported, format!("kernel {} is loaded, but rocload does not execute kernels yet", k.info().name)))
+        Err(Failure::new(
+            hipErrorNotSupported,
+            format!(
+                "kernel {} is loaded, but rocload does not execute kernels yet",
+                k.info().name
+            ),
+        ))
     })
 }
 
 fn attributes(k: &KernelRef, device: i64) -> hipFuncAttributes {
     let info = k.info();
-    let version = runtime().agent(device).ok().and_then(|a| a.isa().processor().version);
+    let version = runtime()
+        .agent(device)
+        .ok()
+        .and_then(|a| a.isa().processor().version);
     let lds = 65536u64;
     let clamp = |v: u64| c_int::try_from(v).unwrap_or(c_int::MAX);
     hipFuncAttributes {
@@ -339,16 +442,25 @@ fn attributes(k: &KernelRef, device: i64) -> hipFuncAttributes {
 /// `numRegs` = `.vgpr_count`, `maxDynamicSharedSizeBytes` = 64 KiB minus the static LDS,
 /// `binaryVersion` = `ptxVersion` = major*10+minor of the device's gfx version.
 #[no_mangle]
-pub unsafe extern "C" fn hipFuncGetAttributes(attr: *mut hipFuncAttributes, func: *const c_void) -> hipError_t {
+pub unsafe extern "C" fn hipFuncGetAttributes(
+    attr: *mut hipFuncAttributes,
+    func: *const c_void,
+) -> hipError_t {
     call("hipFuncGetAttributes", || {
         if attr.is_null() {
             return Err(Failure::null("attr"));
         }
         let device = current_device();
-        let k = runtime().kernel(func as usize, device).map_err(|e| match e {
-            RuntimeError::NotFound { .. } => Failure { code: hipErrorInvalidDeviceFunction, message: e.to_string(), error: Some(e) },
-            e => e.into(),
-        })?;
+        let k = runtime()
+            .kernel(func as usize, device)
+            .map_err(|e| match e {
+                RuntimeError::NotFound { .. } => Failure {
+                    code: hipErrorInvalidDeviceFunction,
+                    message: e.to_string(),
+                    error: Some(e),
+                },
+                e => e.into(),
+            })?;
         // SAFETY: non-null, writable by the caller's contract.
         unsafe { out(attr, "attr", attributes(&k, device)) }
     })
@@ -360,16 +472,25 @@ fn symbol(symbol: *const c_void) -> Result<(u64, u64), Failure> {
     if symbol.is_null() {
         return Err(Failure::new(hipErrorInvalidSymbol, "symbol is NULL"));
     }
-    runtime().variable(symbol as usize, current_device()).map_err(|e| match e {
-        RuntimeError::NotFound { .. } => Failure { code: hipErrorInvalidSymbol, message: e.to_string(), error: Some(e) },
-        e => e.into(),
-    })
+    runtime()
+        .variable(symbol as usize, current_device())
+        .map_err(|e| match e {
+            RuntimeError::NotFound { .. } => Failure {
+                code: hipErrorInvalidSymbol,
+                message: e.to_string(),
+                error: Some(e),
+            },
+            e => e.into(),
+        })
 }
 
 /// `hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol)`: the variable's address
 /// on the current device (loading its fat binary on first use).
 #[no_mangle]
-pub unsafe extern "C" fn hipGetSymbolAddress(dev_ptr: *mut *mut c_void, sym: *const c_void) -> hipError_t {
+pub unsafe extern "C" fn hipGetSymbolAddress(
+    dev_ptr: *mut *mut c_void,
+    sym: *const c_void,
+) -> hipError_t {
     call("hipGetSymbolAddress", || {
         if dev_ptr.is_null() {
             return Err(Failure::null("devPtr"));
@@ -413,7 +534,10 @@ fn load_module(module: *mut hipModule_t, bytes: Arc<[u8]>) -> Result<(), Failure
 /// bundle or compressed bundle in memory, measured from its header and copied; loaded on the
 /// current device now.
 #[no_mangle]
-pub unsafe extern "C" fn hipModuleLoadData(module: *mut hipModule_t, image: *const c_void) -> hipError_t {
+pub unsafe extern "C" fn hipModuleLoadData(
+    module: *mut hipModule_t,
+    image: *const c_void,
+) -> hipError_t {
     call("hipModuleLoadData", || {
         if module.is_null() {
             return Err(Failure::null("module"));
@@ -424,8 +548,14 @@ pub unsafe extern "C" fn hipModuleLoadData(module: *mut hipModule_t, image: *con
         let options = runtime().options().read.clone();
         // SAFETY: the image is read through process_vm_readv (unmapped memory is an error), and
         // the slice is copied before returning, while the caller keeps the image alive.
-        let bytes = unsafe { crate::container::hipf::measure(image.cast(), &options) }
-            .map_err(|e| Failure { code: hipErrorInvalidImage, message: e.to_string(), error: None })?;
+        let bytes =
+            unsafe { crate::container::hipf::measure(image.cast(), &options) }.map_err(|e| {
+                Failure {
+                    code: hipErrorInvalidImage,
+                    message: e.to_string(),
+                    error: None,
+                }
+            })?;
         load_module(module, Arc::from(bytes))
     })
 }
@@ -433,7 +563,13 @@ pub unsafe extern "C" fn hipModuleLoadData(module: *mut hipModule_t, image: *con
 /// `hipError_t hipModuleLoadDataEx(hipModule_t*, const void* image, unsigned numOptions,
 /// hipJitOption* options, void** optionValues)`: options are ignored (no JIT).
 #[no_mangle]
-pub unsafe extern "C" fn hipModuleLoadDataEx(module: *mut hipModule_t, image: *const c_void, _num_options: c_uint, _options: *mut c_void, _values: *mut *mut c_void) -> hipError_t {
+pub unsafe extern "C" fn hipModuleLoadDataEx(
+    module: *mut hipModule_t,
+    image: *const c_void,
+    _num_options: c_uint,
+    _options: *mut c_void,
+    _values: *mut *mut c_void,
+) -> hipError_t {
     // SAFETY: same contract as hipModuleLoadData.
     unsafe { hipModuleLoadData(module, image) }
 }
@@ -441,21 +577,29 @@ pub unsafe extern "C" fn hipModuleLoadDataEx(module: *mut hipModule_t, image: *c
 /// `hipError_t hipModuleLoad(hipModule_t* module, const char* fname)`: a code object or
 /// (compressed) bundle file.
 #[no_mangle]
-pub unsafe extern "C" fn hipModuleLoad(module: *mut hipModule_t, fname: *const c_char) -> hipError_t {
+pub unsafe extern "C" fn hipModuleLoad(
+    module: *mut hipModule_t,
+    fname: *const c_char,
+) -> hipError_t {
     call("hipModuleLoad", || {
         if module.is_null() {
             return Err(Failure::null("module"));
         }
         // SAFETY: NUL-terminated by the caller's contract (or NULL, rejected).
         let path = unsafe { c_str(fname, "fname") }?;
-        let bytes = std::fs::read(&*path).map_err(|e| Failure::new(hipErrorFileNotFound, format!("{path}: {e}")))?;
+        let bytes = std::fs::read(&*path)
+            .map_err(|e| Failure::new(hipErrorFileNotFound, format!("{path}: {e}")))?;
         load_module(module, Arc::from(bytes))
     })
 }
 
 /// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* kname)`.
 #[no_mangle]
-pub unsafe extern "C" fn hipModuleGetFunction(function: *mut hipFunction_t, module: hipModule_t, kname: *const c_char) -> hipError_t {
+pub unsafe extern "C" fn hipModuleGetFunction(
+    function: *mut hipFunction_t,
+    module: hipModule_t,
+    kname: *const c_char,
+) -> hipError_t {
     call("hipModuleGetFunction", || {
         if function.is_null() {
             return Err(Failure::null("function"));
@@ -482,7 +626,12 @@ pub unsafe extern "C" fn hipModuleGetFunction(function: *mut hipFunction_t, modu
 /// `hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod,
 /// const char* name)`; either output may be NULL.
 #[no_mangle]
-pub unsafe extern "C" fn hipModuleGetGlobal(dptr: *mut hipDeviceptr_t, bytes: *mut usize, hmod: hipModule_t, name: *const c_char) -> hipError_t {
+pub unsafe extern "C" fn hipModuleGetGlobal(
+    dptr: *mut hipDeviceptr_t,
+    bytes: *mut usize,
+    hmod: hipModule_t,
+    name: *const c_char,
+) -> hipError_t {
     call("hipModuleGetGlobal", || {
         // SAFETY: NUL-terminated by the caller's contract (or NULL, rejected).
         let name = unsafe { c_str(name, "name") }?;
@@ -519,12 +668,22 @@ fn function_handle(f: hipFunction_t) -> Result<KernelRef, Failure> {
     FUNCTION_HANDLES
         .get(&(f as usize))
         .map(|e| e.1.clone())
-        .ok_or_else(|| RuntimeError::InvalidHandle { what: "function", handle: f as usize }.into())
+        .ok_or_else(|| {
+            RuntimeError::InvalidHandle {
+                what: "function",
+                handle: f as usize,
+            }
+            .into()
+        })
 }
 
 /// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t hfunc)`.
 #[no_mangle]
-pub unsafe extern "C" fn hipFuncGetAttribute(value: *mut c_int, attrib: c_int, hfunc: hipFunction_t) -> hipError_t {
+pub unsafe extern "C" fn hipFuncGetAttribute(
+    value: *mut c_int,
+    attrib: c_int,
+    hfunc: hipFunction_t,
+) -> hipError_t {
     call("hipFuncGetAttribute", || {
         if value.is_null() {
             return Err(Failure::null("value"));
@@ -544,7 +703,12 @@ pub unsafe extern "C" fn hipFuncGetAttribute(value: *mut c_int, attrib: c_int, h
             fa::CACHE_MODE_CA => a.cacheModeCA,
             fa::MAX_DYNAMIC_SHARED_SIZE_BYTES => a.maxDynamicSharedSizeBytes,
             fa::PREFERRED_SHARED_MEMORY_CARVEOUT => a.preferredShmemCarveout,
-            other => return Err(Failure::new(hipErrorInvalidValue, format!("unknown function attribute {other}"))),
+            other => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("unknown function attribute {other}"),
+                ))
+            }
         };
         // SAFETY: non-null, writable by the caller's contract.
         unsafe { out(value, "value", v) }
@@ -568,7 +732,13 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
 ) -> hipError_t {
     call("hipModuleLaunchKernel", || {
         let k = function_handle(f)?;
-        Err(Failure::new(hipErrorNotSupported, format!("kernel {} is loaded, but rocload does not execute kernels yet", k.info().name)))
+        Err(Failure::new(
+            hipErrorNotSupported,
+            format!(
+                "kernel {} is loaded, but rocload does not execute kernels yet",
+                k.info().name
+            ),
+        ))
     })
 }
 
@@ -577,7 +747,9 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
 /// `hipError_t hipGetLastError(void)`: the calling thread's last error, reset to `hipSuccess`.
 #[no_mangle]
 pub extern "C" fn hipGetLastError() -> hipError_t {
-    LAST_ERROR.try_with(|c| c.replace(hipSuccess)).unwrap_or(hipSuccess)
+    LAST_ERROR
+        .try_with(|c| c.replace(hipSuccess))
+        .unwrap_or(hipSuccess)
 }
 
 /// `hipError_t hipPeekAtLastError(void)`: the calling thread's last error, not reset.
@@ -631,7 +803,13 @@ pub unsafe extern "C" fn hipGetDeviceCount(count: *mut c_int) -> hipError_t {
 pub unsafe extern "C" fn hipGetDevice(device_id: *mut c_int) -> hipError_t {
     call("hipGetDevice", || {
         // SAFETY: writable by the caller's contract (NULL rejected).
-        unsafe { out(device_id, "deviceId", CURRENT_DEVICE.try_with(Cell::get).unwrap_or(0)) }
+        unsafe {
+            out(
+                device_id,
+                "deviceId",
+                CURRENT_DEVICE.try_with(Cell::get).unwrap_or(0),
+            )
+        }
     })
 }
 
@@ -640,7 +818,9 @@ pub unsafe extern "C" fn hipGetDevice(device_id: *mut c_int) -> hipError_t {
 pub extern "C" fn hipSetDevice(device_id: c_int) -> hipError_t {
     call("hipSetDevice", || {
         runtime().agent(i64::from(device_id))?;
-        CURRENT_DEVICE.try_with(|c| c.set(device_id)).map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
+        CURRENT_DEVICE
+            .try_with(|c| c.set(device_id))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
     })
 }
 
@@ -658,7 +838,10 @@ fn copy_c_string(dst: &mut [c_char], text: &str) {
 /// gcnArchName (the agent's target id), gcnArch, major/minor (gfx version), warpSize and the
 /// work-group limits every AMDGPU processor shares; fields rocload cannot know are 0.
 #[no_mangle]
-pub unsafe extern "C" fn hipGetDeviceProperties(prop: *mut hipDeviceProp_t, device_id: c_int) -> hipError_t {
+pub unsafe extern "C" fn hipGetDeviceProperties(
+    prop: *mut hipDeviceProp_t,
+    device_id: c_int,
+) -> hipError_t {
     call("hipGetDeviceProperties", || {
         if prop.is_null() {
             return Err(Failure::null("prop"));
@@ -694,20 +877,44 @@ pub unsafe extern "C" fn hipGetDeviceProperties(prop: *mut hipDeviceProp_t, devi
 /// `hipError_t hipMalloc(void** ptr, size_t size)`: `hipErrorNotSupported` (no device memory yet).
 #[no_mangle]
 pub unsafe extern "C" fn hipMalloc(_ptr: *mut *mut c_void, _size: usize) -> hipError_t {
-    call("hipMalloc", || Err(Failure::new(hipErrorNotSupported, "device memory is not supported yet")))
+    call("hipMalloc", || {
+        Err(Failure::new(
+            hipErrorNotSupported,
+            "device memory is not supported yet",
+        ))
+    })
 }
 
 /// `hipError_t hipFree(void* ptr)`: `hipSuccess` for NULL, else `hipErrorNotSupported`.
 #[no_mangle]
 pub unsafe extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
-    call("hipFree", || if ptr.is_null() { Ok(()) } else { Err(Failure::new(hipErrorNotSupported, "device memory is not supported yet")) })
+    call("hipFree", || {
+        if ptr.is_null() {
+            Ok(())
+        } else {
+            Err(Failure::new(
+                hipErrorNotSupported,
+                "device memory is not supported yet",
+            ))
+        }
+    })
 }
 
 /// `hipError_t hipMemcpy(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind)`:
 /// `hipErrorNotSupported`.
 #[no_mangle]
-pub unsafe extern "C" fn hipMemcpy(_dst: *mut c_void, _src: *const c_void, _size: usize, _kind: c_int) -> hipError_t {
-    call("hipMemcpy", || Err(Failure::new(hipErrorNotSupported, "memory copies are not supported yet")))
+pub unsafe extern "C" fn hipMemcpy(
+    _dst: *mut c_void,
+    _src: *const c_void,
+    _size: usize,
+    _kind: c_int,
+) -> hipError_t {
+    call("hipMemcpy", || {
+        Err(Failure::new(
+            hipErrorNotSupported,
+            "memory copies are not supported yet",
+        ))
+    })
 }
 
 /// `hipError_t hipDeviceSynchronize(void)`: nothing ever runs, so nothing is pending.
@@ -730,18 +937,33 @@ fn copy_out(text: &str, buf: *mut c_char, len: usize) -> usize {
 /// `size_t rocload_last_selection_error(char* buf, size_t len)`: see `include/rocload.h`.
 #[no_mangle]
 pub unsafe extern "C" fn rocload_last_selection_error(buf: *mut c_char, len: usize) -> usize {
-    catch_unwind(|| LAST_SELECTION.try_with(|m| copy_out(&m.borrow(), buf, len)).unwrap_or(0)).unwrap_or(0)
+    catch_unwind(|| {
+        LAST_SELECTION
+            .try_with(|m| copy_out(&m.borrow(), buf, len))
+            .unwrap_or(0)
+    })
+    .unwrap_or(0)
 }
 
 /// `size_t rocload_last_error_message(char* buf, size_t len)`: see `include/rocload.h`.
 #[no_mangle]
 pub unsafe extern "C" fn rocload_last_error_message(buf: *mut c_char, len: usize) -> usize {
-    catch_unwind(|| LAST_MESSAGE.try_with(|m| copy_out(&m.borrow(), buf, len)).unwrap_or(0)).unwrap_or(0)
+    catch_unwind(|| {
+        LAST_MESSAGE
+            .try_with(|m| copy_out(&m.borrow(), buf, len))
+            .unwrap_or(0)
+    })
+    .unwrap_or(0)
 }
 
 /// `int rocload_device_function(const char* name, int device, uint64_t* address, uint64_t* size)`.
 #[no_mangle]
-pub unsafe extern "C" fn rocload_device_function(name: *const c_char, device: c_int, address: *mut u64, size: *mut u64) -> c_int {
+pub unsafe extern "C" fn rocload_device_function(
+    name: *const c_char,
+    device: c_int,
+    address: *mut u64,
+    size: *mut u64,
+) -> c_int {
     call("rocload_device_function", || {
         // SAFETY: NUL-terminated by the caller's contract (or NULL, rejected).
         let name = unsafe { c_str(name, "name") }?;
@@ -778,7 +1000,11 @@ fn kernel_info(k: &KernelRef) -> rocload_kernel_info_t {
 
 /// `int rocload_kernel_info(const void* host_function, int device, rocload_kernel_info_t* info)`.
 #[no_mangle]
-pub unsafe extern "C" fn rocload_kernel_info(host_function: *const c_void, device: c_int, info: *mut rocload_kernel_info_t) -> c_int {
+pub unsafe extern "C" fn rocload_kernel_info(
+    host_function: *const c_void,
+    device: c_int,
+    info: *mut rocload_kernel_info_t,
+) -> c_int {
     call("rocload_kernel_info", || {
         if info.is_null() {
             return Err(Failure::null("info"));
@@ -791,7 +1017,10 @@ pub unsafe extern "C" fn rocload_kernel_info(host_function: *const c_void, devic
 
 /// `int rocload_function_info(hipFunction_t function, rocload_kernel_info_t* info)`.
 #[no_mangle]
-pub unsafe extern "C" fn rocload_function_info(function: hipFunction_t, info: *mut rocload_kernel_info_t) -> c_int {
+pub unsafe extern "C" fn rocload_function_info(
+    function: hipFunction_t,
+    info: *mut rocload_kernel_info_t,
+) -> c_int {
     call("rocload_function_info", || {
         if info.is_null() {
             return Err(Failure::null("info"));
@@ -807,7 +1036,13 @@ pub unsafe extern "C" fn rocload_function_info(function: hipFunction_t, info: *m
 pub unsafe extern "C" fn rocload_stats(stats: *mut RocloadStats) -> c_int {
     call("rocload_stats", || {
         let s = runtime().stats();
-        let v = RocloadStats { registered: s.registered, loads: s.loads, load_failures: s.load_failures, full_inflations: s.full_inflations, extractions: s.extractions };
+        let v = RocloadStats {
+            registered: s.registered,
+            loads: s.loads,
+            load_failures: s.load_failures,
+            full_inflations: s.full_inflations,
+            extractions: s.extractions,
+        };
         // SAFETY: writable by the caller's contract (NULL rejected).
         unsafe { out(stats, "stats", v) }
     })

@@ -355,7 +355,7 @@ impl Default for hipDeviceProp_t {
 
 // Layout checks: numbers from clang-19 on Debian's HIP 5.2.3 headers (sizeof / offsetof).
 const _: () = {
-    use std::mem::{offset_of, size_of, align_of};
+    use std::mem::{align_of, offset_of, size_of};
     assert!(size_of::<hipDeviceProp_t>() == 792);
     assert!(align_of::<hipDeviceProp_t>() == 8);
     assert!(offset_of!(hipDeviceProp_t, totalGlobalMem) == 256);

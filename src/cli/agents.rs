@@ -33,7 +33,17 @@ struct Report {
 /// Runs `rocload agents`. With `ROCLOAD_BACKEND=hsa` an unusable HSA runtime is an error.
 pub fn run(args: Args) -> CliResult {
     let set = agents_from_env()?;
-    let report = Report { agents: set.agents.iter().map(|a| Row { name: a.isa().isa_name(), backend: a.backend() }).collect(), hsa: set.hsa };
+    let report = Report {
+        agents: set
+            .agents
+            .iter()
+            .map(|a| Row {
+                name: a.isa().isa_name(),
+                backend: a.backend(),
+            })
+            .collect(),
+        hsa: set.hsa,
+    };
     if args.json {
         super::print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
         return Ok(ExitCode::SUCCESS);

@@ -27,14 +27,26 @@ pub struct Args {
 /// Runs `rocload inflate`.
 pub fn run(args: Args) -> CliResult {
     let file = MappedFile::open(&args.file)?;
-    let verify = if args.no_verify { HashCheck::Never } else { HashCheck::WhenComplete };
-    let options = ReadOptions { verify, ..ReadOptions::default() };
+    let verify = if args.no_verify {
+        HashCheck::Never
+    } else {
+        HashCheck::WhenComplete
+    };
+    let options = ReadOptions {
+        verify,
+        ..ReadOptions::default()
+    };
     let containers = read_containers(file.bytes(), &options)?;
     let chosen = containers
         .iter()
-        .find(|l| matches!(l.container, Container::Compressed(_)) && args.bundle.map_or(true, |b| b == l.index))
+        .find(|l| {
+            matches!(l.container, Container::Compressed(_))
+                && args.bundle.map_or(true, |b| b == l.index)
+        })
         .ok_or("no such compressed bundle")?;
-    let Container::Compressed(c) = &chosen.container else { return Err("no such compressed bundle".into()) };
+    let Container::Compressed(c) = &chosen.container else {
+        return Err("no such compressed bundle".into());
+    };
     let bytes = c.inflate().map_err(|e| e.rebase(chosen.offset))?;
     super::write_output(args.output.as_deref(), &bytes)?;
     Ok(ExitCode::SUCCESS)

@@ -88,15 +88,21 @@ pub fn run(args: Args) -> CliResult {
     let mut linker = Linker::new();
     linker.policy(policy);
     for d in &args.defines {
-        let (name, addr) = d.split_once('=').ok_or_else(|| format!("--define {d:?}: expected NAME=ADDR"))?;
-        let addr = parse_address(addr).ok_or_else(|| format!("--define {d:?}: {addr:?} is not an address"))?;
+        let (name, addr) = d
+            .split_once('=')
+            .ok_or_else(|| format!("--define {d:?}: expected NAME=ADDR"))?;
+        let addr = parse_address(addr)
+            .ok_or_else(|| format!("--define {d:?}: {addr:?} is not an address"))?;
         linker.define(name, addr)?;
     }
     let mut modules = Vec::new();
     for path in &args.files {
         let file = MappedFile::open(path)?;
         let label = path.display().to_string();
-        modules.extend(modules_for_agent(file.bytes(), &label, &isa, policy, &ReadOptions::default()).map_err(|e| format!("{label}: {e}"))?);
+        modules.extend(
+            modules_for_agent(file.bytes(), &label, &isa, policy, &ReadOptions::default())
+                .map_err(|e| format!("{label}: {e}"))?,
+        );
     }
     let agent = SoftAgent::new(isa).shared();
     let exe = linker.link(&agent, &modules)?;
@@ -121,18 +127,37 @@ pub fn run(args: Args) -> CliResult {
             uri: c.uri.clone(),
         })
         .collect();
-    let report = Report { agent: agent.isa().isa_name(), policy: policy.as_str(), code_objects: rows, symbols: exe.symbols().iter().collect() };
+    let report = Report {
+        agent: agent.isa().isa_name(),
+        policy: policy.as_str(),
+        code_objects: rows,
+        symbols: exe.symbols().iter().collect(),
+    };
     if args.json {
         super::print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut text = format!("agent {} (software), policy {}\n", report.agent, report.policy);
+    let mut text = format!(
+        "agent {} (software), policy {}\n",
+        report.agent, report.policy
+    );
     for (i, c) in report.code_objects.iter().enumerate() {
-        writeln!(text, "code object {i}: {} ({}) at {:#x}, {} bytes, loaded #{}", c.source, c.target, c.base, c.size, c.load_order)?;
+        writeln!(
+            text,
+            "code object {i}: {} ({}) at {:#x}, {} bytes, loaded #{}",
+            c.source, c.target, c.base, c.size, c.load_order
+        )?;
     }
     for s in &report.symbols {
         let name = s.demangled.as_deref().unwrap_or(&s.name);
-        writeln!(text, "  {:<8} {:#014x} {:>6}  [{}] {name}", s.class.to_string(), s.address, s.size, s.code_object)?;
+        writeln!(
+            text,
+            "  {:<8} {:#014x} {:>6}  [{}] {name}",
+            s.class.to_string(),
+            s.address,
+            s.size,
+            s.code_object
+        )?;
     }
     super::print(&text)?;
     Ok(ExitCode::SUCCESS)

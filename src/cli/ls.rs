@@ -61,7 +61,15 @@ fn row(located: &Located<'_>) -> Result<BundleRow, rocload::container::Container
         compressed_size: ccob.map(|_| c.size()),
         size: c.uncompressed_size(),
         hash: ccob.map(|h| format!("{:#018x}", h.hash)),
-        entries: located.entries()?.into_iter().map(|e| EntryRow { id: e.id.into_owned(), offset: e.offset, size: e.size }).collect(),
+        entries: located
+            .entries()?
+            .into_iter()
+            .map(|e| EntryRow {
+                id: e.id.into_owned(),
+                offset: e.offset,
+                size: e.size,
+            })
+            .collect(),
     })
 }
 
@@ -89,7 +97,11 @@ pub fn run(args: Args) -> CliResult {
             _ => writeln!(text, "bundle {} at {:#x}{place}: {}, {} bytes, {} entries", b.index, b.offset, b.format, b.size, b.entries.len())?,
         }
         for e in &b.entries {
-            writeln!(text, "  {:<48} {:>10} bytes at {:#x}", e.id, e.size, e.offset)?;
+            writeln!(
+                text,
+                "  {:<48} {:>10} bytes at {:#x}",
+                e.id, e.size, e.offset
+            )?;
         }
     }
     super::print(&text)?;

@@ -55,7 +55,12 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         // A closed pipe (`rocload ls F | head`) is the reader's choice, not a failure.
-        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) => ExitCode::SUCCESS,
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("rocload: {e}");
             ExitCode::from(1)
@@ -85,10 +90,15 @@ pub fn print(text: &str) -> std::io::Result<()> {
 }
 
 /// Writes `bytes` to `output`, or to standard output when it is `None`.
-pub fn write_output(output: Option<&std::path::Path>, bytes: &[u8]) -> Result<(), Box<dyn std::error::Error>> {
+pub fn write_output(
+    output: Option<&std::path::Path>,
+    bytes: &[u8],
+) -> Result<(), Box<dyn std::error::Error>> {
     use std::io::Write;
     match output {
-        Some(path) => std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?,
+        Some(path) => {
+            std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?
+        }
         None => std::io::stdout().lock().write_all(bytes)?,
     }
     Ok(())

@@ -34,15 +34,28 @@ pub fn run(args: Args) -> CliResult {
     let policy = super::load::parse_policy(args.policy.as_deref())?;
     let file = MappedFile::open(&args.file)?;
     let containers = read_containers(file.bytes(), &ReadOptions::default())?;
-    let entries = containers.iter().map(|l| l.entries()).collect::<Result<Vec<_>, _>>()?;
-    let ids: Vec<Vec<&str>> = entries.iter().map(|e| e.iter().map(|e| e.id.as_ref()).collect()).collect();
+    let entries = containers
+        .iter()
+        .map(|l| l.entries())
+        .collect::<Result<Vec<_>, _>>()?;
+    let ids: Vec<Vec<&str>> = entries
+        .iter()
+        .map(|e| e.iter().map(|e| e.id.as_ref()).collect())
+        .collect();
     let bundles: Vec<BundleChoice<'_>> = containers
         .iter()
         .zip(&ids)
-        .map(|(l, ids)| BundleChoice { index: l.index, selection: select(&agent, ids, policy) })
+        .map(|(l, ids)| BundleChoice {
+            index: l.index,
+            selection: select(&agent, ids, policy),
+        })
         .collect();
     let all_chosen = bundles.iter().all(|b| b.selection.chosen.is_some());
-    let report = SelectReport { agent, policy, bundles };
+    let report = SelectReport {
+        agent,
+        policy,
+        bundles,
+    };
     if args.json {
         super::print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {
@@ -51,14 +64,32 @@ pub fn run(args: Args) -> CliResult {
             let chosen = b.selection.chosen_candidate().map_or("none", |c| c.id);
             writeln!(text, "bundle {}: {chosen}", b.index)?;
             for c in &b.selection.candidates {
-                writeln!(text, "  {} {:<48} {}", if Some(c.index) == b.selection.chosen { "*" } else { " " }, c.id, c.verdict)?;
+                writeln!(
+                    text,
+                    "  {} {:<48} {}",
+                    if Some(c.index) == b.selection.chosen {
+                        "*"
+                    } else {
+                        " "
+                    },
+                    c.id,
+                    c.verdict
+                )?;
             }
         }
         super::print(&text)?;
     }
     if !all_chosen {
-        for b in report.bundles.iter().filter(|b| b.selection.chosen.is_none()) {
-            eprintln!("rocload: bundle {}: {}", b.index, b.selection.no_match_error());
+        for b in report
+            .bundles
+            .iter()
+            .filter(|b| b.selection.chosen.is_none())
+        {
+            eprintln!(
+                "rocload: bundle {}: {}",
+                b.index,
+                b.selection.no_match_error()
+            );
         }
         return Ok(ExitCode::from(1));
     }

@@ -36,9 +36,15 @@ pub fn run(args: Args) -> CliResult {
     let file = MappedFile::open(&args.file)?;
     let containers = read_containers(file.bytes(), &ReadOptions::default())?;
     let mut reports = Vec::new();
-    for l in containers.iter().filter(|l| args.bundle.map_or(true, |b| b == l.index)) {
+    for l in containers
+        .iter()
+        .filter(|l| args.bundle.map_or(true, |b| b == l.index))
+    {
         for (i, e) in l.entries()?.iter().enumerate() {
-            let wanted = args.target.as_deref().map_or(true, |t| entry_matches(&e.id, t));
+            let wanted = args
+                .target
+                .as_deref()
+                .map_or(true, |t| entry_matches(&e.id, t));
             // Host entries and bitcode are not code objects.
             if !wanted || e.size == 0 {
                 continue;
@@ -58,9 +64,19 @@ pub fn run(args: Args) -> CliResult {
         });
     }
     if args.json {
-        super::print(&(serde_json::to_string_pretty(&Report { code_objects: reports })? + "\n"))?;
+        super::print(
+            &(serde_json::to_string_pretty(&Report {
+                code_objects: reports,
+            })? + "\n"),
+        )?;
     } else {
-        super::print(&reports.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("\n"))?;
+        super::print(
+            &reports
+                .iter()
+                .map(|r| r.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

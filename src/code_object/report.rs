@@ -186,11 +186,7 @@ pub fn symbols_report(id: &str, co: &CodeObject<'_>) -> SymbolsReport {
             }
         })
         .collect();
-    let variables = co
-        .variables()
-        .iter()
-        .map(function)
-        .collect();
+    let variables = co.variables().iter().map(function).collect();
     let imports = co
         .imports()
         .iter()
@@ -270,7 +266,10 @@ impl fmt::Display for SymbolsReport {
                 writeln!(f)?;
             }
         }
-        for (title, list) in [("functions", &self.functions), ("variables", &self.variables)] {
+        for (title, list) in [
+            ("functions", &self.functions),
+            ("variables", &self.variables),
+        ] {
             writeln!(f, "{title} ({}):", list.len())?;
             for s in list {
                 writeln!(

@@ -38,12 +38,24 @@ pub(crate) struct Table {
 /// Reads and checks a bundle's entry table. Every size is checked before use: the entry count
 /// against the limit and the bytes available, each id length against the limit, each payload
 /// against the bytes available. Ids must be UTF-8.
-pub(crate) fn read_table<P: Probe + ?Sized>(probe: &mut P, limits: &Limits) -> Result<Table, ContainerError> {
+pub(crate) fn read_table<P: Probe + ?Sized>(
+    probe: &mut P,
+    limits: &Limits,
+) -> Result<Table, ContainerError> {
     let available = probe.known_len();
-    let mut r = FieldReader { probe, format: Format::Bundle };
+    let mut r = FieldReader {
+        probe,
+        format: Format::Bundle,
+    };
     let magic: [u8; 24] = r.bytes(0, "magic", None)?;
     if &magic != BUNDLE_MAGIC {
-        return Err(ContainerError::invalid(Format::Bundle, "magic", None, 0, "not __CLANG_OFFLOAD_BUNDLE__"));
+        return Err(ContainerError::invalid(
+            Format::Bundle,
+            "magic",
+            None,
+            0,
+            "not __CLANG_OFFLOAD_BUNDLE__",
+        ));
     }
     let count = r.u64(24, "entry count", None)?;
     if count > limits.max_entries {
@@ -59,9 +71,18 @@ pub(crate) fn read_table<P: Probe + ?Sized>(probe: &mut P, limits: &Limits) -> R
     // Each entry takes at least ENTRY_FIXED + 1 bytes, so a count the input cannot hold is
     // refused before anything is reserved for it.
     if let Some(len) = available {
-        let min_table = count.checked_mul(ENTRY_FIXED + 1).and_then(|t| t.checked_add(TABLE_START));
+        let min_table = count
+            .checked_mul(ENTRY_FIXED + 1)
+            .and_then(|t| t.checked_add(TABLE_START));
         if min_table.map_or(true, |t| t > len) {
-            return Err(ContainerError::truncated(Format::Bundle, "entry table", None, TABLE_START, count.saturating_mul(ENTRY_FIXED + 1), len));
+            return Err(ContainerError::truncated(
+                Format::Bundle,
+                "entry table",
+                None,
+                TABLE_START,
+                count.saturating_mul(ENTRY_FIXED + 1),
+                len,
+            ));
         }
     }
     // Reserve for what is likely; the vector grows with entries actually read (behind a raw
@@ -76,7 +97,13 @@ pub(crate) fn read_table<P: Probe + ?Sized>(probe: &mut P, limits: &Limits) -> R
         let id_len = r.u64(pos + 16, "entry id length", entry)?;
         let id_offset = pos + ENTRY_FIXED;
         if id_len == 0 {
-            return Err(ContainerError::invalid(Format::Bundle, "entry id length", entry, pos + 16, "empty id"));
+            return Err(ContainerError::invalid(
+                Format::Bundle,
+                "entry id length",
+                entry,
+                pos + 16,
+                "empty id",
+            ));
         }
         if id_len > limits.max_id_len {
             return Err(ContainerError::LimitExceeded {
@@ -90,20 +117,51 @@ pub(crate) fn read_table<P: Probe + ?Sized>(probe: &mut P, limits: &Limits) -> R
         }
         id_buf.resize(id_len as usize, 0);
         if !r.probe.read_at(id_offset, &mut id_buf)? {
-            return Err(ContainerError::truncated(Format::Bundle, "entry id", entry, id_offset, id_len, available.unwrap_or(id_offset)));
+            return Err(ContainerError::truncated(
+                Format::Bundle,
+                "entry id",
+                entry,
+                id_offset,
+                id_len,
+                available.unwrap_or(id_offset),
+            ));
         }
         if let Err(e) = std::str::from_utf8(&id_buf) {
-            return Err(ContainerError::invalid(Format::Bundle, "entry id", entry, id_offset, format!("not UTF-8 ({e})")));
+            return Err(ContainerError::invalid(
+                Format::Bundle,
+                "entry id",
+                entry,
+                id_offset,
+                format!("not UTF-8 ({e})"),
+            ));
         }
         let end = offset.checked_add(size).ok_or_else(|| {
-            ContainerError::invalid(Format::Bundle, "entry size", entry, pos + 8, format!("offset {offset:#x} + size {size:#x} overflows"))
+            ContainerError::invalid(
+                Format::Bundle,
+                "entry size",
+                entry,
+                pos + 8,
+                format!("offset {offset:#x} + size {size:#x} overflows"),
+            )
         })?;
         if let Some(len) = available {
             if end > len {
-                return Err(ContainerError::truncated(Format::Bundle, "entry payload", entry, offset, size, len));
+                return Err(ContainerError::truncated(
+                    Format::Bundle,
+                    "entry payload",
+                    entry,
+                    offset,
+                    size,
+                    len,
+                ));
             }
         }
-        entries.push(RawEntry { id_offset, id_len, offset, size });
+        entries.push(RawEntry {
+            id_offset,
+            id_len,
+            offset,
+            size,
+        });
         pos = id_offset + id_len;
     }
     let table_end = pos;
@@ -116,7 +174,10 @@ pub(crate) fn read_table<P: Probe + ?Sized>(probe: &mut P, limits: &Limits) -> R
                 "entry offset",
                 Some(index as u64),
                 e.id_offset - ENTRY_FIXED,
-                format!("payload at {:#x} overlaps the entry table, which ends at {table_end:#x}", e.offset),
+                format!(
+                    "payload at {:#x} overlaps the entry table, which ends at {table_end:#x}",
+                    e.offset
+                ),
             ));
         }
         extent = extent.max(e.offset + e.size);
@@ -143,11 +204,24 @@ impl<'a> Bundle<'a> {
         let mut probe = data;
         let table = read_table(&mut probe, limits)?;
         // read_table checked every range against data.len(), so these slices exist.
-        let data = data.get(..table.extent as usize).ok_or_else(|| ContainerError::truncated(Format::Bundle, "bundle", None, 0, table.extent, data.len() as u64))?;
+        let data = data.get(..table.extent as usize).ok_or_else(|| {
+            ContainerError::truncated(
+                Format::Bundle,
+                "bundle",
+                None,
+                0,
+                table.extent,
+                data.len() as u64,
+            )
+        })?;
         let entries = table
             .entries
             .iter()
-            .map(|e| EntryInfo { id: Cow::Borrowed(id_str(data, e)), offset: e.offset, size: e.size })
+            .map(|e| EntryInfo {
+                id: Cow::Borrowed(id_str(data, e)),
+                offset: e.offset,
+                size: e.size,
+            })
             .collect();
         Ok(Bundle { data, entries })
     }
@@ -191,7 +265,11 @@ pub(crate) fn owned_entries(prefix: &[u8], table: &Table) -> Vec<EntryInfo<'stat
     table
         .entries
         .iter()
-        .map(|e| EntryInfo { id: Cow::Owned(id_str(prefix, e).to_string()), offset: e.offset, size: e.size })
+        .map(|e| EntryInfo {
+            id: Cow::Owned(id_str(prefix, e).to_string()),
+            offset: e.offset,
+            size: e.size,
+        })
         .collect()
 }
 
@@ -199,7 +277,11 @@ pub(crate) fn owned_entries(prefix: &[u8], table: &Table) -> Vec<EntryInfo<'stat
 /// synthetic containers. Payloads are aligned to `align` (a power of two, clang uses 4096).
 pub fn write_bundle(entries: &[(&str, &[u8])], align: u64) -> Vec<u8> {
     let align = align.max(1).next_power_of_two();
-    let table_len: u64 = TABLE_START + entries.iter().map(|(id, _)| ENTRY_FIXED + id.len() as u64).sum::<u64>();
+    let table_len: u64 = TABLE_START
+        + entries
+            .iter()
+            .map(|(id, _)| ENTRY_FIXED + id.len() as u64)
+            .sum::<u64>();
     let mut offsets = Vec::with_capacity(entries.len());
     let mut pos = table_len;
     for (_, data) in entries {
@@ -229,7 +311,13 @@ mod tests {
 
     #[test]
     fn round_trips_and_trims_to_extent() {
-        let mut bytes = write_bundle(&[("host-x86_64-unknown-linux-gnu-", b""), ("hipv4-amdgcn-amd-amdhsa--gfx1030", b"\x7fELFcode")], 4096);
+        let mut bytes = write_bundle(
+            &[
+                ("host-x86_64-unknown-linux-gnu-", b""),
+                ("hipv4-amdgcn-amd-amdhsa--gfx1030", b"\x7fELFcode"),
+            ],
+            4096,
+        );
         let extent = bytes.len();
         bytes.extend_from_slice(&[0u8; 100]);
         let b = Bundle::parse(&bytes).unwrap();
@@ -245,10 +333,31 @@ mod tests {
         let mut bytes = BUNDLE_MAGIC.to_vec();
         bytes.extend_from_slice(&(1u64 << 60).to_le_bytes());
         let err = Bundle::parse(&bytes).unwrap_err();
-        assert!(matches!(err, ContainerError::LimitExceeded { field: "entry count", .. }), "{err}");
-        let limits = Limits { max_entries: u64::MAX, ..Limits::default() };
+        assert!(
+            matches!(
+                err,
+                ContainerError::LimitExceeded {
+                    field: "entry count",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        let limits = Limits {
+            max_entries: u64::MAX,
+            ..Limits::default()
+        };
         let err = Bundle::parse_with(&bytes, &limits).unwrap_err();
-        assert!(matches!(err, ContainerError::Truncated { field: "entry table", .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                ContainerError::Truncated {
+                    field: "entry table",
+                    ..
+                }
+            ),
+            "{err}"
+        );
     }
 
     #[test]
@@ -257,18 +366,46 @@ mod tests {
         // size field of entry 0 is at 32 + 8
         let mut too_big = good.clone();
         too_big[40..48].copy_from_slice(&1000u64.to_le_bytes());
-        assert!(matches!(Bundle::parse(&too_big).unwrap_err(), ContainerError::Truncated { field: "entry payload", entry: super::super::error::EntryIndex(Some(0)), .. }));
+        assert!(matches!(
+            Bundle::parse(&too_big).unwrap_err(),
+            ContainerError::Truncated {
+                field: "entry payload",
+                entry: super::super::error::EntryIndex(Some(0)),
+                ..
+            }
+        ));
         let mut overflow = good.clone();
         overflow[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
-        assert!(matches!(Bundle::parse(&overflow).unwrap_err(), ContainerError::Invalid { field: "entry size", .. }));
+        assert!(matches!(
+            Bundle::parse(&overflow).unwrap_err(),
+            ContainerError::Invalid {
+                field: "entry size",
+                ..
+            }
+        ));
         let mut overlap = good.clone();
         overlap[32..40].copy_from_slice(&8u64.to_le_bytes());
-        assert!(matches!(Bundle::parse(&overlap).unwrap_err(), ContainerError::Invalid { field: "entry offset", .. }));
+        assert!(matches!(
+            Bundle::parse(&overlap).unwrap_err(),
+            ContainerError::Invalid {
+                field: "entry offset",
+                ..
+            }
+        ));
         let mut bad_utf8 = good.clone();
         bad_utf8[56] = 0xff;
-        assert!(matches!(Bundle::parse(&bad_utf8).unwrap_err(), ContainerError::Invalid { field: "entry id", .. }));
+        assert!(matches!(
+            Bundle::parse(&bad_utf8).unwrap_err(),
+            ContainerError::Invalid {
+                field: "entry id",
+                ..
+            }
+        ));
         for cut in 0..good.len() {
-            assert!(Bundle::parse(&good[..cut]).is_err(), "truncated at {cut} parsed");
+            assert!(
+                Bundle::parse(&good[..cut]).is_err(),
+                "truncated at {cut} parsed"
+            );
         }
     }
 }

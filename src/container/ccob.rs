@@ -30,28 +30,75 @@ pub struct CcobHeader {
 
 impl CcobHeader {
     /// Reads and checks the header at offset 0 of `probe`.
-    pub(crate) fn read<P: Probe + ?Sized>(probe: &mut P, options: &ReadOptions) -> Result<Self, ContainerError> {
-        let mut r = FieldReader { probe, format: Format::Ccob };
+    pub(crate) fn read<P: Probe + ?Sized>(
+        probe: &mut P,
+        options: &ReadOptions,
+    ) -> Result<Self, ContainerError> {
+        let mut r = FieldReader {
+            probe,
+            format: Format::Ccob,
+        };
         let magic: [u8; 4] = r.bytes(0, "magic", None)?;
         if &magic != CCOB_MAGIC {
-            return Err(ContainerError::invalid(Format::Ccob, "magic", None, 0, "not CCOB"));
+            return Err(ContainerError::invalid(
+                Format::Ccob,
+                "magic",
+                None,
+                0,
+                "not CCOB",
+            ));
         }
         let version = r.u16(4, "version")?;
         let method = r.u16(6, "compression method")?;
         let (total_size, uncompressed_size, hash, header_len) = match version {
-            1 => (None, u64::from(r.u32(8, "uncompressed size")?), r.u64(12, "hash", None)?, 20),
-            2 => (Some(u64::from(r.u32(8, "total size")?)), u64::from(r.u32(12, "uncompressed size")?), r.u64(16, "hash", None)?, 24),
-            3 => (Some(r.u64(8, "total size", None)?), r.u64(16, "uncompressed size", None)?, r.u64(24, "hash", None)?, 32),
-            v => return Err(ContainerError::Unsupported { format: Format::Ccob, field: "version", offset: 4, value: v.into() }),
+            1 => (
+                None,
+                u64::from(r.u32(8, "uncompressed size")?),
+                r.u64(12, "hash", None)?,
+                20,
+            ),
+            2 => (
+                Some(u64::from(r.u32(8, "total size")?)),
+                u64::from(r.u32(12, "uncompressed size")?),
+                r.u64(16, "hash", None)?,
+                24,
+            ),
+            3 => (
+                Some(r.u64(8, "total size", None)?),
+                r.u64(16, "uncompressed size", None)?,
+                r.u64(24, "hash", None)?,
+                32,
+            ),
+            v => {
+                return Err(ContainerError::Unsupported {
+                    format: Format::Ccob,
+                    field: "version",
+                    offset: 4,
+                    value: v.into(),
+                })
+            }
         };
         let compression = match method {
             0 => Compression::Zlib,
             1 => Compression::Zstd,
-            m => return Err(ContainerError::Unsupported { format: Format::Ccob, field: "compression method", offset: 6, value: m.into() }),
+            m => {
+                return Err(ContainerError::Unsupported {
+                    format: Format::Ccob,
+                    field: "compression method",
+                    offset: 6,
+                    value: m.into(),
+                })
+            }
         };
         if let Some(total) = total_size {
             if total < header_len {
-                return Err(ContainerError::invalid(Format::Ccob, "total size", None, 8, format!("{total} is smaller than the {header_len}-byte header")));
+                return Err(ContainerError::invalid(
+                    Format::Ccob,
+                    "total size",
+                    None,
+                    8,
+                    format!("{total} is smaller than the {header_len}-byte header"),
+                ));
             }
         }
         if uncompressed_size > options.limits.max_inflated_size {
@@ -59,12 +106,23 @@ impl CcobHeader {
                 format: Format::Ccob,
                 field: "uncompressed size",
                 entry: super::error::EntryIndex(None),
-                offset: if version == 1 { 8 } else { 12 + 4 * u64::from(version == 3) },
+                offset: if version == 1 {
+                    8
+                } else {
+                    12 + 4 * u64::from(version == 3)
+                },
                 value: uncompressed_size,
                 limit: options.limits.max_inflated_size,
             });
         }
-        Ok(CcobHeader { version, compression, total_size, uncompressed_size, hash, header_len })
+        Ok(CcobHeader {
+            version,
+            compression,
+            total_size,
+            uncompressed_size,
+            hash,
+            header_len,
+        })
     }
 
     /// How many bytes the compressed bundle occupies from its magic on. v1 records no total
@@ -74,11 +132,20 @@ impl CcobHeader {
         let extent = match (self.total_size, self.compression) {
             (Some(total), _) => total,
             (None, Compression::Zstd) => self.header_len + zstd_frame_len(probe, self.header_len)?,
-            (None, Compression::Zlib) => self.header_len + zlib_stream_len(probe, self.header_len, self.uncompressed_size)?,
+            (None, Compression::Zlib) => {
+                self.header_len + zlib_stream_len(probe, self.header_len, self.uncompressed_size)?
+            }
         };
         if let Some(len) = probe.known_len() {
             if extent > len {
-                return Err(ContainerError::truncated(Format::Ccob, "compressed payload", None, self.header_len, extent - self.header_len, len.saturating_sub(self.header_len) + self.header_len));
+                return Err(ContainerError::truncated(
+                    Format::Ccob,
+                    "compressed payload",
+                    None,
+                    self.header_len,
+                    extent - self.header_len,
+                    len.saturating_sub(self.header_len) + self.header_len,
+                ));
             }
         }
         Ok(extent)
@@ -99,8 +166,21 @@ impl<'a> CompressedBundle<'a> {
         let mut probe = data;
         let header = CcobHeader::read(&mut probe, options)?;
         let extent = header.extent(&mut probe)?;
-        let data = crate::bytes::slice_at(data, 0, extent).ok_or_else(|| ContainerError::truncated(Format::Ccob, "compressed payload", None, 0, extent, data.len() as u64))?;
-        Ok(CompressedBundle { data, header, options: options.clone() })
+        let data = crate::bytes::slice_at(data, 0, extent).ok_or_else(|| {
+            ContainerError::truncated(
+                Format::Ccob,
+                "compressed payload",
+                None,
+                0,
+                extent,
+                data.len() as u64,
+            )
+        })?;
+        Ok(CompressedBundle {
+            data,
+            header,
+            options: options.clone(),
+        })
     }
 
     /// The header.
@@ -120,15 +200,25 @@ impl<'a> CompressedBundle<'a> {
 
     /// The compressed payload.
     pub fn payload(&self) -> &'a [u8] {
-        self.data.get(self.header.header_len as usize..).unwrap_or(&[])
+        self.data
+            .get(self.header.header_len as usize..)
+            .unwrap_or(&[])
     }
 
     fn inflater(&self) -> Result<Inflater<'a>, ContainerError> {
-        Inflater::new(self.payload(), self.header.compression, self.header.uncompressed_size, 0)
+        Inflater::new(
+            self.payload(),
+            self.header.compression,
+            self.header.uncompressed_size,
+            0,
+        )
     }
 
     fn table(&self) -> Result<(InflatingProbe<'a>, super::bundle::Table), ContainerError> {
-        let mut probe = InflatingProbe { inflater: self.inflater()?, prefix: Vec::new() };
+        let mut probe = InflatingProbe {
+            inflater: self.inflater()?,
+            prefix: Vec::new(),
+        };
         let table = read_table(&mut probe, &self.options.limits).map_err(in_payload)?;
         Ok((probe, table))
     }
@@ -136,7 +226,12 @@ impl<'a> CompressedBundle<'a> {
     /// Lists the entries, inflating only up to the end of the entry table.
     pub fn entries(&self) -> Result<Vec<EntryInfo<'static>>, ContainerError> {
         let (probe, table) = self.table()?;
-        tracing::debug!(inflated = probe.prefix.len(), total = self.header.uncompressed_size, entries = table.entries.len(), "listed ccob entries");
+        tracing::debug!(
+            inflated = probe.prefix.len(),
+            total = self.header.uncompressed_size,
+            entries = table.entries.len(),
+            "listed ccob entries"
+        );
         Ok(owned_entries(&probe.prefix, &table))
     }
 
@@ -146,10 +241,12 @@ impl<'a> CompressedBundle<'a> {
     pub fn extract(&self, index: usize) -> Result<Vec<u8>, ContainerError> {
         let (mut probe, table) = self.table()?;
         let entries = owned_entries(&probe.prefix, &table);
-        let entry = entries.get(index).ok_or_else(|| ContainerError::EntryNotFound {
-            wanted: format!("entry #{index}"),
-            available: entries.iter().map(|e| e.id.to_string()).collect(),
-        })?;
+        let entry = entries
+            .get(index)
+            .ok_or_else(|| ContainerError::EntryNotFound {
+                wanted: format!("entry #{index}"),
+                available: entries.iter().map(|e| e.id.to_string()).collect(),
+            })?;
         let end = entry.offset + entry.size; // checked by read_table
         let declared = self.header.uncompressed_size;
         let verify = match self.options.verify {
@@ -187,14 +284,21 @@ impl<'a> CompressedBundle<'a> {
         let entries = self.entries()?;
         match entries.iter().position(|e| e.id == id) {
             Some(i) => self.extract(i),
-            None => Err(ContainerError::EntryNotFound { wanted: id.to_string(), available: entries.iter().map(|e| e.id.to_string()).collect() }),
+            None => Err(ContainerError::EntryNotFound {
+                wanted: id.to_string(),
+                available: entries.iter().map(|e| e.id.to_string()).collect(),
+            }),
         }
     }
 
     /// Inflates the whole payload in one pass, checking size and (unless
     /// [`HashCheck::Never`]) hash.
     pub fn inflate(&self) -> Result<Vec<u8>, ContainerError> {
-        let (payload, method, declared) = (self.payload(), self.header.compression, self.header.uncompressed_size);
+        let (payload, method, declared) = (
+            self.payload(),
+            self.header.compression,
+            self.header.uncompressed_size,
+        );
         // One-shot decoding into the output is the fastest way to inflate everything (the
         // output doubles as the decoder's window). Hashing after it costs more than decoding
         // (MD5 runs at ~0.5 GB/s), which is why it can be turned off.
@@ -202,7 +306,11 @@ impl<'a> CompressedBundle<'a> {
         if self.options.verify != HashCheck::Never {
             let actual = super::inflate::bundle_hash(&out);
             if actual != self.header.hash {
-                return Err(ContainerError::HashMismatch { offset: 0, expected: self.header.hash, actual });
+                return Err(ContainerError::HashMismatch {
+                    offset: 0,
+                    expected: self.header.hash,
+                    actual,
+                });
             }
         }
         tracing::debug!(size = out.len(), method = %self.header.compression, "inflated ccob");
@@ -218,9 +326,12 @@ const COMPLETE_SLACK: u64 = 64 * 1024;
 /// message says so.
 fn in_payload(e: ContainerError) -> ContainerError {
     match e {
-        e @ (ContainerError::Truncated { .. } | ContainerError::Invalid { .. } | ContainerError::LimitExceeded { .. }) => {
-            ContainerError::InInflated { offset: 0, source: Box::new(e) }
-        }
+        e @ (ContainerError::Truncated { .. }
+        | ContainerError::Invalid { .. }
+        | ContainerError::LimitExceeded { .. }) => ContainerError::InInflated {
+            offset: 0,
+            source: Box::new(e),
+        },
         other => other,
     }
 }

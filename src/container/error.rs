@@ -121,7 +121,9 @@ pub enum ContainerError {
         value: u64,
     },
     /// A size exceeds a configured limit (see [`crate::container::Limits`]).
-    #[error("{format}: {field}{entry} at offset {offset:#x} is {value}, over the limit of {limit}")]
+    #[error(
+        "{format}: {field}{entry} at offset {offset:#x} is {value}, over the limit of {limit}"
+    )]
     LimitExceeded {
         /// Format being read.
         format: Format,
@@ -213,7 +215,14 @@ pub enum ContainerError {
 }
 
 impl ContainerError {
-    pub(crate) fn truncated(format: Format, field: &'static str, entry: Option<u64>, offset: u64, needed: u64, data_len: u64) -> Self {
+    pub(crate) fn truncated(
+        format: Format,
+        field: &'static str,
+        entry: Option<u64>,
+        offset: u64,
+        needed: u64,
+        data_len: u64,
+    ) -> Self {
         ContainerError::Truncated {
             format,
             field,
@@ -224,8 +233,20 @@ impl ContainerError {
         }
     }
 
-    pub(crate) fn invalid(format: Format, field: &'static str, entry: Option<u64>, offset: u64, reason: impl Into<String>) -> Self {
-        ContainerError::Invalid { format, field, entry: EntryIndex(entry), offset, reason: reason.into() }
+    pub(crate) fn invalid(
+        format: Format,
+        field: &'static str,
+        entry: Option<u64>,
+        offset: u64,
+        reason: impl Into<String>,
+    ) -> Self {
+        ContainerError::Invalid {
+            format,
+            field,
+            entry: EntryIndex(entry),
+            offset,
+            reason: reason.into(),
+        }
     }
 
     /// Shifts every offset by `base`, for errors found in a sub-range of a larger input.

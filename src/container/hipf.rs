@@ -40,7 +40,13 @@ pub struct FatbinWrapper {
 pub unsafe fn wrapper_binary(wrapper: *const c_void) -> Result<*const u8, ContainerError> {
     let mut raw = [0u8; std::mem::size_of::<FatbinWrapper>()];
     if wrapper.is_null() || !read_own_memory(wrapper as usize, &mut raw) {
-        return Err(ContainerError::invalid(Format::Wrapper, "wrapper", None, wrapper as u64, "not readable"));
+        return Err(ContainerError::invalid(
+            Format::Wrapper,
+            "wrapper",
+            None,
+            wrapper as u64,
+            "not readable",
+        ));
     }
     let magic = u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]);
     let version = u32::from_le_bytes([raw[4], raw[5], raw[6], raw[7]]);
@@ -49,14 +55,40 @@ pub unsafe fn wrapper_binary(wrapper: *const c_void) -> Result<*const u8, Contai
     let binary = usize::from_le_bytes(ptr) as *const u8;
     match magic {
         HIPF_MAGIC => {}
-        HIPK_MAGIC => return Err(ContainerError::Unsupported { format: Format::Wrapper, field: "HIPK (kpack) wrapper magic", offset: 0, value: magic.into() }),
-        _ => return Err(ContainerError::invalid(Format::Wrapper, "magic", None, 0, format!("{magic:#010x} is not HIPF"))),
+        HIPK_MAGIC => {
+            return Err(ContainerError::Unsupported {
+                format: Format::Wrapper,
+                field: "HIPK (kpack) wrapper magic",
+                offset: 0,
+                value: magic.into(),
+            })
+        }
+        _ => {
+            return Err(ContainerError::invalid(
+                Format::Wrapper,
+                "magic",
+                None,
+                0,
+                format!("{magic:#010x} is not HIPF"),
+            ))
+        }
     }
     if version != 1 {
-        return Err(ContainerError::Unsupported { format: Format::Wrapper, field: "version", offset: 4, value: version.into() });
+        return Err(ContainerError::Unsupported {
+            format: Format::Wrapper,
+            field: "version",
+            offset: 4,
+            value: version.into(),
+        });
     }
     if binary.is_null() {
-        return Err(ContainerError::invalid(Format::Wrapper, "binary pointer", None, 8, "null"));
+        return Err(ContainerError::invalid(
+            Format::Wrapper,
+            "binary pointer",
+            None,
+            8,
+            "null",
+        ));
     }
     Ok(binary)
 }
@@ -66,8 +98,14 @@ fn read_own_memory(addr: usize, buf: &mut [u8]) -> bool {
     if buf.is_empty() {
         return true;
     }
-    let local = libc::iovec { iov_base: buf.as_mut_ptr().cast(), iov_len: buf.len() };
-    let remote = libc::iovec { iov_base: addr as *mut c_void, iov_len: buf.len() };
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut c_void,
+        iov_len: buf.len(),
+    };
     // SAFETY: process_vm_readv writes only into `buf` (described by `local`) and reads our
     // own address space through the kernel, which reports unmapped addresses as EFAULT.
     let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
@@ -86,7 +124,12 @@ impl Probe for MemoryProbe {
         if end.map_or(true, |e| e > self.limit) {
             return Ok(false);
         }
-        let Some(addr) = usize::try_from(offset).ok().and_then(|o| self.base.checked_add(o)) else { return Ok(false) };
+        let Some(addr) = usize::try_from(offset)
+            .ok()
+            .and_then(|o| self.base.checked_add(o))
+        else {
+            return Ok(false);
+        };
         Ok(read_own_memory(addr, buf))
     }
 
@@ -105,10 +148,20 @@ impl Probe for MemoryProbe {
 /// `binary` must point to a container that stays mapped and unmodified for `'static` (true of
 /// the fat binaries in a loaded image while it is loaded; the runtime keeps its own copy if
 /// the image may be unloaded).
-pub unsafe fn measure(binary: *const u8, options: &ReadOptions) -> Result<&'static [u8], ContainerError> {
-    let mut probe = MemoryProbe { base: binary as usize, limit: options.limits.max_inflated_size };
+pub unsafe fn measure(
+    binary: *const u8,
+    options: &ReadOptions,
+) -> Result<&'static [u8], ContainerError> {
+    let mut probe = MemoryProbe {
+        base: binary as usize,
+        limit: options.limits.max_inflated_size,
+    };
     let mut magic = [0u8; 24];
-    let head = if probe.read_at(0, &mut magic)? { &magic[..] } else { &magic[..0] };
+    let head = if probe.read_at(0, &mut magic)? {
+        &magic[..]
+    } else {
+        &magic[..0]
+    };
     let extent = if head.starts_with(super::BUNDLE_MAGIC) {
         super::bundle::read_table(&mut probe, &options.limits)?.extent
     } else if head.starts_with(super::CCOB_MAGIC) {
@@ -117,7 +170,10 @@ pub unsafe fn measure(binary: *const u8, options: &ReadOptions) -> Result<&'stat
     } else if head.starts_with(b"\x7fELF") {
         super::host_elf::elf_extent(&mut probe)?
     } else {
-        return Err(ContainerError::UnknownFormat { offset: binary as u64, head: super::error::hex_head(head) });
+        return Err(ContainerError::UnknownFormat {
+            offset: binary as u64,
+            head: super::error::hex_head(head),
+        });
     };
     if extent > options.limits.max_inflated_size {
         return Err(ContainerError::LimitExceeded {
@@ -137,14 +193,32 @@ pub unsafe fn measure(binary: *const u8, options: &ReadOptions) -> Result<&'stat
     let mut byte = [0u8; 1];
     while addr < end {
         if !read_own_memory(addr, &mut byte) {
-            return Err(ContainerError::truncated(Format::Wrapper, "fat binary (unmapped memory)", None, (addr - start) as u64, extent, (addr - start) as u64));
+            return Err(ContainerError::truncated(
+                Format::Wrapper,
+                "fat binary (unmapped memory)",
+                None,
+                (addr - start) as u64,
+                extent,
+                (addr - start) as u64,
+            ));
         }
         addr = (addr / page + 1) * page;
     }
     if extent > 0 && !read_own_memory(end - 1, &mut byte) {
-        return Err(ContainerError::truncated(Format::Wrapper, "fat binary (unmapped memory)", None, extent - 1, 1, extent - 1));
+        return Err(ContainerError::truncated(
+            Format::Wrapper,
+            "fat binary (unmapped memory)",
+            None,
+            extent - 1,
+            1,
+            extent - 1,
+        ));
     }
-    tracing::debug!(address = start, extent, "measured fat binary behind pointer");
+    tracing::debug!(
+        address = start,
+        extent,
+        "measured fat binary behind pointer"
+    );
     // SAFETY: every page of [binary, binary + extent) is mapped (checked above), and the
     // caller guarantees it stays so, unmodified, for 'static.
     Ok(unsafe { std::slice::from_raw_parts(binary, extent as usize) })
@@ -156,18 +230,27 @@ mod tests {
 
     #[test]
     fn measures_a_bundle_behind_a_pointer_and_survives_garbage() {
-        let bundle = crate::container::write_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx1030", b"code")], 4096);
+        let bundle =
+            crate::container::write_bundle(&[("hipv4-amdgcn-amd-amdhsa--gfx1030", b"code")], 4096);
         let mut padded = bundle.clone();
         padded.extend_from_slice(&[0xAA; 5000]);
         let leaked: &'static [u8] = Box::leak(padded.into_boxed_slice());
-        let wrapper = FatbinWrapper { magic: HIPF_MAGIC, version: 1, binary: leaked.as_ptr().cast(), unused: std::ptr::null() };
+        let wrapper = FatbinWrapper {
+            magic: HIPF_MAGIC,
+            version: 1,
+            binary: leaked.as_ptr().cast(),
+            unused: std::ptr::null(),
+        };
         let ptr = unsafe { wrapper_binary((&wrapper as *const FatbinWrapper).cast()) }.unwrap();
         let slice = unsafe { measure(ptr, &ReadOptions::default()) }.unwrap();
         assert_eq!(slice, &bundle[..]);
         // An unmapped wrapper and binary are errors, not crashes.
         assert!(unsafe { wrapper_binary(16 as *const c_void) }.is_err());
         assert!(unsafe { measure(16 as *const u8, &ReadOptions::default()) }.is_err());
-        let bad = FatbinWrapper { magic: 0x1234, ..wrapper };
+        let bad = FatbinWrapper {
+            magic: 0x1234,
+            ..wrapper
+        };
         assert!(unsafe { wrapper_binary((&bad as *const FatbinWrapper).cast()) }.is_err());
     }
 }

@@ -30,11 +30,25 @@ pub fn fat_binary_sections(data: &[u8]) -> Result<Vec<FatBinarySection<'_>>, Con
             Ok(".llvm.offloading") => ".llvm.offloading",
             _ => continue,
         };
-        let Some((offset, size)) = section.file_range() else { continue };
-        let bytes = crate::bytes::slice_at(data, offset, size)
-            .ok_or_else(|| ContainerError::truncated(Format::HostElf, "fat-binary section", None, offset, size, data.len() as u64))?;
+        let Some((offset, size)) = section.file_range() else {
+            continue;
+        };
+        let bytes = crate::bytes::slice_at(data, offset, size).ok_or_else(|| {
+            ContainerError::truncated(
+                Format::HostElf,
+                "fat-binary section",
+                None,
+                offset,
+                size,
+                data.len() as u64,
+            )
+        })?;
         tracing::debug!(section = name, offset, size, "found fat-binary section");
-        found.push(FatBinarySection { name, offset, data: bytes });
+        found.push(FatBinarySection {
+            name,
+            offset,
+            data: bytes,
+        });
     }
     if found.is_empty() {
         return Err(ContainerError::NoFatBinary);
@@ -46,10 +60,19 @@ pub fn fat_binary_sections(data: &[u8]) -> Result<Vec<FatBinarySection<'_>>, Con
 /// How many bytes an ELF64 little-endian image occupies: the farthest of its headers, its
 /// section and program header tables, and every section's and segment's file bytes.
 pub(crate) fn elf_extent<P: Probe + ?Sized>(probe: &mut P) -> Result<u64, ContainerError> {
-    let mut r = FieldReader { probe, format: Format::CodeObject };
+    let mut r = FieldReader {
+        probe,
+        format: Format::CodeObject,
+    };
     let ident: [u8; 16] = r.bytes(0, "ELF identification", None)?;
     if ident[4] != 2 || ident[5] != 1 {
-        return Err(ContainerError::invalid(Format::CodeObject, "ELF class", None, 4, "only 64-bit little-endian ELF is an AMDGPU code object"));
+        return Err(ContainerError::invalid(
+            Format::CodeObject,
+            "ELF class",
+            None,
+            4,
+            "only 64-bit little-endian ELF is an AMDGPU code object",
+        ));
     }
     let phoff = r.u64(32, "e_phoff", None)?;
     let shoff = r.u64(40, "e_shoff", None)?;
@@ -57,25 +80,57 @@ pub(crate) fn elf_extent<P: Probe + ?Sized>(probe: &mut P) -> Result<u64, Contai
     let phnum = u64::from(r.u16(56, "e_phnum")?);
     let shentsize = u64::from(r.u16(58, "e_shentsize")?);
     let shnum = u64::from(r.u16(60, "e_shnum")?);
-    let overflow = |field| ContainerError::invalid(Format::CodeObject, field, None, 0, "offset plus size overflows");
+    let overflow = |field| {
+        ContainerError::invalid(
+            Format::CodeObject,
+            field,
+            None,
+            0,
+            "offset plus size overflows",
+        )
+    };
     let mut extent: u64 = 64;
     if phnum > 0 {
         if phentsize < 56 {
-            return Err(ContainerError::invalid(Format::CodeObject, "e_phentsize", None, 54, format!("{phentsize} < 56")));
+            return Err(ContainerError::invalid(
+                Format::CodeObject,
+                "e_phentsize",
+                None,
+                54,
+                format!("{phentsize} < 56"),
+            ));
         }
-        extent = extent.max(phoff.checked_add(phnum * phentsize).ok_or_else(|| overflow("program header table"))?);
+        extent = extent.max(
+            phoff
+                .checked_add(phnum * phentsize)
+                .ok_or_else(|| overflow("program header table"))?,
+        );
         for i in 0..phnum {
             let at = phoff + i * phentsize;
             let offset = r.u64(at + 8, "p_offset", Some(i))?;
             let filesz = r.u64(at + 32, "p_filesz", Some(i))?;
-            extent = extent.max(offset.checked_add(filesz).ok_or_else(|| overflow("segment"))?);
+            extent = extent.max(
+                offset
+                    .checked_add(filesz)
+                    .ok_or_else(|| overflow("segment"))?,
+            );
         }
     }
     if shnum > 0 {
         if shentsize < 64 {
-            return Err(ContainerError::invalid(Format::CodeObject, "e_shentsize", None, 58, format!("{shentsize} < 64")));
+            return Err(ContainerError::invalid(
+                Format::CodeObject,
+                "e_shentsize",
+                None,
+                58,
+                format!("{shentsize} < 64"),
+            ));
         }
-        extent = extent.max(shoff.checked_add(shnum * shentsize).ok_or_else(|| overflow("section header table"))?);
+        extent = extent.max(
+            shoff
+                .checked_add(shnum * shentsize)
+                .ok_or_else(|| overflow("section header table"))?,
+        );
         for i in 0..shnum {
             let at = shoff + i * shentsize;
             let kind = r.u32(at + 4, "sh_type")?;
@@ -84,12 +139,23 @@ pub(crate) fn elf_extent<P: Probe + ?Sized>(probe: &mut P) -> Result<u64, Contai
             }
             let offset = r.u64(at + 24, "sh_offset", Some(i))?;
             let size = r.u64(at + 32, "sh_size", Some(i))?;
-            extent = extent.max(offset.checked_add(size).ok_or_else(|| overflow("section"))?);
+            extent = extent.max(
+                offset
+                    .checked_add(size)
+                    .ok_or_else(|| overflow("section"))?,
+            );
         }
     }
     if let Some(len) = r.probe.known_len() {
         if extent > len {
-            return Err(ContainerError::truncated(Format::CodeObject, "ELF image", None, 0, extent, len));
+            return Err(ContainerError::truncated(
+                Format::CodeObject,
+                "ELF image",
+                None,
+                0,
+                extent,
+                len,
+            ));
         }
     }
     Ok(extent)

@@ -75,16 +75,23 @@ impl Hasher {
         }
         let (chunks, incoming) = std::sync::mpsc::sync_channel::<Vec<u8>>(HASH_QUEUE);
         let (recycle, spare) = std::sync::mpsc::sync_channel::<Vec<u8>>(HASH_QUEUE + 2);
-        let spawned = std::thread::Builder::new().name("rocload-md5".into()).spawn(move || {
-            let mut h = h;
-            for chunk in incoming {
-                h.update(&chunk);
-                let _ = recycle.try_send(chunk); // buffers go back for reuse; dropped if full
-            }
-            h
-        });
+        let spawned = std::thread::Builder::new()
+            .name("rocload-md5".into())
+            .spawn(move || {
+                let mut h = h;
+                for chunk in incoming {
+                    h.update(&chunk);
+                    let _ = recycle.try_send(chunk); // buffers go back for reuse; dropped if full
+                }
+                h
+            });
         match spawned {
-            Ok(worker) => Hasher::Pipelined { pending: Vec::with_capacity(HASH_CHUNK), chunks, spare, worker },
+            Ok(worker) => Hasher::Pipelined {
+                pending: Vec::with_capacity(HASH_CHUNK),
+                chunks,
+                spare,
+                worker,
+            },
             // No thread to be had: hash inline, slower but the same answer.
             Err(_) => Hasher::Inline(Md5::new_with_prefix(already)),
         }
@@ -93,13 +100,20 @@ impl Hasher {
     fn update(&mut self, mut data: &[u8]) {
         match self {
             Hasher::Inline(h) => h.update(data),
-            Hasher::Pipelined { pending, chunks, spare, .. } => {
+            Hasher::Pipelined {
+                pending,
+                chunks,
+                spare,
+                ..
+            } => {
                 while !data.is_empty() {
                     let take = (HASH_CHUNK - pending.len()).min(data.len());
                     pending.extend_from_slice(&data[..take]);
                     data = &data[take..];
                     if pending.len() == HASH_CHUNK {
-                        let mut next = spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(HASH_CHUNK));
+                        let mut next = spare
+                            .try_recv()
+                            .unwrap_or_else(|_| Vec::with_capacity(HASH_CHUNK));
                         next.clear();
                         let full = std::mem::replace(pending, next);
                         // The worker only stops when the sender is dropped, so this send
@@ -115,7 +129,12 @@ impl Hasher {
     fn finish(self) -> Option<u64> {
         match self {
             Hasher::Inline(h) => Some(finish_hash(h)),
-            Hasher::Pipelined { pending, chunks, worker, .. } => {
+            Hasher::Pipelined {
+                pending,
+                chunks,
+                worker,
+                ..
+            } => {
                 let _ = chunks.send(pending);
                 drop(chunks);
                 worker.join().ok().map(finish_hash)
@@ -125,18 +144,33 @@ impl Hasher {
 }
 
 impl<'a> Inflater<'a> {
-    pub fn new(payload: &'a [u8], method: Compression, declared: u64, origin: u64) -> Result<Self, ContainerError> {
+    pub fn new(
+        payload: &'a [u8],
+        method: Compression,
+        declared: u64,
+        origin: u64,
+    ) -> Result<Self, ContainerError> {
         let decoder = match method {
             Compression::Zstd => {
                 let mut d = zstd::stream::read::Decoder::with_buffer(payload)
                     .map_err(|e| corrupt(origin, method, 0, e))?
                     .single_frame();
-                d.window_log_max(ZSTD_WINDOW_LOG_MAX).map_err(|e| corrupt(origin, method, 0, e))?;
+                d.window_log_max(ZSTD_WINDOW_LOG_MAX)
+                    .map_err(|e| corrupt(origin, method, 0, e))?;
                 Decoder::Zstd(Box::new(d))
             }
-            Compression::Zlib => Decoder::Zlib(Box::new(flate2::bufread::ZlibDecoder::new(payload))),
+            Compression::Zlib => {
+                Decoder::Zlib(Box::new(flate2::bufread::ZlibDecoder::new(payload)))
+            }
         };
-        Ok(Inflater { decoder, method, origin, declared, produced: 0, hasher: None })
+        Ok(Inflater {
+            decoder,
+            method,
+            origin,
+            declared,
+            produced: 0,
+            hasher: None,
+        })
     }
 
     /// Starts hashing; `already` are the bytes produced so far (kept by the caller).
@@ -163,7 +197,12 @@ impl<'a> Inflater<'a> {
         };
         self.produced += n as u64;
         if self.produced > self.declared {
-            return Err(ContainerError::SizeMismatch { offset: self.origin, declared: self.declared, actual: self.produced, exceeded: true });
+            return Err(ContainerError::SizeMismatch {
+                offset: self.origin,
+                declared: self.declared,
+                actual: self.produced,
+                exceeded: true,
+            });
         }
         if let Some(h) = &mut self.hasher {
             h.update(&buf[..n]);
@@ -223,30 +262,68 @@ impl<'a> Inflater<'a> {
         let mut probe = [0u8; 1];
         if self.read_some(&mut probe)? != 0 {
             // read_some already reported the overflow; keep the compiler content.
-            return Err(ContainerError::SizeMismatch { offset: self.origin, declared: self.declared, actual: self.produced, exceeded: true });
+            return Err(ContainerError::SizeMismatch {
+                offset: self.origin,
+                declared: self.declared,
+                actual: self.produced,
+                exceeded: true,
+            });
         }
         if let Some(h) = self.hasher.take() {
-            let actual = h.finish().ok_or(ContainerError::OutOfMemory { what: "the hashing thread, which stopped", size: 0 })?;
+            let actual = h.finish().ok_or(ContainerError::OutOfMemory {
+                what: "the hashing thread, which stopped",
+                size: 0,
+            })?;
             if actual != expected_hash {
-                return Err(ContainerError::HashMismatch { offset: self.origin, expected: expected_hash, actual });
+                return Err(ContainerError::HashMismatch {
+                    offset: self.origin,
+                    expected: expected_hash,
+                    actual,
+                });
             }
-            tracing::debug!(offset = self.origin, hash = format_args!("{actual:#018x}"), "ccob hash verified");
+            tracing::debug!(
+                offset = self.origin,
+                hash = format_args!("{actual:#018x}"),
+                "ccob hash verified"
+            );
         }
         Ok(())
     }
 
     fn ended_early(&self) -> ContainerError {
-        ContainerError::SizeMismatch { offset: self.origin, declared: self.declared, actual: self.produced, exceeded: false }
+        ContainerError::SizeMismatch {
+            offset: self.origin,
+            declared: self.declared,
+            actual: self.produced,
+            exceeded: false,
+        }
     }
 }
 
-fn corrupt(origin: u64, method: Compression, produced: u64, e: impl std::fmt::Display) -> ContainerError {
-    ContainerError::Corrupt { offset: origin, method, produced, reason: e.to_string() }
+fn corrupt(
+    origin: u64,
+    method: Compression,
+    produced: u64,
+    e: impl std::fmt::Display,
+) -> ContainerError {
+    ContainerError::Corrupt {
+        offset: origin,
+        method,
+        produced,
+        reason: e.to_string(),
+    }
 }
 
 fn reserve(v: &mut Vec<u8>, additional: u64, what: &'static str) -> Result<(), ContainerError> {
-    let add = usize::try_from(additional).map_err(|_| ContainerError::OutOfMemory { what, size: additional })?;
-    v.try_reserve_exact(add).map_err(|_| ContainerError::OutOfMemory { what, size: additional })
+    let add = usize::try_from(additional).map_err(|_| ContainerError::OutOfMemory {
+        what,
+        size: additional,
+    })?;
+    v.try_reserve_exact(add)
+        .map_err(|_| ContainerError::OutOfMemory {
+            what,
+            size: additional,
+        })
 }
 
 /// The inflated prefix of a payload, grown on demand: lets the bundle table reader list a
@@ -258,14 +335,18 @@ pub(crate) struct InflatingProbe<'a> {
 
 impl Probe for InflatingProbe<'_> {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<bool, ContainerError> {
-        let Some(end) = offset.checked_add(buf.len() as u64) else { return Ok(false) };
+        let Some(end) = offset.checked_add(buf.len() as u64) else {
+            return Ok(false);
+        };
         if end > self.inflater.declared {
             return Ok(false);
         }
         while (self.prefix.len() as u64) < end {
             let start = self.prefix.len();
             // Inflate a little ahead: tables are read field by field.
-            let want = (end - start as u64).max(4096).min(self.inflater.declared - start as u64) as usize;
+            let want = (end - start as u64)
+                .max(4096)
+                .min(self.inflater.declared - start as u64) as usize;
             reserve(&mut self.prefix, want as u64, "bundle table")?;
             self.prefix.resize(start + want, 0);
             let n = self.inflater.read_some(&mut self.prefix[start..])?;
@@ -285,24 +366,41 @@ impl Probe for InflatingProbe<'_> {
 
 /// Inflates a whole payload in one pass into one buffer of exactly `declared` bytes, which
 /// is the fastest way when every byte is wanted.
-pub(crate) fn inflate_all(payload: &[u8], method: Compression, declared: u64, origin: u64) -> Result<Vec<u8>, ContainerError> {
+pub(crate) fn inflate_all(
+    payload: &[u8],
+    method: Compression,
+    declared: u64,
+    origin: u64,
+) -> Result<Vec<u8>, ContainerError> {
     match method {
         Compression::Zstd => {
             // The frame usually states its content size: a disagreement is caught before any
             // buffer is reserved. Without it, stream (buffers grow with real output).
             match zstd::zstd_safe::get_frame_content_size(payload) {
                 Ok(Some(n)) if n != declared => {
-                    return Err(ContainerError::SizeMismatch { offset: origin, declared, actual: n, exceeded: n > declared })
+                    return Err(ContainerError::SizeMismatch {
+                        offset: origin,
+                        declared,
+                        actual: n,
+                        exceeded: n > declared,
+                    })
                 }
                 Ok(Some(_)) => {}
                 _ => return inflate_streaming(payload, method, declared, origin),
             }
             let mut out = Vec::new();
             reserve(&mut out, declared, "inflated bundle")?;
-            let mut d = zstd::bulk::Decompressor::new().map_err(|e| corrupt(origin, method, 0, e))?;
-            d.decompress_to_buffer(payload, &mut out).map_err(|e| corrupt(origin, method, 0, e))?;
+            let mut d =
+                zstd::bulk::Decompressor::new().map_err(|e| corrupt(origin, method, 0, e))?;
+            d.decompress_to_buffer(payload, &mut out)
+                .map_err(|e| corrupt(origin, method, 0, e))?;
             if out.len() as u64 != declared {
-                return Err(ContainerError::SizeMismatch { offset: origin, declared, actual: out.len() as u64, exceeded: false });
+                return Err(ContainerError::SizeMismatch {
+                    offset: origin,
+                    declared,
+                    actual: out.len() as u64,
+                    exceeded: false,
+                });
             }
             Ok(out)
         }
@@ -310,30 +408,58 @@ pub(crate) fn inflate_all(payload: &[u8], method: Compression, declared: u64, or
     }
 }
 
-fn inflate_streaming(payload: &[u8], method: Compression, declared: u64, origin: u64) -> Result<Vec<u8>, ContainerError> {
+fn inflate_streaming(
+    payload: &[u8],
+    method: Compression,
+    declared: u64,
+    origin: u64,
+) -> Result<Vec<u8>, ContainerError> {
     let mut inf = Inflater::new(payload, method, declared, origin)?;
     let out = inf.read_vec(declared)?;
     let mut probe = [0u8; 1];
     if inf.read_some(&mut probe)? != 0 {
-        return Err(ContainerError::SizeMismatch { offset: origin, declared, actual: inf.produced(), exceeded: true });
+        return Err(ContainerError::SizeMismatch {
+            offset: origin,
+            declared,
+            actual: inf.produced(),
+            exceeded: true,
+        });
     }
     Ok(out)
 }
 
 /// Length of the zstd frame starting at `start`, read from its frame and block headers alone
 /// (nothing is decoded). Used for CCOB v1, whose header has no total size.
-pub(crate) fn zstd_frame_len<P: Probe + ?Sized>(probe: &mut P, start: u64) -> Result<u64, ContainerError> {
-    let mut r = super::probe::FieldReader { probe, format: Format::Ccob };
+pub(crate) fn zstd_frame_len<P: Probe + ?Sized>(
+    probe: &mut P,
+    start: u64,
+) -> Result<u64, ContainerError> {
+    let mut r = super::probe::FieldReader {
+        probe,
+        format: Format::Ccob,
+    };
     let magic = r.u32(start, "zstd frame magic")?;
     if magic != 0xFD2F_B528 {
-        return Err(ContainerError::invalid(Format::Ccob, "zstd frame magic", None, start, format!("{magic:#010x} is not a zstd frame")));
+        return Err(ContainerError::invalid(
+            Format::Ccob,
+            "zstd frame magic",
+            None,
+            start,
+            format!("{magic:#010x} is not a zstd frame"),
+        ));
     }
     let [descriptor] = r.bytes::<1>(start + 4, "zstd frame header", None)?;
     let fcs_flag = descriptor >> 6;
     let single_segment = descriptor & 0x20 != 0;
     let checksum = descriptor & 0x04 != 0;
     if descriptor & 0x08 != 0 {
-        return Err(ContainerError::invalid(Format::Ccob, "zstd frame header", None, start + 4, "reserved bit set"));
+        return Err(ContainerError::invalid(
+            Format::Ccob,
+            "zstd frame header",
+            None,
+            start + 4,
+            "reserved bit set",
+        ));
     }
     let dict_len = [0u64, 1, 2, 4][(descriptor & 3) as usize];
     let fcs_len = match fcs_flag {
@@ -352,7 +478,15 @@ pub(crate) fn zstd_frame_len<P: Probe + ?Sized>(probe: &mut P, start: u64) -> Re
         let content = match block_type {
             0 | 2 => size,
             1 => 1,
-            _ => return Err(ContainerError::invalid(Format::Ccob, "zstd block header", None, pos, "reserved block type")),
+            _ => {
+                return Err(ContainerError::invalid(
+                    Format::Ccob,
+                    "zstd block header",
+                    None,
+                    pos,
+                    "reserved block type",
+                ))
+            }
         };
         pos = pos + 3 + content;
         if last {
@@ -370,7 +504,11 @@ pub(crate) fn zstd_frame_len<P: Probe + ?Sized>(probe: &mut P, start: u64) -> Re
 /// Length of the zlib stream starting at `start`: v1 zlib bundles record no size, and a
 /// deflate stream's end is only known by decoding it. The output is discarded as it comes
 /// (bounded by `declared`), so this costs time but no memory.
-pub(crate) fn zlib_stream_len<P: Probe + ?Sized>(probe: &mut P, start: u64, declared: u64) -> Result<u64, ContainerError> {
+pub(crate) fn zlib_stream_len<P: Probe + ?Sized>(
+    probe: &mut P,
+    start: u64,
+    declared: u64,
+) -> Result<u64, ContainerError> {
     let mut z = flate2::Decompress::new(true);
     let mut input = vec![0u8; CHUNK];
     let mut output = vec![0u8; CHUNK];
@@ -400,14 +538,26 @@ pub(crate) fn zlib_stream_len<P: Probe + ?Sized>(probe: &mut P, start: u64, decl
             .map_err(|e| corrupt(0, Compression::Zlib, z.total_out(), e))?;
         lo += (z.total_in() - in_before) as usize;
         if z.total_out() > declared {
-            return Err(ContainerError::SizeMismatch { offset: 0, declared, actual: z.total_out(), exceeded: true });
+            return Err(ContainerError::SizeMismatch {
+                offset: 0,
+                declared,
+                actual: z.total_out(),
+                exceeded: true,
+            });
         }
         if status == flate2::Status::StreamEnd {
             return Ok(z.total_in());
         }
         let progress = z.total_in() != in_before || z.total_out() != out_before;
         if eof && lo == hi && !progress {
-            return Err(ContainerError::truncated(Format::Ccob, "zlib stream", None, start, z.total_in() + 1, start + z.total_in()));
+            return Err(ContainerError::truncated(
+                Format::Ccob,
+                "zlib stream",
+                None,
+                start,
+                z.total_in() + 1,
+                start + z.total_in(),
+            ));
         }
     }
 }
@@ -434,9 +584,15 @@ mod tests {
         let frame = zstd::bulk::compress(&data, 3).unwrap();
         let mut inf = Inflater::new(&frame, Compression::Zstd, 1000, 0).unwrap();
         let err = inf.read_vec(10_000_000).unwrap_err();
-        assert!(matches!(err, ContainerError::SizeMismatch { exceeded: true, .. }), "{err}");
+        assert!(
+            matches!(err, ContainerError::SizeMismatch { exceeded: true, .. }),
+            "{err}"
+        );
         assert!(inf.produced() <= 1000 + FIRST_RESERVATION);
         let err = inflate_all(&frame, Compression::Zstd, 1000, 0).unwrap_err();
-        assert!(matches!(err, ContainerError::SizeMismatch { exceeded: true, .. }), "{err}");
+        assert!(
+            matches!(err, ContainerError::SizeMismatch { exceeded: true, .. }),
+            "{err}"
+        );
     }
 }

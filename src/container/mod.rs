@@ -45,7 +45,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_entries: 1 << 16, max_id_len: 4096, max_inflated_size: 16 << 30 }
+        Limits {
+            max_entries: 1 << 16,
+            max_id_len: 4096,
+            max_inflated_size: 16 << 30,
+        }
     }
 }
 
@@ -111,7 +115,10 @@ impl<'a> Container<'a> {
             check_code_object_machine(data)?;
             Ok(Container::CodeObject(&data[..len as usize]))
         } else {
-            Err(ContainerError::UnknownFormat { offset: 0, head: error::hex_head(data) })
+            Err(ContainerError::UnknownFormat {
+                offset: 0,
+                head: error::hex_head(data),
+            })
         }
     }
 
@@ -149,10 +156,20 @@ impl<'a> Container<'a> {
         match self {
             Container::Bundle(b) => Ok(b.entries().to_vec()),
             Container::Compressed(c) => c.entries(),
-            Container::CodeObject(c) => Ok(vec![EntryInfo { id: Cow::Owned(code_object_entry_id(c)), offset: 0, size: c.len() as u64 }]),
-            Container::OffloadBinary(o) => {
-                Ok(o.images().iter().map(|i| EntryInfo { id: Cow::Owned(i.id()), offset: i.image_offset, size: i.image.len() as u64 }).collect())
-            }
+            Container::CodeObject(c) => Ok(vec![EntryInfo {
+                id: Cow::Owned(code_object_entry_id(c)),
+                offset: 0,
+                size: c.len() as u64,
+            }]),
+            Container::OffloadBinary(o) => Ok(o
+                .images()
+                .iter()
+                .map(|i| EntryInfo {
+                    id: Cow::Owned(i.id()),
+                    offset: i.image_offset,
+                    size: i.image.len() as u64,
+                })
+                .collect()),
         }
     }
 
@@ -164,11 +181,19 @@ impl<'a> Container<'a> {
             available: entries.iter().map(|e| e.id.to_string()).collect(),
         };
         match self {
-            Container::Bundle(b) => b.entries().get(index).map(|e| Cow::Borrowed(b.entry_data(e))).ok_or_else(|| not_found(b.entries().to_vec())),
+            Container::Bundle(b) => b
+                .entries()
+                .get(index)
+                .map(|e| Cow::Borrowed(b.entry_data(e)))
+                .ok_or_else(|| not_found(b.entries().to_vec())),
             Container::Compressed(c) => c.extract(index).map(Cow::Owned),
             Container::CodeObject(c) if index == 0 => Ok(Cow::Borrowed(c)),
             Container::CodeObject(_) => Err(not_found(self.entries()?)),
-            Container::OffloadBinary(o) => o.images().get(index).map(|i| Cow::Borrowed(i.image)).ok_or_else(|| not_found(self.entries().unwrap_or_default())),
+            Container::OffloadBinary(o) => o
+                .images()
+                .get(index)
+                .map(|i| Cow::Borrowed(i.image))
+                .ok_or_else(|| not_found(self.entries().unwrap_or_default())),
         }
     }
 }
@@ -178,7 +203,9 @@ impl<'a> Container<'a> {
 /// listing never fails on it (loading reports the real error).
 fn code_object_entry_id(code: &[u8]) -> String {
     let target = match (code.get(7), code.get(8), crate::bytes::u32_at(code, 48)) {
-        (Some(&os_abi), Some(&abi_version), Some(e_flags)) => crate::target::ElfTarget::from_header(os_abi, abi_version, e_flags).ok(),
+        (Some(&os_abi), Some(&abi_version), Some(e_flags)) => {
+            crate::target::ElfTarget::from_header(os_abi, abi_version, e_flags).ok()
+        }
         _ => None,
     };
     match target {
@@ -190,8 +217,21 @@ fn code_object_entry_id(code: &[u8]) -> String {
 fn check_code_object_machine(data: &[u8]) -> Result<(), ContainerError> {
     match crate::bytes::u16_at(data, 18) {
         Some(EM_AMDGPU) => Ok(()),
-        Some(m) => Err(ContainerError::invalid(Format::CodeObject, "e_machine", None, 18, format!("{m} is not EM_AMDGPU ({EM_AMDGPU})"))),
-        None => Err(ContainerError::truncated(Format::CodeObject, "e_machine", None, 18, 2, data.len() as u64)),
+        Some(m) => Err(ContainerError::invalid(
+            Format::CodeObject,
+            "e_machine",
+            None,
+            18,
+            format!("{m} is not EM_AMDGPU ({EM_AMDGPU})"),
+        )),
+        None => Err(ContainerError::truncated(
+            Format::CodeObject,
+            "e_machine",
+            None,
+            18,
+            2,
+            data.len() as u64,
+        )),
     }
 }
 
@@ -216,14 +256,20 @@ impl<'a> Located<'a> {
 
     /// [`Container::extract`], with error offsets counted from the start of the input.
     pub fn extract(&self, index: usize) -> Result<Cow<'a, [u8]>, ContainerError> {
-        self.container.extract(index).map_err(|e| e.rebase(self.offset))
+        self.container
+            .extract(index)
+            .map_err(|e| e.rebase(self.offset))
     }
 }
 
 /// Walks a range holding containers back to back: after each one, zero padding is skipped
 /// and the next must start with a known magic. Offsets in results and errors are relative to
 /// `data` plus `base`.
-pub fn walk<'a>(data: &'a [u8], base: u64, options: &ReadOptions) -> Result<Vec<Located<'a>>, ContainerError> {
+pub fn walk<'a>(
+    data: &'a [u8],
+    base: u64,
+    options: &ReadOptions,
+) -> Result<Vec<Located<'a>>, ContainerError> {
     let mut found = Vec::new();
     let mut pos = 0usize;
     while pos < data.len() {
@@ -236,7 +282,12 @@ pub fn walk<'a>(data: &'a [u8], base: u64, options: &ReadOptions) -> Result<Vec<
         let container = Container::parse(&data[pos..], options).map_err(|e| e.rebase(offset))?;
         let size = container.size().max(1);
         tracing::debug!(offset, format = %container.format(), size, "found container");
-        found.push(Located { index: found.len(), offset, section: None, container });
+        found.push(Located {
+            index: found.len(),
+            offset,
+            section: None,
+            container,
+        });
         pos = pos.saturating_add(size as usize);
     }
     Ok(found)
@@ -244,7 +295,10 @@ pub fn walk<'a>(data: &'a [u8], base: u64, options: &ReadOptions) -> Result<Vec<
 
 /// Finds every container in `data`: the fat-binary sections of a host ELF file, or else the
 /// containers of the range itself (a bundle file, a CCOB, a section dump, a code object).
-pub fn read_containers<'a>(data: &'a [u8], options: &ReadOptions) -> Result<Vec<Located<'a>>, ContainerError> {
+pub fn read_containers<'a>(
+    data: &'a [u8],
+    options: &ReadOptions,
+) -> Result<Vec<Located<'a>>, ContainerError> {
     if data.starts_with(ELF_MAGIC) && crate::bytes::u16_at(data, 18) != Some(EM_AMDGPU) {
         let mut all = Vec::new();
         for section in fat_binary_sections(data)? {
@@ -270,12 +324,19 @@ impl MappedFile {
     /// Maps `path` read-only.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, crate::Error> {
         let path = path.as_ref().to_path_buf();
-        let io = |source| crate::Error::Io { path: path.clone(), source };
+        let io = |source| crate::Error::Io {
+            path: path.clone(),
+            source,
+        };
         let file = std::fs::File::open(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         // SAFETY: the map is read-only and private to this process; like every reader of
         // mapped files we assume the file is not truncated while mapped.
-        let map = if len == 0 { None } else { Some(unsafe { memmap2::Mmap::map(&file) }.map_err(io)?) };
+        let map = if len == 0 {
+            None
+        } else {
+            Some(unsafe { memmap2::Mmap::map(&file) }.map_err(io)?)
+        };
         Ok(MappedFile { path, map })
     }
 
@@ -304,7 +365,11 @@ pub fn entry_matches(id: &str, wanted: &str) -> bool {
 /// Finds the entry `wanted` names, a full entry id or a target id, in the containers:
 /// in container `bundle` only if given, else in the first container holding it. Returns the
 /// container's position in `containers` and the entry index.
-pub fn find_entry(containers: &[Located<'_>], wanted: &str, bundle: Option<usize>) -> Result<(usize, usize), ContainerError> {
+pub fn find_entry(
+    containers: &[Located<'_>],
+    wanted: &str,
+    bundle: Option<usize>,
+) -> Result<(usize, usize), ContainerError> {
     let mut available = Vec::new();
     for (pos, located) in containers.iter().enumerate() {
         if bundle.is_some_and(|b| b != located.index) {
@@ -314,12 +379,25 @@ pub fn find_entry(containers: &[Located<'_>], wanted: &str, bundle: Option<usize
         if let Some(i) = entries.iter().position(|e| entry_matches(&e.id, wanted)) {
             return Ok((pos, i));
         }
-        available.extend(entries.iter().map(|e| format!("{} (bundle {})", e.id, located.index)));
+        available.extend(
+            entries
+                .iter()
+                .map(|e| format!("{} (bundle {})", e.id, located.index)),
+        );
     }
     if let Some(b) = bundle {
         if !containers.iter().any(|l| l.index == b) {
-            return Err(ContainerError::EntryNotFound { wanted: format!("bundle {b}"), available: containers.iter().map(|l| format!("bundle {}", l.index)).collect() });
+            return Err(ContainerError::EntryNotFound {
+                wanted: format!("bundle {b}"),
+                available: containers
+                    .iter()
+                    .map(|l| format!("bundle {}", l.index))
+                    .collect(),
+            });
         }
     }
-    Err(ContainerError::EntryNotFound { wanted: wanted.to_string(), available })
+    Err(ContainerError::EntryNotFound {
+        wanted: wanted.to_string(),
+        available,
+    })
 }

@@ -40,13 +40,25 @@ pub(crate) struct FieldReader<'p, P: Probe + ?Sized> {
 }
 
 impl<P: Probe + ?Sized> FieldReader<'_, P> {
-    pub fn bytes<const N: usize>(&mut self, offset: u64, field: &'static str, entry: Option<u64>) -> Result<[u8; N], ContainerError> {
+    pub fn bytes<const N: usize>(
+        &mut self,
+        offset: u64,
+        field: &'static str,
+        entry: Option<u64>,
+    ) -> Result<[u8; N], ContainerError> {
         let mut buf = [0u8; N];
         if self.probe.read_at(offset, &mut buf)? {
             Ok(buf)
         } else {
             let len = self.probe.known_len().unwrap_or(offset);
-            Err(ContainerError::truncated(self.format, field, entry, offset, N as u64, len))
+            Err(ContainerError::truncated(
+                self.format,
+                field,
+                entry,
+                offset,
+                N as u64,
+                len,
+            ))
         }
     }
 
@@ -58,7 +70,12 @@ impl<P: Probe + ?Sized> FieldReader<'_, P> {
         self.bytes(offset, field, None).map(u32::from_le_bytes)
     }
 
-    pub fn u64(&mut self, offset: u64, field: &'static str, entry: Option<u64>) -> Result<u64, ContainerError> {
+    pub fn u64(
+        &mut self,
+        offset: u64,
+        field: &'static str,
+        entry: Option<u64>,
+    ) -> Result<u64, ContainerError> {
         self.bytes(offset, field, entry).map(u64::from_le_bytes)
     }
 }

@@ -59,7 +59,12 @@ pub trait ExecutableBackend: Send + Sync + Debug {
     fn reserve(&mut self, index: usize, module: &Module) -> Result<Option<u64>, LoadError>;
 
     /// Loads module `index` with its imports resolved (`imports[i]` for `module.imports()[i]`).
-    fn load(&mut self, index: usize, module: &Module, imports: &[Option<u64>]) -> Result<Placement, LoadError>;
+    fn load(
+        &mut self,
+        index: usize,
+        module: &Module,
+        imports: &[Option<u64>],
+    ) -> Result<Placement, LoadError>;
 
     /// Finishes the executable; nothing more can be loaded.
     fn freeze(&mut self) -> Result<(), LoadError>;

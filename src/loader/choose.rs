@@ -48,7 +48,9 @@ impl BackendChoice {
             Some(v) if v.eq_ignore_ascii_case("auto") => Ok(BackendChoice::Auto),
             Some(v) if v.eq_ignore_ascii_case("hsa") => Ok(BackendChoice::Hsa),
             Some(v) if v.eq_ignore_ascii_case("soft") => Ok(BackendChoice::Soft),
-            Some(_) => Err(BackendError::InvalidChoice { value: value.unwrap_or_default().to_owned() }),
+            Some(_) => Err(BackendError::InvalidChoice {
+                value: value.unwrap_or_default().to_owned(),
+            }),
         }
     }
 
@@ -175,9 +177,18 @@ impl HsaUnavailable {
             HsaUnavailable::Library(e) => e.to_string(),
             HsaUnavailable::Init { error, .. } => error.to_string(),
             HsaUnavailable::Agents { error, .. } => format!("listing agents: {error}"),
-            HsaUnavailable::NoGpuAgent { .. } => "hsa_init succeeded but the runtime reports no GPU agent".to_owned(),
+            HsaUnavailable::NoGpuAgent { .. } => {
+                "hsa_init succeeded but the runtime reports no GPU agent".to_owned()
+            }
             HsaUnavailable::NoUsableAgent { agents, .. } => {
-                format!("no usable GPU agent: {}", agents.iter().map(|a| a.to_string()).collect::<Vec<_>>().join("; "))
+                format!(
+                    "no usable GPU agent: {}",
+                    agents
+                        .iter()
+                        .map(|a| a.to_string())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                )
             }
         }
     }
@@ -186,9 +197,10 @@ impl HsaUnavailable {
     pub fn library(&self) -> Option<&str> {
         match self {
             HsaUnavailable::Library(_) => None,
-            HsaUnavailable::Init { library, .. } | HsaUnavailable::Agents { library, .. } | HsaUnavailable::NoGpuAgent { library } | HsaUnavailable::NoUsableAgent { library, .. } => {
-                Some(library)
-            }
+            HsaUnavailable::Init { library, .. }
+            | HsaUnavailable::Agents { library, .. }
+            | HsaUnavailable::NoGpuAgent { library }
+            | HsaUnavailable::NoUsableAgent { library, .. } => Some(library),
         }
     }
 }
@@ -225,19 +237,47 @@ pub enum BackendError {
 pub fn choose_agents(config: &BackendConfig) -> Result<AgentSet, BackendError> {
     let choice = config.choice;
     if choice == BackendChoice::Soft {
-        return Ok(AgentSet { choice, agents: vec![soft_agent(config)?], hsa_agents: Vec::new(), hsa: HsaStatus::default() });
+        return Ok(AgentSet {
+            choice,
+            agents: vec![soft_agent(config)?],
+            hsa_agents: Vec::new(),
+            hsa: HsaStatus::default(),
+        });
     }
     match hsa_agents(config) {
         Ok((library, agents)) => {
             tracing::debug!(%library, agents = agents.len(), "using the HSA backend");
-            let shared = agents.iter().map(|a| Arc::new(a.clone()) as Arc<dyn Agent>).collect();
-            Ok(AgentSet { choice, agents: shared, hsa_agents: agents, hsa: HsaStatus { tried: true, library: Some(library), available: true, error: None } })
+            let shared = agents
+                .iter()
+                .map(|a| Arc::new(a.clone()) as Arc<dyn Agent>)
+                .collect();
+            Ok(AgentSet {
+                choice,
+                agents: shared,
+                hsa_agents: agents,
+                hsa: HsaStatus {
+                    tried: true,
+                    library: Some(library),
+                    available: true,
+                    error: None,
+                },
+            })
         }
         Err(why) if choice == BackendChoice::Hsa => Err(why.into()),
         Err(why) => {
             tracing::info!(reason = %why, "{BACKEND_ENV}=auto: HSA backend unavailable, using the software agent");
-            let hsa = HsaStatus { tried: true, library: why.library().map(str::to_owned), available: false, error: Some(why.reason()) };
-            Ok(AgentSet { choice, agents: vec![soft_agent(config)?], hsa_agents: Vec::new(), hsa })
+            let hsa = HsaStatus {
+                tried: true,
+                library: why.library().map(str::to_owned),
+                available: false,
+                error: Some(why.reason()),
+            };
+            Ok(AgentSet {
+                choice,
+                agents: vec![soft_agent(config)?],
+                hsa_agents: Vec::new(),
+                hsa,
+            })
         }
     }
 }
@@ -251,7 +291,11 @@ pub fn agents_from_env() -> Result<AgentSet, BackendError> {
 }
 
 fn soft_agent(config: &BackendConfig) -> Result<Arc<dyn Agent>, BackendError> {
-    let isa: AgentIsa = config.soft_isa.as_deref().unwrap_or(DEFAULT_SOFT_ISA).parse()?;
+    let isa: AgentIsa = config
+        .soft_isa
+        .as_deref()
+        .unwrap_or(DEFAULT_SOFT_ISA)
+        .parse()?;
     let isa = isa.apply_override(config.override_gfx_version.as_deref())?;
     Ok(SoftAgent::new(isa).shared())
 }
@@ -271,7 +315,10 @@ fn open_library(config: &BackendConfig) -> Result<HsaLibrary, hsa_sys::LoadError
     for name in hsa_sys::DEFAULT_LIBRARY_NAMES {
         match HsaLibrary::load_from(*name) {
             Ok(lib) => return Ok(lib),
-            Err(e) => attempts.extend(e.attempts.into_iter().map(|a| LoadAttempt { source: CandidateSource::Default, ..a })),
+            Err(e) => attempts.extend(e.attempts.into_iter().map(|a| LoadAttempt {
+                source: CandidateSource::Default,
+                ..a
+            })),
         }
     }
     Err(hsa_sys::LoadError { attempts })
@@ -279,15 +326,23 @@ fn open_library(config: &BackendConfig) -> Result<HsaLibrary, hsa_sys::LoadError
 
 /// The library's file (as the dynamic loader resolved it) or the name it was opened by.
 fn library_name(lib: &HsaLibrary) -> String {
-    lib.file().map(|f| f.display().to_string()).unwrap_or_else(|| lib.name().to_owned())
+    lib.file()
+        .map(|f| f.display().to_string())
+        .unwrap_or_else(|| lib.name().to_owned())
 }
 
 fn hsa_agents(config: &BackendConfig) -> Result<(String, Vec<HsaAgent>), HsaUnavailable> {
     let lib = Arc::new(open_library(config).map_err(HsaUnavailable::Library)?);
     let library = library_name(&lib);
-    let hsa = Arc::new(Hsa::init(lib).map_err(|error| HsaUnavailable::Init { library: library.clone(), error })?);
+    let hsa = Arc::new(Hsa::init(lib).map_err(|error| HsaUnavailable::Init {
+        library: library.clone(),
+        error,
+    })?);
     // Unverified on hardware from here on: no machine of this project gets past hsa_init.
-    let gpus = hsa.gpu_agents().map_err(|error| HsaUnavailable::Agents { library: library.clone(), error })?;
+    let gpus = hsa.gpu_agents().map_err(|error| HsaUnavailable::Agents {
+        library: library.clone(),
+        error,
+    })?;
     if gpus.is_empty() {
         return Err(HsaUnavailable::NoGpuAgent { library });
     }
@@ -303,7 +358,10 @@ fn hsa_agents(config: &BackendConfig) -> Result<(String, Vec<HsaAgent>), HsaUnav
         }
     }
     if agents.is_empty() {
-        return Err(HsaUnavailable::NoUsableAgent { library, agents: unusable });
+        return Err(HsaUnavailable::NoUsableAgent {
+            library,
+            agents: unusable,
+        });
     }
     Ok((library, agents))
 }
@@ -314,18 +372,40 @@ mod tests {
 
     #[test]
     fn choice_values() {
-        assert_eq!(BackendChoice::from_env_value(None).unwrap(), BackendChoice::Auto);
-        assert_eq!(BackendChoice::from_env_value(Some(" ")).unwrap(), BackendChoice::Auto);
-        assert_eq!(BackendChoice::from_env_value(Some("HSA")).unwrap(), BackendChoice::Hsa);
-        assert_eq!(BackendChoice::from_env_value(Some("soft")).unwrap(), BackendChoice::Soft);
+        assert_eq!(
+            BackendChoice::from_env_value(None).unwrap(),
+            BackendChoice::Auto
+        );
+        assert_eq!(
+            BackendChoice::from_env_value(Some(" ")).unwrap(),
+            BackendChoice::Auto
+        );
+        assert_eq!(
+            BackendChoice::from_env_value(Some("HSA")).unwrap(),
+            BackendChoice::Hsa
+        );
+        assert_eq!(
+            BackendChoice::from_env_value(Some("soft")).unwrap(),
+            BackendChoice::Soft
+        );
         let e = BackendChoice::from_env_value(Some("cuda")).unwrap_err();
-        assert!(matches!(&e, BackendError::InvalidChoice { value } if value == "cuda"), "{e}");
-        assert_eq!(e.to_string(), "ROCLOAD_BACKEND=\"cuda\": expected auto, hsa or soft");
+        assert!(
+            matches!(&e, BackendError::InvalidChoice { value } if value == "cuda"),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "ROCLOAD_BACKEND=\"cuda\": expected auto, hsa or soft"
+        );
     }
 
     #[test]
     fn soft_never_opens_the_library() {
-        let config = BackendConfig { choice: BackendChoice::Soft, hsa_library: Some("/nonexistent/libhsa.so".into()), ..Default::default() };
+        let config = BackendConfig {
+            choice: BackendChoice::Soft,
+            hsa_library: Some("/nonexistent/libhsa.so".into()),
+            ..Default::default()
+        };
         let set = choose_agents(&config).unwrap();
         assert_eq!(set.hsa, HsaStatus::default());
         assert_eq!(set.agents.len(), 1);

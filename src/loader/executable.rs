@@ -46,7 +46,11 @@ const _: () = {
 };
 
 impl Executable {
-    pub(crate) fn build(agent: Arc<dyn Agent>, modules: &[Module], plan: &LinkPlan) -> Result<Executable, LoadError> {
+    pub(crate) fn build(
+        agent: Arc<dyn Agent>,
+        modules: &[Module],
+        plan: &LinkPlan,
+    ) -> Result<Executable, LoadError> {
         // Backends that cannot undo a load (ROCr) check the whole plan before touching memory.
         agent.check_plan(modules, plan)?;
         let mut backend = agent.new_executable()?;
@@ -56,7 +60,12 @@ impl Executable {
                 bases[m] = backend.reserve(m, &modules[m])?;
             }
         } else if let Some(cycle) = plan.cycles.first() {
-            return Err(LoadError::Cycle { modules: cycle.iter().map(|&m| modules[m].source().to_string()).collect() });
+            return Err(LoadError::Cycle {
+                modules: cycle
+                    .iter()
+                    .map(|&m| modules[m].source().to_string())
+                    .collect(),
+            });
         }
         let mut placements = vec![None; modules.len()];
         for (position, &m) in plan.order.iter().enumerate() {
@@ -67,7 +76,10 @@ impl Executable {
                     Provider::Module { module: pm, symbol } => {
                         let base = bases[pm]?;
                         let provider = &modules[pm];
-                        Some(base.wrapping_sub(provider.first_vaddr()).wrapping_add(provider.symbols()[symbol].value))
+                        Some(
+                            base.wrapping_sub(provider.first_vaddr())
+                                .wrapping_add(provider.symbols()[symbol].value),
+                        )
                     }
                     Provider::Defined(addr) => Some(addr),
                     Provider::Unresolved => None,
@@ -82,7 +94,10 @@ impl Executable {
         let mut symbols = Vec::new();
         for (i, module) in modules.iter().enumerate() {
             let Some((placement, load_order)) = placements[i] else {
-                return Err(LoadError::Backend { op: "load", message: format!("{} was not loaded", module.source()) });
+                return Err(LoadError::Backend {
+                    op: "load",
+                    message: format!("{} was not loaded", module.source()),
+                });
             };
             let delta = placement.base.wrapping_sub(module.first_vaddr());
             for s in module.symbols() {
@@ -100,10 +115,22 @@ impl Executable {
                 });
             }
             let uri = backend.runtime_uri(i).unwrap_or_else(|| uri(module));
-            code_objects.push(LoadedCodeObject { module: module.clone(), base: placement.base, size: placement.size, load_delta: delta, load_order, uri });
+            code_objects.push(LoadedCodeObject {
+                module: module.clone(),
+                base: placement.base,
+                size: placement.size,
+                load_delta: delta,
+                load_order,
+                uri,
+            });
         }
         tracing::debug!(agent = %agent.isa().isa_name(), code_objects = code_objects.len(), symbols = symbols.len(), "executable frozen");
-        Ok(Executable(Arc::new(Inner { agent, code_objects, symbols: SymbolTable::new(symbols), backend: Mutex::new(backend) })))
+        Ok(Executable(Arc::new(Inner {
+            agent,
+            code_objects,
+            symbols: SymbolTable::new(symbols),
+            backend: Mutex::new(backend),
+        })))
     }
 
     /// The agent it was built on.
@@ -142,6 +169,10 @@ fn uri(module: &Module) -> String {
     let size = module.bytes().len();
     match module.source() {
         ModuleSource::File { path, offset } => format!("file://{path}#offset={offset}&size={size}"),
-        ModuleSource::Memory { .. } => format!("memory://{}#offset={:#x}&size={size}", std::process::id(), module.bytes().as_ptr() as usize),
+        ModuleSource::Memory { .. } => format!(
+            "memory://{}#offset={:#x}&size={size}",
+            std::process::id(),
+            module.bytes().as_ptr() as usize
+        ),
     }
 }

@@ -11,10 +11,22 @@ use crate::container::{read_containers, Container, Located, ReadOptions};
 use crate::target::{select, AgentIsa, Policy};
 
 /// The module an agent should run from one container, with the selection that chose it.
-pub fn module_for_agent(located: &Located<'_>, label: &str, agent: &AgentIsa, policy: Policy) -> Result<Module, crate::Error> {
+pub fn module_for_agent(
+    located: &Located<'_>,
+    label: &str,
+    agent: &AgentIsa,
+    policy: Policy,
+) -> Result<Module, crate::Error> {
     if let Container::CodeObject(bytes) = &located.container {
         // A bare code object has no alternatives: the linker checks it against the agent.
-        return Module::new(Arc::<[u8]>::from(*bytes), ModuleSource::File { path: label.to_string(), offset: located.offset }).map_err(crate::Error::from);
+        return Module::new(
+            Arc::<[u8]>::from(*bytes),
+            ModuleSource::File {
+                path: label.to_string(),
+                offset: located.offset,
+            },
+        )
+        .map_err(crate::Error::from);
     }
     let entries = located.entries()?;
     let ids: Vec<&str> = entries.iter().map(|e| e.id.as_ref()).collect();
@@ -23,20 +35,32 @@ pub fn module_for_agent(located: &Located<'_>, label: &str, agent: &AgentIsa, po
     for &i in &selection.ranked {
         let bytes = located.extract(i)?;
         let source = match &located.container {
-            Container::Bundle(_) | Container::OffloadBinary(_) => ModuleSource::File { path: label.to_string(), offset: located.offset + entries[i].offset },
-            _ => ModuleSource::Memory { label: format!("{label} bundle {} {}", located.index, entries[i].id) },
+            Container::Bundle(_) | Container::OffloadBinary(_) => ModuleSource::File {
+                path: label.to_string(),
+                offset: located.offset + entries[i].offset,
+            },
+            _ => ModuleSource::Memory {
+                label: format!("{label} bundle {} {}", located.index, entries[i].id),
+            },
         };
         match Module::new(Arc::<[u8]>::from(bytes.as_ref()), source) {
             Ok(m) => {
                 // The id chose it; the header must agree (and carries the generic version).
                 let t = m.target();
-                let verdict = crate::target::check(agent, &t.target, Some(t.generic_version), policy);
+                let verdict =
+                    crate::target::check(agent, &t.target, Some(t.generic_version), policy);
                 if verdict.is_accepted() {
                     tracing::debug!(bundle = located.index, entry = %entries[i].id, %verdict, "chose entry for agent");
                     return Ok(m);
                 }
                 tracing::debug!(bundle = located.index, entry = %entries[i].id, %verdict, "entry's ELF header refused; trying the next");
-                last_error = Some(super::LoadError::HeaderMismatch { entry: entries[i].id.to_string(), reason: verdict.to_string() }.into());
+                last_error = Some(
+                    super::LoadError::HeaderMismatch {
+                        entry: entries[i].id.to_string(),
+                        reason: verdict.to_string(),
+                    }
+                    .into(),
+                );
             }
             Err(e) => {
                 tracing::debug!(bundle = located.index, entry = %entries[i].id, error = %e, "entry is not a loadable code object; trying the next");
@@ -49,7 +73,16 @@ pub fn module_for_agent(located: &Located<'_>, label: &str, agent: &AgentIsa, po
 
 /// Every module `agent` should run from the file bytes `data` (a code object, a bundle, a
 /// compressed bundle or a host ELF file with many bundles): one per container.
-pub fn modules_for_agent(data: &[u8], label: &str, agent: &AgentIsa, policy: Policy, options: &ReadOptions) -> Result<Vec<Module>, crate::Error> {
+pub fn modules_for_agent(
+    data: &[u8],
+    label: &str,
+    agent: &AgentIsa,
+    policy: Policy,
+    options: &ReadOptions,
+) -> Result<Vec<Module>, crate::Error> {
     let containers = read_containers(data, options)?;
-    containers.iter().map(|l| module_for_agent(l, label, agent, policy)).collect()
+    containers
+        .iter()
+        .map(|l| module_for_agent(l, label, agent, policy))
+        .collect()
 }

@@ -22,8 +22,10 @@ use std::fmt;
 use std::sync::Arc;
 
 use hsa_sys::{
-    hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_loaded_code_object_t, hsa_profile_t, result, Hsa, HsaError, HSA_AGENT_INFO_PROFILE,
-    HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, HSA_STATUS_ERROR_INVALID_SYMBOL_NAME, HSA_SYMBOL_KIND_KERNEL, HSA_SYMBOL_KIND_VARIABLE,
+    hsa_agent_t, hsa_code_object_reader_t, hsa_executable_t, hsa_loaded_code_object_t,
+    hsa_profile_t, result, Hsa, HsaError, HSA_AGENT_INFO_PROFILE,
+    HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, HSA_STATUS_ERROR_INVALID_SYMBOL_NAME,
+    HSA_SYMBOL_KIND_KERNEL, HSA_SYMBOL_KIND_VARIABLE,
 };
 use parking_lot::Mutex;
 
@@ -92,17 +94,32 @@ impl fmt::Display for RocrProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RocrProblem::Blocking { detail } => write!(f, "relocation no loader applies: {detail}"),
-            RocrProblem::Relocation { detail, .. } => write!(f, "relocation ROCr cannot apply: {detail}"),
-            RocrProblem::TypedImport { symbol, symbol_type } => {
+            RocrProblem::Relocation { detail, .. } => {
+                write!(f, "relocation ROCr cannot apply: {detail}")
+            }
+            RocrProblem::TypedImport {
+                symbol,
+                symbol_type,
+            } => {
                 write!(f, "import {symbol:?} is typed {symbol_type}; ROCr would take it for a defined symbol (declare it without a type, STT_NOTYPE)")
             }
             RocrProblem::UnresolvedImport { symbol, weak: true } => {
                 write!(f, "weak import {symbol:?} is unresolved; ROCr does not leave weak imports at 0 (HSA_STATUS_ERROR_VARIABLE_UNDEFINED)")
             }
-            RocrProblem::UnresolvedImport { symbol, weak: false } => {
-                write!(f, "import {symbol:?} is unresolved (ROCr: HSA_STATUS_ERROR_VARIABLE_UNDEFINED)")
+            RocrProblem::UnresolvedImport {
+                symbol,
+                weak: false,
+            } => {
+                write!(
+                    f,
+                    "import {symbol:?} is unresolved (ROCr: HSA_STATUS_ERROR_VARIABLE_UNDEFINED)"
+                )
             }
-            RocrProblem::IsaNotStrictlyCompatible { target, agent, reason } => {
+            RocrProblem::IsaNotStrictlyCompatible {
+                target,
+                agent,
+                reason,
+            } => {
                 write!(f, "target {target} is not strictly compatible with {agent} ({reason}); ROCr applies only the strict rules")
             }
         }
@@ -116,17 +133,43 @@ impl fmt::Display for RocrProblem {
 /// # Errors
 /// [`LoadError::CodeObject`] if the module's bytes no longer parse (they did when the module
 /// was made, so this means corrupted memory or a parser change).
-pub fn rocr_problems(module: &Module, imports: &[Option<u64>], agent: &AgentIsa) -> Result<Vec<RocrProblem>, LoadError> {
+pub fn rocr_problems(
+    module: &Module,
+    imports: &[Option<u64>],
+    agent: &AgentIsa,
+) -> Result<Vec<RocrProblem>, LoadError> {
     let mut problems = Vec::new();
     let target = module.target();
-    if let Some(refusal) = crate::target::check(agent, &target.target, Some(target.generic_version), Policy::Strict).refusal() {
-        problems.push(RocrProblem::IsaNotStrictlyCompatible { target: target.target.to_string(), agent: agent.isa_name(), reason: refusal.to_string() });
+    if let Some(refusal) = crate::target::check(
+        agent,
+        &target.target,
+        Some(target.generic_version),
+        Policy::Strict,
+    )
+    .refusal()
+    {
+        problems.push(RocrProblem::IsaNotStrictlyCompatible {
+            target: target.target.to_string(),
+            agent: agent.isa_name(),
+            reason: refusal.to_string(),
+        });
     }
-    problems.extend(module.blocking_issues().iter().map(|d| RocrProblem::Blocking { detail: d.clone() }));
+    problems.extend(
+        module
+            .blocking_issues()
+            .iter()
+            .map(|d| RocrProblem::Blocking { detail: d.clone() }),
+    );
     // The module keeps only rocload's own blocking issues; ROCr's stricter set comes from the
     // code-object layer, parsed again here (cheap next to a load, and only on this path).
-    let co = CodeObject::parse(module.bytes()).map_err(|error| LoadError::CodeObject { source_name: module.source().to_string(), error })?;
-    for issue in co.rocr_unsupported_relocations().filter(|i| i.blocks_rocr && !i.blocks_rocload) {
+    let co = CodeObject::parse(module.bytes()).map_err(|error| LoadError::CodeObject {
+        source_name: module.source().to_string(),
+        error,
+    })?;
+    for issue in co
+        .rocr_unsupported_relocations()
+        .filter(|i| i.blocks_rocr && !i.blocks_rocload)
+    {
         // Typed undefined symbols are reported once, as imports, below.
         if matches!(issue.kind, RelocationIssueKind::UndefinedTypedSymbol { .. }) {
             continue;
@@ -141,11 +184,17 @@ pub fn rocr_problems(module: &Module, imports: &[Option<u64>], agent: &AgentIsa)
     }
     for (i, import) in module.imports().iter().enumerate() {
         match import.kind {
-            SymbolKind::Func | SymbolKind::Object => problems.push(RocrProblem::TypedImport { symbol: import.name.clone(), symbol_type: import.kind.as_str() }),
+            SymbolKind::Func | SymbolKind::Object => problems.push(RocrProblem::TypedImport {
+                symbol: import.name.clone(),
+                symbol_type: import.kind.as_str(),
+            }),
             _ => {}
         }
         if imports.get(i).copied().flatten().is_none() {
-            problems.push(RocrProblem::UnresolvedImport { symbol: import.name.clone(), weak: import.weak });
+            problems.push(RocrProblem::UnresolvedImport {
+                symbol: import.name.clone(),
+                weak: import.weak,
+            });
         }
     }
     Ok(problems)
@@ -155,12 +204,21 @@ pub fn rocr_problems(module: &Module, imports: &[Option<u64>], agent: &AgentIsa)
 ///
 /// # Errors
 /// [`LoadError::RocrRefuses`] listing every problem of module `index`.
-pub fn check_for_rocr(index: usize, module: &Module, imports: &[Option<u64>], agent: &AgentIsa) -> Result<(), LoadError> {
+pub fn check_for_rocr(
+    index: usize,
+    module: &Module,
+    imports: &[Option<u64>],
+    agent: &AgentIsa,
+) -> Result<(), LoadError> {
     let problems = rocr_problems(module, imports, agent)?;
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(LoadError::RocrRefuses { module: index, origin: module.source().to_string(), problems })
+        Err(LoadError::RocrRefuses {
+            module: index,
+            origin: module.source().to_string(),
+            problems,
+        })
     }
 }
 
@@ -170,16 +228,32 @@ pub fn check_for_rocr(index: usize, module: &Module, imports: &[Option<u64>], ag
 /// # Errors
 /// [`LoadError::Cycle`] for the first cycle; otherwise [`LoadError::RocrRefuses`] for the first
 /// module, in load order, that has problems.
-pub fn check_plan_for_rocr(agent: &AgentIsa, modules: &[Module], plan: &LinkPlan) -> Result<(), LoadError> {
+pub fn check_plan_for_rocr(
+    agent: &AgentIsa,
+    modules: &[Module],
+    plan: &LinkPlan,
+) -> Result<(), LoadError> {
     if let Some(cycle) = plan.cycles.first() {
-        return Err(LoadError::Cycle { modules: cycle.iter().filter_map(|&m| modules.get(m)).map(|m| m.source().to_string()).collect() });
+        return Err(LoadError::Cycle {
+            modules: cycle
+                .iter()
+                .filter_map(|&m| modules.get(m))
+                .map(|m| m.source().to_string())
+                .collect(),
+        });
     }
     for &m in &plan.order {
         let (Some(module), Some(providers)) = (modules.get(m), plan.providers.get(m)) else {
-            return Err(LoadError::Backend { op: "check plan", message: format!("plan names module {m} of {}", modules.len()) });
+            return Err(LoadError::Backend {
+                op: "check plan",
+                message: format!("plan names module {m} of {}", modules.len()),
+            });
         };
         // Addresses are not known before loading; only whether each import has a provider matters.
-        let imports: Vec<Option<u64>> = providers.iter().map(|p| (!matches!(p, Provider::Unresolved)).then_some(0)).collect();
+        let imports: Vec<Option<u64>> = providers
+            .iter()
+            .map(|p| (!matches!(p, Provider::Unresolved)).then_some(0))
+            .collect();
         check_for_rocr(m, module, &imports, agent)?;
     }
     Ok(())
@@ -259,7 +333,11 @@ const _: () = {
 
 impl fmt::Debug for HsaAgent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HsaAgent").field("name", &self.0.name).field("isa", &self.0.isa.isa_name()).field("handle", &self.0.handle.handle).finish_non_exhaustive()
+        f.debug_struct("HsaAgent")
+            .field("name", &self.0.name)
+            .field("isa", &self.0.isa.isa_name())
+            .field("handle", &self.0.handle.handle)
+            .finish_non_exhaustive()
     }
 }
 
@@ -271,13 +349,30 @@ impl HsaAgent {
     /// [`HsaAgentError::UnknownIsa`]; [`HsaAgentError::Query`] if `HSA_AGENT_INFO_PROFILE`
     /// cannot be read.
     pub fn new(hsa: Arc<Hsa>, agent: &hsa_sys::Agent) -> Result<HsaAgent, HsaAgentError> {
-        let isa = agent_isa_from_reported(&agent.isas).map_err(|reason| HsaAgentError::UnknownIsa { agent: agent.name.clone(), isas: agent.isas.clone(), reason })?;
+        let isa =
+            agent_isa_from_reported(&agent.isas).map_err(|reason| HsaAgentError::UnknownIsa {
+                agent: agent.name.clone(),
+                isas: agent.isas.clone(),
+                reason,
+            })?;
         // SAFETY: the handle came from `hsa.agents()` under the init `hsa` holds (and that we
         // keep); HSA_AGENT_INFO_PROFILE is an hsa_profile_t (a 32-bit C enum).
-        let profile: u32 = unsafe { result::agent_get_info(hsa.library(), agent.handle, HSA_AGENT_INFO_PROFILE) }
-            .map_err(|error| HsaAgentError::Query { agent: agent.name.clone(), error })?;
+        let profile: u32 =
+            unsafe { result::agent_get_info(hsa.library(), agent.handle, HSA_AGENT_INFO_PROFILE) }
+                .map_err(|error| HsaAgentError::Query {
+                    agent: agent.name.clone(),
+                    error,
+                })?;
         tracing::debug!(agent = %agent.name, isa = %isa.isa_name(), profile, "HSA agent");
-        Ok(HsaAgent(Arc::new(AgentInner { hsa, handle: agent.handle, name: agent.name.clone(), isa, reported_isas: agent.isas.clone(), profile, deferred: Mutex::new(Vec::new()) })))
+        Ok(HsaAgent(Arc::new(AgentInner {
+            hsa,
+            handle: agent.handle,
+            name: agent.name.clone(),
+            isa,
+            reported_isas: agent.isas.clone(),
+            profile,
+            deferred: Mutex::new(Vec::new()),
+        })))
     }
 
     /// The runtime's name for the agent (e.g. `gfx1030`).
@@ -325,9 +420,24 @@ impl HsaAgent {
     /// # Errors
     /// [`LoadError::Hsa`] naming `hsa_executable_create_alt` and its status.
     pub fn create_executable(&self) -> Result<HsaExecutable, LoadError> {
-        let exec = result::executable_create_alt(self.lib(), self.0.profile, HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT, None)
-            .map_err(|error| LoadError::Hsa { context: format!("creating an executable on {}", self.0.name), error })?;
-        Ok(HsaExecutable { agent: self.clone(), exec, readers: Vec::new(), loaded: Vec::new(), defined: HashSet::new(), frozen: false })
+        let exec = result::executable_create_alt(
+            self.lib(),
+            self.0.profile,
+            HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+            None,
+        )
+        .map_err(|error| LoadError::Hsa {
+            context: format!("creating an executable on {}", self.0.name),
+            error,
+        })?;
+        Ok(HsaExecutable {
+            agent: self.clone(),
+            exec,
+            readers: Vec::new(),
+            loaded: Vec::new(),
+            defined: HashSet::new(),
+            frozen: false,
+        })
     }
 }
 
@@ -412,7 +522,10 @@ impl HsaExecutable {
     }
 
     fn hsa_error(&self, context: impl FnOnce() -> String) -> impl FnOnce(HsaError) -> LoadError {
-        move |error| LoadError::Hsa { context: context(), error }
+        move |error| LoadError::Hsa {
+            context: context(),
+            error,
+        }
     }
 
     /// The kernel object (address of the kernel descriptor) ROCr reports for `kernel`, found by
@@ -422,19 +535,30 @@ impl HsaExecutable {
     /// [`LoadError::Hsa`] when ROCr does not know the name or the query fails;
     /// [`LoadError::Backend`] when the symbol is not a kernel.
     pub fn kernel_object(&self, kernel: &str) -> Result<u64, LoadError> {
-        let name = if kernel.ends_with(".kd") { kernel.to_owned() } else { format!("{kernel}.kd") };
+        let name = if kernel.ends_with(".kd") {
+            kernel.to_owned()
+        } else {
+            format!("{kernel}.kd")
+        };
         let lib = self.agent.lib();
         // SAFETY: `exec` and the agent handle come from this runtime, which `self.agent` keeps
         // initialised; the executable is alive until `self` drops.
-        let symbol = unsafe { result::executable_get_symbol_by_name(lib, self.exec, &name, Some(self.agent.handle())) }
-            .map_err(self.hsa_error(|| format!("looking up kernel {name}")))?;
+        let symbol = unsafe {
+            result::executable_get_symbol_by_name(lib, self.exec, &name, Some(self.agent.handle()))
+        }
+        .map_err(self.hsa_error(|| format!("looking up kernel {name}")))?;
         // SAFETY: as above; `symbol` came from this executable.
-        let kind = unsafe { result::symbol_kind(lib, symbol) }.map_err(self.hsa_error(|| format!("kind of {name}")))?;
+        let kind = unsafe { result::symbol_kind(lib, symbol) }
+            .map_err(self.hsa_error(|| format!("kind of {name}")))?;
         if kind != HSA_SYMBOL_KIND_KERNEL {
-            return Err(LoadError::Backend { op: "kernel_object", message: format!("{name} is not a kernel (symbol kind {kind})") });
+            return Err(LoadError::Backend {
+                op: "kernel_object",
+                message: format!("{name} is not a kernel (symbol kind {kind})"),
+            });
         }
         // SAFETY: as above, and the symbol is a kernel.
-        let info = unsafe { result::kernel_info(lib, symbol) }.map_err(self.hsa_error(|| format!("kernel object of {name}")))?;
+        let info = unsafe { result::kernel_info(lib, symbol) }
+            .map_err(self.hsa_error(|| format!("kernel object of {name}")))?;
         Ok(info.kernel_object)
     }
 
@@ -443,17 +567,31 @@ impl HsaExecutable {
     fn runtime_address(&self, name: &str) -> Result<Option<u64>, LoadError> {
         let lib = self.agent.lib();
         // SAFETY: as in `kernel_object`.
-        let symbol = match unsafe { result::executable_get_symbol_by_name(lib, self.exec, name, Some(self.agent.handle())) } {
+        let symbol = match unsafe {
+            result::executable_get_symbol_by_name(lib, self.exec, name, Some(self.agent.handle()))
+        } {
             Ok(symbol) => symbol,
             Err(e) if e.is_status(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME) => return Ok(None),
-            Err(error) => return Err(LoadError::Hsa { context: format!("looking up {name}"), error }),
+            Err(error) => {
+                return Err(LoadError::Hsa {
+                    context: format!("looking up {name}"),
+                    error,
+                })
+            }
         };
         // SAFETY: as in `kernel_object`; the attribute read matches the symbol's kind.
         let address = unsafe {
             match result::symbol_kind(lib, symbol) {
                 Ok(HSA_SYMBOL_KIND_VARIABLE) => result::symbol_variable_address(lib, symbol),
-                Ok(HSA_SYMBOL_KIND_KERNEL) => result::kernel_info(lib, symbol).map(|k| k.kernel_object),
-                Ok(other) => return Err(LoadError::Backend { op: "resolve import", message: format!("ROCr has {name} as symbol kind {other}") }),
+                Ok(HSA_SYMBOL_KIND_KERNEL) => {
+                    result::kernel_info(lib, symbol).map(|k| k.kernel_object)
+                }
+                Ok(other) => {
+                    return Err(LoadError::Backend {
+                        op: "resolve import",
+                        message: format!("ROCr has {name} as symbol kind {other}"),
+                    })
+                }
                 Err(e) => Err(e),
             }
         }
@@ -468,13 +606,22 @@ impl HsaExecutable {
     /// [`LoadError::Hsa`] for the extension table or any query.
     pub fn runtime_code_objects(&self) -> Result<Vec<HsaLoaded>, LoadError> {
         let lib = self.agent.lib();
-        let table = result::amd_loader_table(lib).map_err(self.hsa_error(|| "getting the hsa_ven_amd_loader table".to_owned()))?;
+        let table = result::amd_loader_table(lib)
+            .map_err(self.hsa_error(|| "getting the hsa_ven_amd_loader table".to_owned()))?;
         // SAFETY: `exec` is alive and from this runtime.
-        let objects = unsafe { table.loaded_code_objects(self.exec) }.map_err(self.hsa_error(|| "listing loaded code objects".to_owned()))?;
-        objects.into_iter().map(|o| self.describe(&table, o)).collect()
+        let objects = unsafe { table.loaded_code_objects(self.exec) }
+            .map_err(self.hsa_error(|| "listing loaded code objects".to_owned()))?;
+        objects
+            .into_iter()
+            .map(|o| self.describe(&table, o))
+            .collect()
     }
 
-    fn describe(&self, table: &result::AmdLoaderTable<'_>, object: hsa_loaded_code_object_t) -> Result<HsaLoaded, LoadError> {
+    fn describe(
+        &self,
+        table: &result::AmdLoaderTable<'_>,
+        object: hsa_loaded_code_object_t,
+    ) -> Result<HsaLoaded, LoadError> {
         let context = || format!("reading loaded code object {:#x}", object.handle);
         // SAFETY: `object` was returned by this runtime for this live executable.
         unsafe {
@@ -492,7 +639,11 @@ impl HsaExecutable {
     /// be loaded finds it (reference §4). Names ROCr knows (variables and kernels of code
     /// objects loaded earlier) are checked against the linker's address instead: defining
     /// them again would fail with `HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED`.
-    fn define_imports(&mut self, module: &Module, imports: &[Option<u64>]) -> Result<(), LoadError> {
+    fn define_imports(
+        &mut self,
+        module: &Module,
+        imports: &[Option<u64>],
+    ) -> Result<(), LoadError> {
         for (import, address) in module.imports().iter().zip(imports) {
             let Some(address) = *address else { continue };
             if self.defined.contains(&import.name) {
@@ -503,7 +654,11 @@ impl HsaExecutable {
                 Some(known) => {
                     return Err(LoadError::Backend {
                         op: "resolve import",
-                        message: format!("{}: ROCr has {} at {known:#x}, the linker resolved it to {address:#x}", module.source(), import.name),
+                        message: format!(
+                            "{}: ROCr has {} at {known:#x}, the linker resolved it to {address:#x}",
+                            module.source(),
+                            import.name
+                        ),
                     })
                 }
                 None => {
@@ -511,8 +666,22 @@ impl HsaExecutable {
                     // SAFETY: `exec` and the agent come from this runtime; `address` points into a
                     // code object of this executable (or was given by the caller to the linker
                     // as a device address), which lives as long as the executable.
-                    unsafe { result::executable_agent_global_variable_define(lib, self.exec, self.agent.handle(), &import.name, address as *mut c_void) }
-                        .map_err(self.hsa_error(|| format!("{}: defining import {} at {address:#x}", module.source(), import.name)))?;
+                    unsafe {
+                        result::executable_agent_global_variable_define(
+                            lib,
+                            self.exec,
+                            self.agent.handle(),
+                            &import.name,
+                            address as *mut c_void,
+                        )
+                    }
+                    .map_err(self.hsa_error(|| {
+                        format!(
+                            "{}: defining import {} at {address:#x}",
+                            module.source(),
+                            import.name
+                        )
+                    }))?;
                     tracing::debug!(name = %import.name, address = format_args!("{address:#x}"), "defined import for ROCr");
                 }
             }
@@ -534,9 +703,17 @@ impl ExecutableBackend for HsaExecutable {
 
     /// Validates, publishes imports, loads through a reader from memory, and reads the
     /// placement back. Unverified on hardware past validation.
-    fn load(&mut self, index: usize, module: &Module, imports: &[Option<u64>]) -> Result<Placement, LoadError> {
+    fn load(
+        &mut self,
+        index: usize,
+        module: &Module,
+        imports: &[Option<u64>],
+    ) -> Result<Placement, LoadError> {
         if self.frozen {
-            return Err(LoadError::Backend { op: "load", message: "executable is frozen".into() });
+            return Err(LoadError::Backend {
+                op: "load",
+                message: "executable is frozen".into(),
+            });
         }
         check_for_rocr(index, module, imports, self.agent.isa())?;
         self.define_imports(module, imports)?;
@@ -544,10 +721,20 @@ impl ExecutableBackend for HsaExecutable {
         let lib = self.agent.lib();
         // SAFETY: the reader points into `module`'s bytes, which the clone pushed with it keeps
         // alive and unchanged until the reader is destroyed in Drop.
-        let reader = unsafe { result::code_object_reader_create_from_memory(lib, module.bytes()) }.map_err(self.hsa_error(context))?;
+        let reader = unsafe { result::code_object_reader_create_from_memory(lib, module.bytes()) }
+            .map_err(self.hsa_error(context))?;
         self.readers.push((reader, module.clone()));
         // SAFETY: executable, agent and reader all come from this runtime and are alive.
-        let object = unsafe { result::executable_load_agent_code_object(lib, self.exec, self.agent.handle(), reader, None) }.map_err(self.hsa_error(context))?;
+        let object = unsafe {
+            result::executable_load_agent_code_object(
+                lib,
+                self.exec,
+                self.agent.handle(),
+                reader,
+                None,
+            )
+        }
+        .map_err(self.hsa_error(context))?;
         let table = result::amd_loader_table(lib).map_err(self.hsa_error(context))?;
         let loaded = self.describe(&table, object)?;
         // rocload's meaning: base is the lowest segment's address and delta = base - first
@@ -568,7 +755,10 @@ impl ExecutableBackend for HsaExecutable {
             });
         }
         tracing::debug!(source = %module.source(), base = format_args!("{:#x}", loaded.base), size = loaded.size, uri = %loaded.uri, "ROCr loaded code object");
-        let placement = Placement { base: loaded.base, size: loaded.size };
+        let placement = Placement {
+            base: loaded.base,
+            size: loaded.size,
+        };
         if self.loaded.len() <= index {
             self.loaded.resize(index + 1, None);
         }
@@ -579,7 +769,9 @@ impl ExecutableBackend for HsaExecutable {
     fn freeze(&mut self) -> Result<(), LoadError> {
         let lib = self.agent.lib();
         // SAFETY: `exec` is alive and from this runtime.
-        unsafe { result::executable_freeze(lib, self.exec, None) }.map_err(self.hsa_error(|| format!("freezing the executable on {}", self.agent.name())))?;
+        unsafe { result::executable_freeze(lib, self.exec, None) }.map_err(
+            self.hsa_error(|| format!("freezing the executable on {}", self.agent.name())),
+        )?;
         self.frozen = true;
         Ok(())
     }
@@ -601,13 +793,17 @@ impl Drop for HsaExecutable {
         let lib = self.agent.lib();
         // SAFETY: `exec` is alive, from this runtime, and used by nothing after this.
         if let Err(e) = unsafe { result::executable_destroy(lib, self.exec) } {
-            self.agent.defer(format!("destroying the executable on {}: {e}", self.agent.name()));
+            self.agent.defer(format!(
+                "destroying the executable on {}: {e}",
+                self.agent.name()
+            ));
         }
         // Readers after the executable that loaded from them.
         for (reader, module) in self.readers.drain(..) {
             // SAFETY: the reader is alive, from this runtime, and used by nothing after this.
             if let Err(e) = unsafe { result::code_object_reader_destroy(lib, reader) } {
-                self.agent.defer(format!("destroying the reader of {}: {e}", module.source()));
+                self.agent
+                    .defer(format!("destroying the reader of {}: {e}", module.source()));
             }
         }
     }
@@ -619,13 +815,22 @@ mod tests {
 
     #[test]
     fn isa_names_as_rocr_reports_them() {
-        let isa = agent_isa_from_reported(&["amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-".to_owned()]).unwrap();
+        let isa =
+            agent_isa_from_reported(&["amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-".to_owned()])
+                .unwrap();
         assert_eq!(isa.isa_name(), "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-");
         // An unknown first name is skipped for a known second one.
-        let isa = agent_isa_from_reported(&["amdgcn-amd-amdhsa--gfx9999".to_owned(), "amdgcn-amd-amdhsa--gfx1030".to_owned()]).unwrap();
+        let isa = agent_isa_from_reported(&[
+            "amdgcn-amd-amdhsa--gfx9999".to_owned(),
+            "amdgcn-amd-amdhsa--gfx1030".to_owned(),
+        ])
+        .unwrap();
         assert_eq!(isa.isa_name(), "amdgcn-amd-amdhsa--gfx1030");
         let e = agent_isa_from_reported(&["amdgcn-amd-amdhsa--gfx9999".to_owned()]).unwrap_err();
         assert!(e.contains("gfx9999"), "{e}");
-        assert_eq!(agent_isa_from_reported(&[]).unwrap_err(), "the runtime reports no ISA");
+        assert_eq!(
+            agent_isa_from_reported(&[]).unwrap_err(),
+            "the runtime reports no ISA"
+        );
     }
 }

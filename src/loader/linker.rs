@@ -63,7 +63,11 @@ impl Linker {
     /// [`LoadError::Duplicate`] if `name` is already defined here.
     pub fn define(&mut self, name: &str, address: u64) -> Result<&mut Self, LoadError> {
         if self.defined.contains_key(name) {
-            return Err(LoadError::Duplicate(vec![DuplicateDefinition { name: name.to_string(), first: "--define".into(), second: "--define".into() }]));
+            return Err(LoadError::Duplicate(vec![DuplicateDefinition {
+                name: name.to_string(),
+                first: "--define".into(),
+                second: "--define".into(),
+            }]));
         }
         self.defined.insert(name.to_string(), address);
         Ok(self)
@@ -80,16 +84,30 @@ impl Linker {
             .enumerate()
             .filter_map(|(i, m)| {
                 let t = m.target();
-                let verdict = crate::target::check(agent, &t.target, Some(t.generic_version), self.policy);
-                verdict.refusal().map(|r| Incompatibility { module: i, source: m.source().to_string(), target: t.target.to_string(), reason: r.to_string() })
+                let verdict =
+                    crate::target::check(agent, &t.target, Some(t.generic_version), self.policy);
+                verdict.refusal().map(|r| Incompatibility {
+                    module: i,
+                    source: m.source().to_string(),
+                    target: t.target.to_string(),
+                    reason: r.to_string(),
+                })
             })
             .collect();
         if !incompatible.is_empty() {
-            return Err(LoadError::Incompatible { agent: agent.isa_name(), modules: incompatible });
+            return Err(LoadError::Incompatible {
+                agent: agent.isa_name(),
+                modules: incompatible,
+            });
         }
         for (i, m) in modules.iter().enumerate() {
             if let Some(issue) = m.blocking_issues().first() {
-                return Err(LoadError::UnsupportedRelocation { module: i, origin: m.source().to_string(), offset: 0, reason: issue.clone() });
+                return Err(LoadError::UnsupportedRelocation {
+                    module: i,
+                    origin: m.source().to_string(),
+                    offset: 0,
+                    reason: issue.clone(),
+                });
             }
         }
         // Exports by name; a strong definition beats a weak one, two strong ones clash.
@@ -99,7 +117,11 @@ impl Linker {
             for (si, s) in m.symbols().iter().enumerate().filter(|(_, s)| s.exported) {
                 let weak = s.binding == crate::code_object::Binding::Weak;
                 if self.defined.contains_key(&s.name) {
-                    duplicates.push(DuplicateDefinition { name: s.name.clone(), first: "--define".into(), second: m.source().to_string() });
+                    duplicates.push(DuplicateDefinition {
+                        name: s.name.clone(),
+                        first: "--define".into(),
+                        second: m.source().to_string(),
+                    });
                     continue;
                 }
                 match exports.get(s.name.as_str()) {
@@ -107,13 +129,18 @@ impl Linker {
                         exports.insert(&s.name, (mi, si));
                     }
                     Some(&(pm, ps)) => {
-                        let prev_weak = modules[pm].symbols()[ps].binding == crate::code_object::Binding::Weak;
+                        let prev_weak =
+                            modules[pm].symbols()[ps].binding == crate::code_object::Binding::Weak;
                         match (prev_weak, weak) {
                             (true, false) => {
                                 exports.insert(&s.name, (mi, si));
                             }
                             (_, true) => {}
-                            (false, false) => duplicates.push(DuplicateDefinition { name: s.name.clone(), first: modules[pm].source().to_string(), second: m.source().to_string() }),
+                            (false, false) => duplicates.push(DuplicateDefinition {
+                                name: s.name.clone(),
+                                first: modules[pm].source().to_string(),
+                                second: m.source().to_string(),
+                            }),
                         }
                     }
                 }
@@ -138,7 +165,11 @@ impl Linker {
                     Provider::Defined(addr)
                 } else {
                     if !imp.weak {
-                        missing.push(MissingImport { module: mi, source: m.source().to_string(), name: imp.name.clone() });
+                        missing.push(MissingImport {
+                            module: mi,
+                            source: m.source().to_string(),
+                            name: imp.name.clone(),
+                        });
                     }
                     Provider::Unresolved
                 };
@@ -152,7 +183,11 @@ impl Linker {
             return Err(LoadError::Unresolved(missing));
         }
         let (order, cycles) = order_by_dependencies(&deps);
-        Ok(LinkPlan { providers, order, cycles })
+        Ok(LinkPlan {
+            providers,
+            order,
+            cycles,
+        })
     }
 
     /// Plans, then loads every module into one new executable on `agent` and freezes it.
@@ -160,7 +195,11 @@ impl Linker {
     /// # Errors
     /// Anything [`Linker::plan`] reports; [`LoadError::Cycle`] when modules import from each
     /// other in a cycle and the agent's backend cannot link cycles; backend failures.
-    pub fn link(&self, agent: &Arc<dyn Agent>, modules: &[Module]) -> Result<Executable, LoadError> {
+    pub fn link(
+        &self,
+        agent: &Arc<dyn Agent>,
+        modules: &[Module],
+    ) -> Result<Executable, LoadError> {
         let plan = self.plan(agent.isa(), modules)?;
         Executable::build(agent.clone(), modules, &plan)
     }
@@ -177,7 +216,8 @@ fn order_by_dependencies(deps: &[Vec<usize>]) -> (Vec<usize>, Vec<Vec<usize>>) {
             dependents[p].push(m);
         }
     }
-    let mut ready: std::collections::BTreeSet<usize> = (0..n).filter(|&m| remaining[m] == 0).collect();
+    let mut ready: std::collections::BTreeSet<usize> =
+        (0..n).filter(|&m| remaining[m] == 0).collect();
     let mut order = Vec::with_capacity(n);
     while let Some(m) = ready.pop_first() {
         order.push(m);
@@ -238,7 +278,15 @@ fn strongly_connected(deps: &[Vec<usize>], nodes: &[usize]) -> Vec<Vec<usize>> {
         }
     }
     let n = deps.len();
-    let mut s = State { deps, index: vec![None; n], low: vec![0; n], on_stack: vec![false; n], stack: Vec::new(), next: 0, groups: Vec::new() };
+    let mut s = State {
+        deps,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        next: 0,
+        groups: Vec::new(),
+    };
     for &v in nodes {
         if s.index[v].is_none() {
             visit(&mut s, v);

@@ -19,11 +19,16 @@ pub mod soft;
 mod symbols;
 
 pub use backend::{Agent, BackendKind, ExecutableBackend, Placement};
+pub use choose::{
+    agents_from_env, choose_agents, AgentSet, BackendChoice, BackendConfig, BackendError,
+    HsaStatus, HsaUnavailable,
+};
 pub use executable::{Executable, LoadedCodeObject};
-pub use linker::{LinkPlan, Linker, Provider};
-pub use module::{Import, LoadSegment, Module, ModuleSource, ModuleSymbol, Reloc, RelocTarget, SymbolClass};
-pub use choose::{agents_from_env, choose_agents, AgentSet, BackendChoice, BackendConfig, BackendError, HsaStatus, HsaUnavailable};
 pub use hsa::{HsaAgent, HsaExecutable, RocrProblem};
+pub use linker::{LinkPlan, Linker, Provider};
+pub use module::{
+    Import, LoadSegment, Module, ModuleSource, ModuleSymbol, Reloc, RelocTarget, SymbolClass,
+};
 pub use soft::SoftAgent;
 pub use symbols::{LoadedSymbol, SymbolTable};
 

@@ -6,7 +6,9 @@
 
 use std::sync::Arc;
 
-use crate::code_object::{Binding, CodeObject, CodeObjectError, RelocationType, SymbolKind, Visibility};
+use crate::code_object::{
+    Binding, CodeObject, CodeObjectError, RelocationType, SymbolKind, Visibility,
+};
 
 /// Where a module's bytes came from, for messages and loaded-code-object URIs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,7 +154,10 @@ impl Module {
     ///
     /// # Errors
     /// The code-object layer's error for anything malformed.
-    pub fn new(bytes: impl Into<Arc<[u8]>>, source: ModuleSource) -> Result<Module, CodeObjectError> {
+    pub fn new(
+        bytes: impl Into<Arc<[u8]>>,
+        source: ModuleSource,
+    ) -> Result<Module, CodeObjectError> {
         let bytes: Arc<[u8]> = bytes.into();
         let co = CodeObject::parse(&bytes)?;
         let inner = summarize(&co, bytes.clone(), source);
@@ -163,8 +168,17 @@ impl Module {
     /// Reads a code object file.
     pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Module, crate::Error> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| crate::Error::Io { path: path.to_path_buf(), source })?;
-        Ok(Module::new(bytes, ModuleSource::File { path: path.display().to_string(), offset: 0 })?)
+        let bytes = std::fs::read(path).map_err(|source| crate::Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Module::new(
+            bytes,
+            ModuleSource::File {
+                path: path.display().to_string(),
+                offset: 0,
+            },
+        )?)
     }
 
     /// The code object's bytes.
@@ -231,12 +245,21 @@ impl Module {
 fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> ModuleInner {
     let segments: Vec<LoadSegment> = co
         .segments()
-        .map(|s| LoadSegment { file_offset: s.offset, vaddr: s.vaddr, file_size: s.file_size, mem_size: s.mem_size })
+        .map(|s| LoadSegment {
+            file_offset: s.offset,
+            vaddr: s.vaddr,
+            file_size: s.file_size,
+            mem_size: s.mem_size,
+        })
         .collect();
     let first_vaddr = segments.iter().map(|s| s.vaddr).min().unwrap_or(0);
     let image_size = co.load_size().saturating_sub(first_vaddr);
     let exported = |name: &str| {
-        co.exports().iter().any(|e| e.name == name && matches!(e.binding, Binding::Global | Binding::Weak) && !matches!(e.visibility, Visibility::Hidden | Visibility::Internal))
+        co.exports().iter().any(|e| {
+            e.name == name
+                && matches!(e.binding, Binding::Global | Binding::Weak)
+                && !matches!(e.visibility, Visibility::Hidden | Visibility::Internal)
+        })
     };
     let demangle = crate::code_object::demangle;
     let mut symbols = Vec::new();
@@ -254,7 +277,10 @@ fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> Mod
             exported: exported(kd.name),
         });
     }
-    for (list, class) in [(co.functions(), SymbolClass::Function), (co.variables(), SymbolClass::Variable)] {
+    for (list, class) in [
+        (co.functions(), SymbolClass::Function),
+        (co.variables(), SymbolClass::Variable),
+    ] {
         for s in list {
             symbols.push(ModuleSymbol {
                 name: s.name.to_string(),
@@ -269,24 +295,56 @@ fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> Mod
             });
         }
     }
-    let imports: Vec<Import> =
-        co.imports().iter().map(|s| Import { name: s.name.to_string(), kind: s.kind, weak: s.binding == Binding::Weak }).collect();
+    let imports: Vec<Import> = co
+        .imports()
+        .iter()
+        .map(|s| Import {
+            name: s.name.to_string(),
+            kind: s.kind,
+            weak: s.binding == Binding::Weak,
+        })
+        .collect();
     let relocations = co
         .relocations()
         .iter()
         .map(|r| {
             let target = match &r.symbol {
                 None => RelocTarget::None,
-                Some(s) if s.is_defined() => RelocTarget::Local { name: s.name.to_string(), value: s.value },
+                Some(s) if s.is_defined() => RelocTarget::Local {
+                    name: s.name.to_string(),
+                    value: s.value,
+                },
                 Some(s) => match imports.iter().position(|i| i.name == s.name) {
                     Some(i) => RelocTarget::Import(i),
                     // An undefined local symbol cannot be imported: leave it for the loader to refuse.
-                    None => RelocTarget::Local { name: s.name.to_string(), value: 0 },
+                    None => RelocTarget::Local {
+                        name: s.name.to_string(),
+                        value: 0,
+                    },
                 },
             };
-            Reloc { offset: r.offset, r_type: r.r_type, target, addend: r.addend }
+            Reloc {
+                offset: r.offset,
+                r_type: r.r_type,
+                target,
+                addend: r.addend,
+            }
         })
         .collect();
-    let blocking_issues = co.unsupported_relocations().map(|i| i.to_string()).collect();
-    ModuleInner { bytes, source, target: co.target().clone(), segments, first_vaddr, image_size, symbols, imports, relocations, blocking_issues }
+    let blocking_issues = co
+        .unsupported_relocations()
+        .map(|i| i.to_string())
+        .collect();
+    ModuleInner {
+        bytes,
+        source,
+        target: co.target().clone(),
+        segments,
+        first_vaddr,
+        image_size,
+        symbols,
+        imports,
+        relocations,
+        blocking_issues,
+    }
 }

@@ -22,7 +22,13 @@ pub struct AppliedRelocation {
 /// Applies `module`'s relocations to `image`, the module loaded at `base` (so the load delta
 /// is `base - module.first_vaddr()`). `imports[i]` is the resolved address of import `i`
 /// (`None` leaves it unresolved: an error unless weak, where ELF says 0).
-pub fn apply(module: &Module, image: &mut [u8], base: u64, imports: &[Option<u64>], module_index: usize) -> Result<Vec<AppliedRelocation>, LoadError> {
+pub fn apply(
+    module: &Module,
+    image: &mut [u8],
+    base: u64,
+    imports: &[Option<u64>],
+    module_index: usize,
+) -> Result<Vec<AppliedRelocation>, LoadError> {
     let delta = base.wrapping_sub(module.first_vaddr());
     let mut applied = Vec::with_capacity(module.relocations().len());
     for r in module.relocations() {
@@ -34,18 +40,33 @@ pub fn apply(module: &Module, image: &mut [u8], base: u64, imports: &[Option<u64
                 match imports.get(*i).copied().flatten() {
                     Some(addr) => (import.name.clone(), addr),
                     None if import.weak => (import.name.clone(), 0),
-                    None => return Err(LoadError::Unresolved(vec![super::MissingImport { module: module_index, source: module.source().to_string(), name: import.name.clone() }])),
+                    None => {
+                        return Err(LoadError::Unresolved(vec![super::MissingImport {
+                            module: module_index,
+                            source: module.source().to_string(),
+                            name: import.name.clone(),
+                        }]))
+                    }
                 }
             }
         };
         let a = r.addend as u64;
         let place = delta.wrapping_add(r.offset);
         let value = match r.r_type {
-            RelocationType::ABS32_LO | RelocationType::ABS32_HI | RelocationType::ABS64 | RelocationType::ABS32 => {
+            RelocationType::ABS32_LO
+            | RelocationType::ABS32_HI
+            | RelocationType::ABS64
+            | RelocationType::ABS32 => {
                 let v = s.wrapping_add(a);
                 // ROCr: an absolute relocation resolving to 0 means an undefined variable.
-                if v == 0 && !matches!(r.target, RelocTarget::Import(i) if module.imports()[i].weak) {
-                    return Err(LoadError::ZeroAddress { module: module_index, origin: module.source().to_string(), offset: r.offset, symbol });
+                if v == 0 && !matches!(r.target, RelocTarget::Import(i) if module.imports()[i].weak)
+                {
+                    return Err(LoadError::ZeroAddress {
+                        module: module_index,
+                        origin: module.source().to_string(),
+                        offset: r.offset,
+                        symbol,
+                    });
                 }
                 v
             }
@@ -56,7 +77,10 @@ pub fn apply(module: &Module, image: &mut [u8], base: u64, imports: &[Option<u64
                     module: module_index,
                     origin: module.source().to_string(),
                     offset: r.offset,
-                    reason: format!("type {} is not applied by any loader", other.name().unwrap_or("unknown")),
+                    reason: format!(
+                        "type {} is not applied by any loader",
+                        other.name().unwrap_or("unknown")
+                    ),
                 })
             }
         };
@@ -67,15 +91,25 @@ pub fn apply(module: &Module, image: &mut [u8], base: u64, imports: &[Option<u64
             _ => (8, value),
         };
         let image_len = image.len();
-        let at = r.offset.checked_sub(module.first_vaddr()).and_then(|o| usize::try_from(o).ok());
-        let slot = at.and_then(|o| image.get_mut(o..o.checked_add(width)?)).ok_or_else(|| LoadError::UnsupportedRelocation {
-            module: module_index,
-            origin: module.source().to_string(),
-            offset: r.offset,
-            reason: format!("writes {width} bytes outside the {image_len}-byte image"),
-        })?;
+        let at = r
+            .offset
+            .checked_sub(module.first_vaddr())
+            .and_then(|o| usize::try_from(o).ok());
+        let slot = at
+            .and_then(|o| image.get_mut(o..o.checked_add(width)?))
+            .ok_or_else(|| LoadError::UnsupportedRelocation {
+                module: module_index,
+                origin: module.source().to_string(),
+                offset: r.offset,
+                reason: format!("writes {width} bytes outside the {image_len}-byte image"),
+            })?;
         slot.copy_from_slice(&field.to_le_bytes()[..width]);
-        applied.push(AppliedRelocation { address: place, r_type: r.r_type, symbol, value });
+        applied.push(AppliedRelocation {
+            address: place,
+            r_type: r.r_type,
+            symbol,
+            value,
+        });
     }
     Ok(applied)
 }
@@ -86,14 +120,20 @@ pub fn lay_out(module: &Module, image: &mut [u8]) -> Result<(), LoadError> {
     let bytes = module.bytes();
     for seg in module.segments() {
         let src = crate::bytes::slice_at(bytes, seg.file_offset, seg.file_size);
-        let dst_start = seg.vaddr.checked_sub(module.first_vaddr()).and_then(|o| usize::try_from(o).ok());
+        let dst_start = seg
+            .vaddr
+            .checked_sub(module.first_vaddr())
+            .and_then(|o| usize::try_from(o).ok());
         let dst = dst_start.and_then(|d| image.get_mut(d..d.checked_add(seg.file_size as usize)?));
         match (src, dst) {
             (Some(src), Some(dst)) => dst.copy_from_slice(src),
             _ => {
                 return Err(LoadError::Layout {
                     origin: module.source().to_string(),
-                    reason: format!("segment at vaddr {:#x} ({} file bytes) does not fit the file or the image", seg.vaddr, seg.file_size),
+                    reason: format!(
+                        "segment at vaddr {:#x} ({} file bytes) does not fit the file or the image",
+                        seg.vaddr, seg.file_size
+                    ),
                 })
             }
         }

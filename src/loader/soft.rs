@@ -33,7 +33,9 @@ impl SoftAgent {
     pub fn from_env() -> Result<Self, crate::target::TargetError> {
         let text = std::env::var(SOFT_ISA_ENV).unwrap_or_else(|_| DEFAULT_SOFT_ISA.to_string());
         let isa: AgentIsa = text.parse()?;
-        Ok(SoftAgent { isa: isa.from_env_override()? })
+        Ok(SoftAgent {
+            isa: isa.from_env_override()?,
+        })
     }
 
     /// Shared handle, as agents are passed around.
@@ -69,13 +71,19 @@ struct Image {
 
 impl Image {
     fn zeroed(len: u64) -> Result<Image, LoadError> {
-        let too_big = || LoadError::Backend { op: "allocate", message: format!("{len} bytes") };
+        let too_big = || LoadError::Backend {
+            op: "allocate",
+            message: format!("{len} bytes"),
+        };
         let len = usize::try_from(len).map_err(|_| too_big())?;
         let count = len.div_ceil(256).max(1);
         let mut v = Vec::new();
         v.try_reserve_exact(count).map_err(|_| too_big())?;
         v.resize(count, Block([0; 256]));
-        Ok(Image { blocks: v.into_boxed_slice(), len })
+        Ok(Image {
+            blocks: v.into_boxed_slice(),
+            len,
+        })
     }
 
     fn base(&self) -> u64 {
@@ -124,7 +132,10 @@ impl ExecutableBackend for SoftExecutable {
 
     fn reserve(&mut self, index: usize, module: &Module) -> Result<Option<u64>, LoadError> {
         if self.frozen {
-            return Err(LoadError::Backend { op: "reserve", message: "executable is frozen".into() });
+            return Err(LoadError::Backend {
+                op: "reserve",
+                message: "executable is frozen".into(),
+            });
         }
         let image = Image::zeroed(module.image_size())?;
         let base = image.base();
@@ -132,19 +143,35 @@ impl ExecutableBackend for SoftExecutable {
         Ok(Some(base))
     }
 
-    fn load(&mut self, index: usize, module: &Module, imports: &[Option<u64>]) -> Result<Placement, LoadError> {
+    fn load(
+        &mut self,
+        index: usize,
+        module: &Module,
+        imports: &[Option<u64>],
+    ) -> Result<Placement, LoadError> {
         if self.frozen {
-            return Err(LoadError::Backend { op: "load", message: "executable is frozen".into() });
+            return Err(LoadError::Backend {
+                op: "load",
+                message: "executable is frozen".into(),
+            });
         }
         if self.slot(index).is_none() {
             self.reserve(index, module)?;
         }
-        let image = self.images[index].as_mut().ok_or_else(|| LoadError::Backend { op: "load", message: "no reservation".into() })?;
+        let image = self.images[index]
+            .as_mut()
+            .ok_or_else(|| LoadError::Backend {
+                op: "load",
+                message: "no reservation".into(),
+            })?;
         let base = image.base();
         relocate::lay_out(module, image.bytes_mut())?;
         let applied = relocate::apply(module, image.bytes_mut(), base, imports, index)?;
         tracing::debug!(source = %module.source(), base = format_args!("{base:#x}"), size = image.len, relocations = applied.len(), "soft agent loaded code object");
-        Ok(Placement { base, size: image.len as u64 })
+        Ok(Placement {
+            base,
+            size: image.len as u64,
+        })
     }
 
     fn freeze(&mut self) -> Result<(), LoadError> {

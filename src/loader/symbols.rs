@@ -70,9 +70,17 @@ impl SymbolTable {
                 }
             }
         }
-        let mut by_address: Vec<(u64, u32)> = symbols.iter().enumerate().map(|(i, s)| (s.address, i as u32)).collect();
+        let mut by_address: Vec<(u64, u32)> = symbols
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.address, i as u32))
+            .collect();
         by_address.sort_unstable();
-        SymbolTable { symbols, by_name, by_address }
+        SymbolTable {
+            symbols,
+            by_name,
+            by_address,
+        }
     }
 
     /// All symbols, in code-object order.
@@ -97,18 +105,25 @@ impl SymbolTable {
             return Some(&self.symbols[i as usize]);
         }
         let kernel = name.strip_suffix(".kd")?;
-        self.by_name.get(kernel).map(|&i| &self.symbols[i as usize]).filter(|s| s.class == SymbolClass::Kernel)
+        self.by_name
+            .get(kernel)
+            .map(|&i| &self.symbols[i as usize])
+            .filter(|s| s.class == SymbolClass::Kernel)
     }
 
     /// Every symbol called `name`, across code objects (local names may repeat).
     pub fn get_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a LoadedSymbol> + 'a {
-        self.symbols.iter().filter(move |s| s.name == name || s.demangled.as_deref() == Some(name))
+        self.symbols
+            .iter()
+            .filter(move |s| s.name == name || s.demangled.as_deref() == Some(name))
     }
 
     /// The symbol containing `address`, and the offset into it. A zero-size symbol contains
     /// only its own address; where symbols overlap, the nearest start wins.
     pub fn at(&self, address: u64) -> Option<(&LoadedSymbol, u64)> {
-        let end = self.by_address.partition_point(|&(start, _)| start <= address);
+        let end = self
+            .by_address
+            .partition_point(|&(start, _)| start <= address);
         // Walk back over candidates starting at or before `address`; the nearest one that
         // contains it wins. Symbols rarely nest, so this stops after a step or two.
         for &(start, i) in self.by_address[..end].iter().rev().take(8) {
@@ -132,7 +147,11 @@ fn short_name(demangled: &str) -> Option<&str> {
             '<' => depth += 1,
             '>' => depth -= 1,
             ' ' if depth == 0 => start = i + 1,
-            '(' if depth == 0 => return (start > 0 || i < demangled.len()).then(|| &demangled[start..i]).filter(|s| !s.is_empty()),
+            '(' if depth == 0 => {
+                return (start > 0 || i < demangled.len())
+                    .then(|| &demangled[start..i])
+                    .filter(|s| !s.is_empty())
+            }
             _ => {}
         }
     }
@@ -146,8 +165,14 @@ mod tests {
     #[test]
     fn short_names_drop_parameters_and_return_types() {
         assert_eq!(short_name("dl::mix(int, float)"), Some("dl::mix"));
-        assert_eq!(short_name("void axpy<float>(float, float const*, float*, int)"), Some("axpy<float>"));
-        assert_eq!(short_name("std::pair<int, int> f<std::pair<int, int> >(int)"), Some("f<std::pair<int, int> >"));
+        assert_eq!(
+            short_name("void axpy<float>(float, float const*, float*, int)"),
+            Some("axpy<float>")
+        );
+        assert_eq!(
+            short_name("std::pair<int, int> f<std::pair<int, int> >(int)"),
+            Some("f<std::pair<int, int> >")
+        );
         assert_eq!(short_name("plain"), None);
     }
 }

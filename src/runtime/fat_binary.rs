@@ -73,7 +73,12 @@ impl Drop for ManagedAlloc {
 
 impl std::fmt::Debug for ManagedAlloc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ManagedAlloc({:p}, {} bytes)", self.ptr, self.layout.size())
+        write!(
+            f,
+            "ManagedAlloc({:p}, {} bytes)",
+            self.ptr,
+            self.layout.size()
+        )
     }
 }
 
@@ -168,7 +173,12 @@ impl FatBinary {
     pub fn describe(&self) -> String {
         match &self.source {
             Source::Wrapper(w) => format!("fat binary #{} (HIPF wrapper {w:#x})", self.id),
-            Source::Static(b) => format!("fat binary #{} ({} bytes at {:p})", self.id, b.len(), b.as_ptr()),
+            Source::Static(b) => format!(
+                "fat binary #{} ({} bytes at {:p})",
+                self.id,
+                b.len(),
+                b.as_ptr()
+            ),
             Source::Owned(b) => format!("fat binary #{} ({} bytes, owned)", self.id, b.len()),
         }
     }
@@ -177,9 +187,17 @@ impl FatBinary {
     ///
     /// # Errors
     /// The preparation failure.
-    pub fn entry_ids(&self, agents: &[Arc<dyn Agent>], options: &RuntimeOptions, stats: &Stats) -> RuntimeResult<Vec<Vec<String>>> {
+    pub fn entry_ids(
+        &self,
+        agents: &[Arc<dyn Agent>],
+        options: &RuntimeOptions,
+        stats: &Stats,
+    ) -> RuntimeResult<Vec<Vec<String>>> {
         let p = self.prepared(agents, options, stats)?;
-        Ok(p.containers.iter().map(|c| c.entries.iter().map(|e| e.id.to_string()).collect()).collect())
+        Ok(p.containers
+            .iter()
+            .map(|c| c.entries.iter().map(|e| e.id.to_string()).collect())
+            .collect())
     }
 
     pub(crate) fn add_host_key(&self, key: HostKey) {
@@ -193,27 +211,45 @@ impl FatBinary {
     }
 
     pub(crate) fn first_use_done(&self, device: usize) -> bool {
-        self.per_agent.get().and_then(|cells| cells.get(device)).is_some_and(|c| c.get().is_some())
+        self.per_agent
+            .get()
+            .and_then(|cells| cells.get(device))
+            .is_some_and(|c| c.get().is_some())
     }
 
     pub(crate) fn loaded_if_done(&self, device: usize) -> Option<Arc<LoadedFatBinary>> {
-        self.per_agent.get()?.get(device)?.get()?.as_ref().ok().cloned()
+        self.per_agent
+            .get()?
+            .get(device)?
+            .get()?
+            .as_ref()
+            .ok()
+            .cloned()
     }
 
     /// One cell per agent; the agent count is known only at first use (agents are
     /// discovered lazily, never at registration).
     fn cells(&self, agents: usize) -> &[AgentCell] {
-        self.per_agent.get_or_init(|| (0..agents).map(|_| OnceCell::new()).collect())
+        self.per_agent
+            .get_or_init(|| (0..agents).map(|_| OnceCell::new()).collect())
     }
 
     pub(crate) fn add_managed(&self, name: &str, init: &[u8], align: usize) -> RuntimeResult<u64> {
         let align = align.max(1);
-        let layout = std::alloc::Layout::from_size_align(init.len().max(1), align)
-            .map_err(|e| RuntimeError::InvalidValue(format!("managed variable {name:?}: size {} align {align}: {e}", init.len())))?;
+        let layout =
+            std::alloc::Layout::from_size_align(init.len().max(1), align).map_err(|e| {
+                RuntimeError::InvalidValue(format!(
+                    "managed variable {name:?}: size {} align {align}: {e}",
+                    init.len()
+                ))
+            })?;
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(RuntimeError::InvalidValue(format!("managed variable {name:?}: cannot allocate {} bytes", init.len())));
+            return Err(RuntimeError::InvalidValue(format!(
+                "managed variable {name:?}: cannot allocate {} bytes",
+                init.len()
+            )));
         }
         // SAFETY: `ptr` has room for `init.len()` bytes and does not overlap `init`.
         unsafe { std::ptr::copy_nonoverlapping(init.as_ptr(), ptr, init.len()) };
@@ -222,13 +258,27 @@ impl FatBinary {
         for loaded in managed.loaded.iter().filter_map(Weak::upgrade) {
             write_managed_pointer(&loaded, name, address);
         }
-        managed.vars.push((name.into(), address, ManagedAlloc { ptr, layout }));
+        managed
+            .vars
+            .push((name.into(), address, ManagedAlloc { ptr, layout }));
         Ok(address)
     }
 
     /// Loaded on agent `device`, loading at the first call (exactly once).
-    pub(crate) fn loaded(&self, device: usize, agents: &[Arc<dyn Agent>], options: &RuntimeOptions, stats: &Stats) -> RuntimeResult<Arc<LoadedFatBinary>> {
-        let cell = self.cells(agents.len()).get(device).ok_or(RuntimeError::InvalidDevice { device: device as i64, count: agents.len() })?;
+    pub(crate) fn loaded(
+        &self,
+        device: usize,
+        agents: &[Arc<dyn Agent>],
+        options: &RuntimeOptions,
+        stats: &Stats,
+    ) -> RuntimeResult<Arc<LoadedFatBinary>> {
+        let cell = self
+            .cells(agents.len())
+            .get(device)
+            .ok_or(RuntimeError::InvalidDevice {
+                device: device as i64,
+                count: agents.len(),
+            })?;
         cell.get_or_init(|| {
             let agent = &agents[device];
             let _span = tracing::debug_span!("first use", fat_binary = self.id, agent = %agent.isa().isa_name()).entered();
@@ -248,7 +298,14 @@ impl FatBinary {
         .clone()
     }
 
-    fn load_on(&self, device: usize, agent: &Arc<dyn Agent>, agents: &[Arc<dyn Agent>], options: &RuntimeOptions, stats: &Stats) -> RuntimeResult<Arc<LoadedFatBinary>> {
+    fn load_on(
+        &self,
+        device: usize,
+        agent: &Arc<dyn Agent>,
+        agents: &[Arc<dyn Agent>],
+        options: &RuntimeOptions,
+        stats: &Stats,
+    ) -> RuntimeResult<Arc<LoadedFatBinary>> {
         let prepared = self.prepared(agents, options, stats)?;
         let mut modules = Vec::with_capacity(prepared.containers.len());
         for c in &prepared.containers {
@@ -256,7 +313,9 @@ impl FatBinary {
         }
         let mut linker = Linker::new();
         linker.policy(options.policy);
-        let executable = linker.link(agent, &modules).map_err(|e| self.load_error(e.into()))?;
+        let executable = linker
+            .link(agent, &modules)
+            .map_err(|e| self.load_error(e.into()))?;
         let loaded = Arc::new(LoadedFatBinary::new(self.id, device, executable));
         let mut managed = self.managed.lock();
         for (name, address, _) in &managed.vars {
@@ -268,19 +327,36 @@ impl FatBinary {
     }
 
     fn load_error(&self, e: crate::Error) -> RuntimeError {
-        RuntimeError::Load { fat_binary: self.describe(), source: Arc::new(e) }
+        RuntimeError::Load {
+            fat_binary: self.describe(),
+            source: Arc::new(e),
+        }
     }
 
     fn unregistered(&self) -> RuntimeError {
-        RuntimeError::Unregistered { fat_binary: self.describe() }
+        RuntimeError::Unregistered {
+            fat_binary: self.describe(),
+        }
     }
 
-    fn prepared(&self, agents: &[Arc<dyn Agent>], options: &RuntimeOptions, stats: &Stats) -> RuntimeResult<&Prepared> {
+    fn prepared(
+        &self,
+        agents: &[Arc<dyn Agent>],
+        options: &RuntimeOptions,
+        stats: &Stats,
+    ) -> RuntimeResult<&Prepared> {
         let _ = stats;
-        self.prepared.get_or_init(|| self.prepare(agents, options)).as_ref().map_err(Clone::clone)
+        self.prepared
+            .get_or_init(|| self.prepare(agents, options))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
-    fn prepare(&self, agents: &[Arc<dyn Agent>], options: &RuntimeOptions) -> RuntimeResult<Prepared> {
+    fn prepare(
+        &self,
+        agents: &[Arc<dyn Agent>],
+        options: &RuntimeOptions,
+    ) -> RuntimeResult<Prepared> {
         let alive = self.alive.read();
         if !*alive {
             return Err(self.unregistered());
@@ -290,18 +366,29 @@ impl FatBinary {
                 // SAFETY: the registrant guarantees the wrapper and its binary stay mapped while
                 // registered (checked above under the read lock); both are read through
                 // process_vm_readv, so a bad pointer is an error, not a crash.
-                let binary = unsafe { crate::container::hipf::wrapper_binary(*w as *const std::ffi::c_void) }.map_err(|e| self.load_error(e.into()))?;
+                let binary = unsafe {
+                    crate::container::hipf::wrapper_binary(*w as *const std::ffi::c_void)
+                }
+                .map_err(|e| self.load_error(e.into()))?;
                 // SAFETY: as above; the slice is only used while the fat binary is alive, under
                 // the read lock.
-                let slice = unsafe { crate::container::hipf::measure(binary, &options.read) }.map_err(|e| self.load_error(e.into()))?;
+                let slice = unsafe { crate::container::hipf::measure(binary, &options.read) }
+                    .map_err(|e| self.load_error(e.into()))?;
                 Bytes::Static(slice)
             }
             Source::Static(b) => Bytes::Static(b),
             Source::Owned(b) => Bytes::Owned(b.clone()),
         };
-        let located = read_containers(bytes.get(), &options.read).map_err(|e| self.load_error(e.into()))?;
+        let located =
+            read_containers(bytes.get(), &options.read).map_err(|e| self.load_error(e.into()))?;
         if located.is_empty() {
-            return Err(self.load_error(crate::container::ContainerError::UnknownFormat { offset: 0, head: "empty fat binary".into() }.into()));
+            return Err(self.load_error(
+                crate::container::ContainerError::UnknownFormat {
+                    offset: 0,
+                    head: "empty fat binary".into(),
+                }
+                .into(),
+            ));
         }
         let mut containers = Vec::with_capacity(located.len());
         for l in &located {
@@ -309,7 +396,11 @@ impl FatBinary {
                 .entries()
                 .map_err(|e| self.load_error(e.into()))?
                 .into_iter()
-                .map(|e| EntryInfo { id: Cow::Owned(e.id.into_owned()), offset: e.offset, size: e.size })
+                .map(|e| EntryInfo {
+                    id: Cow::Owned(e.id.into_owned()),
+                    offset: e.offset,
+                    size: e.size,
+                })
                 .collect();
             let ids: Vec<&str> = entries.iter().map(|e| e.id.as_ref()).collect();
             let bare_code_object = matches!(l.container, Container::CodeObject(_));
@@ -348,12 +439,23 @@ impl FatBinary {
 
     /// The module agent `device` runs from container `c`: its best entry whose ELF header
     /// agrees, falling back along the ranking.
-    fn module_for(&self, prepared: &Prepared, c: &PreparedContainer, device: usize, isa: &AgentIsa, options: &RuntimeOptions, stats: &Stats) -> RuntimeResult<Module> {
+    fn module_for(
+        &self,
+        prepared: &Prepared,
+        c: &PreparedContainer,
+        device: usize,
+        isa: &AgentIsa,
+        options: &RuntimeOptions,
+        stats: &Stats,
+    ) -> RuntimeResult<Module> {
         let ranked = match &c.ranked[device] {
             Ok(r) => r,
             Err(explanation) => {
                 tracing::debug!(container = c.index, "no compatible entry");
-                return Err(RuntimeError::NoBinaryForAgent { fat_binary: self.describe(), source: explanation.clone() });
+                return Err(RuntimeError::NoBinaryForAgent {
+                    fat_binary: self.describe(),
+                    source: explanation.clone(),
+                });
             }
         };
         let mut last_error = None;
@@ -362,13 +464,24 @@ impl FatBinary {
                 Ok(m) if c.bare_code_object => return Ok(m),
                 Ok(m) => {
                     let t = m.target();
-                    let verdict = crate::target::check(isa, &t.target, Some(t.generic_version), options.policy);
+                    let verdict = crate::target::check(
+                        isa,
+                        &t.target,
+                        Some(t.generic_version),
+                        options.policy,
+                    );
                     if verdict.is_accepted() {
                         tracing::debug!(container = c.index, entry = %c.entries[i].id, %verdict, "selected entry");
                         return Ok(m);
                     }
                     tracing::debug!(container = c.index, entry = %c.entries[i].id, %verdict, "entry's ELF header refused; falling back to the next");
-                    last_error = Some(Arc::new(crate::loader::LoadError::HeaderMismatch { entry: c.entries[i].id.to_string(), reason: verdict.to_string() }.into()));
+                    last_error = Some(Arc::new(
+                        crate::loader::LoadError::HeaderMismatch {
+                            entry: c.entries[i].id.to_string(),
+                            reason: verdict.to_string(),
+                        }
+                        .into(),
+                    ));
                 }
                 Err(e) => {
                     tracing::debug!(container = c.index, entry = %c.entries[i].id, error = %e, "entry unusable; falling back to the next");
@@ -377,51 +490,107 @@ impl FatBinary {
             }
         }
         Err(match last_error {
-            Some(source) => RuntimeError::Load { fat_binary: self.describe(), source },
-            None => self.load_error(crate::loader::LoadError::Backend { op: "select", message: "no entry ranked".into() }.into()),
+            Some(source) => RuntimeError::Load {
+                fat_binary: self.describe(),
+                source,
+            },
+            None => self.load_error(
+                crate::loader::LoadError::Backend {
+                    op: "select",
+                    message: "no entry ranked".into(),
+                }
+                .into(),
+            ),
         })
     }
 
     /// Entry `i` of container `c` as a module, extracted at most once.
-    fn entry_module(&self, prepared: &Prepared, c: &PreparedContainer, i: usize, options: &RuntimeOptions, stats: &Stats) -> Result<Module, Arc<crate::Error>> {
+    fn entry_module(
+        &self,
+        prepared: &Prepared,
+        c: &PreparedContainer,
+        i: usize,
+        options: &RuntimeOptions,
+        stats: &Stats,
+    ) -> Result<Module, Arc<crate::Error>> {
         let mut extracted = c.extracted.lock();
         if let Some(m) = extracted.modules.get(&i) {
             return m.clone();
         }
-        let result = self.extract(prepared, c, i, &mut extracted, options, stats).map_err(Arc::new);
+        let result = self
+            .extract(prepared, c, i, &mut extracted, options, stats)
+            .map_err(Arc::new);
         extracted.modules.insert(i, result.clone());
-        if extracted.inflated.is_some() && c.first_choices.iter().all(|k| extracted.modules.contains_key(k)) {
-            tracing::debug!(container = c.index, "every needed entry is out; dropping the inflated bundle");
+        if extracted.inflated.is_some()
+            && c.first_choices
+                .iter()
+                .all(|k| extracted.modules.contains_key(k))
+        {
+            tracing::debug!(
+                container = c.index,
+                "every needed entry is out; dropping the inflated bundle"
+            );
             extracted.inflated = None;
         }
         result
     }
 
-    fn extract(&self, prepared: &Prepared, c: &PreparedContainer, i: usize, extracted: &mut Extracted, options: &RuntimeOptions, stats: &Stats) -> Result<Module, crate::Error> {
+    fn extract(
+        &self,
+        prepared: &Prepared,
+        c: &PreparedContainer,
+        i: usize,
+        extracted: &mut Extracted,
+        options: &RuntimeOptions,
+        stats: &Stats,
+    ) -> Result<Module, crate::Error> {
         let entry = &c.entries[i];
-        let source = ModuleSource::Memory { label: format!("fat binary #{} container {} {}", self.id, c.index, entry.id) };
+        let source = ModuleSource::Memory {
+            label: format!("fat binary #{} container {} {}", self.id, c.index, entry.id),
+        };
         if c.compressed && c.first_choices.len() > 1 {
             // Several agents need different entries: inflate once, cut each from it.
             let inflated = match &extracted.inflated {
                 Some(b) => b.clone(),
                 None => {
-                    let b: Arc<[u8]> = self.with_container(prepared, c, options, |container| match container {
-                        Container::Compressed(cb) => cb.inflate().map(Arc::from).map_err(crate::Error::from),
-                        _ => Err(crate::loader::LoadError::Backend { op: "inflate", message: "container is not compressed".into() }.into()),
-                    })??;
+                    let b: Arc<[u8]> =
+                        self.with_container(prepared, c, options, |container| match container {
+                            Container::Compressed(cb) => {
+                                cb.inflate().map(Arc::from).map_err(crate::Error::from)
+                            }
+                            _ => Err(crate::loader::LoadError::Backend {
+                                op: "inflate",
+                                message: "container is not compressed".into(),
+                            }
+                            .into()),
+                        })??;
                     Stats::bump(&stats.full_inflations);
-                    tracing::debug!(container = c.index, size = b.len(), "inflated whole compressed bundle for several agents");
+                    tracing::debug!(
+                        container = c.index,
+                        size = b.len(),
+                        "inflated whole compressed bundle for several agents"
+                    );
                     extracted.inflated = Some(b.clone());
                     b
                 }
             };
             let bundle = Bundle::parse_with(&inflated, &options.read.limits)?;
-            let e = bundle.entries().get(i).ok_or_else(|| crate::container::ContainerError::EntryNotFound { wanted: entry.id.to_string(), available: Vec::new() })?;
+            let e = bundle.entries().get(i).ok_or_else(|| {
+                crate::container::ContainerError::EntryNotFound {
+                    wanted: entry.id.to_string(),
+                    available: Vec::new(),
+                }
+            })?;
             Stats::bump(&stats.extractions);
-            return Ok(Module::new(Arc::<[u8]>::from(bundle.entry_data(e)), source)?);
+            return Ok(Module::new(
+                Arc::<[u8]>::from(bundle.entry_data(e)),
+                source,
+            )?);
         }
         // One entry needed: stream it (a compressed bundle inflates up to the entry's end).
-        let bytes: Arc<[u8]> = self.with_container(prepared, c, options, |container| container.extract(i).map(|b| Arc::<[u8]>::from(b.as_ref())))??;
+        let bytes: Arc<[u8]> = self.with_container(prepared, c, options, |container| {
+            container.extract(i).map(|b| Arc::<[u8]>::from(b.as_ref()))
+        })??;
         Stats::bump(&stats.extractions);
         tracing::debug!(container = c.index, entry = %entry.id, size = bytes.len(), "extracted entry");
         Ok(Module::new(bytes, source)?)
@@ -429,10 +598,20 @@ impl FatBinary {
 
     /// Runs `f` on container `c`, re-parsed from the fat binary's bytes while they are known
     /// to be mapped (under the read lock of `alive`).
-    fn with_container<R>(&self, prepared: &Prepared, c: &PreparedContainer, options: &RuntimeOptions, f: impl FnOnce(&Container<'_>) -> R) -> Result<R, crate::Error> {
+    fn with_container<R>(
+        &self,
+        prepared: &Prepared,
+        c: &PreparedContainer,
+        options: &RuntimeOptions,
+        f: impl FnOnce(&Container<'_>) -> R,
+    ) -> Result<R, crate::Error> {
         let alive = self.alive.read();
         if !*alive {
-            return Err(crate::loader::LoadError::Backend { op: "extract", message: format!("{} was unregistered", self.describe()) }.into());
+            return Err(crate::loader::LoadError::Backend {
+                op: "extract",
+                message: format!("{} was unregistered", self.describe()),
+            }
+            .into());
         }
         let data = prepared.bytes.get().get(c.offset as usize..).unwrap_or(&[]);
         let container = Container::parse(data, &options.read).map_err(|e| e.rebase(c.offset))?;
@@ -445,20 +624,35 @@ impl FatBinary {
 /// other backends will need a device write (logged, not done).
 fn write_managed_pointer(loaded: &LoadedFatBinary, name: &str, address: u64) {
     let Some(symbol) = loaded.executable().symbol(name) else {
-        tracing::debug!(name, "managed variable has no device pointer in the loaded code");
+        tracing::debug!(
+            name,
+            "managed variable has no device pointer in the loaded code"
+        );
         return;
     };
     if loaded.executable().agent().backend() != BackendKind::Soft {
-        tracing::debug!(name, "managed variable pointer not written: the backend cannot write device memory yet");
+        tracing::debug!(
+            name,
+            "managed variable pointer not written: the backend cannot write device memory yet"
+        );
         return;
     }
     if symbol.size < 8 {
-        tracing::debug!(name, size = symbol.size, "managed variable's device pointer is smaller than a pointer; not written");
+        tracing::debug!(
+            name,
+            size = symbol.size,
+            "managed variable's device pointer is smaller than a pointer; not written"
+        );
         return;
     }
     // SAFETY: on the software agent, symbol addresses are host addresses inside the
     // executable's images, which live as long as `loaded` (borrowed here); the symbol holds
     // at least 8 bytes (checked). Nothing else writes these bytes.
     unsafe { std::ptr::write_unaligned(symbol.address as *mut u64, address) };
-    tracing::debug!(name, device_variable = format_args!("{:#x}", symbol.address), managed = format_args!("{address:#x}"), "managed variable pointer written");
+    tracing::debug!(
+        name,
+        device_variable = format_args!("{:#x}", symbol.address),
+        managed = format_args!("{address:#x}"),
+        "managed variable pointer written"
+    );
 }

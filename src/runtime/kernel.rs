@@ -57,7 +57,9 @@ impl LoadedFatBinary {
     pub(crate) fn new(fat_binary: u64, device: usize, executable: Executable) -> LoadedFatBinary {
         let mut kernels = Vec::new();
         for lco in executable.code_objects() {
-            let Ok(co) = CodeObject::parse(lco.module.bytes()) else { continue };
+            let Ok(co) = CodeObject::parse(lco.module.bytes()) else {
+                continue;
+            };
             for k in co.kernels() {
                 let md = co.kernel_metadata(k);
                 let d = k.descriptor.as_ref();
@@ -66,11 +68,23 @@ impl LoadedFatBinary {
                     demangled: crate::code_object::demangle(k.name),
                     descriptor_address: lco.load_delta.wrapping_add(k.descriptor_address),
                     code_address: k.code_symbol.map(|c| lco.load_delta.wrapping_add(c.value)),
-                    kernarg_segment_size: md.map(|m| m.kernarg_segment_size).or(d.map(|d| u64::from(d.kernarg_size))).unwrap_or(0),
+                    kernarg_segment_size: md
+                        .map(|m| m.kernarg_segment_size)
+                        .or(d.map(|d| u64::from(d.kernarg_size)))
+                        .unwrap_or(0),
                     kernarg_segment_align: md.map_or(8, |m| m.kernarg_segment_align),
-                    group_segment_fixed_size: md.map(|m| m.group_segment_fixed_size).or(d.map(|d| u64::from(d.group_segment_fixed_size))).unwrap_or(0),
-                    private_segment_fixed_size: md.map(|m| m.private_segment_fixed_size).or(d.map(|d| u64::from(d.private_segment_fixed_size))).unwrap_or(0),
-                    wavefront_size: md.map(|m| m.wavefront_size).or(d.map(|d| u64::from(d.wavefront_size()))).unwrap_or(64),
+                    group_segment_fixed_size: md
+                        .map(|m| m.group_segment_fixed_size)
+                        .or(d.map(|d| u64::from(d.group_segment_fixed_size)))
+                        .unwrap_or(0),
+                    private_segment_fixed_size: md
+                        .map(|m| m.private_segment_fixed_size)
+                        .or(d.map(|d| u64::from(d.private_segment_fixed_size)))
+                        .unwrap_or(0),
+                    wavefront_size: md
+                        .map(|m| m.wavefront_size)
+                        .or(d.map(|d| u64::from(d.wavefront_size())))
+                        .unwrap_or(64),
                     sgpr_count: md.and_then(|m| m.sgpr_count),
                     vgpr_count: md.and_then(|m| m.vgpr_count),
                     max_flat_workgroup_size: md.and_then(|m| m.max_flat_workgroup_size),
@@ -86,7 +100,13 @@ impl LoadedFatBinary {
                 by_name.entry(d.clone().into_boxed_str()).or_insert(i);
             }
         }
-        LoadedFatBinary { fat_binary, device, executable, kernels, by_name }
+        LoadedFatBinary {
+            fat_binary,
+            device,
+            executable,
+            kernels,
+            by_name,
+        }
     }
 
     /// The registration number of the fat binary (or module) it came from.
@@ -125,11 +145,17 @@ impl KernelRef {
             Some(&i) => i,
             // Other spellings the symbol table knows (`axpy<float>` for the full demangled name).
             None => {
-                let s = loaded.executable.symbol(name).filter(|s| s.class == crate::loader::SymbolClass::Kernel)?;
+                let s = loaded
+                    .executable
+                    .symbol(name)
+                    .filter(|s| s.class == crate::loader::SymbolClass::Kernel)?;
                 *loaded.by_name.get(s.name.as_str())?
             }
         };
-        Some(KernelRef { loaded: loaded.clone(), index })
+        Some(KernelRef {
+            loaded: loaded.clone(),
+            index,
+        })
     }
 
     /// The kernel's facts.

@@ -88,7 +88,11 @@ impl RuntimeOptions {
             tracing::warn!(error = %e, "ignoring the ISA policy from the environment");
             Policy::default()
         });
-        RuntimeOptions { loading, policy, read: ReadOptions::default() }
+        RuntimeOptions {
+            loading,
+            policy,
+            read: ReadOptions::default(),
+        }
     }
 }
 
@@ -299,7 +303,11 @@ impl Module {
     /// # Errors
     /// [`RuntimeError::NotFound`] if the module has no such kernel.
     pub fn function(&self, name: &str) -> RuntimeResult<KernelRef> {
-        KernelRef::find(&self.loaded, name).ok_or_else(|| RuntimeError::NotFound { kind: "kernel", name: name.into(), place: self.fat_binary.describe() })
+        KernelRef::find(&self.loaded, name).ok_or_else(|| RuntimeError::NotFound {
+            kind: "kernel",
+            name: name.into(),
+            place: self.fat_binary.describe(),
+        })
     }
 
     /// A variable (or any symbol) by name: its address and size.
@@ -311,7 +319,11 @@ impl Module {
             .executable()
             .symbol(name)
             .map(|s| (s.address, s.size))
-            .ok_or_else(|| RuntimeError::NotFound { kind: "global", name: name.into(), place: self.fat_binary.describe() })
+            .ok_or_else(|| RuntimeError::NotFound {
+                kind: "global",
+                name: name.into(),
+                place: self.fat_binary.describe(),
+            })
     }
 }
 
@@ -365,13 +377,19 @@ type AgentsOrReason = Result<Vec<Arc<dyn Agent>>, String>;
 pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, String> {
     // ROCLOAD_BACKEND: HSA's GPU agents when ROCr works, else the software agent (one log line
     // says why); see `loader::choose`.
-    crate::loader::choose::agents_from_env().map(|set| set.agents).map_err(|e| e.to_string())
+    crate::loader::choose::agents_from_env()
+        .map(|set| set.agents)
+        .map_err(|e| e.to_string())
 }
 
 impl Runtime {
     /// A runtime over `agents` (device `i` is `agents[i]`).
     pub fn new(agents: Vec<Arc<dyn Agent>>, options: RuntimeOptions) -> Runtime {
-        let agents = if agents.is_empty() { Err("the runtime was given no agents".to_string()) } else { Ok(agents) };
+        let agents = if agents.is_empty() {
+            Err("the runtime was given no agents".to_string())
+        } else {
+            Ok(agents)
+        };
         Runtime {
             agents: OnceCell::with_value(agents),
             discover: || Err("no agents".to_string()),
@@ -433,8 +451,16 @@ impl Runtime {
     /// # Errors
     /// [`RuntimeError::NoDevice`] without agents, [`RuntimeError::InvalidDevice`] out of range.
     pub fn agent(&self, device: i64) -> RuntimeResult<&Arc<dyn Agent>> {
-        let agents = self.agent_list().map_err(|reason| RuntimeError::NoDevice { reason: reason.to_string() })?;
-        usize::try_from(device).ok().and_then(|d| agents.get(d)).ok_or(RuntimeError::InvalidDevice { device, count: agents.len() })
+        let agents = self.agent_list().map_err(|reason| RuntimeError::NoDevice {
+            reason: reason.to_string(),
+        })?;
+        usize::try_from(device)
+            .ok()
+            .and_then(|d| agents.get(d))
+            .ok_or(RuntimeError::InvalidDevice {
+                device,
+                count: agents.len(),
+            })
     }
 
     fn device_index(&self, device: i64) -> RuntimeResult<usize> {
@@ -455,7 +481,10 @@ impl Runtime {
                 let _ = self.loaded(&fat, device);
             }
         }
-        FatBinaryHandle { slot, fat_binary: fat }
+        FatBinaryHandle {
+            slot,
+            fat_binary: fat,
+        }
     }
 
     /// Registers the fat binary behind a `HIPF` wrapper, reading nothing: O(1). A bad wrapper
@@ -484,19 +513,41 @@ impl Runtime {
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] if the handle is unknown or unregistered.
     pub fn fat_binary(&self, handle: usize) -> RuntimeResult<Arc<FatBinary>> {
-        self.fat_binaries.get(&handle).map(|f| f.clone()).ok_or(RuntimeError::InvalidHandle { what: "fat binary", handle })
+        self.fat_binaries
+            .get(&handle)
+            .map(|f| f.clone())
+            .ok_or(RuntimeError::InvalidHandle {
+                what: "fat binary",
+                handle,
+            })
     }
 
     /// Records that host pointer `host_function` launches kernel `name` of the fat binary.
     ///
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] for an unknown handle.
-    pub fn register_function(&self, handle: usize, host_function: usize, name: &str) -> RuntimeResult<()> {
+    pub fn register_function(
+        &self,
+        handle: usize,
+        host_function: usize,
+        name: &str,
+    ) -> RuntimeResult<()> {
         let fat = self.fat_binary(handle)?;
         let resolved = OnceCell::new();
         fat.add_host_key(fat_binary::HostKey::Function(host_function));
-        self.functions.insert(host_function, Arc::new(RegisteredFunction { fat_binary: fat, name: name.into(), resolved }));
-        tracing::debug!(host_function = format_args!("{host_function:#x}"), name, "registered kernel");
+        self.functions.insert(
+            host_function,
+            Arc::new(RegisteredFunction {
+                fat_binary: fat,
+                name: name.into(),
+                resolved,
+            }),
+        );
+        tracing::debug!(
+            host_function = format_args!("{host_function:#x}"),
+            name,
+            "registered kernel"
+        );
         Ok(())
     }
 
@@ -504,11 +555,29 @@ impl Runtime {
     ///
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] for an unknown handle.
-    pub fn register_variable(&self, handle: usize, shadow: usize, name: &str, size: u64) -> RuntimeResult<()> {
+    pub fn register_variable(
+        &self,
+        handle: usize,
+        shadow: usize,
+        name: &str,
+        size: u64,
+    ) -> RuntimeResult<()> {
         let fat = self.fat_binary(handle)?;
         fat.add_host_key(fat_binary::HostKey::Variable(shadow));
-        self.variables.insert(shadow, Arc::new(RegisteredVariable { fat_binary: fat, name: name.into(), size }));
-        tracing::debug!(shadow = format_args!("{shadow:#x}"), name, size, "registered device variable");
+        self.variables.insert(
+            shadow,
+            Arc::new(RegisteredVariable {
+                fat_binary: fat,
+                name: name.into(),
+                size,
+            }),
+        );
+        tracing::debug!(
+            shadow = format_args!("{shadow:#x}"),
+            name,
+            size,
+            "registered device variable"
+        );
         Ok(())
     }
 
@@ -521,12 +590,32 @@ impl Runtime {
     /// # Errors
     /// [`RuntimeError::InvalidHandle`], or [`RuntimeError::InvalidValue`] for a bad size or
     /// alignment.
-    pub fn register_managed_variable(&self, handle: usize, shadow: usize, name: &str, init: &[u8], align: usize) -> RuntimeResult<u64> {
+    pub fn register_managed_variable(
+        &self,
+        handle: usize,
+        shadow: usize,
+        name: &str,
+        init: &[u8],
+        align: usize,
+    ) -> RuntimeResult<u64> {
         let fat = self.fat_binary(handle)?;
         let address = fat.add_managed(name, init, align)?;
         fat.add_host_key(fat_binary::HostKey::Variable(shadow));
-        self.variables.insert(shadow, Arc::new(RegisteredVariable { fat_binary: fat, name: name.into(), size: init.len() as u64 }));
-        tracing::debug!(shadow = format_args!("{shadow:#x}"), name, size = init.len(), address = format_args!("{address:#x}"), "registered managed variable");
+        self.variables.insert(
+            shadow,
+            Arc::new(RegisteredVariable {
+                fat_binary: fat,
+                name: name.into(),
+                size: init.len() as u64,
+            }),
+        );
+        tracing::debug!(
+            shadow = format_args!("{shadow:#x}"),
+            name,
+            size = init.len(),
+            address = format_args!("{address:#x}"),
+            "registered managed variable"
+        );
         Ok(address)
     }
 
@@ -536,14 +625,22 @@ impl Runtime {
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] for an unknown or already unregistered handle.
     pub fn unregister(&self, handle: usize) -> RuntimeResult<()> {
-        let (_, fat) = self.fat_binaries.remove(&handle).ok_or(RuntimeError::InvalidHandle { what: "fat binary", handle })?;
+        let (_, fat) = self
+            .fat_binaries
+            .remove(&handle)
+            .ok_or(RuntimeError::InvalidHandle {
+                what: "fat binary",
+                handle,
+            })?;
         for key in fat.retire() {
             match key {
                 fat_binary::HostKey::Function(k) => {
-                    self.functions.remove_if(&k, |_, f| Arc::ptr_eq(&f.fat_binary, &fat));
+                    self.functions
+                        .remove_if(&k, |_, f| Arc::ptr_eq(&f.fat_binary, &fat));
                 }
                 fat_binary::HostKey::Variable(k) => {
-                    self.variables.remove_if(&k, |_, v| Arc::ptr_eq(&v.fat_binary, &fat));
+                    self.variables
+                        .remove_if(&k, |_, v| Arc::ptr_eq(&v.fat_binary, &fat));
                 }
             }
         }
@@ -570,7 +667,9 @@ impl Runtime {
 
     /// Whether a fat binary has been loaded (or has failed) on a device: its first use happened.
     pub fn is_loaded(&self, handle: usize, device: usize) -> bool {
-        self.fat_binaries.get(&handle).is_some_and(|f| f.first_use_done(device))
+        self.fat_binaries
+            .get(&handle)
+            .is_some_and(|f| f.first_use_done(device))
     }
 
     /// The kernel registered under host pointer `host_function`, on `device`: the hot path of
@@ -582,22 +681,37 @@ impl Runtime {
     /// or [`RuntimeError::NotFound`] if the loaded code lacks the kernel.
     pub fn kernel(&self, host_function: usize, device: i64) -> RuntimeResult<KernelRef> {
         let device = self.device_index(device)?;
-        let f = self.functions.get(&host_function).map(|f| f.clone()).ok_or(RuntimeError::UnknownFunction { address: host_function })?;
+        let f = self
+            .functions
+            .get(&host_function)
+            .map(|f| f.clone())
+            .ok_or(RuntimeError::UnknownFunction {
+                address: host_function,
+            })?;
         let count = self.agents().len();
         f.resolved
             .get_or_init(|| (0..count).map(|_| OnceCell::new()).collect())
             .get(device)
-            .ok_or(RuntimeError::InvalidDevice { device: device as i64, count })?
+            .ok_or(RuntimeError::InvalidDevice {
+                device: device as i64,
+                count,
+            })?
             .get_or_init(|| {
                 let loaded = self.loaded(&f.fat_binary, device)?;
-                KernelRef::find(&loaded, &f.name).ok_or_else(|| RuntimeError::NotFound { kind: "kernel", name: f.name.to_string(), place: f.fat_binary.describe() })
+                KernelRef::find(&loaded, &f.name).ok_or_else(|| RuntimeError::NotFound {
+                    kind: "kernel",
+                    name: f.name.to_string(),
+                    place: f.fat_binary.describe(),
+                })
             })
             .clone()
     }
 
     /// The kernel name registered under `host_function`, without loading anything.
     pub fn kernel_name(&self, host_function: usize) -> Option<String> {
-        self.functions.get(&host_function).map(|f| f.name.to_string())
+        self.functions
+            .get(&host_function)
+            .map(|f| f.name.to_string())
     }
 
     /// Address and size on `device` of the variable registered under host shadow `shadow`.
@@ -607,13 +721,21 @@ impl Runtime {
     /// [`RuntimeError::NotFound`].
     pub fn variable(&self, shadow: usize, device: i64) -> RuntimeResult<(u64, u64)> {
         let device = self.device_index(device)?;
-        let v = self.variables.get(&shadow).map(|v| v.clone()).ok_or(RuntimeError::UnknownVariable { address: shadow })?;
+        let v = self
+            .variables
+            .get(&shadow)
+            .map(|v| v.clone())
+            .ok_or(RuntimeError::UnknownVariable { address: shadow })?;
         let loaded = self.loaded(&v.fat_binary, device)?;
         let s = loaded
             .executable()
             .symbol(&v.name)
             .filter(|s| s.class == SymbolClass::Variable)
-            .ok_or_else(|| RuntimeError::NotFound { kind: "variable", name: v.name.to_string(), place: v.fat_binary.describe() })?;
+            .ok_or_else(|| RuntimeError::NotFound {
+                kind: "variable",
+                name: v.name.to_string(),
+                place: v.fat_binary.describe(),
+            })?;
         if s.size != v.size {
             tracing::debug!(name = %v.name, registered = v.size, loaded = s.size, "registered and loaded sizes differ; reporting the loaded size");
         }
@@ -648,7 +770,11 @@ impl Runtime {
             }
             let fats: Vec<Arc<FatBinary>> = self.fat_binaries.iter().map(|f| f.clone()).collect();
             for f in fats {
-                let loaded = if force { self.loaded(&f, device).ok() } else { f.loaded_if_done(device) };
+                let loaded = if force {
+                    self.loaded(&f, device).ok()
+                } else {
+                    f.loaded_if_done(device)
+                };
                 if let Some(s) = loaded.and_then(|l| consider(&l)) {
                     return Some(s);
                 }
@@ -657,7 +783,11 @@ impl Runtime {
         };
         search(false)
             .or_else(|| search(true))
-            .ok_or_else(|| RuntimeError::NotFound { kind: "device function", name: name.into(), place: format!("the code loaded on device {device}") })
+            .ok_or_else(|| RuntimeError::NotFound {
+                kind: "device function",
+                name: name.into(),
+                place: format!("the code loaded on device {device}"),
+            })
     }
 
     /// Loads code at run time on `device` (module API): a code object, a bundle or a
@@ -671,8 +801,13 @@ impl Runtime {
         let fat = Arc::new(FatBinary::new(id, fat_binary::Source::Owned(bytes)));
         Stats::bump(&self.stats.registered);
         let loaded = self.loaded(&fat, device)?;
-        let module = Arc::new(Module { fat_binary: fat, loaded, device });
-        self.modules.insert(Arc::as_ptr(&module) as usize, module.clone());
+        let module = Arc::new(Module {
+            fat_binary: fat,
+            loaded,
+            device,
+        });
+        self.modules
+            .insert(Arc::as_ptr(&module) as usize, module.clone());
         tracing::debug!(id, device, "module loaded");
         Ok(module)
     }
@@ -682,7 +817,13 @@ impl Runtime {
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] for an unknown or unloaded module.
     pub fn module(&self, handle: usize) -> RuntimeResult<Arc<Module>> {
-        self.modules.get(&handle).map(|m| m.clone()).ok_or(RuntimeError::InvalidHandle { what: "module", handle })
+        self.modules
+            .get(&handle)
+            .map(|m| m.clone())
+            .ok_or(RuntimeError::InvalidHandle {
+                what: "module",
+                handle,
+            })
     }
 
     /// Unloads a module: the runtime forgets it; its code lives on while handles use it.
@@ -690,12 +831,21 @@ impl Runtime {
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] for an unknown or already unloaded module.
     pub fn unload_module(&self, handle: usize) -> RuntimeResult<()> {
-        self.modules.remove(&handle).map(|_| ()).ok_or(RuntimeError::InvalidHandle { what: "module", handle })
+        self.modules
+            .remove(&handle)
+            .map(|_| ())
+            .ok_or(RuntimeError::InvalidHandle {
+                what: "module",
+                handle,
+            })
     }
 
     /// Everything registered, for tools: (raw handle, fat binary).
     pub fn fat_binaries(&self) -> Vec<(usize, Arc<FatBinary>)> {
-        self.fat_binaries.iter().map(|e| (*e.key(), e.value().clone())).collect()
+        self.fat_binaries
+            .iter()
+            .map(|e| (*e.key(), e.value().clone()))
+            .collect()
     }
 }
 
@@ -718,8 +868,12 @@ fn init_logging() {
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::Layer;
     if let Ok(filter) = std::env::var("ROCLOAD_LOG") {
-        let alive = tracing_subscriber::filter::filter_fn(|_| TLS_SENTINEL.try_with(|_| ()).is_ok());
-        let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_filter(tracing_subscriber::EnvFilter::new(filter)).with_filter(alive);
+        let alive =
+            tracing_subscriber::filter::filter_fn(|_| TLS_SENTINEL.try_with(|_| ()).is_ok());
+        let layer = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_filter(alive);
         let _ = tracing_subscriber::registry().with(layer).try_init();
     }
 }

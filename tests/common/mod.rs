@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 /// `tests/fixtures/<rel>`.
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
 }
 
 /// Reads a fixture.
@@ -23,12 +25,18 @@ pub fn llvm_tool(name: &str) -> Option<PathBuf> {
     if std::env::var_os("CI").is_some() {
         panic!("{name} is missing but CI is set: run scripts/setup.sh");
     }
-    eprintln!("skipped: {} not installed (scripts/setup.sh installs it)", path.display());
+    eprintln!(
+        "skipped: {} not installed (scripts/setup.sh installs it)",
+        path.display()
+    );
     None
 }
 
 /// Hex MD5 of `data`.
 pub fn md5_hex(data: &[u8]) -> String {
     use md5::{Digest, Md5};
-    Md5::digest(data).iter().map(|b| format!("{b:02x}")).collect()
+    Md5::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
