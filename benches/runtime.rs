@@ -9,6 +9,8 @@
 //!
 //! Fat binaries are the real clang-19 gfx1030 code object of tests/fixtures/hip/vadd.hip_fatbin
 //! bundled with incompressible filler entries for other targets.
+// Test code: every unsafe call passes pointers and buffers the test itself owns.
+#![allow(clippy::undocumented_unsafe_blocks)]
 
 use std::hint::black_box;
 use std::sync::Arc;

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# The test command the README gives: the whole suite, differential tests against the LLVM
-# tools included. With CI set, a missing reference tool fails the tests instead of skipping.
+# The test command the README gives: formatting and lint checks, then the whole suite,
+# differential tests against the LLVM tools included. With CI set, a missing reference tool
+# or input fails the tests instead of skipping.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/lib/llvm-19/bin:$PATH"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets -- -D warnings
+# The CLI binary and librocload.so belong to other workspace members than the tests that
+# run them; cargo test does not build those, so build them first.
+cargo build --workspace
 cargo test --workspace "$@"

@@ -12,7 +12,6 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 pub mod bytes;
-pub mod capi;
 pub mod code_object;
 pub mod container;
 pub mod error;

@@ -9,7 +9,7 @@ use common::{fixture, read};
 use serde_json::Value;
 
 fn rocload(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rocload"))
+    Command::new(common::rocload_bin())
         .args(args)
         .env_remove("ROCLOAD_LOG")
         .output()
@@ -332,7 +332,7 @@ fn load_links_across_code_objects_and_lists_missing_imports() {
 fn agents_lists_the_software_agent() {
     let v = json(&rocload(&["agents", "--json"]));
     assert_eq!(v["agents"][0]["backend"], "soft");
-    let o = Command::new(env!("CARGO_BIN_EXE_rocload"))
+    let o = Command::new(common::rocload_bin())
         .args(["agents", "--json"])
         .env("ROCLOAD_SOFT_ISA", "gfx90a:xnack+")
         .output()

@@ -282,7 +282,7 @@ fn soft_never_loads_the_library() {
 }
 
 fn rocload_agents(envs: &[(&str, &str)]) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rocload"));
+    let mut cmd = Command::new(common::rocload_bin());
     cmd.args(["agents", "--json"]);
     for var in [
         "ROCLOAD_BACKEND",

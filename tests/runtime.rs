@@ -3,6 +3,8 @@
 //! extracted entries and inflated bundles between agents, failures at first use with the
 //! target layer's explanation, unregistering while code is in use, the module API and
 //! device-function lookup.
+// Test code: every unsafe call passes pointers and buffers the test itself owns.
+#![allow(clippy::undocumented_unsafe_blocks)]
 
 mod common;
 

@@ -42,6 +42,7 @@
     dead_code,
     missing_docs,
     clippy::all,
+    clippy::undocumented_unsafe_blocks,
     rustdoc::all
 )]
 pub mod bindings;
@@ -55,6 +56,7 @@ pub mod bindings;
     dead_code,
     missing_docs,
     clippy::all,
+    clippy::undocumented_unsafe_blocks,
     unsafe_op_in_unsafe_fn
 )]
 mod api;

@@ -851,7 +851,7 @@ pub unsafe fn kernel_info(
     lib: &HsaLibrary,
     symbol: hsa_executable_symbol_t,
 ) -> Result<KernelInfo, HsaError> {
-    // SAFETY (all reads): the types match hsa.h: u64 for the object, u32 for sizes, C bool (u8).
+    // SAFETY: (all reads) the types match hsa.h: u64 for the object, u32 for sizes, C bool (u8).
     unsafe {
         Ok(KernelInfo {
             kernel_object: symbol_get_info(lib, symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT)?,

@@ -225,6 +225,8 @@ pub unsafe fn measure(
 }
 
 #[cfg(test)]
+// Test code: pointers are the test's own (or deliberately bad, which is what is tested).
+#[allow(clippy::undocumented_unsafe_blocks)]
 mod tests {
     use super::*;
 

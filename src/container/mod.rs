@@ -330,11 +330,11 @@ impl MappedFile {
         };
         let file = std::fs::File::open(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
-        // SAFETY: the map is read-only and private to this process; like every reader of
-        // mapped files we assume the file is not truncated while mapped.
         let map = if len == 0 {
             None
         } else {
+            // SAFETY: the map is read-only and private to this process; like every reader of
+            // mapped files we assume the file is not truncated while mapped.
             Some(unsafe { memmap2::Mmap::map(&file) }.map_err(io)?)
         };
         Ok(MappedFile { path, map })

@@ -404,11 +404,10 @@ impl Runtime {
     }
 
     /// The process-wide runtime, created at first call from the environment
-    /// ([`agents_from_env`], [`RuntimeOptions::from_env`]); logging goes to stderr when
-    /// `ROCLOAD_LOG` is set. Never fails: without agents, device queries report why.
+    /// ([`agents_from_env`], [`RuntimeOptions::from_env`]). Never fails: without agents,
+    /// device queries report why.
     pub fn global() -> &'static Runtime {
         GLOBAL.get_or_init(|| {
-            init_logging();
             let options = RuntimeOptions::from_env();
             tracing::debug!(loading = ?options.loading, policy = %options.policy, "global runtime created; agents are chosen at first use");
             Runtime { agents: OnceCell::new(), discover: agents_from_env, ..Runtime::new(Vec::new(), options) }
@@ -846,34 +845,5 @@ impl Runtime {
             .iter()
             .map(|e| (*e.key(), e.value().clone()))
             .collect()
-    }
-}
-
-/// Marks whether this thread's thread-locals are still alive: after they are destroyed
-/// (at thread exit, and on the main thread at `exit()`, before the atexit handlers that
-/// unregister fat binaries), the fmt layer's own thread-local buffer is gone and it would
-/// panic, so events are filtered out.
-struct TlsSentinel;
-
-impl Drop for TlsSentinel {
-    fn drop(&mut self) {}
-}
-
-thread_local! {
-    static TLS_SENTINEL: TlsSentinel = const { TlsSentinel };
-}
-
-fn init_logging() {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::Layer;
-    if let Ok(filter) = std::env::var("ROCLOAD_LOG") {
-        let alive =
-            tracing_subscriber::filter::filter_fn(|_| TLS_SENTINEL.try_with(|_| ()).is_ok());
-        let layer = tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
-            .with_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_filter(alive);
-        let _ = tracing_subscriber::registry().with(layer).try_init();
     }
 }

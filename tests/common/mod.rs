@@ -40,3 +40,27 @@ pub fn md5_hex(data: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// An artifact of another workspace member in `target/<profile>/` (the `rocload` binary,
+/// `librocload.so`): cargo does not build those for this package's tests, so the test
+/// command (`scripts/test.sh`) runs `cargo build --workspace` first.
+pub fn built(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/<profile>/deps/<test> -> target/<profile>/<name>
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("test executable lives in target/<profile>/deps");
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is not built: run `cargo build --workspace` first (scripts/test.sh does)",
+        path.display()
+    );
+    path
+}
+
+/// The `rocload` command-line tool of this build.
+pub fn rocload_bin() -> PathBuf {
+    built("rocload")
+}

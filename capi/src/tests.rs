@@ -1,18 +1,20 @@
-//! The C ABI called in-process (the same functions librocload.so exports): NULL pointers and
+//! The C ABI called in-process (the functions librocload.so exports): NULL pointers and
 //! bad handles give errors and never crash, error state is per thread, error names match the
 //! HIP header, and the module API works on committed clang-19 code objects and bundles.
 //!
 //! All tests share the process-wide runtime (software agent from the environment, gfx1030 by
 //! default), as a HIP program would.
+// Test code: every unsafe call passes pointers and buffers the test itself owns.
+#![allow(clippy::undocumented_unsafe_blocks)]
 
-mod common;
-
+use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr, CString};
+use std::process::Command;
 use std::ptr::{null, null_mut};
 
-use rocload::capi::types::*;
-use rocload::capi::*;
-use rocload::code_object::CodeObject;
+use super::types::*;
+use super::*;
+use rocload_lib::code_object::CodeObject;
 
 /// `hipError_t` values from Debian's HIP header: (name, value) for every one-line enumerator.
 fn header_errors() -> Vec<(String, i32)> {
@@ -308,7 +310,7 @@ fn call_configuration_is_a_per_thread_stack() {
 #[test]
 fn module_api_on_a_code_object_and_a_compressed_bundle() {
     unsafe {
-        let co_bytes = common::read("codeobj/kernels_static.co");
+        let co_bytes = fixture("codeobj/kernels_static.co");
         let mut m: hipModule_t = null_mut();
         assert_eq!(
             hipModuleLoadData(&mut m, co_bytes.as_ptr().cast()),
@@ -387,7 +389,7 @@ fn module_api_on_a_code_object_and_a_compressed_bundle() {
         );
 
         // A compressed device bundle: the gfx1030 entry is chosen (software agent default).
-        let ccob = common::read("hip/vadd.device.ccob");
+        let ccob = fixture("hip/vadd.device.ccob");
         assert_eq!(
             hipModuleLoadData(&mut m, ccob.as_ptr().cast()),
             hipSuccess,
@@ -405,13 +407,16 @@ fn devices_are_the_runtime_agents() {
     unsafe {
         let mut n = 0;
         assert_eq!(hipGetDeviceCount(&mut n), hipSuccess);
-        assert_eq!(n, rocload::runtime::Runtime::global().agents().len() as i32);
+        assert_eq!(
+            n,
+            rocload_lib::runtime::Runtime::global().agents().len() as i32
+        );
         let mut prop = hipDeviceProp_t::default();
         assert_eq!(hipGetDeviceProperties(&mut prop, 0), hipSuccess);
         let arch = CStr::from_ptr(prop.gcnArchName.as_ptr()).to_str().unwrap();
         assert_eq!(
             arch,
-            rocload::runtime::Runtime::global().agents()[0]
+            rocload_lib::runtime::Runtime::global().agents()[0]
                 .isa()
                 .target_id()
                 .to_string()
@@ -426,4 +431,127 @@ fn devices_are_the_runtime_agents() {
         assert_eq!(hipGetDevice(&mut d), hipSuccess);
         assert_eq!(d, 0);
     }
+}
+
+/// `tests/fixtures/<rel>` of the repository.
+fn fixture(rel: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(rel);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn hip_struct_layouts_match_the_headers() {
+    let Some(clang) = llvm_tool("clang++") else {
+        return;
+    };
+    use std::mem::{offset_of, size_of};
+    let probe = r#"
+#include <hip/hip_runtime_api.h>
+#include <cstdio>
+#include <cstddef>
+#define P(f) printf("prop." #f " %zu\n", offsetof(hipDeviceProp_t, f));
+#define F(f) printf("attr." #f " %zu\n", offsetof(hipFuncAttributes, f));
+int main() {
+  printf("prop.size %zu\nattr.size %zu\ndim3.size %zu\n", sizeof(hipDeviceProp_t), sizeof(hipFuncAttributes), sizeof(dim3));
+  P(name) P(totalGlobalMem) P(warpSize) P(maxThreadsPerBlock) P(maxGridSize) P(major) P(minor) P(arch)
+  P(gcnArch) P(gcnArchName) P(integrated) P(hdpMemFlushCntl) P(memPitch) P(pageableMemoryAccessUsesHostPageTables)
+  F(binaryVersion) F(constSizeBytes) F(localSizeBytes) F(maxThreadsPerBlock) F(numRegs) F(ptxVersion) F(sharedSizeBytes)
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("probe.cpp"), probe).unwrap();
+    let status = Command::new(&clang)
+        .args(["-D__HIP_PLATFORM_AMD__", "probe.cpp", "-o", "probe"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = String::from_utf8(
+        Command::new(dir.path().join("probe"))
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let c: HashMap<&str, usize> = out
+        .lines()
+        .map(|l| l.split_once(' ').unwrap())
+        .map(|(k, v)| (k, v.parse().unwrap()))
+        .collect();
+    let rust: Vec<(&str, usize)> = vec![
+        ("prop.size", size_of::<hipDeviceProp_t>()),
+        ("attr.size", size_of::<hipFuncAttributes>()),
+        ("dim3.size", size_of::<dim3>()),
+        ("prop.name", offset_of!(hipDeviceProp_t, name)),
+        (
+            "prop.totalGlobalMem",
+            offset_of!(hipDeviceProp_t, totalGlobalMem),
+        ),
+        ("prop.warpSize", offset_of!(hipDeviceProp_t, warpSize)),
+        (
+            "prop.maxThreadsPerBlock",
+            offset_of!(hipDeviceProp_t, maxThreadsPerBlock),
+        ),
+        ("prop.maxGridSize", offset_of!(hipDeviceProp_t, maxGridSize)),
+        ("prop.major", offset_of!(hipDeviceProp_t, major)),
+        ("prop.minor", offset_of!(hipDeviceProp_t, minor)),
+        ("prop.arch", offset_of!(hipDeviceProp_t, arch)),
+        ("prop.gcnArch", offset_of!(hipDeviceProp_t, gcnArch)),
+        ("prop.gcnArchName", offset_of!(hipDeviceProp_t, gcnArchName)),
+        ("prop.integrated", offset_of!(hipDeviceProp_t, integrated)),
+        (
+            "prop.hdpMemFlushCntl",
+            offset_of!(hipDeviceProp_t, hdpMemFlushCntl),
+        ),
+        ("prop.memPitch", offset_of!(hipDeviceProp_t, memPitch)),
+        (
+            "prop.pageableMemoryAccessUsesHostPageTables",
+            offset_of!(hipDeviceProp_t, pageableMemoryAccessUsesHostPageTables),
+        ),
+        (
+            "attr.binaryVersion",
+            offset_of!(hipFuncAttributes, binaryVersion),
+        ),
+        (
+            "attr.constSizeBytes",
+            offset_of!(hipFuncAttributes, constSizeBytes),
+        ),
+        (
+            "attr.localSizeBytes",
+            offset_of!(hipFuncAttributes, localSizeBytes),
+        ),
+        (
+            "attr.maxThreadsPerBlock",
+            offset_of!(hipFuncAttributes, maxThreadsPerBlock),
+        ),
+        ("attr.numRegs", offset_of!(hipFuncAttributes, numRegs)),
+        ("attr.ptxVersion", offset_of!(hipFuncAttributes, ptxVersion)),
+        (
+            "attr.sharedSizeBytes",
+            offset_of!(hipFuncAttributes, sharedSizeBytes),
+        ),
+    ];
+    for (key, value) in rust {
+        assert_eq!(Some(&value), c.get(key), "{key}");
+    }
+}
+
+/// An LLVM 19 tool, or `None` (printing why) when it is missing outside CI; under CI a
+/// missing tool fails the test.
+fn llvm_tool(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new("/usr/lib/llvm-19/bin").join(name);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{name} is missing but CI is set: run scripts/setup.sh"
+    );
+    eprintln!(
+        "skipped: {} not installed (scripts/setup.sh installs it)",
+        path.display()
+    );
+    None
 }

@@ -16,6 +16,9 @@
 
 pub mod types;
 
+#[cfg(test)]
+mod tests;
+
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -24,7 +27,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use once_cell::sync::Lazy;
 
-use crate::runtime::{KernelRef, Runtime, RuntimeError};
+use rocload_lib::runtime::{KernelRef, Runtime, RuntimeError};
 use types::*;
 
 thread_local! {
@@ -74,8 +77,10 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::NoDevice { .. } => hipErrorNoDevice,
         RuntimeError::NoBinaryForAgent { .. } => hipErrorNoBinaryForGpu,
         RuntimeError::Load { source, .. } => match &**source {
-            crate::Error::Container(_) | crate::Error::CodeObject(_) => hipErrorInvalidImage,
-            crate::Error::Io { .. } => hipErrorFileNotFound,
+            rocload_lib::Error::Container(_) | rocload_lib::Error::CodeObject(_) => {
+                hipErrorInvalidImage
+            }
+            rocload_lib::Error::Io { .. } => hipErrorFileNotFound,
             _ => hipErrorSharedObjectInitFailed,
         },
         RuntimeError::Unregistered { .. } | RuntimeError::InvalidHandle { .. } => {
@@ -85,6 +90,7 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::UnknownVariable { .. } => hipErrorInvalidSymbol,
         RuntimeError::NotFound { .. } => hipErrorNotFound,
         RuntimeError::InvalidValue(_) => hipErrorInvalidValue,
+        _ => hipErrorUnknown,
     }
 }
 
@@ -118,7 +124,10 @@ fn call_void(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) {
     let _ = call(op, f);
 }
 
+/// The process-wide runtime; the first call also sets up logging (`ROCLOAD_LOG`).
 fn runtime() -> &'static Runtime {
+    static LOGGING: std::sync::Once = std::sync::Once::new();
+    LOGGING.call_once(init_logging);
     Runtime::global()
 }
 
@@ -548,13 +557,11 @@ pub unsafe extern "C" fn hipModuleLoadData(
         let options = runtime().options().read.clone();
         // SAFETY: the image is read through process_vm_readv (unmapped memory is an error), and
         // the slice is copied before returning, while the caller keeps the image alive.
-        let bytes =
-            unsafe { crate::container::hipf::measure(image.cast(), &options) }.map_err(|e| {
-                Failure {
-                    code: hipErrorInvalidImage,
-                    message: e.to_string(),
-                    error: None,
-                }
+        let bytes = unsafe { rocload_lib::container::hipf::measure(image.cast(), &options) }
+            .map_err(|e| Failure {
+                code: hipErrorInvalidImage,
+                message: e.to_string(),
+                error: None,
             })?;
         load_module(module, Arc::from(bytes))
     })
@@ -851,8 +858,8 @@ pub unsafe extern "C" fn hipGetDeviceProperties(
         let processor = isa.processor();
         let mut p = hipDeviceProp_t::default();
         let backend = match agent.backend() {
-            crate::loader::BackendKind::Soft => "rocload software agent",
-            crate::loader::BackendKind::Hsa => "AMD GPU (HSA)",
+            rocload_lib::loader::BackendKind::Soft => "rocload software agent",
+            rocload_lib::loader::BackendKind::Hsa => "AMD GPU (HSA)",
         };
         copy_c_string(&mut p.name, &format!("{backend} ({})", processor.name));
         copy_c_string(&mut p.gcnArchName, &isa.target_id().to_string());
@@ -1062,4 +1069,36 @@ pub struct RocloadStats {
     pub full_inflations: u64,
     /// Entries extracted.
     pub extractions: u64,
+}
+
+// ------------------------------------------------------------------------------ logging
+
+/// Marks whether this thread's thread-locals are still alive: after they are destroyed
+/// (at thread exit, and on the main thread at `exit()`, before the atexit handlers that
+/// unregister fat binaries), the fmt layer's own thread-local buffer is gone and it would
+/// panic, so events are filtered out.
+struct TlsSentinel;
+
+impl Drop for TlsSentinel {
+    fn drop(&mut self) {}
+}
+
+thread_local! {
+    static TLS_SENTINEL: TlsSentinel = const { TlsSentinel };
+}
+
+/// Logs go to stderr, filtered by `ROCLOAD_LOG`; nothing is printed without it.
+fn init_logging() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    if let Ok(filter) = std::env::var("ROCLOAD_LOG") {
+        let alive =
+            tracing_subscriber::filter::filter_fn(|_| TLS_SENTINEL.try_with(|_| ()).is_ok());
+        let layer = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_filter(alive);
+        let _ = tracing_subscriber::registry().with(layer).try_init();
+    }
 }

@@ -1,4 +1,4 @@
-//! Command-line interface: one file per subcommand. Errors go to stderr with exit status 1;
+//! The `rocload` command-line tool: one file per subcommand. Errors go to stderr with exit status 1;
 //! usage errors exit with 2 (clap's convention).
 
 use std::process::ExitCode;
@@ -40,7 +40,7 @@ enum Command {
 }
 
 /// Parses arguments and runs the chosen subcommand.
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     init_logging();
     let cli = Cli::parse();
     let result = match cli.command {
