@@ -9,7 +9,8 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use rocload::loader::{Linker, Module, ModuleSource, SoftAgent};
+use rocload::backend::SoftAgent;
+use rocload::loader::{Linker, Module, ModuleSource};
 
 const NAMES: [(&str, char); 6] = [
     ("_ZN2dl3mixEif", 'm'),

@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use rocload::backend::SoftAgent;
 use rocload::container::{read_containers, write_bundle, write_ccob, Compression, ReadOptions};
-use rocload::loader::SoftAgent;
 use rocload::runtime::{Loading, Runtime, RuntimeOptions};
 
 fn vadd_gfx1030() -> Vec<u8> {

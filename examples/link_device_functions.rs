@@ -4,7 +4,8 @@
 //!
 //! `cargo run --example link_device_functions`
 
-use rocload::loader::{Linker, Module, SoftAgent};
+use rocload::backend::SoftAgent;
+use rocload::loader::{Linker, Module};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fixture = |name: &str| {

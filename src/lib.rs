@@ -1,17 +1,23 @@
 //! rocload: loads AMD GPU code the way a HIP program needs it.
 //!
-//! Layers, each in its own module, from raw bytes up:
+//! Layers, each in its own module, from raw bytes up; each uses only those above it:
+//! - [`target`]: processors, target IDs, compatibility and the explained selection policy;
 //! - [`container`]: fat-binary formats (offload bundles, compressed bundles, host ELF
 //!   sections, OffloadBinary), read lazily and in bounded memory;
 //! - [`code_object`]: one AMDGPU code object (ELF) as a zero-copy view: segments, symbols,
 //!   relocations, metadata and kernel descriptors;
-//! - [`target`]: processors, target IDs, compatibility and the explained selection policy;
-//! - [`code_object`]: a typed, zero-copy view of AMDGPU ELF code objects;
-//! - [`loader`]: executables on an agent, device functions as symbols, cross-object linking.
+//! - [`loader`]: modules, link plans and executables on an agent, device functions as symbols,
+//!   cross-object linking, and the agent traits backends implement;
+//! - [`backend`]: the software agent and ROCr's GPU agents through HSA;
+//! - [`runtime`]: what a HIP program needs: registration, lazy per-device loading, the module
+//!   API, and the configuration read from the environment.
+//!
+//! The C ABI (`librocload.so`) and the `rocload` tool are separate crates over this one.
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
-pub mod bytes;
+pub mod backend;
+mod bytes;
 pub mod code_object;
 pub mod container;
 pub mod error;

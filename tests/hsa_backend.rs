@@ -15,11 +15,13 @@ use std::sync::{Arc, Mutex};
 
 use common::{fixture, llvm_tool};
 use hsa_sys::{HsaLibrary, HSA_STATUS_ERROR_OUT_OF_RESOURCES};
-use rocload::loader::hsa::{check_for_rocr, check_plan_for_rocr, rocr_problems, HsaAgent};
+use rocload::backend::{
+    choose_agents, BackendChoice, BackendConfig, BackendError, HsaAgent, HsaUnavailable, SoftAgent,
+};
+use rocload::loader::rocr::{check_for_rocr, check_plan_for_rocr, rocr_problems};
 use rocload::loader::{
-    choose_agents, Agent, BackendChoice, BackendConfig, BackendError, BackendKind,
-    ExecutableBackend, HsaUnavailable, Linker, LoadError, Module, Placement, Provider, RocrProblem,
-    SoftAgent,
+    Agent, BackendKind, ExecutableBackend, Linker, LoadError, Module, Placement, Provider,
+    RocrProblem,
 };
 use rocload::target::AgentIsa;
 
@@ -236,7 +238,7 @@ fn hsa_mapped() -> bool {
 fn child_soft_from_env() {
     assert_eq!(std::env::var("ROCLOAD_BACKEND").as_deref(), Ok("soft"));
     assert!(!hsa_mapped(), "mapped before anything ran");
-    let set = rocload::loader::agents_from_env().unwrap();
+    let set = rocload::runtime::config::agents().unwrap();
     assert_eq!(set.choice, BackendChoice::Soft);
     assert!(!set.hsa.tried);
     assert_eq!(
@@ -246,7 +248,7 @@ fn child_soft_from_env() {
     assert!(!hsa_mapped(), "ROCLOAD_BACKEND=soft opened the HSA library");
     // The same process then opens it under auto, so the check above can see a mapping.
     std::env::set_var("ROCLOAD_BACKEND", "auto");
-    let set = rocload::loader::agents_from_env().unwrap();
+    let set = rocload::runtime::config::agents().unwrap();
     assert!(set.hsa.tried);
     if set.hsa.library.is_some() {
         assert!(

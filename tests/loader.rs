@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::{fixture, read};
+use rocload::backend::SoftAgent;
 use rocload::code_object::CodeObject;
-use rocload::loader::{Agent, Executable, Linker, LoadError, Module, SoftAgent, SymbolClass};
+use rocload::loader::{Agent, Executable, Linker, LoadError, Module, SymbolClass};
 
 fn module(rel: &str) -> Module {
     Module::from_file(fixture(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))

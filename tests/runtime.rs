@@ -10,10 +10,11 @@ mod common;
 
 use std::sync::{Arc, Barrier};
 
+use rocload::backend::SoftAgent;
 use rocload::code_object::CodeObject;
 use rocload::container::hipf::{FatbinWrapper, HIPF_MAGIC};
 use rocload::container::{read_containers, ReadOptions};
-use rocload::loader::{Agent, SoftAgent};
+use rocload::loader::Agent;
 use rocload::runtime::{Loading, Runtime, RuntimeError, RuntimeOptions};
 use rocload::target::{select, AgentIsa, Policy};
 

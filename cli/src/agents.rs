@@ -5,7 +5,9 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use rocload::loader::{agents_from_env, BackendKind, HsaStatus};
+use rocload::backend::HsaStatus;
+use rocload::loader::BackendKind;
+use rocload::runtime::config;
 use serde::Serialize;
 
 use super::CliResult;
@@ -32,7 +34,7 @@ struct Report {
 
 /// Runs `rocload agents`. With `ROCLOAD_BACKEND=hsa` an unusable HSA runtime is an error.
 pub fn run(args: Args) -> CliResult {
-    let set = agents_from_env()?;
+    let set = config::agents()?;
     let report = Report {
         agents: set
             .agents

@@ -6,9 +6,11 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use rocload::backend::SoftAgent;
 use rocload::container::{MappedFile, ReadOptions};
 use rocload::loader::fat_binary::modules_for_agent;
-use rocload::loader::{Linker, SoftAgent};
+use rocload::loader::Linker;
+use rocload::runtime::config;
 use rocload::target::{AgentIsa, Policy};
 use serde::Serialize;
 
@@ -60,15 +62,15 @@ struct CodeObjectRow {
 
 pub(super) fn parse_agent(agent: Option<&str>) -> Result<AgentIsa, Box<dyn std::error::Error>> {
     Ok(match agent {
-        Some(text) => text.parse::<AgentIsa>()?.from_env_override()?,
-        None => *SoftAgent::from_env()?.isa(),
+        Some(text) => config::apply_override(text.parse::<AgentIsa>()?)?,
+        None => config::soft_agent_isa()?,
     })
 }
 
 pub(super) fn parse_policy(policy: Option<&str>) -> Result<Policy, Box<dyn std::error::Error>> {
     Ok(match policy {
         Some(p) => Policy::from_env_value(Some(p))?,
-        None => Policy::from_env()?,
+        None => config::policy()?,
     })
 }
 
@@ -78,8 +80,6 @@ fn parse_address(text: &str) -> Option<u64> {
         None => text.parse().ok(),
     }
 }
-
-use rocload::loader::Agent as _;
 
 /// Runs `rocload load`.
 pub fn run(args: Args) -> CliResult {

@@ -1,6 +1,6 @@
 //! The backend abstraction: an agent that runs code (its ISA, its memory) and the
-//! executables it builds. Two implementations: the in-process software agent (`soft`) and
-//! ROCr through HSA (its own issue).
+//! executables it builds. Two implementations live in `crate::backend`: the in-process
+//! software agent and ROCr through HSA.
 //!
 //! The generic linker decides what goes where and in which order; a backend only places
 //! bytes. Backends that allocate before relocating (the software agent) can link import
@@ -9,8 +9,8 @@
 
 use std::fmt::Debug;
 
-use super::linker::LinkPlan;
 use super::module::Module;
+use super::plan::LinkPlan;
 use super::LoadError;
 use crate::target::AgentIsa;
 

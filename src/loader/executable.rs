@@ -6,8 +6,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::backend::{Agent, ExecutableBackend};
-use super::linker::{LinkPlan, Provider};
 use super::module::{Module, ModuleSource};
+use super::plan::{LinkPlan, Provider};
 use super::symbols::{LoadedSymbol, SymbolTable};
 use super::LoadError;
 

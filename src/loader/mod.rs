@@ -1,35 +1,32 @@
 //! Loader: code objects into executables on an agent, kernels, device functions and
 //! variables as symbols, and relocation across code objects.
 //!
-//! [`Module`]s (parsed code objects) are resolved by name by a [`Linker`] into a plan (pure:
-//! compatibility with the agent, exports, imports, load order), then an agent backend places
-//! and relocates them into an [`Executable`] following ROCr's semantics (one 256-byte-aligned
-//! block per code object, `.rela.dyn` applied). Not for choosing entries of fat binaries (the
-//! target layer) or for running kernels.
+//! [`Module`]s (parsed code objects) are resolved by name by a [`Linker`] into a [`LinkPlan`]
+//! (pure: compatibility with the agent, exports, imports, load order), then an agent's
+//! [`ExecutableBackend`] places and relocates them into an [`Executable`] following ROCr's
+//! semantics (one 256-byte-aligned block per code object, `.rela.dyn` applied). Imports run one
+//! way: module, plan, backend traits, executable, linker. The agents themselves live in
+//! `crate::backend`. Not for ranking entries of fat binaries (the target layer) or for running
+//! kernels.
 
-pub mod backend;
-pub mod choose;
+mod backend;
 mod executable;
 pub mod fat_binary;
-pub mod hsa;
 mod linker;
 mod module;
-pub mod relocate;
-pub mod soft;
+mod plan;
+pub(crate) mod relocate;
+pub mod rocr;
 mod symbols;
 
 pub use backend::{Agent, BackendKind, ExecutableBackend, Placement};
-pub use choose::{
-    agents_from_env, choose_agents, AgentSet, BackendChoice, BackendConfig, BackendError,
-    HsaStatus, HsaUnavailable,
-};
 pub use executable::{Executable, LoadedCodeObject};
-pub use hsa::{HsaAgent, HsaExecutable, RocrProblem};
-pub use linker::{LinkPlan, Linker, Provider};
+pub use linker::Linker;
 pub use module::{
     Import, LoadSegment, Module, ModuleSource, ModuleSymbol, Reloc, RelocTarget, SymbolClass,
 };
-pub use soft::SoftAgent;
+pub use plan::{LinkPlan, Provider};
+pub use rocr::RocrProblem;
 pub use symbols::{LoadedSymbol, SymbolTable};
 
 use std::fmt;
@@ -156,7 +153,7 @@ pub enum LoadError {
         /// Its source.
         origin: String,
         /// Every problem found.
-        problems: Vec<hsa::RocrProblem>,
+        problems: Vec<RocrProblem>,
     },
     /// An HSA runtime call failed; the error names the call, its status and
     /// `hsa_status_string`'s message.

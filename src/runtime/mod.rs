@@ -31,14 +31,12 @@ use crate::container::ReadOptions;
 use crate::loader::{Agent, LoadedSymbol, SymbolClass};
 use crate::target::Policy;
 
+pub mod config;
 pub mod fat_binary;
 mod kernel;
 
 pub use fat_binary::FatBinary;
 pub use kernel::{KernelInfo, KernelRef, LoadedFatBinary};
-
-/// Environment variable choosing when fat binaries are loaded: `lazy` (default) or `eager`.
-pub const LOADING_ENV: &str = "ROCLOAD_LOADING";
 
 /// When registered fat binaries are loaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,29 +69,6 @@ pub struct RuntimeOptions {
     pub policy: Policy,
     /// Container reading options (size caps, hash checking).
     pub read: ReadOptions,
-}
-
-impl RuntimeOptions {
-    /// Options from `ROCLOAD_LOADING` and `ROCLOAD_ISA_POLICY`. Invalid values are logged and
-    /// replaced by the defaults: start-up never fails on them.
-    pub fn from_env() -> RuntimeOptions {
-        let loading = match std::env::var(LOADING_ENV) {
-            Ok(v) => Loading::parse(&v).unwrap_or_else(|| {
-                tracing::warn!(value = %v, "{LOADING_ENV} is neither lazy nor eager; using lazy");
-                Loading::Lazy
-            }),
-            Err(_) => Loading::Lazy,
-        };
-        let policy = Policy::from_env().unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "ignoring the ISA policy from the environment");
-            Policy::default()
-        });
-        RuntimeOptions {
-            loading,
-            policy,
-            read: ReadOptions::default(),
-        }
-    }
 }
 
 /// A runtime failure. Cheap to clone (load failures are cached and reported to every caller).
@@ -370,14 +345,12 @@ static GLOBAL: OnceCell<Runtime> = OnceCell::new();
 type AgentsOrReason = Result<Vec<Arc<dyn Agent>>, String>;
 
 /// The agents named by the environment: `ROCLOAD_BACKEND` chooses ROCr's GPU agents or the
-/// software agent (`ROCLOAD_SOFT_ISA`, default gfx1030); see `loader::choose`.
+/// software agent (`ROCLOAD_SOFT_ISA`, default gfx1030); see [`config::agents`].
 ///
 /// # Errors
 /// Why no agent could be made (e.g. an invalid ISA in the environment).
 pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, String> {
-    // ROCLOAD_BACKEND: HSA's GPU agents when ROCr works, else the software agent (one log line
-    // says why); see `loader::choose`.
-    crate::loader::choose::agents_from_env()
+    config::agents()
         .map(|set| set.agents)
         .map_err(|e| e.to_string())
 }
@@ -404,11 +377,11 @@ impl Runtime {
     }
 
     /// The process-wide runtime, created at first call from the environment
-    /// ([`agents_from_env`], [`RuntimeOptions::from_env`]). Never fails: without agents,
+    /// ([`agents_from_env`], [`config::runtime_options`]). Never fails: without agents,
     /// device queries report why.
     pub fn global() -> &'static Runtime {
         GLOBAL.get_or_init(|| {
-            let options = RuntimeOptions::from_env();
+            let options = config::runtime_options();
             tracing::debug!(loading = ?options.loading, policy = %options.policy, "global runtime created; agents are chosen at first use");
             Runtime { agents: OnceCell::new(), discover: agents_from_env, ..Runtime::new(Vec::new(), options) }
         })

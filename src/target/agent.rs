@@ -6,8 +6,8 @@
 //! - `xnack` **off** (ROCr's default unless `HSA_XNACK=1` and the kernel driver allow it);
 //! - `sramecc` **on** where the processor has it (datacenter parts ship with ECC enabled).
 //!
-//! The environment is read only by [`Policy::from_env`] and [`AgentIsa::from_env_override`];
-//! their pure counterparts take the value as an argument. This module does not decide
+//! Nothing here reads the environment: the runtime's configuration does, and passes values in
+//! ([`Policy::from_env_value`], [`AgentIsa::apply_override`]). This module does not decide
 //! compatibility ([`super::compat`] does).
 
 use std::fmt;
@@ -28,21 +28,13 @@ pub enum Policy {
     /// LLVM and ROCr's rules: same processor (or its generic family) and compatible features.
     #[default]
     Strict,
-    /// Strict, plus the distributions' extended table (reference §2.3): e.g. a gfx1031 agent
+    /// Strict, plus the distributions' extended table (Debian's, Gentoo's and Solus' patches): e.g. a gfx1031 agent
     /// may run gfx1030 code. Opt-in: the hardware differences are small but real.
     Extended,
 }
 
 impl Policy {
-    /// The policy named by `ROCLOAD_ISA_POLICY`; `Strict` when unset or empty.
-    ///
-    /// # Errors
-    /// [`TargetError::InvalidPolicy`] for another value; [`TargetError::EnvNotUnicode`].
-    pub fn from_env() -> Result<Policy, TargetError> {
-        Policy::from_env_value(read_env(ENV_ISA_POLICY)?.as_deref())
-    }
-
-    /// [`Policy::from_env`] with the variable's value given: `None` or empty means `Strict`.
+    /// The policy a `ROCLOAD_ISA_POLICY` value names: `None` or empty means `Strict`.
     ///
     /// # Errors
     /// [`TargetError::InvalidPolicy`] for a value other than strict/extended.
@@ -81,14 +73,6 @@ impl FromStr for Policy {
 impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-fn read_env(var: &'static str) -> Result<Option<String>, TargetError> {
-    match std::env::var(var) {
-        Ok(v) => Ok(Some(v)),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(TargetError::EnvNotUnicode { var }),
     }
 }
 
@@ -267,15 +251,6 @@ impl AgentIsa {
             None | Some("") => Ok(self),
             Some(v) => self.with_override(v.parse()?),
         }
-    }
-
-    /// Applies `ROCLOAD_OVERRIDE_GFX_VERSION` if it is set (the only place the override is
-    /// read from the environment).
-    ///
-    /// # Errors
-    /// As [`Self::apply_override`]; [`TargetError::EnvNotUnicode`].
-    pub fn from_env_override(self) -> Result<AgentIsa, TargetError> {
-        self.apply_override(read_env(ENV_OVERRIDE_GFX_VERSION)?.as_deref())
     }
 }
 

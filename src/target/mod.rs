@@ -128,12 +128,6 @@ pub enum TargetError {
         /// What was given.
         text: String,
     },
-    /// An environment variable is set but is not valid UTF-8.
-    #[error("environment variable {var} is not valid UTF-8")]
-    EnvNotUnicode {
-        /// The variable.
-        var: &'static str,
-    },
     /// No entry of a bundle can run on the agent. Display is the full multi-line explanation.
     #[error("{}", NoMatchDisplay { agent, policy: *policy, candidates, hint })]
     NoCompatibleTarget {

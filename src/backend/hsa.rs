@@ -3,18 +3,17 @@
 //! linker drives it like the software agent: validation first, then, per code object in
 //! dependency order, the imports it needs are published with
 //! `hsa_executable_agent_global_variable_define`, the code object is read from memory and loaded,
-//! and its placement is read back through the `hsa_ven_amd_loader` extension (reference §4).
+//! and its placement is read back through the `hsa_ven_amd_loader` extension.
 //!
 //! Not for choosing a backend (`super::choose`), for running kernels, or for parsing: everything
 //! ROCr would refuse or mishandle is found from the parsed [`Module`] before ROCr sees it
-//! ([`rocr_problems`]).
+//! ([`crate::loader::rocr`]).
 //!
 //! **Unverified on hardware.** No machine of this project has an AMD GPU: every path past a
 //! successful `hsa_init` (agent and ISA queries, executables, readers, loading, the loader
 //! extension, symbol look-ups, freeze, destroy) has been compiled and reviewed against the
-//! headers and the reference, never run. Only the validation ([`rocr_problems`],
-//! [`check_for_rocr`], [`check_plan_for_rocr`]) and ISA parsing ([`agent_isa_from_reported`]) run
-//! in tests here.
+//! headers and ROCr's sources, never run. Only the validation (`crate::loader::rocr`) and ISA
+//! parsing ([`agent_isa_from_reported`]) run in tests here.
 
 use std::collections::HashSet;
 use std::ffi::c_void;
@@ -29,237 +28,12 @@ use hsa_sys::{
 };
 use parking_lot::Mutex;
 
-use super::backend::{Agent, BackendKind, ExecutableBackend, Placement};
-use super::linker::{LinkPlan, Provider};
-use super::module::Module;
-use super::LoadError;
-use crate::code_object::{CodeObject, RelocationIssueKind, SymbolKind};
-use crate::target::{AgentIsa, Policy};
+use crate::loader::rocr::{check_for_rocr, check_plan_for_rocr};
+use crate::loader::{
+    Agent, BackendKind, ExecutableBackend, LinkPlan, LoadError, Module, Placement,
+};
+use crate::target::AgentIsa;
 
-// ---------------------------------------------------------------------------------------------
-// Validation: what ROCr would refuse or mishandle, found before it sees anything.
-
-/// One thing about a code object that ROCr would fail on or mishandle.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(tag = "problem", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum RocrProblem {
-    /// A relocation rocload's own loader refuses too (see [`Module::blocking_issues`]).
-    Blocking {
-        /// The code-object layer's description.
-        detail: String,
-    },
-    /// A dynamic relocation ROCr does not apply (`REL32`, `REL64`, ...: it fails with
-    /// `HSA_STATUS_ERROR_INVALID_CODE_OBJECT`) or would apply wrongly.
-    Relocation {
-        /// Virtual address written.
-        offset: u64,
-        /// Its type, e.g. `R_AMDGPU_REL32`.
-        r_type: String,
-        /// Its symbol, empty for none.
-        symbol: String,
-        /// The code-object layer's description.
-        detail: String,
-    },
-    /// An undefined symbol typed `STT_FUNC` or `STT_OBJECT`: ROCr takes it for a defined one and
-    /// reads garbage.
-    TypedImport {
-        /// The symbol.
-        symbol: String,
-        /// `func` or `object`.
-        symbol_type: &'static str,
-    },
-    /// An import nobody provides. ROCr looks every undefined symbol up in the executable and
-    /// fails with `HSA_STATUS_ERROR_VARIABLE_UNDEFINED`, weak or not.
-    UnresolvedImport {
-        /// The symbol.
-        symbol: String,
-        /// Whether it is weak (ELF would let it be 0; ROCr does not).
-        weak: bool,
-    },
-    /// The code object is accepted only under a policy ROCr does not implement (the
-    /// distributions' extended table): ROCr's own check is strict and would answer
-    /// `HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS`.
-    IsaNotStrictlyCompatible {
-        /// The code object's target.
-        target: String,
-        /// The agent's ISA name.
-        agent: String,
-        /// Why the strict rules refuse it.
-        reason: String,
-    },
-}
-
-impl fmt::Display for RocrProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RocrProblem::Blocking { detail } => write!(f, "relocation no loader applies: {detail}"),
-            RocrProblem::Relocation { detail, .. } => {
-                write!(f, "relocation ROCr cannot apply: {detail}")
-            }
-            RocrProblem::TypedImport {
-                symbol,
-                symbol_type,
-            } => {
-                write!(f, "import {symbol:?} is typed {symbol_type}; ROCr would take it for a defined symbol (declare it without a type, STT_NOTYPE)")
-            }
-            RocrProblem::UnresolvedImport { symbol, weak: true } => {
-                write!(f, "weak import {symbol:?} is unresolved; ROCr does not leave weak imports at 0 (HSA_STATUS_ERROR_VARIABLE_UNDEFINED)")
-            }
-            RocrProblem::UnresolvedImport {
-                symbol,
-                weak: false,
-            } => {
-                write!(
-                    f,
-                    "import {symbol:?} is unresolved (ROCr: HSA_STATUS_ERROR_VARIABLE_UNDEFINED)"
-                )
-            }
-            RocrProblem::IsaNotStrictlyCompatible {
-                target,
-                agent,
-                reason,
-            } => {
-                write!(f, "target {target} is not strictly compatible with {agent} ({reason}); ROCr applies only the strict rules")
-            }
-        }
-    }
-}
-
-/// Everything about `module` that ROCr would refuse or mishandle when loading it on `agent`
-/// with `imports[i]` resolving `module.imports()[i]` (`None`: unresolved). Pure: nothing is
-/// loaded.
-///
-/// # Errors
-/// [`LoadError::CodeObject`] if the module's bytes no longer parse (they did when the module
-/// was made, so this means corrupted memory or a parser change).
-pub fn rocr_problems(
-    module: &Module,
-    imports: &[Option<u64>],
-    agent: &AgentIsa,
-) -> Result<Vec<RocrProblem>, LoadError> {
-    let mut problems = Vec::new();
-    let target = module.target();
-    if let Some(refusal) = crate::target::check(
-        agent,
-        &target.target,
-        Some(target.generic_version),
-        Policy::Strict,
-    )
-    .refusal()
-    {
-        problems.push(RocrProblem::IsaNotStrictlyCompatible {
-            target: target.target.to_string(),
-            agent: agent.isa_name(),
-            reason: refusal.to_string(),
-        });
-    }
-    problems.extend(
-        module
-            .blocking_issues()
-            .iter()
-            .map(|d| RocrProblem::Blocking { detail: d.clone() }),
-    );
-    // The module keeps only rocload's own blocking issues; ROCr's stricter set comes from the
-    // code-object layer, parsed again here (cheap next to a load, and only on this path).
-    let co = CodeObject::parse(module.bytes()).map_err(|error| LoadError::CodeObject {
-        source_name: module.source().to_string(),
-        error,
-    })?;
-    for issue in co
-        .rocr_unsupported_relocations()
-        .filter(|i| i.blocks_rocr && !i.blocks_rocload)
-    {
-        // Typed undefined symbols are reported once, as imports, below.
-        if matches!(issue.kind, RelocationIssueKind::UndefinedTypedSymbol { .. }) {
-            continue;
-        }
-        let r = &issue.relocation;
-        problems.push(RocrProblem::Relocation {
-            offset: r.offset,
-            r_type: r.r_type.to_string(),
-            symbol: r.symbol.map(|s| s.name.to_string()).unwrap_or_default(),
-            detail: issue.to_string(),
-        });
-    }
-    for (i, import) in module.imports().iter().enumerate() {
-        match import.kind {
-            SymbolKind::Func | SymbolKind::Object => problems.push(RocrProblem::TypedImport {
-                symbol: import.name.clone(),
-                symbol_type: import.kind.as_str(),
-            }),
-            _ => {}
-        }
-        if imports.get(i).copied().flatten().is_none() {
-            problems.push(RocrProblem::UnresolvedImport {
-                symbol: import.name.clone(),
-                weak: import.weak,
-            });
-        }
-    }
-    Ok(problems)
-}
-
-/// [`rocr_problems`] as a check: `Ok` when there are none.
-///
-/// # Errors
-/// [`LoadError::RocrRefuses`] listing every problem of module `index`.
-pub fn check_for_rocr(
-    index: usize,
-    module: &Module,
-    imports: &[Option<u64>],
-    agent: &AgentIsa,
-) -> Result<(), LoadError> {
-    let problems = rocr_problems(module, imports, agent)?;
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(LoadError::RocrRefuses {
-            module: index,
-            origin: module.source().to_string(),
-            problems,
-        })
-    }
-}
-
-/// Checks a whole link plan for ROCr before anything is loaded: an import cycle (which cannot
-/// be expressed by defining imports before loading) or any module's problems.
-///
-/// # Errors
-/// [`LoadError::Cycle`] for the first cycle; otherwise [`LoadError::RocrRefuses`] for the first
-/// module, in load order, that has problems.
-pub fn check_plan_for_rocr(
-    agent: &AgentIsa,
-    modules: &[Module],
-    plan: &LinkPlan,
-) -> Result<(), LoadError> {
-    if let Some(cycle) = plan.cycles.first() {
-        return Err(LoadError::Cycle {
-            modules: cycle
-                .iter()
-                .filter_map(|&m| modules.get(m))
-                .map(|m| m.source().to_string())
-                .collect(),
-        });
-    }
-    for &m in &plan.order {
-        let (Some(module), Some(providers)) = (modules.get(m), plan.providers.get(m)) else {
-            return Err(LoadError::Backend {
-                op: "check plan",
-                message: format!("plan names module {m} of {}", modules.len()),
-            });
-        };
-        // Addresses are not known before loading; only whether each import has a provider matters.
-        let imports: Vec<Option<u64>> = providers
-            .iter()
-            .map(|p| (!matches!(p, Provider::Unresolved)).then_some(0))
-            .collect();
-        check_for_rocr(m, module, &imports, agent)?;
-    }
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------------------------
 // Agents.
 
 /// The agent's ISA from the names ROCr reports (`hsa_agent_iterate_isas`, best first): the
@@ -636,7 +410,7 @@ impl HsaExecutable {
     }
 
     /// Publishes each resolved import ROCr does not already know, so the code object about to
-    /// be loaded finds it (reference §4). Names ROCr knows (variables and kernels of code
+    /// be loaded finds it . Names ROCr knows (variables and kernels of code
     /// objects loaded earlier) are checked against the linker's address instead: defining
     /// them again would fail with `HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED`.
     fn define_imports(

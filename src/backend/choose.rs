@@ -6,19 +6,19 @@
 //! - `hsa`: the same, but any failure is a [`BackendError`]; no fallback.
 //! - `soft`: the software agent only; the HSA library is not even opened.
 //!
-//! [`choose_agents`] takes every input as a value ([`BackendConfig`]), so tests need not touch
-//! process-global environment variables; [`agents_from_env`] reads them. Not for loading (the
-//! backends) or for selecting code objects (the target layer).
+//! [`choose_agents`] takes every input as a value ([`BackendConfig`]); the runtime's
+//! configuration (`crate::runtime::config`) fills it from the environment. Not for loading
+//! (the backends) or for selecting code objects (the target layer).
 
 use std::ffi::OsString;
 use std::sync::Arc;
 
 use hsa_sys::{CandidateSource, Hsa, HsaError, HsaLibrary, LoadAttempt};
 
-use super::backend::Agent;
 use super::hsa::{HsaAgent, HsaAgentError};
-use super::soft::{SoftAgent, DEFAULT_SOFT_ISA, SOFT_ISA_ENV};
-use crate::target::{AgentIsa, TargetError, ENV_OVERRIDE_GFX_VERSION};
+use super::soft::{SoftAgent, DEFAULT_SOFT_ISA};
+use crate::loader::Agent;
+use crate::target::{AgentIsa, TargetError};
 
 /// Environment variable choosing the backend: `auto` (default), `hsa` or `soft`.
 pub const BACKEND_ENV: &str = "ROCLOAD_BACKEND";
@@ -77,30 +77,6 @@ pub struct BackendConfig {
     /// `ROCLOAD_OVERRIDE_GFX_VERSION`, applied to the software agent only (ROCr applies its
     /// own `HSA_OVERRIDE_GFX_VERSION` to HSA agents).
     pub override_gfx_version: Option<String>,
-}
-
-fn env_string(var: &'static str) -> Result<Option<String>, BackendError> {
-    match std::env::var(var) {
-        Ok(v) => Ok(Some(v)),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(BackendError::EnvNotUnicode { var }),
-    }
-}
-
-impl BackendConfig {
-    /// The configuration the environment describes.
-    ///
-    /// # Errors
-    /// [`BackendError::InvalidChoice`] for a bad `ROCLOAD_BACKEND`;
-    /// [`BackendError::EnvNotUnicode`].
-    pub fn from_env() -> Result<BackendConfig, BackendError> {
-        Ok(BackendConfig {
-            choice: BackendChoice::from_env_value(env_string(BACKEND_ENV)?.as_deref())?,
-            hsa_library: std::env::var_os(hsa_sys::LIBRARY_ENV),
-            soft_isa: env_string(SOFT_ISA_ENV)?,
-            override_gfx_version: env_string(ENV_OVERRIDE_GFX_VERSION)?,
-        })
-    }
 }
 
 /// What happened with the HSA runtime, for reports (`rocload agents --json`).
@@ -215,12 +191,6 @@ pub enum BackendError {
         /// The value.
         value: String,
     },
-    /// An environment variable is not valid Unicode.
-    #[error("{var} is not valid Unicode")]
-    EnvNotUnicode {
-        /// The variable.
-        var: &'static str,
-    },
     /// `ROCLOAD_BACKEND=hsa` and the HSA backend cannot be used.
     #[error("{BACKEND_ENV}=hsa, but the HSA backend is unavailable: {0}")]
     HsaUnavailable(#[from] HsaUnavailable),
@@ -280,14 +250,6 @@ pub fn choose_agents(config: &BackendConfig) -> Result<AgentSet, BackendError> {
             })
         }
     }
-}
-
-/// [`choose_agents`] with the configuration from the environment ([`BackendConfig::from_env`]).
-///
-/// # Errors
-/// As [`BackendConfig::from_env`] and [`choose_agents`].
-pub fn agents_from_env() -> Result<AgentSet, BackendError> {
-    choose_agents(&BackendConfig::from_env()?)
 }
 
 fn soft_agent(config: &BackendConfig) -> Result<Arc<dyn Agent>, BackendError> {

@@ -2,18 +2,16 @@
 //! configurable ISA, so every selection, layout and relocation path runs without a GPU.
 //! Addresses it hands out are real host addresses of the loaded images.
 //!
-//! It does not execute kernels (a later issue).
+//! It does not execute kernels yet.
 
 use std::sync::Arc;
 
-use super::backend::{Agent, BackendKind, ExecutableBackend, Placement};
-use super::module::Module;
-use super::{relocate, LoadError};
+use crate::loader::{
+    relocate, Agent, BackendKind, ExecutableBackend, LoadError, Module, Placement,
+};
 use crate::target::AgentIsa;
 
-/// Environment variable naming the software agent's ISA (a target id or full ISA name).
-pub const SOFT_ISA_ENV: &str = "ROCLOAD_SOFT_ISA";
-/// The software agent's ISA when the environment names none.
+/// The software agent's ISA when the configuration names none.
 pub const DEFAULT_SOFT_ISA: &str = "gfx1030";
 
 /// The in-process software agent.
@@ -26,16 +24,6 @@ impl SoftAgent {
     /// An agent reporting `isa`.
     pub fn new(isa: AgentIsa) -> Self {
         SoftAgent { isa }
-    }
-
-    /// An agent with the ISA named by `ROCLOAD_SOFT_ISA` (default `gfx1030`), after the
-    /// `ROCLOAD_OVERRIDE_GFX_VERSION` override if set.
-    pub fn from_env() -> Result<Self, crate::target::TargetError> {
-        let text = std::env::var(SOFT_ISA_ENV).unwrap_or_else(|_| DEFAULT_SOFT_ISA.to_string());
-        let isa: AgentIsa = text.parse()?;
-        Ok(SoftAgent {
-            isa: isa.from_env_override()?,
-        })
     }
 
     /// Shared handle, as agents are passed around.

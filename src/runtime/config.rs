@@ -1,0 +1,146 @@
+//! Configuration from the environment: the only module of the library that reads `ROCLOAD_*`
+//! variables. Every layer below takes values (a [`BackendConfig`], a [`Policy`], an override
+//! string), so tests and embedders never need to touch process-global state.
+//!
+//! | variable | read by | meaning |
+//! |---|---|---|
+//! | `ROCLOAD_BACKEND` | [`backend_config`] | `auto` (default), `hsa` or `soft` |
+//! | `ROCLOAD_HSA_LIBRARY` | [`backend_config`] | the HSA runtime library to open |
+//! | `ROCLOAD_SOFT_ISA` | [`backend_config`], [`soft_agent_isa`] | the software agent's ISA |
+//! | `ROCLOAD_OVERRIDE_GFX_VERSION` | [`backend_config`], [`soft_agent_isa`] | ISA override |
+//! | `ROCLOAD_ISA_POLICY` | [`policy`], [`runtime_options`] | `strict` (default) or `extended` |
+//! | `ROCLOAD_LOADING` | [`runtime_options`] | `lazy` (default) or `eager` |
+//!
+//! `ROCLOAD_LOG` (the log filter) is read by the programs that install a log subscriber (the
+//! `rocload` tool and `librocload.so`), not by the library.
+
+use crate::backend::choose::{choose_agents, AgentSet, BackendChoice, BackendConfig, BackendError};
+use crate::backend::soft::DEFAULT_SOFT_ISA;
+use crate::target::{AgentIsa, Policy, TargetError};
+
+use super::{Loading, RuntimeOptions};
+
+pub use crate::backend::choose::BACKEND_ENV;
+pub use crate::target::{
+    ENV_ISA_POLICY as ISA_POLICY_ENV, ENV_OVERRIDE_GFX_VERSION as OVERRIDE_GFX_VERSION_ENV,
+};
+pub use hsa_sys::LIBRARY_ENV as HSA_LIBRARY_ENV;
+
+/// Environment variable naming the software agent's ISA (a target id or full ISA name).
+pub const SOFT_ISA_ENV: &str = "ROCLOAD_SOFT_ISA";
+/// Environment variable choosing when fat binaries are loaded: `lazy` (default) or `eager`.
+pub const LOADING_ENV: &str = "ROCLOAD_LOADING";
+
+/// A variable that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The variable is set but not valid Unicode.
+    #[error("{var} is not valid Unicode")]
+    NotUnicode {
+        /// The variable.
+        var: &'static str,
+    },
+    /// The backend choice is invalid, or the chosen backend cannot be used.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// A target-layer value (policy, ISA, override) is invalid.
+    #[error("{var}: {error}")]
+    Target {
+        /// The variable.
+        var: &'static str,
+        /// Why its value is refused.
+        error: TargetError,
+    },
+}
+
+/// The variable's value; `None` when unset.
+fn var(name: &'static str) -> Result<Option<String>, ConfigError> {
+    match std::env::var(name) {
+        Ok(v) => Ok(Some(v)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::NotUnicode { var: name }),
+    }
+}
+
+/// The backend configuration the environment describes.
+///
+/// # Errors
+/// [`ConfigError::Backend`] for a bad `ROCLOAD_BACKEND`; [`ConfigError::NotUnicode`].
+pub fn backend_config() -> Result<BackendConfig, ConfigError> {
+    Ok(BackendConfig {
+        choice: BackendChoice::from_env_value(var(BACKEND_ENV)?.as_deref())?,
+        hsa_library: std::env::var_os(HSA_LIBRARY_ENV),
+        soft_isa: var(SOFT_ISA_ENV)?,
+        override_gfx_version: var(OVERRIDE_GFX_VERSION_ENV)?,
+    })
+}
+
+/// The agents the environment chooses ([`choose_agents`] over [`backend_config`]).
+///
+/// # Errors
+/// As [`backend_config`] and [`choose_agents`].
+pub fn agents() -> Result<AgentSet, ConfigError> {
+    Ok(choose_agents(&backend_config()?)?)
+}
+
+/// The ISA policy named by `ROCLOAD_ISA_POLICY` (strict when unset).
+///
+/// # Errors
+/// [`ConfigError::Target`] for a value other than strict or extended.
+pub fn policy() -> Result<Policy, ConfigError> {
+    Policy::from_env_value(var(ISA_POLICY_ENV)?.as_deref()).map_err(|error| ConfigError::Target {
+        var: ISA_POLICY_ENV,
+        error,
+    })
+}
+
+/// `isa` after `ROCLOAD_OVERRIDE_GFX_VERSION`, if set.
+///
+/// # Errors
+/// [`ConfigError::Target`] for an invalid or unknown version.
+pub fn apply_override(isa: AgentIsa) -> Result<AgentIsa, ConfigError> {
+    isa.apply_override(var(OVERRIDE_GFX_VERSION_ENV)?.as_deref())
+        .map_err(|error| ConfigError::Target {
+            var: OVERRIDE_GFX_VERSION_ENV,
+            error,
+        })
+}
+
+/// The software agent's ISA: `ROCLOAD_SOFT_ISA` (default gfx1030), after the override.
+///
+/// # Errors
+/// [`ConfigError::Target`] for an invalid ISA or override.
+pub fn soft_agent_isa() -> Result<AgentIsa, ConfigError> {
+    let text = var(SOFT_ISA_ENV)?.unwrap_or_else(|| DEFAULT_SOFT_ISA.to_owned());
+    let isa = text.parse().map_err(|error| ConfigError::Target {
+        var: SOFT_ISA_ENV,
+        error,
+    })?;
+    apply_override(isa)
+}
+
+/// Runtime options from `ROCLOAD_LOADING` and `ROCLOAD_ISA_POLICY`. Invalid values are logged
+/// and replaced by the defaults: a program's start-up never fails on them.
+pub fn runtime_options() -> RuntimeOptions {
+    let loading = match var(LOADING_ENV) {
+        Ok(Some(v)) => Loading::parse(&v).unwrap_or_else(|| {
+            tracing::warn!(value = %v, "{LOADING_ENV} is neither lazy nor eager; using lazy");
+            Loading::Lazy
+        }),
+        Ok(None) => Loading::Lazy,
+        Err(e) => {
+            tracing::warn!(error = %e, "using lazy loading");
+            Loading::Lazy
+        }
+    };
+    let policy = policy().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "ignoring the ISA policy from the environment");
+        Policy::default()
+    });
+    RuntimeOptions {
+        loading,
+        policy,
+        read: Default::default(),
+    }
+}
