@@ -31,6 +31,7 @@ use parking_lot::{Mutex, RwLock};
 use super::kernel::LoadedFatBinary;
 use super::{RuntimeError, RuntimeOptions, RuntimeResult, Stats};
 use crate::container::{read_containers, Bundle, Container, EntryInfo};
+use crate::loader::fat_binary::{first_loadable, EntryRefusal};
 use crate::loader::{Agent, BackendKind, Linker, Module, ModuleSource};
 use crate::target::{select, AgentIsa, TargetError};
 
@@ -458,49 +459,35 @@ impl FatBinary {
                 });
             }
         };
-        let mut last_error = None;
-        for &i in ranked {
-            match self.entry_module(prepared, c, i, options, stats) {
-                Ok(m) if c.bare_code_object => return Ok(m),
-                Ok(m) => {
-                    let t = m.target();
-                    let verdict = crate::target::check(
-                        isa,
-                        &t.target,
-                        Some(t.generic_version),
-                        options.policy,
-                    );
-                    if verdict.is_accepted() {
-                        tracing::debug!(container = c.index, entry = %c.entries[i].id, %verdict, "selected entry");
-                        return Ok(m);
-                    }
-                    tracing::debug!(container = c.index, entry = %c.entries[i].id, %verdict, "entry's ELF header refused; falling back to the next");
-                    last_error = Some(Arc::new(
-                        crate::loader::LoadError::HeaderMismatch {
-                            entry: c.entries[i].id.to_string(),
-                            reason: verdict.to_string(),
-                        }
-                        .into(),
-                    ));
-                }
-                Err(e) => {
-                    tracing::debug!(container = c.index, entry = %c.entries[i].id, error = %e, "entry unusable; falling back to the next");
-                    last_error = Some(e);
-                }
-            }
+        if c.bare_code_object {
+            // No alternatives: the linker checks the code object against the agent.
+            return self
+                .entry_module(prepared, c, 0, options, stats)
+                .map_err(|source| RuntimeError::Load {
+                    fat_binary: self.describe(),
+                    source,
+                });
         }
-        Err(match last_error {
-            Some(source) => RuntimeError::Load {
+        let _span = tracing::debug_span!("container", index = c.index).entered();
+        let ids: Vec<&str> = c.entries.iter().map(|e| e.id.as_ref()).collect();
+        first_loadable(ranked, &ids, isa, options.policy, |i| {
+            self.entry_module(prepared, c, i, options, stats)
+        })
+        .map_err(|refusal| match refusal {
+            EntryRefusal::Unusable(source) => RuntimeError::Load {
                 fat_binary: self.describe(),
                 source,
             },
-            None => self.load_error(
-                crate::loader::LoadError::Backend {
-                    op: "select",
-                    message: "no entry ranked".into(),
-                }
-                .into(),
-            ),
+            EntryRefusal::HeaderMismatch(e) => self.load_error(e.into()),
+            EntryRefusal::NothingRanked => RuntimeError::NoBinaryForAgent {
+                fat_binary: self.describe(),
+                source: Arc::new(TargetError::NoCompatibleTarget {
+                    agent: isa.isa_name(),
+                    policy: options.policy,
+                    candidates: Vec::new(),
+                    hint: None,
+                }),
+            },
         })
     }
 
