@@ -466,7 +466,7 @@ fn all_resolved(m: &Module) -> Vec<Option<u64>> {
 fn problems_vs_readelf(rel: &str) -> Option<Vec<RocrProblem>> {
     let (relocs, typed) = readelf_rocr_expectations(rel)?;
     let m = module(rel);
-    let problems = rocr_problems(&m, &all_resolved(&m), &isa("gfx1030")).unwrap();
+    let problems = rocr_problems(&m, &all_resolved(&m), &isa("gfx1030"));
     let got_relocs: Vec<RelocRow> = problems
         .iter()
         .filter_map(|p| match p {
@@ -575,7 +575,7 @@ fn clean_code_objects_have_no_problems() {
 #[test]
 fn unresolved_imports_weak_or_not_are_refused() {
     let m = module("codeobj/kernels_user.co");
-    let problems = rocr_problems(&m, &vec![None; m.imports().len()], &isa("gfx1030")).unwrap();
+    let problems = rocr_problems(&m, &vec![None; m.imports().len()], &isa("gfx1030"));
     let names: Vec<&str> = problems
         .iter()
         .map(|p| match p {
@@ -595,12 +595,12 @@ fn unresolved_imports_weak_or_not_are_refused() {
 fn code_accepted_only_by_the_extended_policy_is_refused_for_rocr() {
     // gfx1030 code on a gfx1031 agent: the distributions' table allows it, ROCr's strict check not.
     let m = module("codeobj/devlib_math.co");
-    let problems = rocr_problems(&m, &[], &isa("gfx1031")).unwrap();
+    let problems = rocr_problems(&m, &[], &isa("gfx1031"));
     assert!(
         matches!(problems.as_slice(), [RocrProblem::IsaNotStrictlyCompatible { target, .. }] if target == "gfx1030"),
         "{problems:?}"
     );
-    assert!(rocr_problems(&m, &[], &isa("gfx1030")).unwrap().is_empty());
+    assert!(rocr_problems(&m, &[], &isa("gfx1030")).is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -992,8 +992,8 @@ fn kernel_info(k: &KernelRef) -> rocload_kernel_info_t {
     let i = k.info();
     let opt = |v: Option<u64>| v.map_or(-1, |v| i32::try_from(v).unwrap_or(i32::MAX));
     rocload_kernel_info_t {
-        descriptor_address: i.descriptor_address,
-        code_address: i.code_address.unwrap_or(0),
+        descriptor_address: k.descriptor_address(),
+        code_address: k.code_address().unwrap_or(0),
         kernarg_segment_size: i.kernarg_segment_size,
         kernarg_segment_align: i.kernarg_segment_align,
         group_segment_fixed_size: i.group_segment_fixed_size,
@@ -1097,6 +1097,7 @@ fn init_logging() {
             tracing_subscriber::filter::filter_fn(|_| TLS_SENTINEL.try_with(|_| ()).is_ok());
         let layer = tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
             .with_filter(tracing_subscriber::EnvFilter::new(filter))
             .with_filter(alive);
         let _ = tracing_subscriber::registry().with(layer).try_init();

@@ -25,6 +25,7 @@
 mod descriptor;
 mod elf;
 mod error;
+mod kernel_info;
 mod metadata;
 mod relocation;
 mod report;
@@ -39,14 +40,14 @@ pub use elf::{
     Visibility, MAX_LOAD_IMAGE_SIZE, PT_DYNAMIC, PT_LOAD, PT_NOTE,
 };
 pub use error::{CodeObjectError, Result, SymbolTableKind};
+pub use kernel_info::{KernelArgInfo, KernelInfo};
 pub use metadata::{
     decode as decode_metadata, KernelArg, KernelMetadata, Metadata, UnknownKey, ValueKind,
     NOTE_OWNER_AMDGPU, NT_AMDGPU_METADATA,
 };
 pub use relocation::{Relocation, RelocationIssue, RelocationIssueKind, RelocationType};
 pub use report::{
-    symbols_report, ArgReport, FunctionReport, ImportReport, KernelReport, RelocationSummary,
-    SymbolsReport, VariableReport,
+    symbols_report, FunctionReport, ImportReport, RelocationSummary, SymbolsReport, VariableReport,
 };
 
 pub use crate::target::ElfTarget;

@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::{demangle, CodeObject, Symbol};
+use super::{demangle, CodeObject, KernelInfo, Symbol};
 
 /// One code object's symbols, as `rocload symbols --json` prints them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -24,7 +24,7 @@ pub struct SymbolsReport {
     /// Load image size in bytes.
     pub load_size: u64,
     /// Kernels.
-    pub kernels: Vec<KernelReport>,
+    pub kernels: Vec<KernelInfo>,
     /// Device functions.
     pub functions: Vec<FunctionReport>,
     /// Variables.
@@ -35,47 +35,6 @@ pub struct SymbolsReport {
     pub relocations: RelocationSummary,
     /// Descriptor/metadata disagreements, one sentence each.
     pub kernel_issues: Vec<String>,
-}
-
-/// One kernel.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct KernelReport {
-    /// Name (metadata `.name`, else the descriptor symbol without `.kd`).
-    pub name: String,
-    /// Demangled name, for C++ kernels.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub demangled: Option<String>,
-    /// Descriptor symbol (`<name>.kd`).
-    pub symbol: String,
-    /// Descriptor address in the code object.
-    pub descriptor_offset: u64,
-    /// Kernarg segment size (metadata, else descriptor).
-    pub kernarg_size: u64,
-    /// Static LDS bytes.
-    pub group_segment_fixed_size: u64,
-    /// Scratch bytes per work-item.
-    pub private_segment_fixed_size: u64,
-    /// 32 or 64.
-    pub wavefront_size: u64,
-    /// Arguments (from the metadata; empty without it).
-    pub args: Vec<ArgReport>,
-}
-
-/// One kernel argument.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ArgReport {
-    /// Offset in the kernarg segment.
-    pub offset: u64,
-    /// Size in bytes.
-    pub size: u64,
-    /// `.value_kind` as written.
-    pub value_kind: String,
-    /// `.address_space` for pointers.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub address_space: Option<String>,
-    /// Source name, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
 }
 
 /// One device function (and, as [`VariableReport`], one variable).
@@ -141,51 +100,7 @@ fn function(s: &Symbol<'_>) -> FunctionReport {
 
 /// Builds the report of `co`, naming it `id` (a bundle entry ID or a file name).
 pub fn symbols_report(id: &str, co: &CodeObject<'_>) -> SymbolsReport {
-    let kernels = co
-        .kernels()
-        .iter()
-        .map(|k| {
-            let md = co.kernel_metadata(k);
-            let d = k.descriptor.as_ref();
-            let name = md.map_or(k.name, |m| m.name);
-            KernelReport {
-                name: name.to_owned(),
-                demangled: demangle(name),
-                symbol: k.descriptor_symbol.name.to_owned(),
-                descriptor_offset: k.descriptor_address,
-                kernarg_size: md
-                    .map(|m| m.kernarg_segment_size)
-                    .or(d.map(|d| d.kernarg_size.into()))
-                    .unwrap_or(0),
-                group_segment_fixed_size: md
-                    .map(|m| m.group_segment_fixed_size)
-                    .or(d.map(|d| d.group_segment_fixed_size.into()))
-                    .unwrap_or(0),
-                private_segment_fixed_size: md
-                    .map(|m| m.private_segment_fixed_size)
-                    .or(d.map(|d| d.private_segment_fixed_size.into()))
-                    .unwrap_or(0),
-                wavefront_size: md
-                    .map(|m| m.wavefront_size)
-                    .or(d.map(|d| d.wavefront_size().into()))
-                    .unwrap_or(0),
-                args: md
-                    .map(|m| {
-                        m.args
-                            .iter()
-                            .map(|a| ArgReport {
-                                offset: a.offset,
-                                size: a.size,
-                                value_kind: a.value_kind.as_str().to_owned(),
-                                address_space: a.address_space.map(str::to_owned),
-                                name: a.name.map(str::to_owned),
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            }
-        })
-        .collect();
+    let kernels = co.kernels().iter().map(|k| co.kernel_info(k)).collect();
     let variables = co.variables().iter().map(function).collect();
     let imports = co
         .imports()
@@ -246,7 +161,7 @@ impl fmt::Display for SymbolsReport {
                 display_name(&k.name, &k.demangled),
                 k.symbol,
                 k.descriptor_offset,
-                k.kernarg_size,
+                k.kernarg_segment_size,
                 k.group_segment_fixed_size,
                 k.private_segment_fixed_size,
                 k.wavefront_size

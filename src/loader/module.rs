@@ -1,13 +1,16 @@
-//! A [`Module`]: one parsed code object, owned and shared (`Arc`), with what loading and
-//! linking need extracted once: load segments, symbols, imports, dynamic relocations.
+//! A [`Module`]: one parsed code object, owned and shared (`Arc`), with everything loading,
+//! linking, launching and reporting need extracted once: load segments, symbols, imports,
+//! dynamic relocations, kernels with their metadata and argument layouts, and the problems a
+//! loader would have with it.
 //!
 //! Parsing borrows (see `crate::code_object`); a module keeps the bytes and an owned summary
-//! so executables on any number of agents can share it without re-parsing.
+//! so executables on any number of agents share it and nothing parses the image again.
 
 use std::sync::Arc;
 
 use crate::code_object::{
-    Binding, CodeObject, CodeObjectError, RelocationType, SymbolKind, Visibility,
+    Binding, CodeObject, CodeObjectError, KernelInfo, RelocationIssueKind, RelocationType,
+    SymbolKind, Visibility,
 };
 
 /// Where a module's bytes came from, for messages and loaded-code-object URIs.
@@ -113,6 +116,20 @@ pub struct Reloc {
     pub addend: i64,
 }
 
+/// A relocation ROCr would refuse or misapply although rocload's own loader applies it
+/// (`REL32`, `REL64`, `ABS32` on old ROCr, ...).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RocrRelocationIssue {
+    /// Virtual address written.
+    pub offset: u64,
+    /// Its type, e.g. `R_AMDGPU_REL32`.
+    pub r_type: String,
+    /// Its symbol, empty for none.
+    pub symbol: String,
+    /// The code-object layer's description.
+    pub detail: String,
+}
+
 /// A `PT_LOAD` segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadSegment {
@@ -138,6 +155,8 @@ struct ModuleInner {
     imports: Vec<Import>,
     relocations: Vec<Reloc>,
     blocking_issues: Vec<String>,
+    rocr_relocation_issues: Vec<RocrRelocationIssue>,
+    kernels: Vec<KernelInfo>,
 }
 
 /// One code object ready to load: cheap to clone, shareable across threads and agents.
@@ -234,6 +253,29 @@ impl Module {
     /// Relocations rocload's loader cannot apply, described; loading refuses the module.
     pub fn blocking_issues(&self) -> &[String] {
         &self.0.blocking_issues
+    }
+
+    /// Relocations only ROCr would refuse or misapply (see `loader::rocr`). Typed undefined
+    /// symbols are not listed here: they are imports with a `func`/`object` kind.
+    pub fn rocr_relocation_issues(&self) -> &[RocrRelocationIssue] {
+        &self.0.rocr_relocation_issues
+    }
+
+    /// The kernels with their launch facts (metadata, argument layout, descriptor), in the
+    /// code object's order. Addresses are the code object's; add the load delta.
+    pub fn kernels(&self) -> &[KernelInfo] {
+        &self.0.kernels
+    }
+
+    /// The kernel called `name` (raw, or with `.kd`).
+    pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
+        let name = name.strip_suffix(".kd").unwrap_or(name);
+        self.0.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// Code object version (4, 5, 6).
+    pub fn code_object_version(&self) -> u32 {
+        self.0.target.code_object_version
     }
 
     /// Whether two handles share one module.
@@ -335,6 +377,22 @@ fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> Mod
         .unsupported_relocations()
         .map(|i| i.to_string())
         .collect();
+    let rocr_relocation_issues = co
+        .rocr_unsupported_relocations()
+        .filter(|i| i.blocks_rocr && !i.blocks_rocload)
+        .filter(|i| !matches!(i.kind, RelocationIssueKind::UndefinedTypedSymbol { .. }))
+        .map(|issue| RocrRelocationIssue {
+            offset: issue.relocation.offset,
+            r_type: issue.relocation.r_type.to_string(),
+            symbol: issue
+                .relocation
+                .symbol
+                .map(|s| s.name.to_string())
+                .unwrap_or_default(),
+            detail: issue.to_string(),
+        })
+        .collect();
+    let kernels = co.kernels().iter().map(|k| co.kernel_info(k)).collect();
     ModuleInner {
         bytes,
         source,
@@ -346,5 +404,7 @@ fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> Mod
         imports,
         relocations,
         blocking_issues,
+        rocr_relocation_issues,
+        kernels,
     }
 }

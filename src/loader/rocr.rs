@@ -10,7 +10,7 @@ use std::fmt;
 use super::module::Module;
 use super::plan::{LinkPlan, Provider};
 use super::LoadError;
-use crate::code_object::{CodeObject, RelocationIssueKind, SymbolKind};
+use crate::code_object::SymbolKind;
 use crate::target::{AgentIsa, Policy};
 
 /// One thing about a code object that ROCr would fail on or mishandle.
@@ -102,16 +102,12 @@ impl fmt::Display for RocrProblem {
 
 /// Everything about `module` that ROCr would refuse or mishandle when loading it on `agent`
 /// with `imports[i]` resolving `module.imports()[i]` (`None`: unresolved). Pure: nothing is
-/// loaded.
-///
-/// # Errors
-/// [`LoadError::CodeObject`] if the module's bytes no longer parse (they did when the module
-/// was made, so this means corrupted memory or a parser change).
+/// loaded, and nothing is parsed again (the module keeps what is needed).
 pub fn rocr_problems(
     module: &Module,
     imports: &[Option<u64>],
     agent: &AgentIsa,
-) -> Result<Vec<RocrProblem>, LoadError> {
+) -> Vec<RocrProblem> {
     let mut problems = Vec::new();
     let target = module.target();
     if let Some(refusal) = crate::target::check(
@@ -134,28 +130,17 @@ pub fn rocr_problems(
             .iter()
             .map(|d| RocrProblem::Blocking { detail: d.clone() }),
     );
-    // The module keeps only rocload's own blocking issues; ROCr's stricter set comes from the
-    // code-object layer, parsed again here (cheap next to a load, and only on this path).
-    let co = CodeObject::parse(module.bytes()).map_err(|error| LoadError::CodeObject {
-        source_name: module.source().to_string(),
-        error,
-    })?;
-    for issue in co
-        .rocr_unsupported_relocations()
-        .filter(|i| i.blocks_rocr && !i.blocks_rocload)
-    {
-        // Typed undefined symbols are reported once, as imports, below.
-        if matches!(issue.kind, RelocationIssueKind::UndefinedTypedSymbol { .. }) {
-            continue;
-        }
-        let r = &issue.relocation;
-        problems.push(RocrProblem::Relocation {
-            offset: r.offset,
-            r_type: r.r_type.to_string(),
-            symbol: r.symbol.map(|s| s.name.to_string()).unwrap_or_default(),
-            detail: issue.to_string(),
-        });
-    }
+    problems.extend(
+        module
+            .rocr_relocation_issues()
+            .iter()
+            .map(|r| RocrProblem::Relocation {
+                offset: r.offset,
+                r_type: r.r_type.clone(),
+                symbol: r.symbol.clone(),
+                detail: r.detail.clone(),
+            }),
+    );
     for (i, import) in module.imports().iter().enumerate() {
         match import.kind {
             SymbolKind::Func | SymbolKind::Object => problems.push(RocrProblem::TypedImport {
@@ -171,7 +156,7 @@ pub fn rocr_problems(
             });
         }
     }
-    Ok(problems)
+    problems
 }
 
 /// [`rocr_problems`] as a check: `Ok` when there are none.
@@ -184,7 +169,7 @@ pub fn check_for_rocr(
     imports: &[Option<u64>],
     agent: &AgentIsa,
 ) -> Result<(), LoadError> {
-    let problems = rocr_problems(module, imports, agent)?;
+    let problems = rocr_problems(module, imports, agent);
     if problems.is_empty() {
         Ok(())
     } else {

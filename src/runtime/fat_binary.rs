@@ -287,7 +287,7 @@ impl FatBinary {
             match &result {
                 Ok(l) => {
                     Stats::bump(&stats.loads);
-                    tracing::debug!(kernels = l.kernels().len(), symbols = l.executable().symbols().len(), "loaded");
+                    tracing::debug!(kernels = l.kernel_count(), symbols = l.executable().symbols().len(), "loaded");
                 }
                 Err(e) => {
                     Stats::bump(&stats.load_failures);

@@ -1,46 +1,22 @@
-//! What a fat binary became on one agent ([`LoadedFatBinary`]), and its kernels with the
-//! facts launches and attribute queries need ([`KernelInfo`]), read once at load time from
-//! the code objects' metadata (falling back to the kernel descriptor).
+//! What a fat binary became on one agent ([`LoadedFatBinary`]), and its kernels ([`KernelRef`]):
+//! the facts the code-object layer read once when the module was made ([`KernelInfo`]) plus
+//! the addresses they got on the agent.
 //!
 //! Not for loading (the loader) or choosing entries (the fat-binary module).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::code_object::CodeObject;
+use crate::code_object::KernelInfo;
 use crate::loader::Executable;
 
-/// A kernel as loaded on one agent.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct KernelInfo {
-    /// Raw (mangled) name, without `.kd`.
-    pub name: String,
-    /// Demangled name, for C++ kernels.
-    pub demangled: Option<String>,
-    /// Address of the kernel descriptor on the agent (a dispatch's `kernel_object`).
-    pub descriptor_address: u64,
-    /// Address of the code, when the code object has the code symbol.
-    pub code_address: Option<u64>,
-    /// `.kernarg_segment_size` (descriptor `kernarg_size` without metadata).
-    pub kernarg_segment_size: u64,
-    /// `.kernarg_segment_align` (8, the ABI minimum, without metadata).
-    pub kernarg_segment_align: u64,
-    /// `.group_segment_fixed_size`: static LDS bytes.
-    pub group_segment_fixed_size: u64,
-    /// `.private_segment_fixed_size`: scratch bytes per work-item.
-    pub private_segment_fixed_size: u64,
-    /// `.wavefront_size` (descriptor bit without metadata).
-    pub wavefront_size: u64,
-    /// `.sgpr_count`.
-    pub sgpr_count: Option<u64>,
-    /// `.vgpr_count`.
-    pub vgpr_count: Option<u64>,
-    /// `.max_flat_workgroup_size`.
-    pub max_flat_workgroup_size: Option<u64>,
-    /// Whether the metadata note described this kernel (else the descriptor did).
-    pub from_metadata: bool,
-    /// Code object version (4, 5, 6).
-    pub code_object_version: u32,
+/// A kernel as placed on the agent: which module's kernel, and its addresses.
+#[derive(Debug, Clone, Copy)]
+struct PlacedKernel {
+    code_object: usize,
+    kernel: usize,
+    descriptor_address: u64,
+    code_address: Option<u64>,
 }
 
 /// A fat binary loaded and linked on one agent: the executable and its kernels.
@@ -49,64 +25,49 @@ pub struct LoadedFatBinary {
     fat_binary: u64,
     device: usize,
     executable: Executable,
-    kernels: Vec<KernelInfo>,
+    kernels: Vec<PlacedKernel>,
     by_name: HashMap<Box<str>, usize>,
 }
 
 impl LoadedFatBinary {
     pub(crate) fn new(fat_binary: u64, device: usize, executable: Executable) -> LoadedFatBinary {
         let mut kernels = Vec::new();
-        for lco in executable.code_objects() {
-            let Ok(co) = CodeObject::parse(lco.module.bytes()) else {
-                continue;
-            };
-            for k in co.kernels() {
-                let md = co.kernel_metadata(k);
-                let d = k.descriptor.as_ref();
-                kernels.push(KernelInfo {
-                    name: k.name.to_string(),
-                    demangled: crate::code_object::demangle(k.name),
-                    descriptor_address: lco.load_delta.wrapping_add(k.descriptor_address),
-                    code_address: k.code_symbol.map(|c| lco.load_delta.wrapping_add(c.value)),
-                    kernarg_segment_size: md
-                        .map(|m| m.kernarg_segment_size)
-                        .or(d.map(|d| u64::from(d.kernarg_size)))
-                        .unwrap_or(0),
-                    kernarg_segment_align: md.map_or(8, |m| m.kernarg_segment_align),
-                    group_segment_fixed_size: md
-                        .map(|m| m.group_segment_fixed_size)
-                        .or(d.map(|d| u64::from(d.group_segment_fixed_size)))
-                        .unwrap_or(0),
-                    private_segment_fixed_size: md
-                        .map(|m| m.private_segment_fixed_size)
-                        .or(d.map(|d| u64::from(d.private_segment_fixed_size)))
-                        .unwrap_or(0),
-                    wavefront_size: md
-                        .map(|m| m.wavefront_size)
-                        .or(d.map(|d| u64::from(d.wavefront_size())))
-                        .unwrap_or(64),
-                    sgpr_count: md.and_then(|m| m.sgpr_count),
-                    vgpr_count: md.and_then(|m| m.vgpr_count),
-                    max_flat_workgroup_size: md.and_then(|m| m.max_flat_workgroup_size),
-                    from_metadata: md.is_some(),
-                    code_object_version: co.code_object_version(),
+        for (code_object, lco) in executable.code_objects().iter().enumerate() {
+            for (kernel, k) in lco.module.kernels().iter().enumerate() {
+                kernels.push(PlacedKernel {
+                    code_object,
+                    kernel,
+                    descriptor_address: lco.load_delta.wrapping_add(k.descriptor_offset),
+                    code_address: k.code_offset.map(|c| lco.load_delta.wrapping_add(c)),
                 });
             }
         }
-        let mut by_name = HashMap::with_capacity(kernels.len() * 2);
-        for (i, k) in kernels.iter().enumerate() {
-            by_name.entry(k.name.clone().into_boxed_str()).or_insert(i);
-            if let Some(d) = &k.demangled {
-                by_name.entry(d.clone().into_boxed_str()).or_insert(i);
-            }
-        }
-        LoadedFatBinary {
+        let mut loaded = LoadedFatBinary {
             fat_binary,
             device,
             executable,
             kernels,
-            by_name,
+            by_name: HashMap::new(),
+        };
+        let mut by_name = HashMap::with_capacity(loaded.kernels.len() * 2);
+        for i in 0..loaded.kernels.len() {
+            let info = loaded.info(i);
+            by_name
+                .entry(info.name.clone().into_boxed_str())
+                .or_insert(i);
+            if let Some(d) = &info.demangled {
+                by_name.entry(d.clone().into_boxed_str()).or_insert(i);
+            }
         }
+        loaded.by_name = by_name;
+        loaded
+    }
+
+    fn info(&self, index: usize) -> &KernelInfo {
+        let k = self.kernels[index];
+        &self.executable.code_objects()[k.code_object]
+            .module
+            .kernels()[k.kernel]
     }
 
     /// The registration number of the fat binary (or module) it came from.
@@ -124,9 +85,17 @@ impl LoadedFatBinary {
         &self.executable
     }
 
+    /// How many kernels it has.
+    pub fn kernel_count(&self) -> usize {
+        self.kernels.len()
+    }
+
     /// Every kernel.
-    pub fn kernels(&self) -> &[KernelInfo] {
-        &self.kernels
+    pub fn kernels(self: &Arc<Self>) -> impl Iterator<Item = KernelRef> + '_ {
+        (0..self.kernels.len()).map(|index| KernelRef {
+            loaded: self.clone(),
+            index,
+        })
     }
 }
 
@@ -158,9 +127,19 @@ impl KernelRef {
         })
     }
 
-    /// The kernel's facts.
+    /// The kernel's facts (metadata, arguments, descriptor), as the code object gives them.
     pub fn info(&self) -> &KernelInfo {
-        &self.loaded.kernels[self.index]
+        self.loaded.info(self.index)
+    }
+
+    /// Address of the kernel descriptor on the agent (a dispatch's `kernel_object`).
+    pub fn descriptor_address(&self) -> u64 {
+        self.loaded.kernels[self.index].descriptor_address
+    }
+
+    /// Address of the code on the agent, when the code object has the code symbol.
+    pub fn code_address(&self) -> Option<u64> {
+        self.loaded.kernels[self.index].code_address
     }
 
     /// The loaded code it belongs to.

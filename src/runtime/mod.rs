@@ -36,7 +36,7 @@ pub mod fat_binary;
 mod kernel;
 
 pub use fat_binary::FatBinary;
-pub use kernel::{KernelInfo, KernelRef, LoadedFatBinary};
+pub use kernel::{KernelRef, LoadedFatBinary};
 
 /// When registered fat binaries are loaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
