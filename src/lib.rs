@@ -16,13 +16,24 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
-pub mod backend;
+// Layers in their real order: each module uses only those listed before it, and the
+// crate-wide `error`, which wraps every layer's own error type.
 mod bytes;
-pub mod code_object;
-pub mod container;
-pub mod error;
-pub mod loader;
-pub mod runtime;
+
+pub mod elf;
+
 pub mod target;
+
+pub mod container;
+
+pub mod code_object;
+
+pub mod loader;
+
+pub mod backend;
+
+pub mod runtime;
+
+pub mod error;
 
 pub use error::{Error, Result};

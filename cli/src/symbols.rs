@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rocload::code_object::{symbols_report, CodeObject};
-use rocload::container::{entry_matches, read_containers, MappedFile, ReadOptions};
+use rocload::container::{read_containers, MappedFile, ReadOptions};
+use rocload::target::entry_matches;
 use serde::Serialize;
 
 use super::CliResult;

@@ -5,28 +5,9 @@
 //! well-formed object (unsupported relocations, descriptor/metadata mismatches): those are
 //! reported as values, not errors.
 
-use std::fmt;
-
+use crate::elf::ElfError;
+pub use crate::elf::SymbolTableKind;
 use crate::target::TargetError;
-
-/// Which ELF symbol table a symbol comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SymbolTableKind {
-    /// `.dynsym` (`SHT_DYNSYM`): what a loader sees.
-    Dynsym,
-    /// `.symtab` (`SHT_SYMTAB`): the full table, local symbols included.
-    Symtab,
-}
-
-impl fmt::Display for SymbolTableKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Dynsym => ".dynsym",
-            Self::Symtab => ".symtab",
-        })
-    }
-}
 
 /// A code object could not be parsed.
 #[derive(Debug, thiserror::Error)]
@@ -155,3 +136,72 @@ fn path_suffix(path: &str) -> String {
 
 /// Result of this layer.
 pub type Result<T, E = CodeObjectError> = std::result::Result<T, E>;
+
+impl From<ElfError> for CodeObjectError {
+    /// The ELF reader's errors keep their place and meaning; a file of the wrong ELF class or
+    /// byte order is not an AMDGPU code object.
+    fn from(e: ElfError) -> Self {
+        match e {
+            ElfError::Truncated {
+                what,
+                offset,
+                size,
+                file_len,
+            } => CodeObjectError::Truncated {
+                what,
+                offset,
+                size,
+                file_len,
+            },
+            ElfError::NotElf { magic } => CodeObjectError::NotElf { magic },
+            ElfError::NotElf64 { reason } => CodeObjectError::NotAmdgpu { reason },
+            ElfError::Unsupported { reason } => CodeObjectError::Unsupported { reason },
+            ElfError::Invalid {
+                what,
+                offset,
+                reason,
+            } => CodeObjectError::Invalid {
+                what,
+                offset,
+                reason,
+            },
+            ElfError::InvalidSection {
+                index,
+                name,
+                reason,
+            } => CodeObjectError::InvalidSection {
+                index,
+                name,
+                reason,
+            },
+            ElfError::InvalidSymbol {
+                table,
+                index,
+                name,
+                reason,
+            } => CodeObjectError::InvalidSymbol {
+                table,
+                index,
+                name,
+                reason,
+            },
+            ElfError::InvalidRelocation {
+                section,
+                index,
+                offset,
+                reason,
+            } => CodeObjectError::InvalidRelocation {
+                section,
+                index,
+                offset,
+                reason,
+            },
+            ElfError::InvalidNote { offset, reason } => {
+                CodeObjectError::InvalidNote { offset, reason }
+            }
+            ElfError::LimitExceeded { what, value, limit } => {
+                CodeObjectError::LimitExceeded { what, value, limit }
+            }
+        }
+    }
+}

@@ -23,7 +23,6 @@
 //! ```
 
 mod descriptor;
-mod elf;
 mod error;
 mod kernel_info;
 mod metadata;
@@ -34,11 +33,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-pub use descriptor::{KernelDescriptor, KERNEL_DESCRIPTOR_SIZE};
-pub use elf::{
+pub use crate::elf::{
     Binding, DynamicEntry, Header, Note, Section, Segment, SegmentFlags, Symbol, SymbolKind,
     Visibility, MAX_LOAD_IMAGE_SIZE, PT_DYNAMIC, PT_LOAD, PT_NOTE,
 };
+pub use descriptor::{KernelDescriptor, KERNEL_DESCRIPTOR_SIZE};
 pub use error::{CodeObjectError, Result, SymbolTableKind};
 pub use kernel_info::{KernelArgInfo, KernelInfo};
 pub use metadata::{
@@ -50,8 +49,8 @@ pub use report::{
     symbols_report, FunctionReport, ImportReport, RelocationSummary, SymbolsReport, VariableReport,
 };
 
+use crate::elf::{self, Elf};
 pub use crate::target::ElfTarget;
-use elf::Elf;
 
 pub use crate::target::ELFOSABI_AMDGPU_HSA;
 /// `e_type` of a loadable code object.

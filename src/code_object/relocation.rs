@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::elf::{Symbol, SymbolKind};
+use crate::elf::{Symbol, SymbolKind};
 
 /// An AMDGPU relocation type (`R_AMDGPU_*`, AMDGPUUsage "Relocation Records").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

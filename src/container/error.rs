@@ -209,9 +209,10 @@ pub enum ContainerError {
     /// A host ELF file holds no fat binary.
     #[error("host ELF holds no .hip_fatbin or .llvm.offloading section")]
     NoFatBinary,
-    /// A host ELF file could not be parsed.
-    #[error("host ELF: {0}")]
-    HostElf(String),
+    /// A host ELF file (or the ELF image of a code object being measured) could not be
+    /// parsed; the ELF reader's error names the offset, section or field.
+    #[error("ELF: {0}")]
+    HostElf(#[from] crate::elf::ElfError),
 }
 
 impl ContainerError {

@@ -202,12 +202,9 @@ impl<'a> Container<'a> {
 /// (`hipv4-amdgcn-amd-amdhsa--gfx1030`); `...--unknown` when the header does not decode, so
 /// listing never fails on it (loading reports the real error).
 fn code_object_entry_id(code: &[u8]) -> String {
-    let target = match (code.get(7), code.get(8), crate::bytes::u32_at(code, 48)) {
-        (Some(&os_abi), Some(&abi_version), Some(e_flags)) => {
-            crate::target::ElfTarget::from_header(os_abi, abi_version, e_flags).ok()
-        }
-        _ => None,
-    };
+    let target = crate::elf::header(code)
+        .ok()
+        .and_then(|h| crate::target::ElfTarget::from_header(h.os_abi, h.abi_version, h.flags).ok());
     match target {
         Some(t) => format!("hipv4-amdgcn-amd-amdhsa--{}", t.target),
         None => "hipv4-amdgcn-amd-amdhsa--unknown".to_string(),
@@ -215,24 +212,22 @@ fn code_object_entry_id(code: &[u8]) -> String {
 }
 
 fn check_code_object_machine(data: &[u8]) -> Result<(), ContainerError> {
-    match crate::bytes::u16_at(data, 18) {
-        Some(EM_AMDGPU) => Ok(()),
-        Some(m) => Err(ContainerError::invalid(
+    match crate::elf::header(data)?.machine {
+        EM_AMDGPU => Ok(()),
+        m => Err(ContainerError::invalid(
             Format::CodeObject,
             "e_machine",
             None,
             18,
             format!("{m} is not EM_AMDGPU ({EM_AMDGPU})"),
         )),
-        None => Err(ContainerError::truncated(
-            Format::CodeObject,
-            "e_machine",
-            None,
-            18,
-            2,
-            data.len() as u64,
-        )),
     }
+}
+
+/// Whether `data` is an ELF file of another machine than AMDGPU: a host file whose sections
+/// hold fat binaries.
+fn is_host_elf(data: &[u8]) -> bool {
+    data.starts_with(ELF_MAGIC) && crate::elf::header(data).map_or(true, |h| h.machine != EM_AMDGPU)
 }
 
 /// A container and where it was found.
@@ -299,7 +294,7 @@ pub fn read_containers<'a>(
     data: &'a [u8],
     options: &ReadOptions,
 ) -> Result<Vec<Located<'a>>, ContainerError> {
-    if data.starts_with(ELF_MAGIC) && crate::bytes::u16_at(data, 18) != Some(EM_AMDGPU) {
+    if is_host_elf(data) {
         let mut all = Vec::new();
         for section in fat_binary_sections(data)? {
             for mut located in walk(section.data, section.offset, options)? {
@@ -351,17 +346,6 @@ impl MappedFile {
     }
 }
 
-/// The target-id part of a bundle entry id (`gfx90a:xnack-` of
-/// `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-`): after the kind and the four triple components.
-pub fn entry_target(id: &str) -> Option<&str> {
-    id.splitn(6, '-').nth(5)
-}
-
-/// Whether the entry id `id` is what `wanted` names: the full id, or its target id.
-pub fn entry_matches(id: &str, wanted: &str) -> bool {
-    id == wanted || entry_target(id) == Some(wanted)
-}
-
 /// Finds the entry `wanted` names, a full entry id or a target id, in the containers:
 /// in container `bundle` only if given, else in the first container holding it. Returns the
 /// container's position in `containers` and the entry index.
@@ -376,7 +360,10 @@ pub fn find_entry(
             continue;
         }
         let entries = located.entries()?;
-        if let Some(i) = entries.iter().position(|e| entry_matches(&e.id, wanted)) {
+        if let Some(i) = entries
+            .iter()
+            .position(|e| crate::target::entry_matches(&e.id, wanted))
+        {
             return Ok((pos, i));
         }
         available.extend(

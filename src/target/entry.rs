@@ -275,6 +275,17 @@ impl EntryId {
     }
 }
 
+/// Whether the entry id `id` is what `wanted` names: the full id, or its target part
+/// (`gfx90a:xnack-` names `hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-`). An id that does not parse
+/// matches only itself.
+pub fn entry_matches(id: &str, wanted: &str) -> bool {
+    id == wanted
+        || EntryParts::parse(id)
+            .ok()
+            .and_then(|p| p.target_text)
+            .is_some_and(|r| id.get(r) == Some(wanted))
+}
+
 impl AsRef<str> for EntryId {
     fn as_ref(&self) -> &str {
         &self.text

@@ -31,7 +31,7 @@ use std::fmt;
 pub use agent::{AgentIsa, Policy, ENV_ISA_POLICY, ENV_OVERRIDE_GFX_VERSION};
 pub use compat::{check, check_entry, Acceptance, Rank, Refusal, Verdict};
 pub use elf::{ElfTarget, ELFOSABI_AMDGPU_HSA};
-pub use entry::{EntryId, OffloadKind};
+pub use entry::{entry_matches, EntryId, OffloadKind};
 pub use id::{Feature, FeatureMode, ProcessorRef, TargetId, ISA_NAME_PREFIX};
 pub use processor::{GfxVersion, Processor};
 pub use select::{select, BundleChoice, Candidate, SelectReport, Selection};

@@ -1,9 +1,11 @@
-//! The ELF64 pieces a code object is made of, read from untrusted bytes without copying.
+//! The one ELF reader of the crate: ELF64 little-endian files (AMDGPU code objects and host
+//! executables, libraries and objects) read from untrusted bytes without copying.
 //!
 //! Uses `object`'s raw on-disk structs (`object::elf`, alignment 1, endian-typed) and reads
 //! them with explicit, checked offsets so that every error names the byte offset, the
-//! section or the symbol at fault (`object`'s own errors carry no offset). Not for AMDGPU
-//! meaning (targets, metadata, kernels): this file only knows ELF.
+//! section or the symbol at fault (`object`'s own errors carry no offset). The container layer
+//! uses the file header, the section table and [`extent`]; the code-object layer uses
+//! everything. Not for AMDGPU meaning (targets, metadata, kernels): this module only knows ELF.
 
 use object::elf::{
     Dyn64, FileHeader64, ProgramHeader64, Rela64, SectionHeader64, Sym64, ELFCLASS64, ELFDATA2LSB,
@@ -14,7 +16,128 @@ use object::read::ReadRef;
 use object::LittleEndian as LE;
 use serde::Serialize;
 
-use super::error::{CodeObjectError, Result, SymbolTableKind};
+/// Which ELF symbol table a symbol comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SymbolTableKind {
+    /// `.dynsym` (`SHT_DYNSYM`): what a loader sees.
+    Dynsym,
+    /// `.symtab` (`SHT_SYMTAB`): the full table, local symbols included.
+    Symtab,
+}
+
+impl std::fmt::Display for SymbolTableKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Dynsym => ".dynsym",
+            Self::Symtab => ".symtab",
+        })
+    }
+}
+
+/// An ELF file could not be read. Every variant names a place: a byte offset, a section, a
+/// symbol (table and index), a relocation or a note.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ElfError {
+    /// A structure runs past the end of the file.
+    #[error("truncated {what}: {size} bytes at offset {offset:#x} run past the end of the {file_len}-byte file")]
+    Truncated {
+        /// What was being read.
+        what: String,
+        /// Where it starts in the file.
+        offset: u64,
+        /// How many bytes it needs.
+        size: u64,
+        /// How long the file is.
+        file_len: u64,
+    },
+    /// Not an ELF file at all.
+    #[error("not an ELF file (magic {magic:02x?})")]
+    NotElf {
+        /// The first bytes found.
+        magic: Vec<u8>,
+    },
+    /// An ELF file of another class or byte order than ELF64 little-endian.
+    #[error("not a 64-bit little-endian ELF file: {reason}")]
+    NotElf64 {
+        /// Which identification byte says so.
+        reason: String,
+    },
+    /// A well-formed feature this reader does not support (extended numbering).
+    #[error("unsupported ELF: {reason}")]
+    Unsupported {
+        /// What exactly.
+        reason: String,
+    },
+    /// A header or table entry holds an impossible value.
+    #[error("invalid {what} at offset {offset:#x}: {reason}")]
+    Invalid {
+        /// What was being read (e.g. "program header 3").
+        what: String,
+        /// Where it is in the file.
+        offset: u64,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A section header is inconsistent.
+    #[error("invalid section {index} ({name}): {reason}")]
+    InvalidSection {
+        /// Section index.
+        index: u32,
+        /// Section name, or `?` if it has none.
+        name: String,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A symbol table entry is inconsistent.
+    #[error("invalid symbol {index} in {table}{}: {reason}", name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default())]
+    InvalidSymbol {
+        /// The table.
+        table: SymbolTableKind,
+        /// Index in the table.
+        index: u32,
+        /// The name, when it could be read.
+        name: Option<String>,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A relocation entry is inconsistent.
+    #[error(
+        "invalid relocation {index} in section {section} at file offset {offset:#x}: {reason}"
+    )]
+    InvalidRelocation {
+        /// The relocation section's name.
+        section: String,
+        /// Index in that section.
+        index: u32,
+        /// File offset of the entry.
+        offset: u64,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A note's sizes do not fit its segment or section.
+    #[error("invalid note at offset {offset:#x}: {reason}")]
+    InvalidNote {
+        /// File offset of the note header.
+        offset: u64,
+        /// Why it is invalid.
+        reason: String,
+    },
+    /// A limit that protects against hostile input was exceeded.
+    #[error("{what} is {value}, more than the limit {limit}")]
+    LimitExceeded {
+        /// Which quantity.
+        what: String,
+        /// Its value.
+        value: u64,
+        /// The limit.
+        limit: u64,
+    },
+}
+
+/// Result of the ELF reader.
+pub type Result<T, E = ElfError> = std::result::Result<T, E>;
 
 /// Program header type of a loadable segment.
 pub const PT_LOAD: u32 = object::elf::PT_LOAD;
@@ -27,13 +150,8 @@ pub const PT_NOTE: u32 = object::elf::PT_NOTE;
 /// allocates without bound because a header said so.
 pub const MAX_LOAD_IMAGE_SIZE: u64 = 4 << 30;
 
-pub(crate) fn truncated(
-    what: impl Into<String>,
-    offset: u64,
-    size: u64,
-    data: &[u8],
-) -> CodeObjectError {
-    CodeObjectError::Truncated {
+pub(crate) fn truncated(what: impl Into<String>, offset: u64, size: u64, data: &[u8]) -> ElfError {
+    ElfError::Truncated {
         what: what.into(),
         offset,
         size,
@@ -397,24 +515,24 @@ pub(crate) struct Elf<'data> {
 /// Validates and reads the file header.
 pub(crate) fn parse_header(data: &[u8]) -> Result<&FileHeader64<LE>> {
     if data.len() < 16 || data[0..4] != ELFMAG {
-        return Err(CodeObjectError::NotElf {
+        return Err(ElfError::NotElf {
             magic: data.iter().take(4).copied().collect(),
         });
     }
     let ident_class = data[4];
     if ident_class != ELFCLASS64 {
-        return Err(CodeObjectError::NotAmdgpu {
+        return Err(ElfError::NotElf64 {
             reason: format!("ELF class {ident_class}, not ELFCLASS64"),
         });
     }
     if data[5] != ELFDATA2LSB {
-        return Err(CodeObjectError::NotAmdgpu {
+        return Err(ElfError::NotElf64 {
             reason: format!("ELF data encoding {}, not little-endian", data[5]),
         });
     }
     let header: &FileHeader64<LE> = read_at(data, 0, || "ELF header".into())?;
     if header.e_ident.version != EV_CURRENT {
-        return Err(CodeObjectError::Invalid {
+        return Err(ElfError::Invalid {
             what: "ELF header".into(),
             offset: 6,
             reason: format!("EI_VERSION {}", header.e_ident.version),
@@ -423,18 +541,162 @@ pub(crate) fn parse_header(data: &[u8]) -> Result<&FileHeader64<LE>> {
     Ok(header)
 }
 
+fn header_fields(raw: &FileHeader64<LE>) -> Header {
+    let e = LE;
+    Header {
+        os_abi: raw.e_ident.os_abi,
+        abi_version: raw.e_ident.abi_version,
+        e_type: raw.e_type.get(e),
+        machine: raw.e_machine.get(e),
+        flags: raw.e_flags.get(e),
+        entry: raw.e_entry.get(e),
+    }
+}
+
+/// The file header of the ELF64 little-endian file `data`.
+///
+/// # Errors
+/// [`ElfError::NotElf`], [`ElfError::NotElf64`], or a truncated or invalid header.
+pub fn header(data: &[u8]) -> Result<Header> {
+    parse_header(data).map(header_fields)
+}
+
+/// The section table of `data` with section names, and nothing else: what a host executable
+/// or library needs to find its fat-binary sections, without reading its (possibly huge)
+/// symbol tables.
+///
+/// # Errors
+/// As [`header`]; an invalid or truncated section table or name table.
+pub fn sections(data: &[u8]) -> Result<Vec<Section<'_>>> {
+    let raw = parse_header(data)?;
+    parse_sections(data, raw)
+}
+
+/// Why [`extent`] failed: the ELF structures, or the byte source itself.
+#[derive(Debug)]
+pub enum ExtentError<E> {
+    /// An ELF structure is invalid, or its bytes are not all there.
+    Elf(ElfError),
+    /// The source failed to read (e.g. unmapped memory behind a pointer).
+    Source(E),
+}
+
+/// How many bytes the ELF64 little-endian image read through `read` occupies: the farthest of
+/// its headers, its section and program header tables, and every section's and segment's file
+/// bytes. `read(offset, buf)` fills `buf` and answers `Ok(false)` when the bytes are not all
+/// there; only what the headers promise is read, so the image may sit behind a raw pointer of
+/// unknown extent. `known_len` bounds the result when the source's length is known.
+///
+/// # Errors
+/// [`ExtentError::Elf`] for a malformed header or tables, an overflow, or an image that runs
+/// past `known_len`; [`ExtentError::Source`] when `read` fails.
+pub fn extent<E>(
+    mut read: impl FnMut(u64, &mut [u8]) -> std::result::Result<bool, E>,
+    known_len: Option<u64>,
+) -> std::result::Result<u64, ExtentError<E>> {
+    use object::pod::from_bytes;
+    let file_len = known_len.unwrap_or(0);
+    let mut fetch = |offset: u64, buf: &mut [u8], what: &dyn Fn() -> String| match read(offset, buf)
+    {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(ExtentError::Elf(ElfError::Truncated {
+            what: what(),
+            offset,
+            size: buf.len() as u64,
+            file_len,
+        })),
+        Err(e) => Err(ExtentError::Source(e)),
+    };
+    let mut head = [0u8; 64];
+    fetch(0, &mut head, &|| "ELF header".into())?;
+    let raw = parse_header(&head).map_err(ExtentError::Elf)?;
+    let e = LE;
+    let overflow = |what: &str| {
+        ExtentError::Elf(ElfError::Invalid {
+            what: what.to_owned(),
+            offset: 0,
+            reason: "offset plus size overflows".into(),
+        })
+    };
+    let mut end: u64 = 64;
+    let phnum = u64::from(raw.e_phnum.get(e));
+    if phnum > 0 {
+        let phentsize = raw.e_phentsize.get(e);
+        if usize::from(phentsize) != std::mem::size_of::<ProgramHeader64<LE>>() {
+            return Err(ExtentError::Elf(ElfError::Invalid {
+                what: "ELF header e_phentsize".into(),
+                offset: 54,
+                reason: format!("{phentsize}, expected 56"),
+            }));
+        }
+        let phoff = raw.e_phoff.get(e);
+        end = end.max(
+            phoff
+                .checked_add(phnum * 56)
+                .ok_or_else(|| overflow("program header table"))?,
+        );
+        for i in 0..phnum {
+            let mut buf = [0u8; 56];
+            fetch(phoff + i * 56, &mut buf, &|| format!("program header {i}"))?;
+            let (ph, _) =
+                from_bytes::<ProgramHeader64<LE>>(&buf).map_err(|()| overflow("program header"))?;
+            end = end.max(
+                ph.p_offset
+                    .get(e)
+                    .checked_add(ph.p_filesz.get(e))
+                    .ok_or_else(|| overflow("segment"))?,
+            );
+        }
+    }
+    let shnum = u64::from(raw.e_shnum.get(e));
+    if shnum > 0 {
+        let shentsize = raw.e_shentsize.get(e);
+        if usize::from(shentsize) != std::mem::size_of::<SectionHeader64<LE>>() {
+            return Err(ExtentError::Elf(ElfError::Invalid {
+                what: "ELF header e_shentsize".into(),
+                offset: 58,
+                reason: format!("{shentsize}, expected 64"),
+            }));
+        }
+        let shoff = raw.e_shoff.get(e);
+        end = end.max(
+            shoff
+                .checked_add(shnum * 64)
+                .ok_or_else(|| overflow("section header table"))?,
+        );
+        for i in 0..shnum {
+            let mut buf = [0u8; 64];
+            fetch(shoff + i * 64, &mut buf, &|| format!("section header {i}"))?;
+            let (sh, _) =
+                from_bytes::<SectionHeader64<LE>>(&buf).map_err(|()| overflow("section header"))?;
+            if sh.sh_type.get(e) == object::elf::SHT_NOBITS {
+                continue; // occupies no file bytes
+            }
+            end = end.max(
+                sh.sh_offset
+                    .get(e)
+                    .checked_add(sh.sh_size.get(e))
+                    .ok_or_else(|| overflow("section"))?,
+            );
+        }
+    }
+    if let Some(len) = known_len {
+        if end > len {
+            return Err(ExtentError::Elf(ElfError::Truncated {
+                what: "ELF image".into(),
+                offset: 0,
+                size: end,
+                file_len: len,
+            }));
+        }
+    }
+    Ok(end)
+}
+
 impl<'data> Elf<'data> {
     pub(crate) fn parse(data: &'data [u8]) -> Result<Self> {
         let raw = parse_header(data)?;
-        let e = LE;
-        let header = Header {
-            os_abi: raw.e_ident.os_abi,
-            abi_version: raw.e_ident.abi_version,
-            e_type: raw.e_type.get(e),
-            machine: raw.e_machine.get(e),
-            flags: raw.e_flags.get(e),
-            entry: raw.e_entry.get(e),
-        };
+        let header = header_fields(raw);
         let program_headers = parse_program_headers(data, raw)?;
         let sections = parse_sections(data, raw)?;
         let dynamic = parse_dynamic(data, &program_headers)?;
@@ -470,17 +732,18 @@ impl<'data> Elf<'data> {
         if section.link == 0 {
             return Ok(None);
         }
-        let linked = self.sections.get(section.link as usize).ok_or_else(|| {
-            CodeObjectError::InvalidSection {
-                index: section.index,
-                name: section.name.to_owned(),
-                reason: format!("sh_link {} is not a section", section.link),
-            }
-        })?;
+        let linked =
+            self.sections
+                .get(section.link as usize)
+                .ok_or_else(|| ElfError::InvalidSection {
+                    index: section.index,
+                    name: section.name.to_owned(),
+                    reason: format!("sh_link {} is not a section", section.link),
+                })?;
         match linked.sh_type {
             object::elf::SHT_DYNSYM => Ok(Some(&self.dynsym)),
             object::elf::SHT_SYMTAB => Ok(Some(&self.symtab)),
-            t => Err(CodeObjectError::InvalidSection {
+            t => Err(ElfError::InvalidSection {
                 index: section.index,
                 name: section.name.to_owned(),
                 reason: format!(
@@ -501,14 +764,14 @@ fn parse_program_headers(data: &[u8], raw: &FileHeader64<LE>) -> Result<Vec<Segm
     }
     let phentsize = raw.e_phentsize.get(e);
     if usize::from(phentsize) != std::mem::size_of::<ProgramHeader64<LE>>() {
-        return Err(CodeObjectError::Invalid {
+        return Err(ElfError::Invalid {
             what: "ELF header e_phentsize".into(),
             offset: 54,
             reason: format!("{phentsize}, expected 56"),
         });
     }
     if phnum == 0xffff {
-        return Err(CodeObjectError::Unsupported {
+        return Err(ElfError::Unsupported {
             reason: "extended program header numbering (PN_XNUM)".into(),
         });
     }
@@ -529,7 +792,7 @@ fn parse_program_headers(data: &[u8], raw: &FileHeader64<LE>) -> Result<Vec<Segm
             mem_size: ph.p_memsz.get(e),
             align: ph.p_align.get(e),
         };
-        let invalid = |reason: String| CodeObjectError::Invalid {
+        let invalid = |reason: String| ElfError::Invalid {
             what: format!("program header {index}"),
             offset: entry_offset,
             reason,
@@ -568,7 +831,7 @@ fn parse_program_headers(data: &[u8], raw: &FileHeader64<LE>) -> Result<Vec<Segm
     for seg in out.iter().filter(|s| s.p_type == PT_LOAD) {
         if let Some(prev) = previous {
             if seg.vaddr < prev.vaddr_end() {
-                return Err(CodeObjectError::Invalid {
+                return Err(ElfError::Invalid {
                     what: format!("program header {}", seg.index),
                     offset: phoff + 56 * u64::from(seg.index),
                     reason: format!(
@@ -584,7 +847,7 @@ fn parse_program_headers(data: &[u8], raw: &FileHeader64<LE>) -> Result<Vec<Segm
     }
     if let Some(last) = previous {
         if last.vaddr_end() > MAX_LOAD_IMAGE_SIZE {
-            return Err(CodeObjectError::LimitExceeded {
+            return Err(ElfError::LimitExceeded {
                 what: format!(
                     "load image size (PT_LOAD {} ends at p_vaddr + p_memsz)",
                     last.index
@@ -605,7 +868,7 @@ fn parse_sections<'data>(data: &'data [u8], raw: &FileHeader64<LE>) -> Result<Ve
     }
     let shentsize = raw.e_shentsize.get(e);
     if usize::from(shentsize) != std::mem::size_of::<SectionHeader64<LE>>() {
-        return Err(CodeObjectError::Invalid {
+        return Err(ElfError::Invalid {
             what: "ELF header e_shentsize".into(),
             offset: 58,
             reason: format!("{shentsize}, expected 64"),
@@ -633,7 +896,7 @@ fn parse_sections<'data>(data: &'data [u8], raw: &FileHeader64<LE>) -> Result<Ve
         }
         Some(_) => &[],
         None => {
-            return Err(CodeObjectError::Invalid {
+            return Err(ElfError::Invalid {
                 what: "ELF header e_shstrndx".into(),
                 offset: 62,
                 reason: format!("{shstrndx} is not one of the {shnum} sections"),
@@ -647,7 +910,7 @@ fn parse_sections<'data>(data: &'data [u8], raw: &FileHeader64<LE>) -> Result<Ve
         let name = if i == 0 && name_offset == 0 {
             ""
         } else {
-            c_str_at(names, name_offset).ok_or_else(|| CodeObjectError::InvalidSection {
+            c_str_at(names, name_offset).ok_or_else(|| ElfError::InvalidSection {
                 index,
                 name: "?".into(),
                 reason: format!(
@@ -673,7 +936,7 @@ fn parse_sections<'data>(data: &'data [u8], raw: &FileHeader64<LE>) -> Result<Ve
             && sec.has_file_bytes()
             && !matches!(sec.offset.checked_add(sec.size), Some(end) if end <= data.len() as u64)
         {
-            return Err(CodeObjectError::InvalidSection {
+            return Err(ElfError::InvalidSection {
                 index,
                 name: name.to_owned(),
                 reason: format!(
@@ -713,7 +976,7 @@ fn parse_symbols<'data>(
         return Ok(Vec::new());
     };
     if let Some(second) = found.next() {
-        return Err(CodeObjectError::InvalidSection {
+        return Err(ElfError::InvalidSection {
             index: second.index,
             name: second.name.to_owned(),
             reason: format!(
@@ -722,7 +985,7 @@ fn parse_symbols<'data>(
             ),
         });
     }
-    let invalid_section = |reason: String| CodeObjectError::InvalidSection {
+    let invalid_section = |reason: String| ElfError::InvalidSection {
         index: sec.index,
         name: sec.name.to_owned(),
         reason,
@@ -751,7 +1014,7 @@ fn parse_symbols<'data>(
     for (i, sym) in raw.iter().enumerate() {
         let index = i as u32; // bounded by the file size
         let name_offset = sym.st_name.get(e);
-        let invalid = |name: Option<&str>, reason: String| CodeObjectError::InvalidSymbol {
+        let invalid = |name: Option<&str>, reason: String| ElfError::InvalidSymbol {
             table,
             index,
             name: name.map(str::to_owned),
@@ -808,7 +1071,7 @@ pub(crate) fn parse_rela(
 ) -> Result<Vec<RawRelocation>> {
     let entsize = std::mem::size_of::<Rela64<LE>>() as u64;
     if sec.size % entsize != 0 {
-        return Err(CodeObjectError::InvalidSection {
+        return Err(ElfError::InvalidSection {
             index: sec.index,
             name: sec.name.to_owned(),
             reason: format!("size {:#x} is not a multiple of {entsize}", sec.size),
@@ -824,7 +1087,7 @@ pub(crate) fn parse_rela(
         let file_offset = sec.offset + entsize * u64::from(index);
         let symbol = r.r_sym(e, false);
         if symbol != 0 && symbol as usize >= symbol_count {
-            return Err(CodeObjectError::InvalidRelocation {
+            return Err(ElfError::InvalidRelocation {
                 section: sec.name.to_owned(),
                 index,
                 offset: file_offset,
@@ -906,7 +1169,7 @@ fn parse_note_area<'data>(
     let len = bytes.len() as u64;
     while pos < len {
         let offset = base + pos;
-        let invalid = |reason: String| CodeObjectError::InvalidNote { offset, reason };
+        let invalid = |reason: String| ElfError::InvalidNote { offset, reason };
         let word = |at: u64| -> Result<u32> {
             crate::bytes::u32_at(bytes, pos + at)
                 .ok_or_else(|| invalid(format!("header needs 12 bytes, {} left", len - pos)))
@@ -954,7 +1217,7 @@ mod tests {
         note.extend_from_slice(&[0x80, 0, 0, 0]);
         let err = parse_note_area(&note, 0x238, 4, &mut Vec::new()).unwrap_err();
         assert!(
-            matches!(err, CodeObjectError::InvalidNote { offset: 0x238, .. }),
+            matches!(err, ElfError::InvalidNote { offset: 0x238, .. }),
             "{err}"
         );
         // With the right size it parses.
