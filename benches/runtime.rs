@@ -195,7 +195,7 @@ fn first_use(c: &mut Criterion) {
                 || {
                     let rt = runtime(Loading::Lazy);
                     let h = rt.register_static(bytes);
-                    rt.register_function(h.raw(), 0x1000, "vadd").unwrap();
+                    rt.register_function(h.id(), 0x1000, "vadd").unwrap();
                     rt
                 },
                 |rt| {
@@ -225,7 +225,7 @@ fn lookup(c: &mut Criterion) {
         // Distinct host pointers 16 bytes apart, as clang's kernel handles are.
         for i in 0..kernels {
             rt.register_function(
-                h.raw(),
+                h.id(),
                 0x10_0000 + i * 16,
                 if i % 2 == 0 { "vadd" } else { "block_sum" },
             )

@@ -58,20 +58,20 @@ fn registration_reads_nothing_and_bad_input_fails_at_first_use() {
         0,
         "registration loads nothing"
     );
-    assert!(!rt.is_loaded(h.raw(), 0));
-    match rt.load(h.raw(), 0) {
+    assert!(!rt.is_loaded(h.id(), 0));
+    match rt.load(h.id(), 0) {
         Err(RuntimeError::Load { source, .. }) => {
             assert!(matches!(*source, rocload::Error::Container(_)), "{source}")
         }
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        rt.load(unmapped.raw(), 0),
+        rt.load(unmapped.id(), 0),
         Err(RuntimeError::Load { .. })
     ));
     assert_eq!(rt.stats().load_failures, 2);
     // Failures are cached, not retried.
-    assert!(rt.load(h.raw(), 0).is_err());
+    assert!(rt.load(h.id(), 0).is_err());
     assert_eq!(rt.stats().load_failures, 2);
 }
 
@@ -86,7 +86,7 @@ fn a_real_hipf_wrapper_registers_and_loads() {
         unused: std::ptr::null(),
     }));
     let h = unsafe { rt.register_wrapper((wrapper as *const FatbinWrapper).cast()) };
-    rt.register_function(h.raw(), host(1), "vadd").unwrap();
+    rt.register_function(h.id(), host(1), "vadd").unwrap();
     let k = rt.kernel(host(1), 0).unwrap();
     let co_bytes = code_object_bytes("hip/vadd.hip_fatbin", "gfx1030");
     let co = CodeObject::parse(&co_bytes).unwrap();
@@ -110,8 +110,8 @@ fn a_real_hipf_wrapper_registers_and_loads() {
 fn concurrent_first_use_loads_exactly_once() {
     let rt = Arc::new(runtime(&["gfx1030"]));
     let h = rt.register_static(leaked("hip/vadd.compressed.hip_fatbin"));
-    rt.register_function(h.raw(), host(2), "vadd").unwrap();
-    rt.register_function(h.raw(), host(3), "block_sum").unwrap();
+    rt.register_function(h.id(), host(2), "vadd").unwrap();
+    rt.register_function(h.id(), host(3), "block_sum").unwrap();
     let threads = 16;
     let barrier = Arc::new(Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
@@ -151,8 +151,8 @@ fn agents_share_extracted_entries_and_inflate_a_ccob_once() {
     // Two identical agents and a third needing another entry of the same CCOB.
     let rt = runtime(&["gfx1030", "gfx1030", "gfx906"]);
     let h = rt.register_static(leaked("hip/vadd.compressed.hip_fatbin"));
-    rt.register_function(h.raw(), host(4), "vadd").unwrap();
-    let loaded: Vec<_> = (0..3).map(|d| rt.load(h.raw(), d).unwrap()).collect();
+    rt.register_function(h.id(), host(4), "vadd").unwrap();
+    let loaded: Vec<_> = (0..3).map(|d| rt.load(h.id(), d).unwrap()).collect();
     let s = rt.stats();
     assert_eq!(s.loads, 3);
     assert_eq!(s.full_inflations, 1, "{s:?}");
@@ -185,7 +185,7 @@ fn no_compatible_target_is_reported_at_first_use_with_the_explanation() {
     let rt = runtime(&["gfx1100", "gfx1030"]);
     let bytes = leaked("hip/vadd.hip_fatbin");
     let h = rt.register_static(bytes);
-    rt.register_function(h.raw(), host(5), "vadd").unwrap();
+    rt.register_function(h.id(), host(5), "vadd").unwrap();
     let err = rt.kernel(host(5), 0).unwrap_err();
     let explanation = err.selection_error().expect("a selection failure").clone();
     // The same explanation the target layer gives for this bundle and agent.
@@ -212,7 +212,7 @@ fn unregistering_keeps_code_in_use_alive() {
     let rt = runtime(&["gfx1030"]);
     let h = rt
         .register_bytes(Arc::from(common::read("hip/vadd.hip_fatbin")))
-        .raw();
+        .id();
     rt.register_function(h, host(6), "vadd").unwrap();
     rt.register_variable(h, host(7), "dev_counter", 4).unwrap();
     let k = rt.kernel(host(6), 0).unwrap();
@@ -255,8 +255,8 @@ fn unregistering_keeps_code_in_use_alive() {
 fn variables_resolve_to_their_loaded_addresses() {
     let rt = runtime(&["gfx1030"]);
     let h = rt.register_static(leaked("hip/vadd.hip_fatbin"));
-    rt.register_function(h.raw(), host(8), "vadd").unwrap();
-    rt.register_variable(h.raw(), host(9), "dev_coeffs", 16)
+    rt.register_function(h.id(), host(8), "vadd").unwrap();
+    rt.register_variable(h.id(), host(9), "dev_coeffs", 16)
         .unwrap();
     let (address, size) = rt.variable(host(9), 0).unwrap();
     let k = rt.kernel(host(8), 0).unwrap();
@@ -282,7 +282,7 @@ fn variables_resolve_to_their_loaded_addresses() {
 fn several_containers_in_one_range_load_together() {
     let rt = runtime(&["gfx1030"]);
     let h = rt.register_static(leaked("hip/libvk.hip_fatbin"));
-    let loaded = rt.load(h.raw(), 0).unwrap();
+    let loaded = rt.load(h.id(), 0).unwrap();
     assert_eq!(loaded.executable().code_objects().len(), 2);
     let names: Vec<String> = loaded.kernels().map(|k| k.info().name.clone()).collect();
     assert!(
@@ -299,12 +299,12 @@ fn eager_mode_loads_at_registration() {
     };
     let rt = Runtime::new(vec![agent("gfx1030")], options);
     let h = rt.register_static(leaked("hip/vadd.hip_fatbin"));
-    assert!(rt.is_loaded(h.raw(), 0));
+    assert!(rt.is_loaded(h.id(), 0));
     assert_eq!(rt.stats().loads, 1);
     // A bad fat binary still registers; the failure is recorded for its first use.
     let bad = rt.register_static(b"junk");
-    assert!(rt.is_loaded(bad.raw(), 0));
-    assert!(rt.load(bad.raw(), 0).is_err());
+    assert!(rt.is_loaded(bad.id(), 0));
+    assert!(rt.load(bad.id(), 0).is_err());
 }
 
 #[test]
@@ -336,7 +336,7 @@ fn module_api_and_device_function_lookup() {
         Err(RuntimeError::NotFound { .. })
     ));
     // Unloading forgets the module; the Arc we hold keeps its code usable.
-    let handle = Arc::as_ptr(&lib) as usize;
+    let handle = lib.id();
     rt.unload_module(handle).unwrap();
     assert!(rt.module(handle).is_err());
     assert!(matches!(
@@ -350,9 +350,9 @@ fn module_api_and_device_function_lookup() {
 fn device_function_lookup_is_a_first_use_of_registered_fat_binaries() {
     let rt = runtime(&["gfx1030"]);
     let h = rt.register_static(leaked("hip/vadd.hip_fatbin"));
-    assert!(!rt.is_loaded(h.raw(), 0));
+    assert!(!rt.is_loaded(h.id(), 0));
     let f = rt.device_function("dev_scale", 0).unwrap();
-    assert!(rt.is_loaded(h.raw(), 0));
+    assert!(rt.is_loaded(h.id(), 0));
     let co = CodeObjectFile::from_bytes(code_object_bytes("hip/vadd.hip_fatbin", "gfx1030"));
     assert_eq!(f.size, co.function("dev_scale").1);
 }
@@ -380,7 +380,7 @@ fn bad_handles_and_devices_are_errors() {
     assert!(matches!(none.agent(0), Err(RuntimeError::NoDevice { .. })));
     let h = none.register_static(leaked("hip/vadd.hip_fatbin"));
     assert!(matches!(
-        none.load(h.raw(), 0),
+        none.load(h.id(), 0),
         Err(RuntimeError::NoDevice { .. })
     ));
 }

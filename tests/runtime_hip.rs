@@ -461,3 +461,38 @@ fn fat_binary_without_a_compatible_target_fails_at_first_use_with_the_explanatio
         "rocload_last_selection_error returns the full length"
     );
 }
+
+#[test]
+fn handle_churn_through_the_c_abi_returns_memory_to_its_starting_level() {
+    let Some(dir) = programs() else { return };
+    // 100,000 register/unregister cycles; module loads are slower in a debug build, so the
+    // test runs 20,000 (scripts/bench-handles.sh runs 100,000 of each against the release build).
+    let out = run(
+        &dir.join("handle_churn"),
+        &[
+            common::fixture("hip/vadd.hip_fatbin").to_str().unwrap(),
+            common::fixture("codeobj/hf_cov5.gfx1030.co")
+                .to_str()
+                .unwrap(),
+            "hf_fill",
+            "100000",
+            "20000",
+        ],
+        &[],
+    );
+    for loop_name in ["fat_binaries", "modules"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(loop_name))
+            .unwrap_or_else(|| panic!("no {loop_name} line in {out}"));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let start: i64 = words[2].parse().unwrap();
+        let end: i64 = words[4].parse().unwrap();
+        // The old leaked handles cost 35-44 bytes per cycle (3.5 MB over 100,000); allocator
+        // bookkeeping may move a few KiB either way.
+        assert!(
+            (end - start).abs() < 32 * 1024,
+            "{loop_name}: heap went from {start} to {end} bytes"
+        );
+    }
+}

@@ -14,6 +14,7 @@
 
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
+mod handles;
 pub mod types;
 
 #[cfg(test)]
@@ -24,10 +25,8 @@ use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use dashmap::DashMap;
-use once_cell::sync::Lazy;
-
-use rocload_lib::runtime::{KernelRef, Runtime, RuntimeError};
+use handles::{HandleTable, Kind};
+use rocload_lib::runtime::{KernelRef, Module, Runtime, RuntimeError};
 use types::*;
 
 thread_local! {
@@ -169,10 +168,19 @@ pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mu
     let result = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: clang passes the address of its wrapper in a loaded image, which stays
         // mapped until the matching __hipUnregisterFatBinary.
-        unsafe { runtime().register_wrapper(data) }.raw()
+        let id = unsafe { runtime().register_wrapper(data) }.id();
+        FAT_BINARIES.insert(id).or_else(|| {
+            let _ = runtime().unregister(id);
+            record(
+                "__hipRegisterFatBinary",
+                &Failure::new(hipErrorOutOfMemory, "2^24 fat binaries are registered"),
+            );
+            None
+        })
     }));
     match result {
-        Ok(slot) => slot as *mut *mut c_void,
+        Ok(Some(handle)) => handle as *mut *mut c_void,
+        Ok(None) => std::ptr::null_mut(),
         Err(_) => {
             record(
                 "__hipRegisterFatBinary",
@@ -214,7 +222,7 @@ pub unsafe extern "C" fn __hipRegisterFunction(
                 "deviceName",
             )
         }?;
-        runtime().register_function(modules as usize, host_function as usize, &name)?;
+        runtime().register_function(fat_binary_id(modules)?, host_function as usize, &name)?;
         Ok(())
     })
 }
@@ -247,7 +255,7 @@ pub unsafe extern "C" fn __hipRegisterVar(
                 "deviceVar",
             )
         }?;
-        runtime().register_variable(modules as usize, var as usize, &name, size as u64)?;
+        runtime().register_variable(fat_binary_id(modules)?, var as usize, &name, size as u64)?;
         Ok(())
     })
 }
@@ -280,7 +288,7 @@ pub unsafe extern "C" fn __hipRegisterManagedVar(
             unsafe { std::slice::from_raw_parts(init_value.cast::<u8>(), size) }
         };
         let address = runtime().register_managed_variable(
-            hip_module as usize,
+            fat_binary_id(hip_module.cast())?,
             pointer as usize,
             &name,
             init,
@@ -333,7 +341,24 @@ pub unsafe extern "C" fn __hipRegisterTexture(
 #[no_mangle]
 pub unsafe extern "C" fn __hipUnregisterFatBinary(modules: *mut *mut c_void) {
     call_void("__hipUnregisterFatBinary", || {
-        Ok(runtime().unregister(modules as usize)?)
+        let id = FAT_BINARIES.remove(modules as u64).ok_or_else(|| {
+            Failure::from(RuntimeError::InvalidHandle {
+                what: "fat binary",
+                handle: modules as u64,
+            })
+        })?;
+        Ok(runtime().unregister(id)?)
+    })
+}
+
+/// The runtime id behind a fat-binary handle.
+fn fat_binary_id(handle: *mut *mut c_void) -> Result<u64, Failure> {
+    FAT_BINARIES.get(handle as u64).ok_or_else(|| {
+        RuntimeError::InvalidHandle {
+            what: "fat binary",
+            handle: handle as u64,
+        }
+        .into()
     })
 }
 
@@ -525,16 +550,34 @@ pub unsafe extern "C" fn hipGetSymbolSize(size: *mut usize, sym: *const c_void) 
 
 // ------------------------------------------------------------------------------ modules
 
-/// Function handles handed out by `hipModuleGetFunction`: handle address -> (module, kernel).
-/// A handle is a leaked word, so a stale handle never aliases a new one; unloading a module
-/// invalidates its handles (they then fail with `hipErrorInvalidHandle`).
-static FUNCTION_HANDLES: Lazy<DashMap<usize, (usize, KernelRef)>> = Lazy::new(DashMap::new);
-/// Per module: (kernel name, handle), so repeated lookups return the same handle.
-static MODULE_FUNCTIONS: Lazy<DashMap<usize, Vec<(String, usize)>>> = Lazy::new(DashMap::new);
+/// Fat binaries registered through `__hipRegisterFatBinary`: handle -> runtime id.
+static FAT_BINARIES: HandleTable<u64> = HandleTable::new(Kind::FatBinary);
+/// Modules loaded through the module API: handle -> module (and the function handles given
+/// out for it, so repeated lookups return the same handle and unloading invalidates them).
+static MODULES: HandleTable<(Arc<Module>, Arc<parking_lot::Mutex<Vec<(String, u64)>>>)> =
+    HandleTable::new(Kind::Module);
+/// Function handles handed out by `hipModuleGetFunction`: handle -> kernel.
+static FUNCTIONS: HandleTable<KernelRef> = HandleTable::new(Kind::Function);
+
+fn module_entry(
+    module: hipModule_t,
+) -> Result<(Arc<Module>, Arc<parking_lot::Mutex<Vec<(String, u64)>>>), Failure> {
+    MODULES.get(module as u64).ok_or_else(|| {
+        RuntimeError::InvalidHandle {
+            what: "module",
+            handle: module as u64,
+        }
+        .into()
+    })
+}
 
 fn load_module(module: *mut hipModule_t, bytes: Arc<[u8]>) -> Result<(), Failure> {
     let m = runtime().load_module(bytes, current_device())?;
-    let handle = Arc::as_ptr(&m) as usize;
+    let id = m.id();
+    let Some(handle) = MODULES.insert((m, Default::default())) else {
+        let _ = runtime().unload_module(id);
+        return Err(Failure::new(hipErrorOutOfMemory, "2^24 modules are loaded"));
+    };
     // SAFETY: checked non-null by the callers; writable by the caller's contract.
     unsafe { out(module, "module", handle as hipModule_t) }
 }
@@ -613,14 +656,15 @@ pub unsafe extern "C" fn hipModuleGetFunction(
         }
         // SAFETY: NUL-terminated by the caller's contract (or NULL, rejected).
         let name = unsafe { c_str(kname, "kname") }?;
-        let m = runtime().module(module as usize)?;
+        let (m, functions) = module_entry(module)?;
         let kernel = m.function(&name)?;
-        let mut list = MODULE_FUNCTIONS.entry(module as usize).or_default();
+        let mut list = functions.lock();
         let handle = match list.iter().find(|(n, _)| *n == name) {
             Some(&(_, h)) => h,
             None => {
-                let h = Box::leak(Box::new(0usize)) as *mut usize as usize;
-                FUNCTION_HANDLES.insert(h, (module as usize, kernel));
+                let h = FUNCTIONS.insert(kernel).ok_or_else(|| {
+                    Failure::new(hipErrorOutOfMemory, "2^24 function handles are live")
+                })?;
                 list.push((name.to_string(), h));
                 h
             }
@@ -642,7 +686,7 @@ pub unsafe extern "C" fn hipModuleGetGlobal(
     call("hipModuleGetGlobal", || {
         // SAFETY: NUL-terminated by the caller's contract (or NULL, rejected).
         let name = unsafe { c_str(name, "name") }?;
-        let (address, size) = runtime().module(hmod as usize)?.global(&name)?;
+        let (address, size) = module_entry(hmod)?.0.global(&name)?;
         // SAFETY: non-null outputs are writable by the caller's contract.
         unsafe {
             if !dptr.is_null() {
@@ -661,27 +705,28 @@ pub unsafe extern "C" fn hipModuleGetGlobal(
 #[no_mangle]
 pub unsafe extern "C" fn hipModuleUnload(module: hipModule_t) -> hipError_t {
     call("hipModuleUnload", || {
-        runtime().unload_module(module as usize)?;
-        if let Some((_, list)) = MODULE_FUNCTIONS.remove(&(module as usize)) {
-            for (_, h) in list {
-                FUNCTION_HANDLES.remove(&h);
-            }
+        let (m, functions) = MODULES.remove(module as u64).ok_or_else(|| {
+            Failure::from(RuntimeError::InvalidHandle {
+                what: "module",
+                handle: module as u64,
+            })
+        })?;
+        for (_, h) in functions.lock().drain(..) {
+            FUNCTIONS.remove(h);
         }
+        runtime().unload_module(m.id())?;
         Ok(())
     })
 }
 
 fn function_handle(f: hipFunction_t) -> Result<KernelRef, Failure> {
-    FUNCTION_HANDLES
-        .get(&(f as usize))
-        .map(|e| e.1.clone())
-        .ok_or_else(|| {
-            RuntimeError::InvalidHandle {
-                what: "function",
-                handle: f as usize,
-            }
-            .into()
-        })
+    FUNCTIONS.get(f as u64).ok_or_else(|| {
+        RuntimeError::InvalidHandle {
+            what: "function",
+            handle: f as u64,
+        }
+        .into()
+    })
 }
 
 /// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t hfunc)`.

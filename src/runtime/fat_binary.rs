@@ -283,7 +283,11 @@ impl FatBinary {
         cell.get_or_init(|| {
             let agent = &agents[device];
             let _span = tracing::debug_span!("first use", fat_binary = self.id, agent = %agent.isa().isa_name()).entered();
-            let result = self.load_on(device, agent, agents, options, stats);
+            let mut result = self.load_on(device, agent, agents, options, stats);
+            if result.is_err() && !*self.alive.read() {
+                // Unregistered while this first use read it: whatever failed, the cause is that.
+                result = Err(self.unregistered());
+            }
             match &result {
                 Ok(l) => {
                     Stats::bump(&stats.loads);

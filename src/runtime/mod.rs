@@ -118,7 +118,7 @@ pub enum RuntimeError {
         /// Which kind of handle.
         what: &'static str,
         /// Its value.
-        handle: usize,
+        handle: u64,
     },
     /// A host function pointer that was never registered as a kernel.
     #[error("host function {address:#x} is not a registered kernel")]
@@ -187,8 +187,9 @@ impl Hasher for PointerHasher {
 }
 
 type PtrMap<V> = DashMap<usize, V, BuildHasherDefault<PointerHasher>>;
+type IdMap<V> = DashMap<u64, V, BuildHasherDefault<PointerHasher>>;
 
-fn ptr_map<V>() -> PtrMap<V> {
+fn ptr_map<K: Eq + std::hash::Hash, V>() -> DashMap<K, V, BuildHasherDefault<PointerHasher>> {
     // Sized for a large program's registrations, so start-up does not rehash repeatedly.
     DashMap::with_capacity_and_hasher(1024, BuildHasherDefault::default())
 }
@@ -263,6 +264,11 @@ pub struct Module {
 }
 
 impl Module {
+    /// The module's id in its runtime (never reused).
+    pub fn id(&self) -> u64 {
+        self.fat_binary.id()
+    }
+
     /// The loaded code.
     pub fn loaded(&self) -> &Arc<LoadedFatBinary> {
         &self.loaded
@@ -305,15 +311,14 @@ impl Module {
 /// A registered fat binary, as returned by registration.
 #[derive(Debug, Clone)]
 pub struct FatBinaryHandle {
-    slot: usize,
     fat_binary: Arc<FatBinary>,
 }
 
 impl FatBinaryHandle {
-    /// The stable address handed to C callers (`void**`): a leaked slot, so a stale handle
-    /// never aliases a new one.
-    pub fn raw(&self) -> usize {
-        self.slot
+    /// The fat binary's id in its runtime: 1, 2, ... in order of registration, never reused,
+    /// so a stale id never names a new fat binary.
+    pub fn id(&self) -> u64 {
+        self.fat_binary.id()
     }
 
     /// The fat binary.
@@ -331,10 +336,10 @@ pub struct Runtime {
     agents: OnceCell<AgentsOrReason>,
     discover: fn() -> AgentsOrReason,
     options: RuntimeOptions,
-    fat_binaries: PtrMap<Arc<FatBinary>>,
+    fat_binaries: IdMap<Arc<FatBinary>>,
     functions: PtrMap<Arc<RegisteredFunction>>,
     variables: PtrMap<Arc<RegisteredVariable>>,
-    modules: PtrMap<Arc<Module>>,
+    modules: IdMap<Arc<Module>>,
     next_id: AtomicU64,
     stats: Arc<Stats>,
 }
@@ -442,9 +447,7 @@ impl Runtime {
     fn register(&self, source: fat_binary::Source) -> FatBinaryHandle {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let fat = Arc::new(FatBinary::new(id, source));
-        // A leaked word gives every registration its own stable address, never reused.
-        let slot = Box::leak(Box::new(0usize)) as *mut usize as usize;
-        self.fat_binaries.insert(slot, fat.clone());
+        self.fat_binaries.insert(id, fat.clone());
         Stats::bump(&self.stats.registered);
         tracing::debug!(id, source = %fat.describe(), "registered fat binary");
         if self.options.loading == Loading::Eager {
@@ -453,10 +456,7 @@ impl Runtime {
                 let _ = self.loaded(&fat, device);
             }
         }
-        FatBinaryHandle {
-            slot,
-            fat_binary: fat,
-        }
+        FatBinaryHandle { fat_binary: fat }
     }
 
     /// Registers the fat binary behind a `HIPF` wrapper, reading nothing: O(1). A bad wrapper
@@ -484,13 +484,13 @@ impl Runtime {
     ///
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] if the handle is unknown or unregistered.
-    pub fn fat_binary(&self, handle: usize) -> RuntimeResult<Arc<FatBinary>> {
+    pub fn fat_binary(&self, id: u64) -> RuntimeResult<Arc<FatBinary>> {
         self.fat_binaries
-            .get(&handle)
+            .get(&id)
             .map(|f| f.clone())
             .ok_or(RuntimeError::InvalidHandle {
                 what: "fat binary",
-                handle,
+                handle: id,
             })
     }
 
@@ -500,11 +500,11 @@ impl Runtime {
     /// [`RuntimeError::InvalidHandle`] for an unknown handle.
     pub fn register_function(
         &self,
-        handle: usize,
+        id: u64,
         host_function: usize,
         name: &str,
     ) -> RuntimeResult<()> {
-        let fat = self.fat_binary(handle)?;
+        let fat = self.fat_binary(id)?;
         let resolved = OnceCell::new();
         fat.add_host_key(fat_binary::HostKey::Function(host_function));
         self.functions.insert(
@@ -529,12 +529,12 @@ impl Runtime {
     /// [`RuntimeError::InvalidHandle`] for an unknown handle.
     pub fn register_variable(
         &self,
-        handle: usize,
+        id: u64,
         shadow: usize,
         name: &str,
         size: u64,
     ) -> RuntimeResult<()> {
-        let fat = self.fat_binary(handle)?;
+        let fat = self.fat_binary(id)?;
         fat.add_host_key(fat_binary::HostKey::Variable(shadow));
         self.variables.insert(
             shadow,
@@ -564,13 +564,13 @@ impl Runtime {
     /// alignment.
     pub fn register_managed_variable(
         &self,
-        handle: usize,
+        id: u64,
         shadow: usize,
         name: &str,
         init: &[u8],
         align: usize,
     ) -> RuntimeResult<u64> {
-        let fat = self.fat_binary(handle)?;
+        let fat = self.fat_binary(id)?;
         let address = fat.add_managed(name, init, align)?;
         fat.add_host_key(fat_binary::HostKey::Variable(shadow));
         self.variables.insert(
@@ -596,13 +596,13 @@ impl Runtime {
     ///
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] for an unknown or already unregistered handle.
-    pub fn unregister(&self, handle: usize) -> RuntimeResult<()> {
+    pub fn unregister(&self, id: u64) -> RuntimeResult<()> {
         let (_, fat) = self
             .fat_binaries
-            .remove(&handle)
+            .remove(&id)
             .ok_or(RuntimeError::InvalidHandle {
                 what: "fat binary",
-                handle,
+                handle: id,
             })?;
         for key in fat.retire() {
             match key {
@@ -631,16 +631,16 @@ impl Runtime {
     /// # Errors
     /// The cached failure of the first use: [`RuntimeError::NoBinaryForAgent`],
     /// [`RuntimeError::Load`] or [`RuntimeError::Unregistered`].
-    pub fn load(&self, handle: usize, device: i64) -> RuntimeResult<Arc<LoadedFatBinary>> {
+    pub fn load(&self, id: u64, device: i64) -> RuntimeResult<Arc<LoadedFatBinary>> {
         let device = self.device_index(device)?;
-        let fat = self.fat_binary(handle)?;
+        let fat = self.fat_binary(id)?;
         self.loaded(&fat, device)
     }
 
     /// Whether a fat binary has been loaded (or has failed) on a device: its first use happened.
-    pub fn is_loaded(&self, handle: usize, device: usize) -> bool {
+    pub fn is_loaded(&self, id: u64, device: usize) -> bool {
         self.fat_binaries
-            .get(&handle)
+            .get(&id)
             .is_some_and(|f| f.first_use_done(device))
     }
 
@@ -778,8 +778,7 @@ impl Runtime {
             loaded,
             device,
         });
-        self.modules
-            .insert(Arc::as_ptr(&module) as usize, module.clone());
+        self.modules.insert(id, module.clone());
         tracing::debug!(id, device, "module loaded");
         Ok(module)
     }
@@ -788,13 +787,13 @@ impl Runtime {
     ///
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] for an unknown or unloaded module.
-    pub fn module(&self, handle: usize) -> RuntimeResult<Arc<Module>> {
+    pub fn module(&self, id: u64) -> RuntimeResult<Arc<Module>> {
         self.modules
-            .get(&handle)
+            .get(&id)
             .map(|m| m.clone())
             .ok_or(RuntimeError::InvalidHandle {
                 what: "module",
-                handle,
+                handle: id,
             })
     }
 
@@ -802,18 +801,18 @@ impl Runtime {
     ///
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] for an unknown or already unloaded module.
-    pub fn unload_module(&self, handle: usize) -> RuntimeResult<()> {
+    pub fn unload_module(&self, id: u64) -> RuntimeResult<()> {
         self.modules
-            .remove(&handle)
+            .remove(&id)
             .map(|_| ())
             .ok_or(RuntimeError::InvalidHandle {
                 what: "module",
-                handle,
+                handle: id,
             })
     }
 
-    /// Everything registered, for tools: (raw handle, fat binary).
-    pub fn fat_binaries(&self) -> Vec<(usize, Arc<FatBinary>)> {
+    /// Everything registered, for tools: (id, fat binary).
+    pub fn fat_binaries(&self) -> Vec<(u64, Arc<FatBinary>)> {
         self.fat_binaries
             .iter()
             .map(|e| (*e.key(), e.value().clone()))

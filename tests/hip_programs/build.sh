@@ -44,4 +44,7 @@ LINK=(-fuse-ld=lld --ld-path="$LLVM_BIN/ld.lld" -L"$LIB" -lrocload -Wl,-rpath,"$
 "$CXX" "${HIP[@]}" "${COMMON[@]}" --offload-arch=gfx1030 -c "$HERE/incompatible_main.hip" -o "$OUT/incompatible_main.o"
 "$CXX" "$OUT/incompatible.o" "$OUT/incompatible_main.o" "${LINK[@]}" -o "$OUT/incompatible"
 
-echo "build.sh: built kernels, libtwo.so, dl_main, incompatible in $OUT"
+# 4. A C program that churns handles through the C ABI (register/unregister, load/unload).
+"$LLVM_BIN/clang" -O2 -D__HIP_PLATFORM_AMD__ "$HERE/handle_churn.c" "${LINK[@]}" -o "$OUT/handle_churn"
+
+echo "build.sh: built kernels, libtwo.so, dl_main, incompatible, handle_churn in $OUT"
