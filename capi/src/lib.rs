@@ -552,16 +552,15 @@ pub unsafe extern "C" fn hipGetSymbolSize(size: *mut usize, sym: *const c_void) 
 
 /// Fat binaries registered through `__hipRegisterFatBinary`: handle -> runtime id.
 static FAT_BINARIES: HandleTable<u64> = HandleTable::new(Kind::FatBinary);
-/// Modules loaded through the module API: handle -> module (and the function handles given
-/// out for it, so repeated lookups return the same handle and unloading invalidates them).
-static MODULES: HandleTable<(Arc<Module>, Arc<parking_lot::Mutex<Vec<(String, u64)>>>)> =
-    HandleTable::new(Kind::Module);
+/// The function handles given out for one module, by kernel name, so repeated lookups return
+/// the same handle and unloading the module invalidates them.
+type ModuleFunctions = Arc<parking_lot::Mutex<Vec<(String, u64)>>>;
+/// Modules loaded through the module API: handle -> module and its function handles.
+static MODULES: HandleTable<(Arc<Module>, ModuleFunctions)> = HandleTable::new(Kind::Module);
 /// Function handles handed out by `hipModuleGetFunction`: handle -> kernel.
 static FUNCTIONS: HandleTable<KernelRef> = HandleTable::new(Kind::Function);
 
-fn module_entry(
-    module: hipModule_t,
-) -> Result<(Arc<Module>, Arc<parking_lot::Mutex<Vec<(String, u64)>>>), Failure> {
+fn module_entry(module: hipModule_t) -> Result<(Arc<Module>, ModuleFunctions), Failure> {
     MODULES.get(module as u64).ok_or_else(|| {
         RuntimeError::InvalidHandle {
             what: "module",
