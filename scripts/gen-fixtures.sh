@@ -51,7 +51,7 @@ FX=tests/fixtures
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-# Start clean, keeping README.md and the directory owned by someone else.
+# Start clean, keeping targets/ (scripts/gen-target-fixtures.sh regenerates it).
 for d in hip headerfree codeobj offload_binary synthetic golden; do rm -rf "${FX:?}/$d"; done
 mkdir -p $FX/hip $FX/headerfree $FX/codeobj $FX/offload_binary $FX/synthetic \
          $FX/golden/bundler $FX/golden/readelf $FX/golden/layout

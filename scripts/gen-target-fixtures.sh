@@ -126,7 +126,7 @@ for e in $entries; do
     done
 done
 
-# A real HIP fat binary's entry ids (header-free HIP, as reference §6 describes).
+# A real HIP fat binary's entry ids (header-free HIP: -nogpulib -nogpuinc).
 cat >"$WORK/k.hip" <<'EOF'
 #define __global__ __attribute__((global))
 typedef struct { unsigned x, y, z; } dim3;

@@ -5,7 +5,7 @@ What it is for: turning the REAL compiler outputs made by scripts/gen-fixtures.s
 into container variants clang 19 cannot write (CCOB v1/v3, zlib, many bundles
 back to back, OffloadBinary v2, code object v3, odd relocations), and describing
 the layout of any bundle / CCOB / OffloadBinary as JSON so tests have a reference
-derived from the format description (reference.md §1) next to the tool goldens.
+derived from the format description (LLVM's OffloadBundler.cpp) next to the tool goldens.
 
 What it is not: a reader rocload uses, or a replacement for clang-offload-bundler.
 Python 3 standard library only; zstd frames come from the `zstd` command-line tool

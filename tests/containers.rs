@@ -122,7 +122,7 @@ fn every_layout_matches_the_independent_decoder() {
 }
 
 /// Entries the golden clang-offload-bundler listing may be wrong about (see
-/// tests/fixtures/README.md): it returns the gfx11-generic object for every generic id.
+/// tests/README.md): it returns the gfx11-generic object for every generic id.
 fn bundler_is_wrong_about(id: &str) -> bool {
     id.contains("generic")
 }

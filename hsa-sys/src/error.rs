@@ -274,7 +274,7 @@ mod tests {
             );
             assert_eq!(status_name(*code), Some(*name));
         }
-        // 0x1008 is the status reference.md §4 records for hsa_init without /dev/kfd.
+        // 0x1008 is what Debian's ROCr 5.2.3 hsa_init returns without /dev/kfd.
         assert_eq!(
             status_name(0x1008),
             Some("HSA_STATUS_ERROR_OUT_OF_RESOURCES")

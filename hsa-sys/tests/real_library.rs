@@ -364,7 +364,7 @@ fn gpu_loads_a_code_object_and_finds_its_kernel() {
     hsa.shut_down().expect("hsa_shut_down");
 }
 
-// Builds a one-kernel code object for `gpu` with Debian's clang-19 (reference.md §6).
+// Builds a one-kernel code object for `gpu` with Debian's clang-19 (scripts/setup.sh installs it).
 fn compile_kernel(gpu: &str) -> Option<Vec<u8>> {
     let dir = tempfile::tempdir().ok()?;
     let src = dir.path().join("k.cl");

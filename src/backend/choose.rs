@@ -81,6 +81,7 @@ pub struct BackendConfig {
 
 /// What happened with the HSA runtime, for reports (`rocload agents --json`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct HsaStatus {
     /// Whether the HSA backend was tried at all (not with `soft`).
     pub tried: bool,
@@ -95,6 +96,7 @@ pub struct HsaStatus {
 
 /// The agents chosen, and what happened with HSA.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct AgentSet {
     /// The choice that was made.
     pub choice: BackendChoice,

@@ -1,6 +1,6 @@
 //! Kernel descriptors: the 64-byte `<kernel>.kd` objects a dispatch packet points at.
 //!
-//! Decodes the fields (reference §3, AMDGPUUsage "Kernel Descriptor") and compares those
+//! Decodes the fields (AMDGPUUsage "Kernel Descriptor") and compares those
 //! that the metadata repeats. Not for decoding register granules into counts: that needs
 //! per-processor allocation rules and belongs to the target layer.
 

@@ -1,7 +1,7 @@
 //! AMDGPU relocations: their types, what each loader applies, and what it cannot.
 //!
 //! Lists relocations with their symbols resolved and decides, before anything is loaded,
-//! which ones ROCr or rocload's own loader could not apply (reference §4). Not for applying
+//! which ones ROCr or rocload's own loader could not apply (ROCr's `loader/executable.cpp`). Not for applying
 //! them: that is the loader's job.
 
 use serde::Serialize;
@@ -73,7 +73,7 @@ impl RelocationType {
         }
     }
 
-    /// Whether ROCr's loader applies this type (reference §4).
+    /// Whether ROCr's loader applies this type (`loader/executable.cpp`).
     pub fn rocr_applies(self) -> bool {
         matches!(
             self,

@@ -14,6 +14,7 @@ use super::{demangle, CodeObject, KernelInfo, Symbol};
 
 /// One code object's symbols, as `rocload symbols --json` prints them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct SymbolsReport {
     /// Which code object (bundle entry ID or file name), as given by the caller.
     pub id: String,
@@ -39,6 +40,7 @@ pub struct SymbolsReport {
 
 /// One device function (and, as [`VariableReport`], one variable).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct FunctionReport {
     /// Raw name.
     pub name: String,
@@ -60,6 +62,7 @@ pub type VariableReport = FunctionReport;
 
 /// One import.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ImportReport {
     /// Raw name.
     pub name: String,
@@ -77,6 +80,7 @@ pub struct ImportReport {
 
 /// Dynamic relocations in brief.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct RelocationSummary {
     /// How many `.rela.dyn` entries.
     pub count: usize,

@@ -10,6 +10,7 @@ use crate::elf::ExtentError;
 
 /// A fat-binary section of a host ELF file.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct FatBinarySection<'a> {
     /// `.hip_fatbin` or `.llvm.offloading`.
     pub name: &'static str,

@@ -10,14 +10,14 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-pub mod bundle;
-pub mod ccob;
+mod bundle;
+mod ccob;
 mod error;
 pub mod hipf;
 mod host_elf;
 mod inflate;
-pub mod offload_binary;
-pub mod probe;
+mod offload_binary;
+mod probe;
 
 pub use bundle::{write_bundle, Bundle, BUNDLE_MAGIC};
 pub use ccob::{write_ccob, CcobHeader, CompressedBundle, CCOB_MAGIC};

@@ -9,8 +9,6 @@ use crate::bytes::{slice_at, u16_at, u32_at, u64_at};
 /// The 4-byte magic.
 pub const OFFLOAD_BINARY_MAGIC: &[u8; 4] = &[0x10, 0xFF, 0x10, 0xAD];
 const ENTRY_LEN: u64 = 40;
-/// Binaries in one section follow each other at this alignment.
-pub const OFFLOAD_BINARY_ALIGN: u64 = 8;
 
 /// One image of an OffloadBinary.
 #[derive(Debug, Clone)]

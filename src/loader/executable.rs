@@ -13,6 +13,7 @@ use super::LoadError;
 
 /// One code object as loaded.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct LoadedCodeObject {
     /// The module.
     pub module: Module,

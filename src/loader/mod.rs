@@ -33,6 +33,7 @@ use std::fmt;
 
 /// An import nobody defines.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct MissingImport {
     /// Index of the importing module.
     pub module: usize,
@@ -44,6 +45,7 @@ pub struct MissingImport {
 
 /// A name defined twice.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct DuplicateDefinition {
     /// The name.
     pub name: String,
@@ -55,6 +57,7 @@ pub struct DuplicateDefinition {
 
 /// A module the agent cannot run.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Incompatibility {
     /// Module index.
     pub module: usize,

@@ -55,6 +55,7 @@ pub enum SymbolClass {
 
 /// A symbol a module defines.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ModuleSymbol {
     /// Raw name (mangled for C++); kernels without `.kd`.
     pub name: String,
@@ -78,6 +79,7 @@ pub struct ModuleSymbol {
 
 /// An import: an undefined dynamic symbol another code object or the caller must define.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Import {
     /// Name.
     pub name: String,
@@ -105,6 +107,7 @@ pub enum RelocTarget {
 
 /// One dynamic relocation.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Reloc {
     /// Virtual address written.
     pub offset: u64,
@@ -119,6 +122,7 @@ pub struct Reloc {
 /// A relocation ROCr would refuse or misapply although rocload's own loader applies it
 /// (`REL32`, `REL64`, `ABS32` on old ROCr, ...).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RocrRelocationIssue {
     /// Virtual address written.
     pub offset: u64,
@@ -132,6 +136,7 @@ pub struct RocrRelocationIssue {
 
 /// A `PT_LOAD` segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LoadSegment {
     /// File offset of its bytes.
     pub file_offset: u64,

@@ -10,6 +10,7 @@ use crate::code_object::{Binding, Visibility};
 
 /// A symbol of a loaded executable.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct LoadedSymbol {
     /// Raw name (kernels without `.kd`).
     pub name: String,

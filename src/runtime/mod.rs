@@ -13,7 +13,7 @@
 //!   the registry's reference, and code stays alive while any [`KernelRef`], [`Module`] or
 //!   C handle still uses it.
 //!
-//! What it is not: it runs no kernels and copies no memory (a later issue), and it holds no
+//! What it is not: it runs no kernels and copies no memory yet, and it holds no
 //! C types: the C ABI over it lives in `crate::capi`.
 //!
 //! Agents are `Arc<dyn Agent>`; device ordinal `i` is the `i`-th agent given to
@@ -224,6 +224,7 @@ pub struct Stats {
 
 /// A snapshot of [`Stats`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct StatsSnapshot {
     /// Fat binaries registered (wrappers, byte slices, modules).
     pub registered: u64,

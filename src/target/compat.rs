@@ -1,6 +1,6 @@
 //! Compatibility: can code built for a target ID run on an agent, how well, and if not, why.
 //!
-//! The rules (reference §2.3), each from its source:
+//! The rules, each from its source:
 //! - Processors must be equal for non-generic code (LLVM `isCodeObjectCompatible` in
 //!   `clang/lib/Driver/OffloadBundler.cpp`; ROCr `Isa::IsCompatible` in
 //!   `core/runtime/isa.cpp`).
@@ -11,7 +11,7 @@
 //!   `IsaRegistry::GetSupportedGenericVersions`); version 0 is invalid (AMDGPUUsage: generic
 //!   versions start at 1). Bundle entry ids carry no version, so `None` defers that check to
 //!   the ELF header.
-//! - Extended (opt-in, [`Policy::Extended`]): the distributions' table in reference §2.3.
+//! - Extended (opt-in, [`Policy::Extended`]): the distributions' table (Debian's, Gentoo's and Solus' patches).
 //!
 //! Rank, best first: [`Rank::Exact`] (same processor, every feature it has given and
 //! equal), then [`Rank::Any`] (same processor, some feature left as any), then

@@ -1,7 +1,7 @@
 //! The target an AMDGPU code object's ELF header declares: `EI_OSABI`, `EI_ABIVERSION` and
 //! `e_flags` of code objects v3 to v6, decoded and encoded.
 //!
-//! Layout (reference §2.2; LLVM `llvm/include/llvm/BinaryFormat/ELF.h`, AMDGPUUsage "ELF Header"):
+//! Layout (LLVM `llvm/include/llvm/BinaryFormat/ELF.h`, AMDGPUUsage "ELF Header"):
 //! bits 0–7 `EF_AMDGPU_MACH`; v3: 0x100 xnack on, 0x200 sramecc on (clear = off where the
 //! processor has the feature, as comgr and ROCr read it); v4+: bits 8–9 xnack and 10–11 sramecc
 //! (0 unsupported, 1 any, 2 off, 3 on); v6: bits 24–31 the generic version.

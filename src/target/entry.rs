@@ -1,7 +1,7 @@
 //! Offload-bundle entry ids: `<kind>-<triple>[-<target id>]`.
 //!
-//! The triple always has four components, the environment possibly empty (reference §1.1;
-//! clang's ClangOffloadBundler docs: bundles are written with the 4-field triple), so
+//! The triple always has four components, the environment possibly empty
+//! (clang's ClangOffloadBundler docs: bundles are written with the 4-field triple), so
 //! `hipv4-amdgcn-amd-amdhsa--gfx10-3-generic` splits into kind `hipv4`, triple
 //! `amdgcn-amd-amdhsa-` and target `gfx10-3-generic`, and `host-x86_64-unknown-linux-gnu-` has
 //! no target. A three-component triple with nothing after it (`host-x86_64-unknown-linux`) is

@@ -1,6 +1,6 @@
 //! Target IDs (`gfx90a:sramecc+:xnack-`) and full ISA names (`amdgcn-amd-amdhsa--gfx90a`).
 //!
-//! Grammar (reference §2.1, LLVM AMDGPUUsage "Target ID"): a processor name followed by zero
+//! Grammar (LLVM AMDGPUUsage "Target ID"): a processor name followed by zero
 //! or more `:<feature><+|->`; the features are `xnack` and `sramecc`; an omitted feature means
 //! "any". Canonical printing sorts the features (`sramecc` before `xnack`) and spells the
 //! processor by its canonical name (`fiji` prints as `gfx803`).

@@ -18,13 +18,13 @@
 //! - [`compat`]: the compatibility rules ([`check`]) and their verdicts;
 //! - [`mod@select`]: choosing one entry per bundle, with an explanation for every entry.
 
-pub mod agent;
-pub mod compat;
-pub mod elf;
-pub mod entry;
-pub mod id;
-pub mod processor;
-pub mod select;
+mod agent;
+mod compat;
+mod elf;
+mod entry;
+mod id;
+mod processor;
+mod select;
 
 use std::fmt;
 

@@ -54,7 +54,7 @@ pub struct Processor {
     pub wavefront_size: u32,
     /// Whether this is a generic target (`gfx*-generic`), which is never a device.
     pub generic: bool,
-    /// Extended-policy group this processor belongs to as an agent (reference §2.3): it may
+    /// Extended-policy group this processor belongs to as an agent (the distributions' extended table): it may
     /// also run code built for any processor whose [`Self::extended_code_group`] is the same.
     pub extended_agent_group: Option<&'static str>,
     /// Extended-policy group whose agents may run code built for this processor.
@@ -165,7 +165,7 @@ impl Processor {
     }
 
     /// Whether an agent with this processor may run code built for `code` under the extended
-    /// policy (reference §2.3). False for the same processor: that is not an extension.
+    /// policy (the distributions' table). False for the same processor: that is not an extension.
     pub fn extended_runs(&self, code: &Processor) -> bool {
         !std::ptr::eq(self, code)
             && self.extended_agent_group.is_some()
@@ -316,8 +316,8 @@ mod tests {
     }
 
     #[test]
-    fn generic_families_match_reference_2_3() {
-        // Reference §2.3, table "Generic families".
+    fn generic_families_match_amdgpu_usage() {
+        // AMDGPUUsage, "Generic processor code objects": every family.
         let members = |g: &str| -> Vec<&str> {
             Processor::by_name(g)
                 .unwrap()
@@ -362,8 +362,8 @@ mod tests {
     }
 
     #[test]
-    fn mach_values_match_reference_2_2() {
-        // Reference §2.2 table, every row.
+    fn mach_values_match_amdgpu_usage() {
+        // AMDGPUUsage's EF_AMDGPU_MACH table, every row.
         let expected: &[(&str, u32)] = &[
             ("gfx900", 0x2c),
             ("gfx902", 0x2d),
@@ -415,7 +415,7 @@ mod tests {
     }
 
     #[test]
-    fn extended_groups_match_reference_2_3() {
+    fn extended_groups_match_the_distributions_table() {
         let runs = |a: &str, c: &str| {
             Processor::by_name(a)
                 .unwrap()
