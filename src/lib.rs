@@ -30,6 +30,8 @@ pub mod code_object;
 
 pub mod loader;
 
+pub mod device;
+
 pub mod backend;
 
 pub mod runtime;

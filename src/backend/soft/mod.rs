@@ -1,0 +1,502 @@
+//! The software agent: an in-process agent whose device memory is host memory, with a
+//! configurable ISA, so every selection, layout, relocation, copy and launch path runs without a
+//! GPU. Addresses it hands out are real host addresses, recorded in its allocation table so every
+//! kernel access and copy is checked.
+//!
+//! - loading: executables whose images are device allocations (kind `CodeObject`);
+//! - [`memory`]: device, pinned and managed allocations, with a quarantine for freed blocks;
+//! - [`queue`]: AQL queues with a packet processor thread;
+//! - [`exec`]: the boundary to the kernel executor (the emulator).
+
+pub mod exec;
+mod memory;
+pub mod queue;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+
+use once_cell::sync::OnceCell;
+use parking_lot::Mutex;
+
+use crate::device::{
+    Allocation, AllocationTable, Device, DeviceError, MemoryKind, Queue, Signal, SignalHandle,
+};
+use crate::loader::{
+    relocate, Agent, BackendKind, ExecutableBackend, LoadError, Module, Placement,
+};
+use crate::target::AgentIsa;
+
+pub use exec::{Job, KernelExecutor};
+pub use memory::{ALIGNMENT, QUARANTINE_BYTES};
+
+/// The software agent's ISA when the configuration names none.
+pub const DEFAULT_SOFT_ISA: &str = "gfx1030";
+
+/// Where flat addresses reach a work-group's LDS on the software agent (`src_shared_base`):
+/// above every user-space host address, as on AMD GPUs.
+pub const SHARED_APERTURE: u64 = 1 << 48;
+/// Where flat addresses reach a work-item's scratch (`src_private_base`).
+pub const PRIVATE_APERTURE: u64 = 2 << 48;
+
+/// What every clone of one software agent shares: its memory, signals and executor.
+pub(crate) struct State {
+    pub(crate) table: AllocationTable,
+    pub(crate) memory: memory::SoftMemory,
+    pub(crate) signals: SignalTable,
+    executor: OnceCell<Arc<dyn KernelExecutor>>,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("executor", &self.executor.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl State {
+    pub(crate) fn executor(&self) -> Option<&Arc<dyn KernelExecutor>> {
+        self.executor.get()
+    }
+}
+
+/// Signals by handle, so packets can name them. Entries go away with their last handle.
+#[derive(Debug, Default)]
+pub(crate) struct SignalTable {
+    signals: Mutex<(u64, HashMap<u64, Weak<Signal>>)>,
+}
+
+impl SignalTable {
+    fn create(&self, initial: i64) -> SignalHandle {
+        let signal = Arc::new(Signal::new(initial));
+        let mut guard = self.signals.lock();
+        let (next, map) = &mut *guard;
+        *next += 1;
+        let handle = *next;
+        if map.len() >= 64 && map.len().is_power_of_two() {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+        map.insert(handle, Arc::downgrade(&signal));
+        SignalHandle { handle, signal }
+    }
+
+    pub(crate) fn get(&self, handle: u64) -> Option<Arc<Signal>> {
+        self.signals.lock().1.get(&handle)?.upgrade()
+    }
+}
+
+/// The in-process software agent. Clones share one device (memory, queues, executor).
+#[derive(Debug, Clone)]
+pub struct SoftAgent {
+    isa: AgentIsa,
+    state: Arc<State>,
+}
+
+impl SoftAgent {
+    /// An agent reporting `isa`, with its own memory.
+    pub fn new(isa: AgentIsa) -> Self {
+        SoftAgent {
+            isa,
+            state: Arc::new(State {
+                table: AllocationTable::new(),
+                memory: memory::SoftMemory::default(),
+                signals: SignalTable::default(),
+                executor: OnceCell::new(),
+            }),
+        }
+    }
+
+    /// Sets the kernel executor (once); dispatches fail with a typed error until it is set.
+    ///
+    /// # Errors
+    /// The executor given, when one is already set.
+    pub fn set_executor(
+        &self,
+        executor: Arc<dyn KernelExecutor>,
+    ) -> Result<(), Arc<dyn KernelExecutor>> {
+        self.state.executor.set(executor)
+    }
+
+    /// Shared handle, as agents are passed around by the loader.
+    pub fn shared(self) -> Arc<dyn Agent> {
+        Arc::new(self)
+    }
+
+    /// Shared handle as a device (memory, queues, launches).
+    pub fn device(self) -> Arc<dyn Device> {
+        Arc::new(self)
+    }
+}
+
+impl Agent for SoftAgent {
+    fn isa(&self) -> &AgentIsa {
+        &self.isa
+    }
+
+    fn backend(&self) -> BackendKind {
+        BackendKind::Soft
+    }
+
+    fn new_executable(&self) -> Result<Box<dyn ExecutableBackend>, LoadError> {
+        Ok(Box::new(SoftExecutable {
+            state: self.state.clone(),
+            images: Vec::new(),
+            frozen: false,
+        }))
+    }
+}
+
+impl Device for SoftAgent {
+    fn allocations(&self) -> &AllocationTable {
+        &self.state.table
+    }
+
+    fn allocate(&self, size: u64, kind: MemoryKind) -> Result<Allocation, DeviceError> {
+        let writable = !matches!(kind, MemoryKind::Kernarg | MemoryKind::Queue);
+        self.state
+            .memory
+            .allocate(&self.state.table, size, kind, writable)
+    }
+
+    fn free(&self, base: u64) -> Result<Allocation, DeviceError> {
+        self.state.memory.free(&self.state.table, base)
+    }
+
+    fn register_host(&self, base: u64, size: u64) -> Result<Allocation, DeviceError> {
+        self.state
+            .table
+            .insert(base, size, MemoryKind::RegisteredHost, true)
+            .map_err(|e| DeviceError::InvalidAddress {
+                address: base,
+                detail: Some(e.to_string()),
+            })
+    }
+
+    fn unregister_host(&self, base: u64) -> Result<(), DeviceError> {
+        match self.state.table.find(base) {
+            Some(a) if a.base == base && a.kind == MemoryKind::RegisteredHost => {
+                self.state.table.remove(base);
+                Ok(())
+            }
+            other => Err(DeviceError::InvalidAddress {
+                address: base,
+                detail: Some(match other {
+                    Some(a) => format!("inside {a}, not registered host memory"),
+                    None => "not registered".into(),
+                }),
+            }),
+        }
+    }
+
+    unsafe fn copy(&self, dst: u64, src: u64, len: u64) -> Result<(), DeviceError> {
+        if len == 0 {
+            return Ok(());
+        }
+        self.check_side(dst, len, true)?;
+        self.check_side(src, len, false)?;
+        let n = usize::try_from(len).map_err(|_| DeviceError::InvalidAddress {
+            address: dst,
+            detail: Some(format!("{len} bytes do not fit the address space")),
+        })?;
+        // SAFETY: device-side ranges lie inside live allocations of this device (checked);
+        // host-side ranges are valid by the caller's contract. `copy` allows overlap.
+        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
+        Ok(())
+    }
+
+    unsafe fn fill(&self, dst: u64, pattern: u32, width: u8, len: u64) -> Result<(), DeviceError> {
+        if len == 0 {
+            return Ok(());
+        }
+        self.check_side(dst, len, true)?;
+        let n = usize::try_from(len).map_err(|_| DeviceError::InvalidAddress {
+            address: dst,
+            detail: Some(format!("{len} bytes do not fit the address space")),
+        })?;
+        // SAFETY: as in `copy`.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(dst as *mut u8, n) };
+        match width {
+            1 => bytes.fill(pattern as u8),
+            2 | 4 => {
+                let p = pattern.to_le_bytes();
+                for (i, b) in bytes.iter_mut().enumerate() {
+                    *b = p[i % usize::from(width)];
+                }
+            }
+            _ => {
+                return Err(DeviceError::Unsupported {
+                    op: "fill",
+                    backend: "soft",
+                    reason: format!("pattern width {width}"),
+                })
+            }
+        }
+        Ok(())
+    }
+
+    fn create_queue(&self) -> Result<Arc<dyn Queue>, DeviceError> {
+        Ok(Arc::new(queue::SoftQueue::new(self.state.clone())?))
+    }
+
+    fn create_signal(&self, initial: i64) -> SignalHandle {
+        self.state.signals.create(initial)
+    }
+
+    fn apertures(&self) -> (u32, u32) {
+        (
+            (PRIVATE_APERTURE >> 32) as u32,
+            (SHARED_APERTURE >> 32) as u32,
+        )
+    }
+
+    fn compute_units(&self) -> u32 {
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+    }
+}
+
+impl SoftAgent {
+    /// Checks one side of a copy: an address inside an allocation of this device must have the
+    /// whole range inside it; an address in no allocation is host memory (the caller's).
+    fn check_side(&self, address: u64, len: u64, write: bool) -> Result<(), DeviceError> {
+        let table = &self.state.table;
+        match table.find(address) {
+            Some(a) if a.contains(address, len) => Ok(()),
+            Some(_) => Err(DeviceError::Access(table.violation(address, len, write))),
+            None => {
+                // Host memory, unless it is a freed device allocation (a use after free).
+                let v = table.violation(address, len, write);
+                match v.reason {
+                    crate::device::memory::ViolationReason::Freed(_) => Err(DeviceError::Access(v)),
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
+}
+
+/// One loaded image: a device allocation of kind `CodeObject` that never moves.
+#[derive(Debug, Clone, Copy)]
+struct Image {
+    base: u64,
+    len: usize,
+}
+
+/// An executable on the software agent. Its images are device memory, freed with it.
+#[derive(Debug)]
+pub struct SoftExecutable {
+    state: Arc<State>,
+    images: Vec<Option<Image>>,
+    frozen: bool,
+}
+
+impl SoftExecutable {
+    fn slot(&mut self, index: usize) -> &mut Option<Image> {
+        if self.images.len() <= index {
+            self.images.resize_with(index + 1, || None);
+        }
+        &mut self.images[index]
+    }
+
+    /// The image's bytes, for laying out and relocating before anything runs.
+    fn bytes_mut(&mut self, image: Image) -> &mut [u8] {
+        // SAFETY: the image is a live allocation of `len` bytes owned by this executable (freed
+        // only in Drop, which `&mut self` excludes); it is written only while loading, before
+        // the executable is frozen and any kernel can see it.
+        unsafe { std::slice::from_raw_parts_mut(image.base as *mut u8, image.len) }
+    }
+}
+
+impl Drop for SoftExecutable {
+    fn drop(&mut self) {
+        for image in self.images.iter().flatten() {
+            if let Err(e) = self.state.memory.free(&self.state.table, image.base) {
+                tracing::debug!(error = %e, "freeing a code object image failed");
+            }
+        }
+    }
+}
+
+impl ExecutableBackend for SoftExecutable {
+    fn links_cycles(&self) -> bool {
+        true
+    }
+
+    fn reserve(&mut self, index: usize, module: &Module) -> Result<Option<u64>, LoadError> {
+        if self.frozen {
+            return Err(LoadError::Backend {
+                op: "reserve",
+                message: "executable is frozen".into(),
+            });
+        }
+        let size = module.image_size();
+        let too_big = |e: DeviceError| LoadError::Backend {
+            op: "allocate",
+            message: e.to_string(),
+        };
+        let len = usize::try_from(size).map_err(|_| LoadError::Backend {
+            op: "allocate",
+            message: format!("{size} bytes"),
+        })?;
+        let allocation = self
+            .state
+            .memory
+            .allocate(&self.state.table, size, MemoryKind::CodeObject, true)
+            .map_err(too_big)?;
+        *self.slot(index) = Some(Image {
+            base: allocation.base,
+            len,
+        });
+        Ok(Some(allocation.base))
+    }
+
+    fn load(
+        &mut self,
+        index: usize,
+        module: &Module,
+        imports: &[Option<u64>],
+    ) -> Result<Placement, LoadError> {
+        if self.frozen {
+            return Err(LoadError::Backend {
+                op: "load",
+                message: "executable is frozen".into(),
+            });
+        }
+        if self.slot(index).is_none() {
+            self.reserve(index, module)?;
+        }
+        let image = self.images[index].ok_or_else(|| LoadError::Backend {
+            op: "load",
+            message: "no reservation".into(),
+        })?;
+        let bytes = self.bytes_mut(image);
+        relocate::lay_out(module, bytes)?;
+        let applied = relocate::apply(module, bytes, image.base, imports, index)?;
+        tracing::debug!(source = %module.source(), base = format_args!("{:#x}", image.base), size = image.len, relocations = applied.len(), "soft agent loaded code object");
+        Ok(Placement {
+            base: image.base,
+            size: image.len as u64,
+        })
+    }
+
+    fn freeze(&mut self) -> Result<(), LoadError> {
+        self.frozen = true;
+        Ok(())
+    }
+
+    fn read_image(&self, index: usize) -> Option<Vec<u8>> {
+        let image = (*self.images.get(index)?)?;
+        // SAFETY: a live image of `len` bytes; kernels may be writing its variables, so this
+        // is a snapshot, as a device-to-host copy would be.
+        Some(unsafe { std::slice::from_raw_parts(image.base as *const u8, image.len) }.to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{aql, Completion, Condition};
+    use std::time::Duration;
+
+    fn agent() -> SoftAgent {
+        SoftAgent::new("gfx1030".parse().unwrap())
+    }
+
+    #[test]
+    fn copies_are_checked_against_allocations_and_freed_memory_is_caught() {
+        let a = agent();
+        let buf = a.allocate(64, MemoryKind::Device).unwrap();
+        assert_eq!(buf.base % ALIGNMENT as u64, 0);
+        let host: Vec<u8> = (0..64).collect();
+        let mut back = vec![0u8; 64];
+        // SAFETY: host buffers are the test's own, 64 bytes each.
+        unsafe {
+            a.copy(buf.base, host.as_ptr() as u64, 64).unwrap();
+            a.copy(back.as_mut_ptr() as u64, buf.base, 64).unwrap();
+        }
+        assert_eq!(back, host);
+        // SAFETY: as above; the device side is checked and refused.
+        let past = unsafe { a.copy(buf.base + 32, host.as_ptr() as u64, 64) }.unwrap_err();
+        assert!(past.to_string().contains("past the end"), "{past}");
+        // SAFETY: the fill stays inside the allocation.
+        unsafe { a.fill(buf.base, 0xabcd, 2, 8).unwrap() };
+        // SAFETY: as above.
+        unsafe { a.copy(back.as_mut_ptr() as u64, buf.base, 8).unwrap() };
+        assert_eq!(
+            &back[..8],
+            &[0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab, 0xcd, 0xab]
+        );
+        a.free(buf.base).unwrap();
+        let again = a.free(buf.base).unwrap_err();
+        assert!(again.to_string().contains("already freed"), "{again}");
+        // SAFETY: the freed block is in quarantine, so the device side is caught, not touched.
+        let uaf = unsafe { a.copy(buf.base, host.as_ptr() as u64, 8) }.unwrap_err();
+        assert!(uaf.to_string().contains("use after free"), "{uaf}");
+    }
+
+    #[test]
+    fn a_queue_runs_barriers_in_order_and_decrements_completion_signals() {
+        let a = agent();
+        let q = a.create_queue().unwrap();
+        let gate = a.create_signal(1);
+        let done = a.create_signal(1);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let packet = aql::barrier_and_packet(&[gate.handle], done.handle);
+        // SAFETY: a BarrierAndPacket is 64 bytes of plain data.
+        let bytes: [u8; 64] = unsafe { std::mem::transmute(packet) };
+        let header = aql::header_word(
+            aql::Header::ordered(hsa_sys::HSA_PACKET_TYPE_BARRIER_AND),
+            0,
+        );
+        q.submit(
+            bytes,
+            header,
+            Vec::new(),
+            Box::new(move |c| tx.send(c).unwrap()),
+        )
+        .unwrap();
+        // The barrier waits for `gate`.
+        let (_, finished) = done
+            .signal
+            .wait(Condition::Lt, 1, Some(Duration::from_millis(50)));
+        assert!(!finished);
+        gate.signal.store(0);
+        let (_, finished) = done
+            .signal
+            .wait(Condition::Lt, 1, Some(Duration::from_secs(10)));
+        assert!(finished);
+        assert!(matches!(rx.recv().unwrap(), Completion::Done(_)));
+        // A dispatch without an executor fails with a typed error, not silently.
+        let kd = a.allocate(64, MemoryKind::CodeObject).unwrap();
+        let fields = aql::DispatchFields {
+            geometry: aql::DispatchGeometry {
+                grid: [1, 1, 1],
+                block: [32, 1, 1],
+            },
+            private_segment_size: 0,
+            group_segment_size: 0,
+            kernel_object: kd.base,
+            kernarg_address: 0,
+            completion_signal: 0,
+        };
+        // SAFETY: as above.
+        let bytes: [u8; 64] = unsafe { std::mem::transmute(aql::dispatch_packet(&fields)) };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let header = aql::header_word(
+            aql::Header::ordered(hsa_sys::HSA_PACKET_TYPE_KERNEL_DISPATCH),
+            1,
+        );
+        q.submit(
+            bytes,
+            header,
+            Vec::new(),
+            Box::new(move |c| tx.send(c).unwrap()),
+        )
+        .unwrap();
+        match rx.recv_timeout(Duration::from_secs(10)).unwrap() {
+            Completion::Failed(e) => assert!(e.to_string().contains("no kernel executor"), "{e}"),
+            other => panic!("{other:?}"),
+        }
+        drop(q);
+        assert!(a.allocations().of_kind(MemoryKind::Queue).is_empty());
+    }
+}

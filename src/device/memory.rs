@@ -1,0 +1,359 @@
+//! The allocation table of a device: every range of guest memory a kernel may touch (device
+//! allocations, pinned and registered host memory, managed memory, loaded code objects,
+//! kernarg segments, queues, hostcall buffers), looked up by any address inside it.
+//!
+//! It answers "which allocation holds this address" (interior pointers, as `hipMemcpy` and
+//! `hipPointerGetAttributes` need) and "may this access happen" (the memory checker: every
+//! emulator access is checked against it). Recently freed allocations are remembered, so a
+//! use-after-free is reported with the allocation it hit (the software device also keeps freed
+//! memory in quarantine for a while, so the address is not reused at once). Not for allocating
+//! memory (the device does) or for the emulator's LDS and scratch, which it keeps itself.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{Mutex, RwLock};
+
+/// What a range of guest memory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MemoryKind {
+    /// `hipMalloc`: device memory.
+    Device,
+    /// `hipHostMalloc`: pinned host memory the device can reach.
+    PinnedHost,
+    /// `hipHostRegister`: the caller's host memory, registered.
+    RegisteredHost,
+    /// `hipMallocManaged` and `__managed__` variables.
+    Managed,
+    /// A loaded code object (code, read-only data, device variables).
+    CodeObject,
+    /// A launch's kernarg segment.
+    Kernarg,
+    /// A queue's ring buffer and descriptor.
+    Queue,
+    /// The hostcall buffer device `printf` writes to.
+    Hostcall,
+    /// The heap of device `malloc`.
+    Heap,
+}
+
+impl fmt::Display for MemoryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MemoryKind::Device => "device memory",
+            MemoryKind::PinnedHost => "pinned host memory",
+            MemoryKind::RegisteredHost => "registered host memory",
+            MemoryKind::Managed => "managed memory",
+            MemoryKind::CodeObject => "code object",
+            MemoryKind::Kernarg => "kernarg segment",
+            MemoryKind::Queue => "queue",
+            MemoryKind::Hostcall => "hostcall buffer",
+            MemoryKind::Heap => "device heap",
+        })
+    }
+}
+
+/// One range of guest memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Allocation {
+    /// Serial number in its table (1, 2, ...), for reports.
+    pub id: u64,
+    /// First address.
+    pub base: u64,
+    /// Bytes.
+    pub size: u64,
+    /// What it is.
+    pub kind: MemoryKind,
+    /// Whether kernels may write it (code objects: yes, their variables live there; kernarg
+    /// segments and queues: no).
+    pub writable: bool,
+}
+
+impl Allocation {
+    /// One past the last address.
+    pub fn end(&self) -> u64 {
+        self.base.saturating_add(self.size)
+    }
+
+    /// Whether `[address, address + len)` lies inside.
+    pub fn contains(&self, address: u64, len: u64) -> bool {
+        address >= self.base
+            && address
+                .checked_add(len)
+                .is_some_and(|end| end <= self.end())
+    }
+}
+
+impl fmt::Display for Allocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "allocation #{} ({}, {} bytes at {:#x})",
+            self.id, self.kind, self.size, self.base
+        )
+    }
+}
+
+/// Why an access may not happen, with the allocation closest to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessViolation {
+    /// First address of the access.
+    pub address: u64,
+    /// Bytes accessed.
+    pub len: u64,
+    /// Whether it was a write.
+    pub write: bool,
+    /// What went wrong.
+    pub reason: ViolationReason,
+}
+
+/// The kinds of [`AccessViolation`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ViolationReason {
+    /// The access starts inside an allocation and runs past its end.
+    PastEnd(Allocation),
+    /// The address is in no live allocation; the nearest one (live or freed) is given.
+    Unmapped {
+        /// The nearest live allocation, with the distance from it.
+        nearest: Option<(Allocation, i128)>,
+    },
+    /// The address is in an allocation that was freed (and is still remembered).
+    Freed(Allocation),
+    /// A write to read-only memory (a kernarg segment, a queue).
+    ReadOnly(Allocation),
+}
+
+impl fmt::Display for AccessViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let op = if self.write { "write" } else { "read" };
+        write!(f, "{op} of {} bytes at {:#x}: ", self.len, self.address)?;
+        match &self.reason {
+            ViolationReason::PastEnd(a) => write!(
+                f,
+                "runs {} bytes past the end of {a}",
+                (self.address + self.len).saturating_sub(a.end())
+            ),
+            ViolationReason::Freed(a) => write!(f, "use after free of {a}"),
+            ViolationReason::ReadOnly(a) => write!(f, "{a} is read-only for kernels"),
+            ViolationReason::Unmapped { nearest: None } => write!(f, "no allocation there"),
+            ViolationReason::Unmapped {
+                nearest: Some((a, d)),
+            } if *d >= 0 => write!(f, "not allocated; {d} bytes after the end of {a}"),
+            ViolationReason::Unmapped {
+                nearest: Some((a, d)),
+            } => write!(f, "not allocated; {} bytes before {a}", -d),
+        }
+    }
+}
+
+/// How many freed allocations are remembered for reports.
+const FREED_REMEMBERED: usize = 4096;
+
+/// Every live range of a device's guest memory.
+#[derive(Debug, Default)]
+pub struct AllocationTable {
+    live: RwLock<BTreeMap<u64, Allocation>>,
+    freed: Mutex<VecDeque<Allocation>>,
+    next_id: AtomicU64,
+}
+
+/// Two allocations would overlap.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{base:#x}+{size} overlaps {existing}")]
+pub struct Overlap {
+    /// The new range's start.
+    pub base: u64,
+    /// Its size.
+    pub size: u64,
+    /// The allocation it overlaps.
+    pub existing: Allocation,
+}
+
+impl AllocationTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        AllocationTable::default()
+    }
+
+    /// Records a new range and returns it with its id.
+    ///
+    /// # Errors
+    /// [`Overlap`] if it overlaps a live range (registering the same host memory twice).
+    pub fn insert(
+        &self,
+        base: u64,
+        size: u64,
+        kind: MemoryKind,
+        writable: bool,
+    ) -> Result<Allocation, Overlap> {
+        let mut live = self.live.write();
+        let end = base.saturating_add(size.max(1));
+        if let Some((_, a)) = live.range(..end).next_back() {
+            if a.end() > base {
+                return Err(Overlap {
+                    base,
+                    size,
+                    existing: a.clone(),
+                });
+            }
+        }
+        let allocation = Allocation {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed) + 1,
+            base,
+            size,
+            kind,
+            writable,
+        };
+        live.insert(base, allocation.clone());
+        Ok(allocation)
+    }
+
+    /// Forgets the range starting exactly at `base`, remembering it as freed.
+    pub fn remove(&self, base: u64) -> Option<Allocation> {
+        let removed = self.live.write().remove(&base)?;
+        let mut freed = self.freed.lock();
+        if freed.len() >= FREED_REMEMBERED {
+            freed.pop_front();
+        }
+        freed.push_back(removed.clone());
+        Some(removed)
+    }
+
+    /// The live allocation holding `address`.
+    pub fn find(&self, address: u64) -> Option<Allocation> {
+        let live = self.live.read();
+        let (_, a) = live.range(..=address).next_back()?;
+        (address < a.end() || (a.size == 0 && address == a.base)).then(|| a.clone())
+    }
+
+    /// Checks an access of `len` bytes at `address`.
+    ///
+    /// # Errors
+    /// An [`AccessViolation`] naming the allocation it hit or the nearest one.
+    pub fn check(&self, address: u64, len: u64, write: bool) -> Result<(), AccessViolation> {
+        {
+            let live = self.live.read();
+            if let Some((_, a)) = live.range(..=address).next_back() {
+                if a.contains(address, len) {
+                    return if write && !a.writable {
+                        Err(AccessViolation {
+                            address,
+                            len,
+                            write,
+                            reason: ViolationReason::ReadOnly(a.clone()),
+                        })
+                    } else {
+                        Ok(())
+                    };
+                }
+            }
+        }
+        Err(self.violation(address, len, write))
+    }
+
+    /// The report for an access that [`check`](Self::check) refused.
+    pub fn violation(&self, address: u64, len: u64, write: bool) -> AccessViolation {
+        let live = self.live.read();
+        let reason = if let Some((_, a)) = live
+            .range(..=address)
+            .next_back()
+            .filter(|(_, a)| address < a.end())
+        {
+            if write && !a.writable {
+                ViolationReason::ReadOnly(a.clone())
+            } else {
+                ViolationReason::PastEnd(a.clone())
+            }
+        } else if let Some(f) = self
+            .freed
+            .lock()
+            .iter()
+            .rev()
+            .find(|f| f.contains(address, 1))
+        {
+            ViolationReason::Freed(f.clone())
+        } else {
+            let before = live
+                .range(..=address)
+                .next_back()
+                .map(|(_, a)| (a.clone(), i128::from(address) - i128::from(a.end())));
+            let after = live
+                .range(address..)
+                .next()
+                .map(|(_, a)| (a.clone(), i128::from(address) - i128::from(a.base)));
+            let nearest = match (before, after) {
+                (Some(b), Some(a)) => Some(if b.1 <= -a.1 { b } else { a }),
+                (b, a) => b.or(a),
+            };
+            ViolationReason::Unmapped { nearest }
+        };
+        AccessViolation {
+            address,
+            len,
+            write,
+            reason,
+        }
+    }
+
+    /// Every live allocation of `kind`, in address order.
+    pub fn of_kind(&self, kind: MemoryKind) -> Vec<Allocation> {
+        self.live
+            .read()
+            .values()
+            .filter(|a| a.kind == kind)
+            .cloned()
+            .collect()
+    }
+
+    /// Bytes held by live allocations of `kind`.
+    pub fn bytes_of_kind(&self, kind: MemoryKind) -> u64 {
+        self.live
+            .read()
+            .values()
+            .filter(|a| a.kind == kind)
+            .map(|a| a.size)
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interior_pointers_past_end_freed_and_read_only_are_told_apart() {
+        let t = AllocationTable::new();
+        let a = t.insert(0x1000, 256, MemoryKind::Device, true).unwrap();
+        let k = t.insert(0x2000, 64, MemoryKind::Kernarg, false).unwrap();
+        assert_eq!(t.find(0x10ff), Some(a.clone()));
+        assert_eq!(t.find(0x1100), None);
+        assert!(t.check(0x1000, 256, true).is_ok());
+        let v = t.check(0x10fc, 8, true).unwrap_err();
+        assert_eq!(v.reason, ViolationReason::PastEnd(a.clone()));
+        assert!(v.to_string().contains("4 bytes past the end"), "{v}");
+        assert_eq!(
+            t.check(0x2000, 8, true).unwrap_err().reason,
+            ViolationReason::ReadOnly(k.clone())
+        );
+        assert!(t.check(0x2000, 8, false).is_ok());
+        assert_eq!(t.remove(0x1000), Some(a.clone()));
+        assert_eq!(
+            t.check(0x1010, 4, false).unwrap_err().reason,
+            ViolationReason::Freed(a)
+        );
+        match t.check(0x3000, 4, false).unwrap_err().reason {
+            ViolationReason::Unmapped {
+                nearest: Some((n, d)),
+            } => {
+                assert_eq!(n, k);
+                assert_eq!(d, 0x3000 - 0x2040);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(t.insert(0x2020, 16, MemoryKind::Device, true).is_err());
+        assert!(t.insert(0x1f00, 0x101, MemoryKind::Device, true).is_err());
+        assert!(t.insert(0x1f00, 0x100, MemoryKind::Device, true).is_ok());
+    }
+}

@@ -1,0 +1,221 @@
+//! The device layer: what running kernels needs from an agent, in one shape for every backend.
+//!
+//! - [`aql`]: dispatch and barrier packets, built once by the runtime for every backend;
+//! - [`kernarg`]: kernel argument segments laid out from the kernel's metadata;
+//! - [`memory`]: the allocation table (interior pointers, the memory checker's truth);
+//! - [`signal`]: software signals with bounded waits;
+//! - [`Device`]: the trait a backend implements: memory, copies, queues that take AQL packets,
+//!   completion signals. The software agent implements it in process (its queue processor runs
+//!   packets on the emulator); ROCr's agents will implement it over HSA queues.
+//!
+//! The runtime forms packets and kernarg segments and submits them here; nothing in this layer
+//! knows HIP's API. Not for loading code (the loader) or choosing agents (the backends).
+
+pub mod aql;
+pub mod kernarg;
+pub mod memory;
+pub mod signal;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::loader::Agent;
+
+pub use aql::{DispatchGeometry, DispatchPacket};
+pub use kernarg::{ExplicitArgs, HiddenValues, KernargError};
+pub use memory::{AccessViolation, Allocation, AllocationTable, MemoryKind};
+pub use signal::{Condition, Signal};
+
+/// A device operation that did not happen.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeviceError {
+    /// Memory could not be allocated (the size, and what was asked for).
+    #[error("out of memory: cannot allocate {size} bytes of {kind}")]
+    OutOfMemory {
+        /// Bytes asked for.
+        size: u64,
+        /// What for.
+        kind: MemoryKind,
+    },
+    /// An address that is not the start of a live allocation (double free, interior pointer).
+    #[error("{address:#x} is not the start of a live allocation{}", .detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    InvalidAddress {
+        /// The address.
+        address: u64,
+        /// What is there instead, when known.
+        detail: Option<String>,
+    },
+    /// A copy or fill that touches memory outside an allocation.
+    #[error("{0}")]
+    Access(AccessViolation),
+    /// The operation is not available on this backend (and says why).
+    #[error("{op} is not supported by the {backend} backend: {reason}")]
+    Unsupported {
+        /// The operation.
+        op: &'static str,
+        /// The backend.
+        backend: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// A packet the queue refused (malformed, or the queue is shut down).
+    #[error("queue refused the packet: {0}")]
+    Queue(String),
+    /// A wait that ran out of time.
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+}
+
+/// What a queue needs to keep alive while a packet is in flight: the kernel's code, its kernarg
+/// segment, buffers a copy reads. Dropped when the packet completes.
+pub type KeepAlive = Vec<Box<dyn std::any::Any + Send + Sync>>;
+
+/// The outcome of one completed packet, as the queue reports it.
+#[derive(Debug, Clone)]
+pub enum Completion {
+    /// The packet completed.
+    Done(DispatchReport),
+    /// The packet failed: a kernel fault, trap or timeout, or a refused packet. The runtime
+    /// makes this sticky, as HIP does.
+    Failed(Arc<ExecutionError>),
+}
+
+/// Facts about a completed dispatch (instrumentation and benchmarks).
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct DispatchReport {
+    /// Wall time from the start of execution to completion.
+    pub duration: Duration,
+    /// Wave instructions executed (software agent).
+    pub instructions: u64,
+    /// Waves run.
+    pub waves: u64,
+}
+
+/// Why a dispatch failed, with everything a user needs to find the bug.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecutionError {
+    /// A memory access outside what the dispatch may touch.
+    #[error("kernel {kernel}: memory fault at pc {pc:#x} (lane {lane}, instruction `{instruction}`): {violation}")]
+    MemoryFault {
+        /// Kernel name.
+        kernel: String,
+        /// Program counter of the faulting instruction.
+        pc: u64,
+        /// Lane (work-item within the wave).
+        lane: u32,
+        /// The instruction, disassembled.
+        instruction: String,
+        /// The access and the allocation it hit or came near.
+        violation: Box<AccessViolation>,
+    },
+    /// Any other failure the executor reports (trap, unsupported instruction, timeout).
+    #[error("kernel {kernel}: {message}")]
+    Kernel {
+        /// Kernel name.
+        kernel: String,
+        /// What happened, with the PC and instruction when there is one.
+        message: String,
+    },
+    /// The packet could not be run at all.
+    #[error("{0}")]
+    Packet(String),
+}
+
+/// A queue that takes AQL packets in order.
+pub trait Queue: Send + Sync + fmt::Debug {
+    /// Submits a packet (64 bytes with an INVALID header; `header_word` is published last, as
+    /// one release store) and what must outlive it. `on_complete` runs once the packet is done.
+    ///
+    /// # Errors
+    /// [`DeviceError::Queue`] when the queue is shut down.
+    fn submit(
+        &self,
+        packet: [u8; aql::PACKET_SIZE],
+        header_word: u32,
+        keep_alive: KeepAlive,
+        on_complete: Box<dyn FnOnce(Completion) + Send>,
+    ) -> Result<(), DeviceError>;
+
+    /// Address of the `hsa_queue_t` (what `hidden_queue_ptr` and the queue-pointer SGPRs hold).
+    fn address(&self) -> u64;
+}
+
+/// A signal a packet can name as its completion signal, or wait on in a barrier.
+#[derive(Debug, Clone)]
+pub struct SignalHandle {
+    /// The value packets carry (`hsa_signal_t.handle`).
+    pub handle: u64,
+    /// The signal itself, for the host to wait on.
+    pub signal: Arc<Signal>,
+}
+
+/// An agent that can run kernels: memory, copies, queues and signals.
+pub trait Device: Agent {
+    /// Every range of guest memory the device knows.
+    fn allocations(&self) -> &AllocationTable;
+
+    /// Allocates `size` zeroed bytes of `kind`, aligned to at least 256 bytes.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfMemory`].
+    fn allocate(&self, size: u64, kind: MemoryKind) -> Result<Allocation, DeviceError>;
+
+    /// Frees the allocation starting at `base`.
+    ///
+    /// # Errors
+    /// [`DeviceError::InvalidAddress`] for anything but the start of a live allocation made by
+    /// [`allocate`](Self::allocate).
+    fn free(&self, base: u64) -> Result<Allocation, DeviceError>;
+
+    /// Records the caller's host memory so kernels may use it (`hipHostRegister`).
+    ///
+    /// # Errors
+    /// [`DeviceError::InvalidAddress`] when it overlaps memory already known.
+    fn register_host(&self, base: u64, size: u64) -> Result<Allocation, DeviceError>;
+
+    /// Forgets host memory recorded by [`register_host`](Self::register_host).
+    ///
+    /// # Errors
+    /// [`DeviceError::InvalidAddress`].
+    fn unregister_host(&self, base: u64) -> Result<(), DeviceError>;
+
+    /// Copies `len` bytes. Each side is either in an allocation of this device (checked:
+    /// the whole range must lie inside) or host memory the caller vouches for.
+    ///
+    /// # Errors
+    /// [`DeviceError::Access`] when a device-side range runs outside its allocation.
+    ///
+    /// # Safety
+    /// Host-side ranges (addresses in no allocation of this device) must be valid for the
+    /// access, as for `memcpy`.
+    unsafe fn copy(&self, dst: u64, src: u64, len: u64) -> Result<(), DeviceError>;
+
+    /// Fills `len` bytes at `dst` with the `width`-byte little-endian `pattern` (1, 2 or 4).
+    ///
+    /// # Errors
+    /// As [`copy`](Self::copy).
+    ///
+    /// # Safety
+    /// As [`copy`](Self::copy).
+    unsafe fn fill(&self, dst: u64, pattern: u32, width: u8, len: u64) -> Result<(), DeviceError>;
+
+    /// A new queue.
+    ///
+    /// # Errors
+    /// [`DeviceError`] when the backend cannot make one.
+    fn create_queue(&self) -> Result<Arc<dyn Queue>, DeviceError>;
+
+    /// A new signal holding `initial`.
+    fn create_signal(&self, initial: i64) -> SignalHandle;
+
+    /// The high 32 bits of the private and shared apertures kernels see (`src_private_base`,
+    /// `src_shared_base`), for the hidden arguments of code object v5.
+    fn apertures(&self) -> (u32, u32);
+
+    /// Host threads (software agent) or compute units (GPU) that run work-groups in parallel.
+    fn compute_units(&self) -> u32;
+}

@@ -1,0 +1,131 @@
+//! Software HSA signals: a 64-bit value that packet processors decrement when work completes and
+//! that hosts wait on, with HSA's semantics (`hsa_signal_wait_scacquire` with a condition and a
+//! timeout). Completion signals of dispatches and barriers, stream and event markers.
+//!
+//! Waits are bounded: a wait that times out says so, it never hangs. Not for ROCr's signals (the
+//! HSA backend uses `hsa_signal_t` handles from ROCr itself).
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+/// The condition of a wait (`hsa_signal_condition_t`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Condition {
+    /// value == v
+    Eq,
+    /// value != v
+    Ne,
+    /// value < v
+    Lt,
+    /// value >= v
+    Gte,
+}
+
+impl Condition {
+    fn holds(self, value: i64, compare: i64) -> bool {
+        match self {
+            Condition::Eq => value == compare,
+            Condition::Ne => value != compare,
+            Condition::Lt => value < compare,
+            Condition::Gte => value >= compare,
+        }
+    }
+}
+
+/// A software signal.
+#[derive(Debug)]
+pub struct Signal {
+    value: AtomicI64,
+    lock: Mutex<()>,
+    changed: Condvar,
+}
+
+impl Signal {
+    /// A signal holding `initial`.
+    pub fn new(initial: i64) -> Signal {
+        Signal {
+            value: AtomicI64::new(initial),
+            lock: Mutex::new(()),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// The current value (acquire).
+    pub fn load(&self) -> i64 {
+        self.value.load(Ordering::Acquire)
+    }
+
+    /// Sets the value (release) and wakes waiters.
+    pub fn store(&self, value: i64) {
+        self.value.store(value, Ordering::Release);
+        self.notify();
+    }
+
+    /// Subtracts `n` (release) and wakes waiters; returns the new value.
+    pub fn subtract(&self, n: i64) -> i64 {
+        let new = self.value.fetch_sub(n, Ordering::AcqRel) - n;
+        self.notify();
+        new
+    }
+
+    /// Adds `n` (release) and wakes waiters; returns the new value.
+    pub fn add(&self, n: i64) -> i64 {
+        let new = self.value.fetch_add(n, Ordering::AcqRel) + n;
+        self.notify();
+        new
+    }
+
+    fn notify(&self) {
+        // Taking the lock orders this wake-up after a waiter's check-then-sleep.
+        let _guard = self.lock.lock();
+        self.changed.notify_all();
+    }
+
+    /// Waits until `condition` holds for `compare` or `timeout` passes (`None`: forever).
+    /// Returns the value observed last and whether the condition held.
+    pub fn wait(
+        &self,
+        condition: Condition,
+        compare: i64,
+        timeout: Option<Duration>,
+    ) -> (i64, bool) {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let mut guard = self.lock.lock();
+        loop {
+            let value = self.load();
+            if condition.holds(value, compare) {
+                return (value, true);
+            }
+            match deadline {
+                None => self.changed.wait(&mut guard),
+                Some(d) => {
+                    if self.changed.wait_until(&mut guard, d).timed_out() {
+                        let value = self.load();
+                        return (value, condition.holds(value, compare));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn waiters_wake_on_completion_and_time_out_otherwise() {
+        let s = Arc::new(Signal::new(1));
+        let (v, ok) = s.wait(Condition::Lt, 1, Some(Duration::from_millis(20)));
+        assert_eq!((v, ok), (1, false));
+        let s2 = s.clone();
+        let t =
+            std::thread::spawn(move || s2.wait(Condition::Lt, 1, Some(Duration::from_secs(10))));
+        std::thread::sleep(Duration::from_millis(10));
+        assert_eq!(s.subtract(1), 0);
+        assert_eq!(t.join().unwrap(), (0, true));
+    }
+}
