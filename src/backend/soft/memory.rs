@@ -93,12 +93,19 @@ impl SoftMemory {
         Ok(allocation)
     }
 
-    /// Frees the block at `base`: forgotten by `table`, kept in quarantine for a while.
+    /// Frees the block at `base`: forgotten by `table`, and kept in quarantine for a while when
+    /// `quarantine` (user allocations, where a use after free is a bug to catch) or released at
+    /// once (runtime-internal memory nothing can still reach: code object images, queues).
     ///
     /// # Errors
     /// [`DeviceError::InvalidAddress`] when `base` is not the start of a live block of this
     /// memory (a double free, an interior pointer, memory of another device).
-    pub fn free(&self, table: &AllocationTable, base: u64) -> Result<Allocation, DeviceError> {
+    pub fn free(
+        &self,
+        table: &AllocationTable,
+        base: u64,
+        quarantine: bool,
+    ) -> Result<Allocation, DeviceError> {
         let Some(block) = self.live.lock().remove(&base) else {
             let detail = match table.find(base) {
                 Some(a) => format!("inside {a}"),
@@ -120,6 +127,11 @@ impl SoftMemory {
                 address: base,
                 detail: Some("block not in the allocation table".into()),
             })?;
+        if !quarantine {
+            drop(block);
+            tracing::debug!(%allocation, "freed");
+            return Ok(allocation);
+        }
         let mut q = self.quarantine.lock();
         q.bytes += block.layout.size() as u64;
         q.blocks.push_back(block);

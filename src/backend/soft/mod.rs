@@ -159,7 +159,7 @@ impl Device for SoftAgent {
     }
 
     fn free(&self, base: u64) -> Result<Allocation, DeviceError> {
-        self.state.memory.free(&self.state.table, base)
+        self.state.memory.free(&self.state.table, base, true)
     }
 
     fn register_host(&self, base: u64, size: u64) -> Result<Allocation, DeviceError> {
@@ -309,7 +309,7 @@ impl SoftExecutable {
 impl Drop for SoftExecutable {
     fn drop(&mut self) {
         for image in self.images.iter().flatten() {
-            if let Err(e) = self.state.memory.free(&self.state.table, image.base) {
+            if let Err(e) = self.state.memory.free(&self.state.table, image.base, false) {
                 tracing::debug!(error = %e, "freeing a code object image failed");
             }
         }

@@ -198,7 +198,7 @@ impl Drop for SoftQueue {
             let _ = t.join();
         }
         let state = &self.shared.state;
-        if let Err(e) = state.memory.free(&state.table, self.shared.base) {
+        if let Err(e) = state.memory.free(&state.table, self.shared.base, false) {
             tracing::debug!(error = %e, "freeing a queue's ring failed");
         }
     }
