@@ -210,9 +210,14 @@ impl AllocationTable {
         Ok(allocation)
     }
 
-    /// Forgets the range starting exactly at `base`, remembering it as freed.
-    pub fn remove(&self, base: u64) -> Option<Allocation> {
+    /// Forgets the range starting exactly at `base`; when `remember`, it is kept in the list of
+    /// freed allocations that use-after-free reports name (user allocations, not runtime-internal
+    /// ranges that nothing can reach any more).
+    pub fn remove(&self, base: u64, remember: bool) -> Option<Allocation> {
         let removed = self.live.write().remove(&base)?;
+        if !remember {
+            return Some(removed);
+        }
         let mut freed = self.freed.lock();
         if freed.len() >= FREED_REMEMBERED {
             freed.pop_front();
@@ -338,7 +343,7 @@ mod tests {
             ViolationReason::ReadOnly(k.clone())
         );
         assert!(t.check(0x2000, 8, false).is_ok());
-        assert_eq!(t.remove(0x1000), Some(a.clone()));
+        assert_eq!(t.remove(0x1000, true), Some(a.clone()));
         assert_eq!(
             t.check(0x1010, 4, false).unwrap_err().reason,
             ViolationReason::Freed(a)

@@ -121,12 +121,13 @@ impl SoftMemory {
                 detail: Some(detail),
             });
         };
-        let allocation = table
-            .remove(base)
-            .ok_or_else(|| DeviceError::InvalidAddress {
-                address: base,
-                detail: Some("block not in the allocation table".into()),
-            })?;
+        let allocation =
+            table
+                .remove(base, quarantine)
+                .ok_or_else(|| DeviceError::InvalidAddress {
+                    address: base,
+                    detail: Some("block not in the allocation table".into()),
+                })?;
         if !quarantine {
             drop(block);
             tracing::debug!(%allocation, "freed");

@@ -175,7 +175,7 @@ impl Device for SoftAgent {
     fn unregister_host(&self, base: u64) -> Result<(), DeviceError> {
         match self.state.table.find(base) {
             Some(a) if a.base == base && a.kind == MemoryKind::RegisteredHost => {
-                self.state.table.remove(base);
+                self.state.table.remove(base, false);
                 Ok(())
             }
             other => Err(DeviceError::InvalidAddress {
