@@ -41,7 +41,7 @@ pub fn run(args: Args) -> CliResult {
         .iter()
         .find(|l| {
             matches!(l.container, Container::Compressed(_))
-                && args.bundle.map_or(true, |b| b == l.index)
+                && args.bundle.is_none_or(|b| b == l.index)
         })
         .ok_or("no such compressed bundle")?;
     let Container::Compressed(c) = &chosen.container else {

@@ -39,13 +39,13 @@ pub fn run(args: Args) -> CliResult {
     let mut reports = Vec::new();
     for l in containers
         .iter()
-        .filter(|l| args.bundle.map_or(true, |b| b == l.index))
+        .filter(|l| args.bundle.is_none_or(|b| b == l.index))
     {
         for (i, e) in l.entries()?.iter().enumerate() {
             let wanted = args
                 .target
                 .as_deref()
-                .map_or(true, |t| entry_matches(&e.id, t));
+                .is_none_or(|t| entry_matches(&e.id, t));
             // Host entries and bitcode are not code objects.
             if !wanted || e.size == 0 {
                 continue;

@@ -17,6 +17,7 @@ use hsa_sys::{CandidateSource, Hsa, HsaError, HsaLibrary, LoadAttempt};
 
 use super::hsa::{HsaAgent, HsaAgentError};
 use super::soft::{SoftAgent, DEFAULT_SOFT_ISA};
+use crate::device::Device;
 use crate::loader::Agent;
 use crate::target::{AgentIsa, TargetError};
 
@@ -100,8 +101,11 @@ pub struct HsaStatus {
 pub struct AgentSet {
     /// The choice that was made.
     pub choice: BackendChoice,
-    /// The agents to load code on: HSA GPU agents, or the one software agent.
+    /// The agents to load code on: HSA GPU agents, or the software agents.
     pub agents: Vec<Arc<dyn Agent>>,
+    /// For each agent, the same agent as a device that runs kernels, when its backend can
+    /// (the software agent; ROCr's agents do not launch yet).
+    pub devices: Vec<Option<Arc<dyn Device>>>,
     /// The same HSA agents with their concrete type (for HSA-specific queries); empty when
     /// the software agent is in use.
     pub hsa_agents: Vec<HsaAgent>,
@@ -209,9 +213,11 @@ pub enum BackendError {
 pub fn choose_agents(config: &BackendConfig) -> Result<AgentSet, BackendError> {
     let choice = config.choice;
     if choice == BackendChoice::Soft {
+        let (agents, devices) = soft_agents(config)?;
         return Ok(AgentSet {
             choice,
-            agents: vec![soft_agent(config)?],
+            agents,
+            devices,
             hsa_agents: Vec::new(),
             hsa: HsaStatus::default(),
         });
@@ -219,12 +225,13 @@ pub fn choose_agents(config: &BackendConfig) -> Result<AgentSet, BackendError> {
     match hsa_agents(config) {
         Ok((library, agents)) => {
             tracing::debug!(%library, agents = agents.len(), "using the HSA backend");
-            let shared = agents
+            let shared: Vec<Arc<dyn Agent>> = agents
                 .iter()
                 .map(|a| Arc::new(a.clone()) as Arc<dyn Agent>)
                 .collect();
             Ok(AgentSet {
                 choice,
+                devices: shared.iter().map(|_| None).collect(),
                 agents: shared,
                 hsa_agents: agents,
                 hsa: HsaStatus {
@@ -244,9 +251,11 @@ pub fn choose_agents(config: &BackendConfig) -> Result<AgentSet, BackendError> {
                 available: false,
                 error: Some(why.reason()),
             };
+            let (agents, devices) = soft_agents(config)?;
             Ok(AgentSet {
                 choice,
-                agents: vec![soft_agent(config)?],
+                agents,
+                devices,
                 hsa_agents: Vec::new(),
                 hsa,
             })
@@ -254,14 +263,22 @@ pub fn choose_agents(config: &BackendConfig) -> Result<AgentSet, BackendError> {
     }
 }
 
-fn soft_agent(config: &BackendConfig) -> Result<Arc<dyn Agent>, BackendError> {
-    let isa: AgentIsa = config
-        .soft_isa
-        .as_deref()
-        .unwrap_or(DEFAULT_SOFT_ISA)
-        .parse()?;
-    let isa = isa.apply_override(config.override_gfx_version.as_deref())?;
-    Ok(SoftAgent::new(isa).shared())
+/// The software agents `ROCLOAD_SOFT_ISA` names: a comma-separated list (`gfx1030,gfx1030`),
+/// one device each, every one with its own memory.
+type SoftAgents = (Vec<Arc<dyn Agent>>, Vec<Option<Arc<dyn Device>>>);
+
+fn soft_agents(config: &BackendConfig) -> Result<SoftAgents, BackendError> {
+    let list = config.soft_isa.as_deref().unwrap_or(DEFAULT_SOFT_ISA);
+    let mut agents = Vec::new();
+    let mut devices = Vec::new();
+    for name in list.split(',').map(str::trim) {
+        let isa: AgentIsa = name.parse()?;
+        let isa = isa.apply_override(config.override_gfx_version.as_deref())?;
+        let agent = Arc::new(SoftAgent::new(isa));
+        agents.push(agent.clone() as Arc<dyn Agent>);
+        devices.push(Some(agent as Arc<dyn Device>));
+    }
+    Ok((agents, devices))
 }
 
 /// Opens the library `config` names, or the default sonames in order, listing every attempt.

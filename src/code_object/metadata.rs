@@ -767,7 +767,7 @@ mod tests {
         assert!(decode(&deep, 0).is_err());
         // Deep nesting inside an unknown key is cut off too.
         let mut deep_unknown = vec![0x81, 0xa1, b'x'];
-        deep_unknown.extend(std::iter::repeat(0x91).take(10_000));
+        deep_unknown.extend(std::iter::repeat_n(0x91, 10_000));
         deep_unknown.push(0x00);
         assert!(decode(&deep_unknown, 0).is_err());
         // Strings and lengths that run past the end.

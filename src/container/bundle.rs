@@ -74,7 +74,7 @@ pub(crate) fn read_table<P: Probe + ?Sized>(
         let min_table = count
             .checked_mul(ENTRY_FIXED + 1)
             .and_then(|t| t.checked_add(TABLE_START));
-        if min_table.map_or(true, |t| t > len) {
+        if min_table.is_none_or(|t| t > len) {
             return Err(ContainerError::truncated(
                 Format::Bundle,
                 "entry table",

@@ -121,7 +121,7 @@ struct MemoryProbe {
 impl Probe for MemoryProbe {
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> Result<bool, ContainerError> {
         let end = offset.checked_add(buf.len() as u64);
-        if end.map_or(true, |e| e > self.limit) {
+        if end.is_none_or(|e| e > self.limit) {
             return Ok(false);
         }
         let Some(addr) = usize::try_from(offset)

@@ -10,8 +10,9 @@
 use hsa_sys::{
     hsa_barrier_and_packet_t, hsa_kernel_dispatch_packet_t, hsa_signal_t, HSA_FENCE_SCOPE_SYSTEM,
     HSA_PACKET_HEADER_BARRIER, HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE,
-    HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE, HSA_PACKET_HEADER_TYPE, HSA_PACKET_TYPE_BARRIER_AND,
-    HSA_PACKET_TYPE_INVALID, HSA_PACKET_TYPE_KERNEL_DISPATCH,
+    HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE, HSA_PACKET_HEADER_TYPE,
+    HSA_PACKET_TYPE_AGENT_DISPATCH, HSA_PACKET_TYPE_BARRIER_AND, HSA_PACKET_TYPE_INVALID,
+    HSA_PACKET_TYPE_KERNEL_DISPATCH,
 };
 
 /// Size of every AQL packet.
@@ -36,6 +37,8 @@ pub enum PacketType {
     KernelDispatch,
     /// Waits until up to five signals are 0.
     BarrierAnd,
+    /// Work for the agent itself; the software queue runs host work (copies, callbacks) as it.
+    AgentDispatch,
     /// Anything else (vendor-specific, agent dispatch, barrier-OR): refused.
     Other(u8),
 }
@@ -66,6 +69,7 @@ impl Header {
             HSA_PACKET_TYPE_INVALID => PacketType::Invalid,
             HSA_PACKET_TYPE_KERNEL_DISPATCH => PacketType::KernelDispatch,
             HSA_PACKET_TYPE_BARRIER_AND => PacketType::BarrierAnd,
+            HSA_PACKET_TYPE_AGENT_DISPATCH => PacketType::AgentDispatch,
             other => PacketType::Other(other as u8),
         }
     }
@@ -181,6 +185,17 @@ pub fn barrier_and_packet(deps: &[u64], completion_signal: u64) -> BarrierAndPac
             handle: completion_signal,
         },
     }
+}
+
+/// An agent-dispatch packet (`hsa_agent_dispatch_packet_t` layout: header, type, reserved,
+/// return address, four arguments, reserved, completion signal) with an INVALID header:
+/// `work_type` says what the agent does (the software queue runs host work with it).
+pub fn agent_dispatch_packet(work_type: u16, completion_signal: u64) -> [u8; PACKET_SIZE] {
+    let mut p = [0u8; PACKET_SIZE];
+    p[0..2].copy_from_slice(&Header::invalid().0.to_le_bytes());
+    p[2..4].copy_from_slice(&work_type.to_le_bytes());
+    p[56..64].copy_from_slice(&completion_signal.to_le_bytes());
+    p
 }
 
 /// The first 32 bits of a packet as the producer publishes them last, in one release store:

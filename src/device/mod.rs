@@ -140,9 +140,25 @@ pub trait Queue: Send + Sync + fmt::Debug {
         on_complete: Box<dyn FnOnce(Completion) + Send>,
     ) -> Result<(), DeviceError>;
 
+    /// Submits work the host does in queue order (a copy, a fill, a host callback, an event's
+    /// timestamp): it runs after every packet submitted before it and before every packet
+    /// submitted after it. `completion_signal` (0: none) is decremented when it is done.
+    ///
+    /// # Errors
+    /// [`DeviceError::Queue`] when the queue is shut down.
+    fn submit_host_work(
+        &self,
+        work: HostWork,
+        completion_signal: u64,
+        on_complete: Box<dyn FnOnce(Completion) + Send>,
+    ) -> Result<(), DeviceError>;
+
     /// Address of the `hsa_queue_t` (what `hidden_queue_ptr` and the queue-pointer SGPRs hold).
     fn address(&self) -> u64;
 }
+
+/// Work the host does in queue order; an error fails the step like a faulting kernel.
+pub type HostWork = Box<dyn FnOnce() -> Result<(), DeviceError> + Send>;
 
 /// A signal a packet can name as its completion signal, or wait on in a barrier.
 #[derive(Debug, Clone)]

@@ -28,15 +28,24 @@ use dashmap::DashMap;
 use once_cell::sync::OnceCell;
 
 use crate::container::ReadOptions;
+use crate::device::{Device, ExplicitArgs};
 use crate::loader::{Agent, LoadedSymbol, SymbolClass};
 use crate::target::Policy;
 
 pub mod config;
+mod device;
 pub mod fat_binary;
 mod kernel;
+mod launch;
+mod memory;
+pub mod stream;
 
+pub use device::DeviceContext;
 pub use fat_binary::FatBinary;
 pub use kernel::{KernelRef, LoadedFatBinary};
+pub use launch::{LaunchConfig, DYNAMIC_STACK_BYTES, MAX_BLOCK_SIZE, MAX_LDS};
+pub use memory::PointerInfo;
+pub use stream::{Event, Stream, StreamKind};
 
 /// When registered fat binaries are loaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -145,6 +154,50 @@ pub enum RuntimeError {
     /// An argument that cannot be used.
     #[error("invalid value: {0}")]
     InvalidValue(String),
+    /// A launch configuration the device cannot run (zero or oversized grid or block).
+    #[error("invalid launch configuration: {0}")]
+    InvalidConfiguration(String),
+    /// Launch arguments that do not match the kernel's metadata.
+    #[error(transparent)]
+    Arguments(Box<crate::device::KernargError>),
+    /// A device operation failed (allocation, copy, queue), with what was being done.
+    #[error("device {device}: {what}: {error}")]
+    Device {
+        /// The device ordinal.
+        device: usize,
+        /// What the runtime was doing.
+        what: String,
+        /// The device's error.
+        error: Box<crate::device::DeviceError>,
+    },
+    /// A kernel (or another step of a stream) failed on the device; sticky until the device is
+    /// reset, as in HIP.
+    #[error("device {device}: {error}")]
+    KernelFailed {
+        /// The device ordinal.
+        device: usize,
+        /// What happened, with the kernel, PC, lane and address.
+        error: Arc<crate::device::ExecutionError>,
+    },
+    /// A wait that ran out of time.
+    #[error("{what}: not complete after {waited:?}")]
+    Timeout {
+        /// What was waited for.
+        what: String,
+        /// How long.
+        waited: std::time::Duration,
+    },
+    /// Work that has not completed yet (`hipErrorNotReady`).
+    #[error("not ready")]
+    NotReady,
+    /// The device's backend cannot do this (e.g. launches through ROCr).
+    #[error("device {device}: {what} is not supported by this backend")]
+    NotSupported {
+        /// The device ordinal.
+        device: usize,
+        /// The operation.
+        what: String,
+    },
 }
 
 impl RuntimeError {
@@ -154,6 +207,12 @@ impl RuntimeError {
             RuntimeError::NoBinaryForAgent { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+impl From<crate::device::KernargError> for RuntimeError {
+    fn from(e: crate::device::KernargError) -> Self {
+        RuntimeError::Arguments(Box::new(e))
     }
 }
 
@@ -335,7 +394,7 @@ pub struct Runtime {
     /// registration: choosing a backend may open ROCr and call `hsa_init`, which has no place
     /// in a host program's static constructors.
     agents: OnceCell<AgentsOrReason>,
-    discover: fn() -> AgentsOrReason,
+    discover: fn() -> Result<Agents, String>,
     options: RuntimeOptions,
     fat_binaries: IdMap<Arc<FatBinary>>,
     functions: PtrMap<Arc<RegisteredFunction>>,
@@ -347,11 +406,29 @@ pub struct Runtime {
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
 
+/// The agents of a runtime and, for those that run kernels, their device contexts.
+#[derive(Debug)]
+struct Agents {
+    agents: Vec<Arc<dyn Agent>>,
+    contexts: Vec<Option<Arc<DeviceContext>>>,
+}
+
+impl Agents {
+    fn new(agents: Vec<Arc<dyn Agent>>, devices: Vec<Option<Arc<dyn Device>>>) -> Agents {
+        let contexts = devices
+            .into_iter()
+            .enumerate()
+            .map(|(i, d)| d.map(|d| DeviceContext::new(i, d)))
+            .collect();
+        Agents { agents, contexts }
+    }
+}
+
 /// The agents of a runtime, or why it has none.
-type AgentsOrReason = Result<Vec<Arc<dyn Agent>>, String>;
+type AgentsOrReason = Result<Agents, String>;
 
 /// The agents named by the environment: `ROCLOAD_BACKEND` chooses ROCr's GPU agents or the
-/// software agent (`ROCLOAD_SOFT_ISA`, default gfx1030); see [`config::agents`].
+/// software agents (`ROCLOAD_SOFT_ISA`, default gfx1030); see [`config::agents`].
 ///
 /// # Errors
 /// Why no agent could be made (e.g. an invalid ISA in the environment).
@@ -361,10 +438,31 @@ pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, String> {
         .map_err(|e| e.to_string())
 }
 
+fn discover_from_env() -> Result<Agents, String> {
+    config::agents()
+        .map(|set| Agents::new(set.agents, set.devices))
+        .map_err(|e| e.to_string())
+}
+
 impl Runtime {
-    /// A runtime over `agents` (device `i` is `agents[i]`).
+    /// A runtime over `agents` (device `i` is `agents[i]`) that loads code but runs none.
     pub fn new(agents: Vec<Arc<dyn Agent>>, options: RuntimeOptions) -> Runtime {
-        let agents = if agents.is_empty() {
+        let devices = agents.iter().map(|_| None).collect();
+        Runtime::over(Agents::new(agents, devices), options)
+    }
+
+    /// A runtime over `devices` (device `i` is `devices[i]`) that loads and runs code.
+    pub fn with_devices(devices: Vec<Arc<dyn Device>>, options: RuntimeOptions) -> Runtime {
+        let agents = devices
+            .iter()
+            .map(|d| d.clone() as Arc<dyn Agent>)
+            .collect();
+        let devices = devices.into_iter().map(Some).collect();
+        Runtime::over(Agents::new(agents, devices), options)
+    }
+
+    fn over(agents: Agents, options: RuntimeOptions) -> Runtime {
+        let agents = if agents.agents.is_empty() {
             Err("the runtime was given no agents".to_string())
         } else {
             Ok(agents)
@@ -389,24 +487,76 @@ impl Runtime {
         GLOBAL.get_or_init(|| {
             let options = config::runtime_options();
             tracing::debug!(loading = ?options.loading, policy = %options.policy, "global runtime created; agents are chosen at first use");
-            Runtime { agents: OnceCell::new(), discover: agents_from_env, ..Runtime::new(Vec::new(), options) }
+            Runtime {
+                agents: OnceCell::new(),
+                discover: discover_from_env,
+                ..Runtime::new(Vec::new(), options)
+            }
         })
     }
 
-    /// The agents, discovered on the first call.
-    fn agent_list(&self) -> Result<&[Arc<dyn Agent>], &str> {
+    /// The agents and device contexts, discovered on the first call.
+    fn discovered(&self) -> Result<&Agents, &str> {
         self.agents
             .get_or_init(|| {
                 let found = (self.discover)();
                 match &found {
-                    Ok(agents) => tracing::debug!(agents = agents.len(), "agents chosen"),
+                    Ok(a) => tracing::debug!(agents = a.agents.len(), "agents chosen"),
                     Err(reason) => tracing::debug!(%reason, "no agent"),
                 }
                 found
             })
             .as_ref()
-            .map(Vec::as_slice)
             .map_err(String::as_str)
+    }
+
+    /// The agents, discovered on the first call.
+    fn agent_list(&self) -> Result<&[Arc<dyn Agent>], &str> {
+        self.discovered().map(|a| a.agents.as_slice())
+    }
+
+    /// Device `device`'s context, for launches, memory and streams.
+    ///
+    /// # Errors
+    /// [`RuntimeError::NoDevice`], [`RuntimeError::InvalidDevice`], or
+    /// [`RuntimeError::NotSupported`] when the device's backend cannot run kernels.
+    pub fn device(&self, device: i64) -> RuntimeResult<&Arc<DeviceContext>> {
+        let index = self.device_index(device)?;
+        let agents = self.discovered().map_err(|reason| RuntimeError::NoDevice {
+            reason: reason.to_string(),
+        })?;
+        agents.contexts[index]
+            .as_ref()
+            .ok_or_else(|| RuntimeError::NotSupported {
+                device: index,
+                what: "running kernels".into(),
+            })
+    }
+
+    /// Launches `kernel` with `config` and `args` on `stream` (default: the null stream of the
+    /// kernel's device).
+    ///
+    /// # Errors
+    /// A bad configuration or arguments, the device's sticky error, or a device failure.
+    pub fn launch(
+        &self,
+        kernel: &KernelRef,
+        config: &LaunchConfig,
+        args: ExplicitArgs<'_>,
+        stream: Option<&Stream>,
+    ) -> RuntimeResult<()> {
+        let stream = match stream {
+            Some(s) => s.clone(),
+            None => self
+                .device(kernel.loaded().device() as i64)?
+                .null_stream()?,
+        };
+        launch::launch(&stream, kernel, config, args)
+    }
+
+    /// Every device context (`None` where the backend cannot run kernels).
+    pub fn devices(&self) -> &[Option<Arc<DeviceContext>>] {
+        self.discovered().map_or(&[], |a| a.contexts.as_slice())
     }
 
     /// The agents, in device order.

@@ -159,7 +159,15 @@ impl Device for SoftAgent {
     }
 
     fn free(&self, base: u64) -> Result<Allocation, DeviceError> {
-        self.state.memory.free(&self.state.table, base, true)
+        // User memory goes to quarantine, so a use after free is caught; runtime-internal
+        // memory (kernarg segments, hostcall buffers) is released at once.
+        let quarantine = self.state.table.find(base).is_some_and(|a| {
+            matches!(
+                a.kind,
+                MemoryKind::Device | MemoryKind::PinnedHost | MemoryKind::Managed
+            )
+        });
+        self.state.memory.free(&self.state.table, base, quarantine)
     }
 
     fn register_host(&self, base: u64, size: u64) -> Result<Allocation, DeviceError> {

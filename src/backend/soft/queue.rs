@@ -19,8 +19,8 @@ use super::exec::Job;
 use super::State;
 use crate::device::aql::{self, DispatchPacket, Header, PacketType, PACKET_SIZE};
 use crate::device::{
-    Completion, Condition, DeviceError, DispatchReport, ExecutionError, KeepAlive, MemoryKind,
-    Queue, Signal,
+    Completion, Condition, DeviceError, DispatchReport, ExecutionError, HostWork, KeepAlive,
+    MemoryKind, Queue, Signal,
 };
 
 /// Packets in a queue's ring (clr asks ROCr for its maximum, usually 4096 or more).
@@ -35,8 +35,12 @@ const POLL: Duration = Duration::from_millis(50);
 struct Pending {
     label: String,
     _keep_alive: KeepAlive,
+    work: Option<HostWork>,
     on_complete: Box<dyn FnOnce(Completion) + Send>,
 }
+
+/// The agent-dispatch type the software queue uses for host work.
+const HOST_WORK: u16 = 0x8001;
 
 struct Shared {
     state: Arc<State>,
@@ -144,13 +148,12 @@ impl SoftQueue {
     }
 }
 
-impl Queue for SoftQueue {
-    fn submit(
+impl SoftQueue {
+    fn enqueue(
         &self,
         packet: [u8; PACKET_SIZE],
         header_word: u32,
-        keep_alive: KeepAlive,
-        on_complete: Box<dyn FnOnce(Completion) + Send>,
+        pending: Pending,
     ) -> Result<(), DeviceError> {
         let s = &self.shared;
         if s.shutdown.load(Ordering::Acquire) {
@@ -162,12 +165,7 @@ impl Queue for SoftQueue {
         while index - s.read_index.load(Ordering::Acquire) >= u64::from(QUEUE_PACKETS) {
             std::thread::sleep(Duration::from_micros(50));
         }
-        let label = describe(&packet);
-        s.pending.lock()[(index % u64::from(QUEUE_PACKETS)) as usize] = Some(Pending {
-            label,
-            _keep_alive: keep_alive,
-            on_complete,
-        });
+        s.pending.lock()[(index % u64::from(QUEUE_PACKETS)) as usize] = Some(pending);
         let slot = s.slot_address(index);
         // SAFETY: the slot is 64 bytes of the ring, which only this producer writes while its
         // header is INVALID (the processor has consumed the packet that was there: checked by
@@ -183,6 +181,51 @@ impl Queue for SoftQueue {
         s.write_index.store(index + 1, Ordering::Release);
         s.doorbell.store(index as i64);
         Ok(())
+    }
+}
+
+impl Queue for SoftQueue {
+    fn submit(
+        &self,
+        packet: [u8; PACKET_SIZE],
+        header_word: u32,
+        keep_alive: KeepAlive,
+        on_complete: Box<dyn FnOnce(Completion) + Send>,
+    ) -> Result<(), DeviceError> {
+        let label = describe(&packet);
+        self.enqueue(
+            packet,
+            header_word,
+            Pending {
+                label,
+                _keep_alive: keep_alive,
+                work: None,
+                on_complete,
+            },
+        )
+    }
+
+    fn submit_host_work(
+        &self,
+        work: HostWork,
+        completion_signal: u64,
+        on_complete: Box<dyn FnOnce(Completion) + Send>,
+    ) -> Result<(), DeviceError> {
+        let packet = aql::agent_dispatch_packet(HOST_WORK, completion_signal);
+        let header = aql::header_word(
+            Header::ordered(hsa_sys::HSA_PACKET_TYPE_AGENT_DISPATCH),
+            HOST_WORK,
+        );
+        self.enqueue(
+            packet,
+            header,
+            Pending {
+                label: "host work".into(),
+                _keep_alive: Vec::new(),
+                work: Some(work),
+                on_complete,
+            },
+        )
     }
 
     fn address(&self) -> u64 {
@@ -228,7 +271,7 @@ fn process(s: Arc<Shared>) {
             continue;
         }
         let slot = s.slot_address(index);
-        let pending = s.pending.lock()[(index % u64::from(QUEUE_PACKETS)) as usize].take();
+        let mut pending = s.pending.lock()[(index % u64::from(QUEUE_PACKETS)) as usize].take();
         let label = pending
             .as_ref()
             .map_or("packet", |p| p.label.as_str())
@@ -249,6 +292,24 @@ fn process(s: Arc<Shared>) {
                     unsafe { std::ptr::read(slot as *const aql::BarrierAndPacket) };
                 let signal = packet.completion_signal.handle;
                 (barrier(&s, &packet), signal)
+            }
+            PacketType::AgentDispatch => {
+                // SAFETY: the slot holds a published 64-byte packet; the completion signal is
+                // its last 8 bytes.
+                let signal = unsafe { std::ptr::read_unaligned((slot + 56) as *const u64) };
+                let work = pending.as_mut().and_then(|p| p.work.take());
+                let completion = match work {
+                    Some(work) => match work() {
+                        Ok(()) => Completion::Done(DispatchReport::default()),
+                        Err(e) => Completion::Failed(Arc::new(ExecutionError::Packet(format!(
+                            "{label}: {e}"
+                        )))),
+                    },
+                    None => Completion::Failed(Arc::new(ExecutionError::Packet(
+                        "agent dispatch packet without host work".into(),
+                    ))),
+                };
+                (completion, signal)
             }
             other => (
                 Completion::Failed(Arc::new(ExecutionError::Packet(format!(

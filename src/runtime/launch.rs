@@ -1,0 +1,177 @@
+//! Kernel launches: one path for every backend. A launch is checked against the kernel's
+//! metadata and the device's limits, its kernarg segment is laid out from the metadata and
+//! copied into a read-only device allocation, and a real AQL dispatch packet goes to the stream,
+//! holding the kernel's executable and the segment alive until it completes.
+//!
+//! Not for argument layout rules (the device layer's kernarg module) or for queues.
+
+use std::sync::Arc;
+
+use super::kernel::KernelRef;
+use super::stream::Stream;
+use super::{RuntimeError, RuntimeResult};
+use crate::device::aql::{self, DispatchFields, DispatchGeometry};
+use crate::device::{kernarg, Completion, Device, ExplicitArgs, HiddenValues, MemoryKind};
+
+/// Work-items per work-group no AMD processor exceeds.
+pub const MAX_BLOCK_SIZE: u64 = 1024;
+/// LDS bytes per work-group on gfx9 and gfx10 processors.
+pub const MAX_LDS: u64 = 64 * 1024;
+/// Scratch bytes per work-item given to kernels with a dynamic stack (recursion, calls through
+/// pointers whose stack use the compiler cannot bound), on top of their fixed private segment.
+pub const DYNAMIC_STACK_BYTES: u32 = 16 * 1024;
+
+/// How a kernel is launched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LaunchConfig {
+    /// Work-groups in x, y, z (`gridDim`).
+    pub grid: [u32; 3],
+    /// Work-items per work-group in x, y, z (`blockDim`).
+    pub block: [u32; 3],
+    /// Dynamic LDS bytes (`sharedMemBytes`).
+    pub dynamic_lds: u32,
+}
+
+/// A kernarg segment in device memory, freed when the dispatch that reads it is done.
+struct KernargSegment {
+    device: Arc<dyn Device>,
+    base: u64,
+}
+
+impl Drop for KernargSegment {
+    fn drop(&mut self) {
+        if let Err(e) = self.device.free(self.base) {
+            tracing::debug!(error = %e, "freeing a kernarg segment failed");
+        }
+    }
+}
+
+/// Checks `config` against the kernel and the device's limits.
+fn check(kernel: &KernelRef, config: &LaunchConfig) -> RuntimeResult<DispatchGeometry> {
+    let info = kernel.info();
+    let invalid = |m: String| Err(RuntimeError::InvalidConfiguration(m));
+    if config.grid.contains(&0) || config.block.contains(&0) {
+        return invalid(format!(
+            "grid {:?} and block {:?} must be at least 1 in every dimension",
+            config.grid, config.block
+        ));
+    }
+    let geometry = DispatchGeometry {
+        grid: config.grid,
+        block: config.block,
+    };
+    let limit = info.max_flat_workgroup_size.unwrap_or(MAX_BLOCK_SIZE);
+    if geometry.block_size() > limit {
+        return invalid(format!(
+            "block {:?} has {} work-items; kernel {} allows {limit}",
+            config.block,
+            geometry.block_size(),
+            info.name
+        ));
+    }
+    if geometry.grid_size().is_none() {
+        return invalid(format!(
+            "grid {:?} x block {:?} exceeds 2^32 work-items in a dimension",
+            config.grid, config.block
+        ));
+    }
+    let lds = info.group_segment_fixed_size + u64::from(config.dynamic_lds);
+    if lds > MAX_LDS {
+        return invalid(format!(
+            "kernel {} needs {lds} bytes of LDS ({} static + {} dynamic), more than {MAX_LDS}",
+            info.name, info.group_segment_fixed_size, config.dynamic_lds
+        ));
+    }
+    Ok(geometry)
+}
+
+/// Launches `kernel` on `stream` (which must belong to the kernel's device).
+///
+/// # Errors
+/// [`RuntimeError::InvalidConfiguration`], [`RuntimeError::Arguments`], the device's sticky
+/// error, or a device failure (allocation, submission).
+pub(crate) fn launch(
+    stream: &Stream,
+    kernel: &KernelRef,
+    config: &LaunchConfig,
+    args: ExplicitArgs<'_>,
+) -> RuntimeResult<()> {
+    let ctx = stream.context()?;
+    ctx.check_sticky()?;
+    if ctx.index() != kernel.loaded().device() {
+        return Err(RuntimeError::InvalidValue(format!(
+            "kernel {} is loaded on device {}, the stream belongs to device {}",
+            kernel.info().name,
+            kernel.loaded().device(),
+            ctx.index()
+        )));
+    }
+    let geometry = check(kernel, config)?;
+    let info = kernel.info();
+    let device = ctx.device().clone();
+    let (private_base, shared_base) = device.apertures();
+    let hidden = HiddenValues {
+        geometry: Some(geometry),
+        dynamic_lds_size: config.dynamic_lds,
+        queue_ptr: stream.queue_address(),
+        private_base,
+        shared_base,
+        ..Default::default()
+    };
+    let segment = kernarg::pack(info, args, &hidden)?;
+    let allocation = device
+        .allocate(segment.len() as u64, MemoryKind::Kernarg)
+        .map_err(|e| ctx.error("allocating a kernarg segment", e))?;
+    let guard = KernargSegment {
+        device: device.clone(),
+        base: allocation.base,
+    };
+    // SAFETY: the destination is the fresh kernarg allocation (checked by the device); the
+    // source is `segment`, a live host buffer of exactly that length.
+    unsafe {
+        device.copy(
+            allocation.base,
+            segment.as_ptr() as u64,
+            segment.len() as u64,
+        )
+    }
+    .map_err(|e| ctx.error("writing a kernarg segment", e))?;
+    let mut private = u32::try_from(info.private_segment_fixed_size).unwrap_or(u32::MAX);
+    if info.uses_dynamic_stack {
+        private = private.saturating_add(DYNAMIC_STACK_BYTES);
+    }
+    let packet = aql::dispatch_packet(&DispatchFields {
+        geometry,
+        private_segment_size: private,
+        group_segment_size: (info.group_segment_fixed_size + u64::from(config.dynamic_lds)) as u32,
+        kernel_object: kernel.descriptor_address(),
+        kernarg_address: allocation.base,
+        completion_signal: 0,
+    });
+    let name = info.demangled.clone().unwrap_or_else(|| info.name.clone());
+    tracing::debug!(
+        kernel = %name,
+        device = ctx.index(),
+        stream = stream.id(),
+        grid = ?config.grid,
+        block = ?config.block,
+        dynamic_lds = config.dynamic_lds,
+        kernarg = format_args!("{:#x}", allocation.base),
+        "launch"
+    );
+    let keep_alive: crate::device::KeepAlive =
+        vec![Box::new(kernel.loaded().clone()), Box::new(guard)];
+    stream.dispatch(
+        packet,
+        keep_alive,
+        Box::new(move |c| match c {
+            Completion::Done(report) => tracing::debug!(
+                kernel = %name,
+                duration = ?report.duration,
+                instructions = report.instructions,
+                "kernel completed"
+            ),
+            Completion::Failed(e) => tracing::debug!(kernel = %name, error = %e, "kernel failed"),
+        }),
+    )
+}

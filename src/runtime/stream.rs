@@ -1,0 +1,374 @@
+//! Streams and events: in-order sequences of work on one device, over the device's AQL queues.
+//!
+//! Every step a stream takes (a dispatch, a copy, a host callback, an event's timestamp) gets a
+//! completion signal; the stream remembers the last one, so waiting for a stream is waiting for
+//! that signal, and another stream waits for it with a barrier-AND packet. HIP's legacy null
+//! stream is a stream like the others plus two rules, applied when work is submitted: null-stream
+//! work first waits for every blocking stream's last step, and blocking-stream work first waits
+//! for the null stream's last step (streams made with `hipStreamNonBlocking` skip both).
+//!
+//! Failures of a step (a kernel fault, a failed copy) are recorded on the device, sticky, as
+//! HIP does. Not for forming packets (the launch module does) or for memory (the device does).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::device::DeviceContext;
+use super::{RuntimeError, RuntimeResult};
+use crate::device::aql::{self, Header};
+use crate::device::{Completion, Condition, DeviceError, HostWork, KeepAlive, Queue, SignalHandle};
+
+/// How long a synchronisation waits before it reports a timeout instead of hanging.
+pub const SYNC_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Whether a stream synchronises with the null stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamKind {
+    /// The device's null (default) stream.
+    Null,
+    /// `hipStreamDefault`: synchronises with the null stream.
+    Blocking,
+    /// `hipStreamNonBlocking`: does not.
+    NonBlocking,
+}
+
+#[derive(Debug)]
+pub(crate) struct StreamInner {
+    pub(crate) id: u64,
+    pub(crate) device: Weak<DeviceContext>,
+    pub(crate) queue: Arc<dyn Queue>,
+    pub(crate) kind: StreamKind,
+    pub(crate) priority: i32,
+    /// The completion signal of the last step submitted, and whether it is known complete.
+    last: Mutex<Option<SignalHandle>>,
+    /// Serialises submissions, so the null-stream rules see a consistent "last".
+    submit: Mutex<()>,
+}
+
+/// A stream of one device. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Stream(pub(crate) Arc<StreamInner>);
+
+static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
+
+impl Stream {
+    pub(crate) fn new(
+        device: &Arc<DeviceContext>,
+        kind: StreamKind,
+        priority: i32,
+    ) -> RuntimeResult<Stream> {
+        let queue = device
+            .device()
+            .create_queue()
+            .map_err(|e| device.error("creating a queue", e))?;
+        Ok(Stream(Arc::new(StreamInner {
+            id: NEXT_STREAM.fetch_add(1, Ordering::Relaxed),
+            device: Arc::downgrade(device),
+            queue,
+            kind,
+            priority,
+            last: Mutex::new(None),
+            submit: Mutex::new(()),
+        })))
+    }
+
+    /// A number identifying the stream in logs.
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    /// Null, blocking or non-blocking.
+    pub fn kind(&self) -> StreamKind {
+        self.0.kind
+    }
+
+    /// The priority it was created with.
+    pub fn priority(&self) -> i32 {
+        self.0.priority
+    }
+
+    /// The device ordinal.
+    pub fn device_index(&self) -> RuntimeResult<usize> {
+        Ok(self.context()?.index())
+    }
+
+    pub(crate) fn context(&self) -> RuntimeResult<Arc<DeviceContext>> {
+        self.0.device.upgrade().ok_or(RuntimeError::InvalidValue(
+            "the stream's device was reset".into(),
+        ))
+    }
+
+    /// The `hsa_queue_t` the stream submits to.
+    pub fn queue_address(&self) -> u64 {
+        self.0.queue.address()
+    }
+
+    /// The signals this stream's next step must wait for, by the null-stream rules.
+    fn implicit_waits(&self, ctx: &DeviceContext) -> Vec<SignalHandle> {
+        match self.0.kind {
+            StreamKind::NonBlocking => Vec::new(),
+            StreamKind::Blocking => ctx
+                .null_stream_if_created()
+                .and_then(|n| n.pending_signal())
+                .into_iter()
+                .collect(),
+            StreamKind::Null => ctx
+                .blocking_streams()
+                .iter()
+                .filter(|s| s.0.id != self.0.id)
+                .filter_map(Stream::pending_signal)
+                .collect(),
+        }
+    }
+
+    /// The last step's signal, if it has not completed yet.
+    fn pending_signal(&self) -> Option<SignalHandle> {
+        let last = self.0.last.lock();
+        last.as_ref().filter(|s| s.signal.load() > 0).cloned()
+    }
+
+    /// Submits one step: waits required by the null-stream rules first (barrier packets), then
+    /// the step itself through `submit`, given a fresh completion signal.
+    fn step(
+        &self,
+        what: &'static str,
+        submit: impl FnOnce(
+            &dyn Queue,
+            u64,
+            Box<dyn FnOnce(Completion) + Send>,
+        ) -> Result<(), DeviceError>,
+    ) -> RuntimeResult<()> {
+        let ctx = self.context()?;
+        ctx.check_sticky()?;
+        let _serial = self.0.submit.lock();
+        let waits = self.implicit_waits(&ctx);
+        self.wait_signals(&ctx, &waits)?;
+        let signal = ctx.device().create_signal(1);
+        let recorder = Arc::downgrade(&ctx);
+        let on_complete: Box<dyn FnOnce(Completion) + Send> = Box::new(move |c| {
+            if let Completion::Failed(e) = c {
+                if let Some(ctx) = recorder.upgrade() {
+                    ctx.record_failure(e);
+                }
+            }
+        });
+        submit(&*self.0.queue, signal.handle, on_complete).map_err(|e| ctx.error(what, e))?;
+        *self.0.last.lock() = Some(signal);
+        Ok(())
+    }
+
+    /// Barrier packets waiting for `signals` (five per packet).
+    fn wait_signals(&self, ctx: &DeviceContext, signals: &[SignalHandle]) -> RuntimeResult<()> {
+        for chunk in signals.chunks(5) {
+            let handles: Vec<u64> = chunk.iter().map(|s| s.handle).collect();
+            let packet = aql::barrier_and_packet(&handles, 0);
+            // SAFETY: a barrier-AND packet is 64 bytes of plain data.
+            let bytes: [u8; aql::PACKET_SIZE] = unsafe { std::mem::transmute(packet) };
+            let header = aql::header_word(Header::ordered(hsa_sys::HSA_PACKET_TYPE_BARRIER_AND), 0);
+            // The barrier keeps the signals it waits on alive until it is done.
+            let keep: KeepAlive = chunk
+                .iter()
+                .map(|s| Box::new(s.clone()) as Box<dyn std::any::Any + Send + Sync>)
+                .collect();
+            self.0
+                .queue
+                .submit(bytes, header, keep, Box::new(|_| {}))
+                .map_err(|e| ctx.error("submitting a barrier", e))?;
+        }
+        Ok(())
+    }
+
+    /// Submits a dispatch packet (its header word published last) with what it keeps alive.
+    pub(crate) fn dispatch(
+        &self,
+        mut packet: aql::DispatchPacket,
+        keep_alive: KeepAlive,
+        on_done: Box<dyn FnOnce(&Completion) + Send>,
+    ) -> RuntimeResult<()> {
+        self.step("submitting a dispatch", |queue, signal, on_complete| {
+            packet.completion_signal.handle = signal;
+            let setup = packet.setup;
+            // SAFETY: a dispatch packet is 64 bytes of plain data (the kernarg pointer is an
+            // address).
+            let bytes: [u8; aql::PACKET_SIZE] = unsafe { std::mem::transmute(packet) };
+            let header = aql::header_word(
+                Header::ordered(hsa_sys::HSA_PACKET_TYPE_KERNEL_DISPATCH),
+                setup,
+            );
+            queue.submit(
+                bytes,
+                header,
+                keep_alive,
+                Box::new(move |c| {
+                    on_done(&c);
+                    on_complete(c)
+                }),
+            )
+        })
+    }
+
+    /// Runs `work` on the host in stream order (copies, fills, callbacks, event timestamps).
+    pub(crate) fn host_work(&self, what: &'static str, work: HostWork) -> RuntimeResult<()> {
+        self.step(what, |queue, signal, on_complete| {
+            queue.submit_host_work(work, signal, on_complete)
+        })
+    }
+
+    /// Makes this stream wait (on the device) for `signal`.
+    pub(crate) fn wait_for(&self, signal: &SignalHandle) -> RuntimeResult<()> {
+        let ctx = self.context()?;
+        let _serial = self.0.submit.lock();
+        self.wait_signals(&ctx, std::slice::from_ref(signal))
+    }
+
+    /// The last step's signal (complete or not).
+    pub(crate) fn last_signal(&self) -> Option<SignalHandle> {
+        self.0.last.lock().clone()
+    }
+
+    /// Whether every step submitted so far has completed (`hipStreamQuery`).
+    pub fn is_idle(&self) -> bool {
+        self.pending_signal().is_none()
+    }
+
+    /// Waits for every step submitted so far (`hipStreamSynchronize`), then reports the
+    /// device's sticky error, if any.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Timeout`] after [`SYNC_TIMEOUT`]; the sticky error of a failed step.
+    pub fn synchronize(&self) -> RuntimeResult<()> {
+        let ctx = self.context()?;
+        if let Some(last) = self.last_signal() {
+            let start = Instant::now();
+            let (_, done) = last.signal.wait(Condition::Lt, 1, Some(SYNC_TIMEOUT));
+            if !done {
+                return Err(RuntimeError::Timeout {
+                    what: format!("stream {}", self.id()),
+                    waited: start.elapsed(),
+                });
+            }
+        }
+        ctx.check_sticky()
+    }
+}
+
+/// An event: a point in a stream, with the time it was reached.
+#[derive(Debug, Clone)]
+pub struct Event(Arc<EventInner>);
+
+#[derive(Debug)]
+struct EventInner {
+    timing: bool,
+    state: Mutex<EventState>,
+}
+
+#[derive(Debug, Default)]
+struct EventState {
+    signal: Option<SignalHandle>,
+    time: Arc<Mutex<Option<Instant>>>,
+}
+
+impl Event {
+    /// A new event; `timing` false is `hipEventDisableTiming`.
+    pub fn new(timing: bool) -> Event {
+        Event(Arc::new(EventInner {
+            timing,
+            state: Mutex::new(EventState::default()),
+        }))
+    }
+
+    /// Records the event at the current end of `stream` (`hipEventRecord`).
+    ///
+    /// # Errors
+    /// The stream's submission errors.
+    pub fn record(&self, stream: &Stream) -> RuntimeResult<()> {
+        let time = Arc::new(Mutex::new(None));
+        let stamp = time.clone();
+        stream.host_work(
+            "recording an event",
+            Box::new(move || {
+                *stamp.lock() = Some(Instant::now());
+                Ok(())
+            }),
+        )?;
+        let mut state = self.0.state.lock();
+        state.signal = stream.last_signal();
+        state.time = time;
+        Ok(())
+    }
+
+    /// Whether the event was recorded and reached (`hipEventQuery`); an event never recorded
+    /// counts as reached, as in HIP.
+    pub fn is_complete(&self) -> bool {
+        self.0
+            .state
+            .lock()
+            .signal
+            .as_ref()
+            .is_none_or(|s| s.signal.load() < 1)
+    }
+
+    /// Waits until the event is reached (`hipEventSynchronize`).
+    ///
+    /// # Errors
+    /// [`RuntimeError::Timeout`].
+    pub fn synchronize(&self) -> RuntimeResult<()> {
+        let signal = self.0.state.lock().signal.clone();
+        if let Some(s) = signal {
+            let start = Instant::now();
+            if !s.signal.wait(Condition::Lt, 1, Some(SYNC_TIMEOUT)).1 {
+                return Err(RuntimeError::Timeout {
+                    what: "event".into(),
+                    waited: start.elapsed(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes `stream` wait for this event (`hipStreamWaitEvent`); nothing to wait for if the
+    /// event was never recorded.
+    ///
+    /// # Errors
+    /// The stream's submission errors.
+    pub fn make_wait(&self, stream: &Stream) -> RuntimeResult<()> {
+        let signal = self.0.state.lock().signal.clone();
+        match signal {
+            Some(s) => stream.wait_for(&s),
+            None => Ok(()),
+        }
+    }
+
+    /// Milliseconds from `start` to `self` (`hipEventElapsedTime`).
+    ///
+    /// # Errors
+    /// [`RuntimeError::NotReady`] if either was not reached yet, [`RuntimeError::InvalidValue`]
+    /// when either was created without timing or never recorded.
+    pub fn elapsed_ms(&self, start: &Event) -> RuntimeResult<f32> {
+        if !self.0.timing || !start.0.timing {
+            return Err(RuntimeError::InvalidValue(
+                "an event created with hipEventDisableTiming has no time".into(),
+            ));
+        }
+        let time = |e: &Event| -> RuntimeResult<Instant> {
+            let state = e.0.state.lock();
+            if state.signal.is_none() {
+                return Err(RuntimeError::InvalidValue(
+                    "event was never recorded".into(),
+                ));
+            }
+            let t = *state.time.lock();
+            t.ok_or(RuntimeError::NotReady)
+        };
+        let (a, b) = (time(start)?, time(self)?);
+        let ms = if b >= a {
+            (b - a).as_secs_f64() * 1e3
+        } else {
+            -((a - b).as_secs_f64() * 1e3)
+        };
+        Ok(ms as f32)
+    }
+}
