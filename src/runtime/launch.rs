@@ -175,3 +175,172 @@ pub(crate) fn launch(
         }),
     )
 }
+
+/// One typed kernel argument: its bytes, its alignment, and whether it is a device pointer.
+#[derive(Debug, Clone)]
+pub struct ArgValue {
+    bytes: Vec<u8>,
+    align: usize,
+    pointer: bool,
+}
+
+/// A value that can be passed to a kernel.
+pub trait KernelArg {
+    /// The argument as the kernarg segment holds it.
+    fn to_arg(&self) -> ArgValue;
+}
+
+macro_rules! scalar_arg {
+    ($($t:ty),*) => { $(
+        impl KernelArg for $t {
+            fn to_arg(&self) -> ArgValue {
+                ArgValue {
+                    bytes: self.to_le_bytes().to_vec(),
+                    align: std::mem::align_of::<$t>(),
+                    pointer: false,
+                }
+            }
+        }
+    )* };
+}
+scalar_arg!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+impl<T: super::buffer::DeviceCopy> KernelArg for &super::buffer::DeviceBuffer<T> {
+    fn to_arg(&self) -> ArgValue {
+        DevicePtr(self.address()).to_arg()
+    }
+}
+
+impl<T: super::buffer::DeviceCopy> KernelArg for &mut super::buffer::DeviceBuffer<T> {
+    fn to_arg(&self) -> ArgValue {
+        DevicePtr(self.address()).to_arg()
+    }
+}
+
+/// A raw device address passed as a pointer argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DevicePtr(pub u64);
+
+impl KernelArg for DevicePtr {
+    fn to_arg(&self) -> ArgValue {
+        ArgValue {
+            bytes: self.0.to_le_bytes().to_vec(),
+            align: 8,
+            pointer: true,
+        }
+    }
+}
+
+/// Builds one launch of a kernel with typed arguments, checked against the kernel's metadata
+/// (count, size, alignment, pointer or value) before anything is submitted.
+#[derive(Debug)]
+pub struct LaunchBuilder<'k> {
+    kernel: &'k KernelRef,
+    config: LaunchConfig,
+    stream: Option<Stream>,
+    args: Vec<ArgValue>,
+}
+
+impl KernelRef {
+    /// Starts a launch: one work-group of one work-item until [`grid`](LaunchBuilder::grid)
+    /// and [`block`](LaunchBuilder::block) say otherwise.
+    pub fn launch(&self) -> LaunchBuilder<'_> {
+        LaunchBuilder {
+            kernel: self,
+            config: LaunchConfig {
+                grid: [1, 1, 1],
+                block: [1, 1, 1],
+                dynamic_lds: 0,
+            },
+            stream: None,
+            args: Vec::new(),
+        }
+    }
+}
+
+impl LaunchBuilder<'_> {
+    /// Work-groups in x, y, z.
+    pub fn grid(mut self, grid: [u32; 3]) -> Self {
+        self.config.grid = grid;
+        self
+    }
+
+    /// Work-items per work-group in x, y, z.
+    pub fn block(mut self, block: [u32; 3]) -> Self {
+        self.config.block = block;
+        self
+    }
+
+    /// Dynamic LDS bytes.
+    pub fn shared_bytes(mut self, bytes: u32) -> Self {
+        self.config.dynamic_lds = bytes;
+        self
+    }
+
+    /// The stream (default: the null stream of the kernel's device).
+    pub fn stream(mut self, stream: &Stream) -> Self {
+        self.stream = Some(stream.clone());
+        self
+    }
+
+    /// The next explicit argument.
+    pub fn arg(mut self, value: impl KernelArg) -> Self {
+        self.args.push(value.to_arg());
+        self
+    }
+
+    /// Checks the arguments against the metadata and submits the launch.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidValue`] naming the first argument that does not fit, or any
+    /// launch error.
+    pub fn submit(self, runtime: &super::Runtime) -> RuntimeResult<()> {
+        let info = self.kernel.info();
+        let expected: Vec<_> = kernarg::explicit_args(info).collect();
+        if expected.len() != self.args.len() {
+            return Err(RuntimeError::InvalidValue(format!(
+                "kernel {} takes {} argument(s), {} given",
+                info.name,
+                expected.len(),
+                self.args.len()
+            )));
+        }
+        for (i, (meta, given)) in expected.iter().zip(&self.args).enumerate() {
+            let name = meta.name.as_deref().unwrap_or("?");
+            let wants_pointer = meta.value_kind == "global_buffer";
+            let problem = if given.bytes.len() as u64 != meta.size {
+                Some(format!(
+                    "is {} bytes, {} given",
+                    meta.size,
+                    given.bytes.len()
+                ))
+            } else if meta.offset % given.align as u64 != 0 {
+                Some(format!(
+                    "sits at offset {}, not aligned for a {}-byte-aligned value",
+                    meta.offset, given.align
+                ))
+            } else if wants_pointer != given.pointer {
+                Some(if wants_pointer {
+                    "is a device pointer; pass a DeviceBuffer or DevicePtr".to_owned()
+                } else {
+                    format!("is a {} value, not a pointer", meta.value_kind)
+                })
+            } else {
+                None
+            };
+            if let Some(p) = problem {
+                return Err(RuntimeError::InvalidValue(format!(
+                    "kernel {}: argument {i} ({name}) {p}",
+                    info.name
+                )));
+            }
+        }
+        let values: Vec<&[u8]> = self.args.iter().map(|a| a.bytes.as_slice()).collect();
+        runtime.launch(
+            self.kernel,
+            &self.config,
+            ExplicitArgs::Values(&values),
+            self.stream.as_ref(),
+        )
+    }
+}

@@ -32,6 +32,7 @@ use crate::device::{Device, ExplicitArgs};
 use crate::loader::{Agent, LoadedSymbol, SymbolClass};
 use crate::target::Policy;
 
+pub mod buffer;
 pub mod config;
 mod device;
 pub mod fat_binary;
@@ -40,10 +41,14 @@ mod launch;
 mod memory;
 pub mod stream;
 
+pub use buffer::{DeviceBuffer, DeviceCopy};
 pub use device::DeviceContext;
 pub use fat_binary::FatBinary;
 pub use kernel::{KernelRef, LoadedFatBinary};
-pub use launch::{LaunchConfig, DYNAMIC_STACK_BYTES, MAX_BLOCK_SIZE, MAX_LDS};
+pub use launch::{
+    ArgValue, DevicePtr, KernelArg, LaunchBuilder, LaunchConfig, DYNAMIC_STACK_BYTES,
+    MAX_BLOCK_SIZE, MAX_LDS,
+};
 pub use memory::PointerInfo;
 pub use stream::{Event, Stream, StreamKind};
 
