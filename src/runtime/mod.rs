@@ -36,6 +36,7 @@ pub mod buffer;
 pub mod config;
 mod device;
 pub mod fat_binary;
+pub mod hostcall;
 mod kernel;
 mod launch;
 mod memory;
