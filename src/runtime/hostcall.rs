@@ -444,7 +444,7 @@ mod tests {
         let bytes = message(&[
             fmt,
             &(-7i64 as u64).to_le_bytes(),
-            &-1234.5678f64.to_bits().to_le_bytes(),
+            &(-1234.5678f64).to_bits().to_le_bytes(),
             b"hi\0",
             &0x1234u64.to_le_bytes(),
             &255u64.to_le_bytes(),
