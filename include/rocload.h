@@ -92,6 +92,88 @@ size_t rocload_last_error_message(char* buf, size_t len);
  *   stats: out, must not be NULL. */
 int rocload_stats(rocload_stats_t* stats);
 
+/* ---------------------------------------------------------------- tool hooks
+ *
+ * Instrumentation tools register callbacks to see code objects arrive and leave and kernels
+ * dispatched and completed. A tool is either linked/preloaded into the program and calls
+ * rocload_tool_register itself (from a constructor, say), or is named in ROCLOAD_TOOLS
+ * (`:`-separated paths; `rocload run --tool LIB` sets it): librocload.so dlopens it at the
+ * first HIP call and calls its `int rocload_tool_init(void)` if it has one.
+ *
+ * Callbacks run on runtime threads (loads on the thread that caused them, dispatch_begin on
+ * the launching thread before the packet is submitted, dispatch_end on the queue's thread)
+ * and must be thread-safe and quick. Everything passed to a callback, strings included, is
+ * valid for the duration of the call only. Code-object callbacks are delivered one at a time,
+ * in order; a tool registered late first gets code_object_loaded for everything loaded. */
+
+#define ROCLOAD_SYMBOL_KERNEL 0
+#define ROCLOAD_SYMBOL_FUNCTION 1
+#define ROCLOAD_SYMBOL_VARIABLE 2
+
+typedef struct rocload_symbol_t {
+    const char* name;           /* raw name; kernels without ".kd" */
+    const char* demangled_name; /* NULL when name is not mangled */
+    int kind;                   /* ROCLOAD_SYMBOL_* */
+    uint64_t address;           /* device address; a kernel's descriptor (kernel_object) */
+    uint64_t size;              /* bytes */
+    uint64_t code_address;      /* a kernel's first instruction; 0 otherwise */
+} rocload_symbol_t;
+
+typedef struct rocload_code_object_t {
+    uint64_t id;         /* never reused; shared by the load and unload callbacks */
+    int device;
+    const char* uri;     /* file://PATH#offset=N&size=M or memory://PID#offset=0xADDR&size=N */
+    uint64_t load_base;  /* the loaded image on the device */
+    uint64_t load_size;
+    uint64_t load_delta; /* device address = ELF symbol value + load_delta */
+    const rocload_symbol_t* symbols; /* kernels, device functions and variables it defines */
+    size_t symbol_count;
+} rocload_code_object_t;
+
+typedef struct rocload_dispatch_t {
+    uint64_t id;             /* never reused; dispatch_end carries the same value */
+    int device;
+    uint64_t stream;         /* the stream's id (compare only) */
+    const char* kernel_name; /* raw name */
+    const char* demangled_name; /* NULL when not mangled */
+    uint64_t kernel_object;  /* the kernel descriptor's address */
+    uint64_t code_address;   /* first instruction, 0 if unknown */
+    uint32_t grid[3];        /* work-groups */
+    uint32_t block[3];       /* work-items per work-group */
+    uint32_t dynamic_lds;    /* bytes */
+    uint64_t kernarg;        /* kernarg segment address */
+} rocload_dispatch_t;
+
+typedef struct rocload_dispatch_result_t {
+    int status;            /* hipSuccess, or hipErrorLaunchFailure (fault, trap, never ran) */
+    uint64_t duration_ns;  /* execution time */
+    uint64_t instructions; /* wave instructions executed (software agent; 0 on ROCr) */
+    uint64_t waves;        /* waves run (software agent; 0 on ROCr) */
+    const char* error;     /* what went wrong, or NULL */
+} rocload_dispatch_result_t;
+
+typedef struct rocload_tool_t {
+    size_t struct_size;  /* sizeof(rocload_tool_t): later fields may be added */
+    void* user_data;     /* passed to every callback */
+    /* Any callback may be NULL. */
+    void (*code_object_loaded)(const rocload_code_object_t* code_object, void* user_data);
+    void (*code_object_unloaded)(const rocload_code_object_t* code_object, void* user_data);
+    void (*dispatch_begin)(const rocload_dispatch_t* dispatch, void* user_data);
+    void (*dispatch_end)(const rocload_dispatch_t* dispatch,
+                         const rocload_dispatch_result_t* result, void* user_data);
+} rocload_tool_t;
+
+/* Registers a tool (the struct is copied). Before this returns, code_object_loaded is called
+ * for every code object loaded now.
+ *   tool: in, must not be NULL; struct_size must be set.
+ *   id:   out, may be NULL; for rocload_tool_unregister.
+ * Returns hipSuccess or hipErrorInvalidValue. */
+int rocload_tool_register(const rocload_tool_t* tool, uint64_t* id);
+
+/* Unregisters a tool: no callback starts after this returns.
+ * Returns hipSuccess or hipErrorInvalidHandle. */
+int rocload_tool_unregister(uint64_t id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,10 @@
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 mod handles;
+// Symbol versions of Debian's libamdhip64.so.5 for the HIP entry points (see build.rs).
+#[cfg(rocload_symver)]
+include!(concat!(env!("OUT_DIR"), "/symver.rs"));
+mod tools;
 pub mod types;
 
 #[cfg(test)]
@@ -123,11 +127,14 @@ fn call_void(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) {
     let _ = call(op, f);
 }
 
-/// The process-wide runtime; the first call also sets up logging (`ROCLOAD_LOG`).
+/// The process-wide runtime; the first call also sets up logging (`ROCLOAD_LOG`) and loads
+/// the tool libraries of `ROCLOAD_TOOLS`.
 fn runtime() -> &'static Runtime {
     static LOGGING: std::sync::Once = std::sync::Once::new();
     LOGGING.call_once(init_logging);
-    Runtime::global()
+    let rt = Runtime::global();
+    tools::load_tool_libraries();
+    rt
 }
 
 fn current_device() -> i64 {

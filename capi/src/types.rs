@@ -38,6 +38,8 @@ pub const hipErrorFileNotFound: hipError_t = 301;
 pub const hipErrorSharedObjectInitFailed: hipError_t = 303;
 /// `hipErrorInvalidHandle`.
 pub const hipErrorInvalidHandle: hipError_t = 400;
+/// `hipErrorLaunchFailure`.
+pub const hipErrorLaunchFailure: hipError_t = 719;
 /// `hipErrorNotFound`.
 pub const hipErrorNotFound: hipError_t = 500;
 /// `hipErrorMissingConfiguration`.

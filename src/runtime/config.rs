@@ -10,6 +10,7 @@
 //! | `ROCLOAD_OVERRIDE_GFX_VERSION` | [`backend_config`], [`soft_agent_isa`] | ISA override |
 //! | `ROCLOAD_ISA_POLICY` | [`policy`], [`runtime_options`] | `strict` (default) or `extended` |
 //! | `ROCLOAD_LOADING` | [`runtime_options`] | `lazy` (default) or `eager` |
+//! | `ROCLOAD_TOOLS` | [`tool_libraries`] | tool libraries librocload.so loads (`:`-separated) |
 //!
 //! `ROCLOAD_LOG` (the log filter) is read by the programs that install a log subscriber (the
 //! `rocload` tool and `librocload.so`), not by the library.
@@ -30,6 +31,22 @@ pub use hsa_sys::LIBRARY_ENV as HSA_LIBRARY_ENV;
 pub const SOFT_ISA_ENV: &str = "ROCLOAD_SOFT_ISA";
 /// Environment variable choosing when fat binaries are loaded: `lazy` (default) or `eager`.
 pub const LOADING_ENV: &str = "ROCLOAD_LOADING";
+
+/// Environment variable naming tool libraries to load at the first HIP call, `:`-separated
+/// (what `rocload run --tool` sets).
+pub const TOOLS_ENV: &str = "ROCLOAD_TOOLS";
+
+/// The tool libraries named by `ROCLOAD_TOOLS`, in order; empty entries are skipped.
+pub fn tool_libraries() -> Vec<String> {
+    std::env::var(TOOLS_ENV)
+        .map(|v| {
+            v.split(':')
+                .filter(|p| !p.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// A variable that cannot be used.
 #[derive(Debug, thiserror::Error)]

@@ -11,6 +11,7 @@ use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
 
 use super::stream::{Stream, StreamKind};
+use super::tools::Tools;
 use super::{RuntimeError, RuntimeResult};
 use crate::device::{Device, DeviceError, ExecutionError};
 
@@ -22,22 +23,33 @@ pub struct DeviceContext {
     null_stream: OnceCell<Stream>,
     streams: Mutex<Vec<Weak<super::stream::StreamInner>>>,
     sticky: Mutex<Option<Arc<ExecutionError>>>,
+    tools: Arc<Tools>,
 }
 
 impl DeviceContext {
-    pub(crate) fn new(index: usize, device: Arc<dyn Device>) -> Arc<DeviceContext> {
+    pub(crate) fn new(
+        index: usize,
+        device: Arc<dyn Device>,
+        tools: Arc<Tools>,
+    ) -> Arc<DeviceContext> {
         Arc::new(DeviceContext {
             index,
             device,
             null_stream: OnceCell::new(),
             streams: Mutex::new(Vec::new()),
             sticky: Mutex::new(None),
+            tools,
         })
     }
 
     /// The device ordinal.
     pub fn index(&self) -> usize {
         self.index
+    }
+
+    /// The runtime's instrumentation hooks.
+    pub(crate) fn tools(&self) -> &Arc<Tools> {
+        &self.tools
     }
 
     /// The backend's device.

@@ -29,6 +29,7 @@ use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, RwLock};
 
 use super::kernel::LoadedFatBinary;
+use super::tools::Tools;
 use super::{RuntimeError, RuntimeOptions, RuntimeResult, Stats};
 use crate::container::{read_containers, Bundle, Container, EntryInfo};
 use crate::loader::fat_binary::{first_loadable, EntryRefusal};
@@ -272,6 +273,7 @@ impl FatBinary {
         agents: &[Arc<dyn Agent>],
         options: &RuntimeOptions,
         stats: &Stats,
+        tools: &Arc<Tools>,
     ) -> RuntimeResult<Arc<LoadedFatBinary>> {
         let cell = self
             .cells(agents.len())
@@ -283,7 +285,7 @@ impl FatBinary {
         cell.get_or_init(|| {
             let agent = &agents[device];
             let _span = tracing::debug_span!("first use", fat_binary = self.id, agent = %agent.isa().isa_name()).entered();
-            let mut result = self.load_on(device, agent, agents, options, stats);
+            let mut result = self.load_on(device, agent, agents, options, stats, tools);
             if result.is_err() && !*self.alive.read() {
                 // Unregistered while this first use read it: whatever failed, the cause is that.
                 result = Err(self.unregistered());
@@ -310,6 +312,7 @@ impl FatBinary {
         agents: &[Arc<dyn Agent>],
         options: &RuntimeOptions,
         stats: &Stats,
+        tools: &Arc<Tools>,
     ) -> RuntimeResult<Arc<LoadedFatBinary>> {
         let prepared = self.prepared(agents, options, stats)?;
         let mut modules = Vec::with_capacity(prepared.containers.len());
@@ -321,7 +324,7 @@ impl FatBinary {
         let executable = linker
             .link(agent, &modules)
             .map_err(|e| self.load_error(e.into()))?;
-        let loaded = Arc::new(LoadedFatBinary::new(self.id, device, executable));
+        let loaded = Arc::new(LoadedFatBinary::new(self.id, device, executable, tools));
         let mut managed = self.managed.lock();
         for (name, address, _) in &managed.vars {
             write_managed_pointer(&loaded, name, *address);

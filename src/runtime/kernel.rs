@@ -10,6 +10,8 @@ use std::sync::Arc;
 use crate::code_object::KernelInfo;
 use crate::loader::Executable;
 
+use super::tools::Tools;
+
 /// A kernel as placed on the agent: which module's kernel, and its addresses.
 #[derive(Debug, Clone, Copy)]
 struct PlacedKernel {
@@ -27,10 +29,25 @@ pub struct LoadedFatBinary {
     executable: Executable,
     kernels: Vec<PlacedKernel>,
     by_name: HashMap<Box<str>, usize>,
+    /// Told when this is dropped (the code leaves the device).
+    tools: Arc<Tools>,
+    /// The tools' ids of its code objects.
+    tool_events: Vec<u64>,
+}
+
+impl Drop for LoadedFatBinary {
+    fn drop(&mut self) {
+        self.tools.unloaded(&self.tool_events);
+    }
 }
 
 impl LoadedFatBinary {
-    pub(crate) fn new(fat_binary: u64, device: usize, executable: Executable) -> LoadedFatBinary {
+    pub(crate) fn new(
+        fat_binary: u64,
+        device: usize,
+        executable: Executable,
+        tools: &Arc<Tools>,
+    ) -> LoadedFatBinary {
         let mut kernels = Vec::new();
         for (code_object, lco) in executable.code_objects().iter().enumerate() {
             for (kernel, k) in lco.module.kernels().iter().enumerate() {
@@ -42,12 +59,15 @@ impl LoadedFatBinary {
                 });
             }
         }
+        let tool_events = tools.loaded(device, &executable);
         let mut loaded = LoadedFatBinary {
             fat_binary,
             device,
             executable,
             kernels,
             by_name: HashMap::new(),
+            tool_events,
+            tools: tools.clone(),
         };
         let mut by_name = HashMap::with_capacity(loaded.kernels.len() * 2);
         for i in 0..loaded.kernels.len() {

@@ -9,9 +9,12 @@ use std::sync::Arc;
 
 use super::kernel::KernelRef;
 use super::stream::Stream;
+use super::tools::{DispatchEvent, Tool};
 use super::{RuntimeError, RuntimeResult};
 use crate::device::aql::{self, DispatchFields, DispatchGeometry};
-use crate::device::{kernarg, Completion, Device, ExplicitArgs, HiddenValues, MemoryKind};
+use crate::device::{
+    kernarg, Completion, Device, ExecutionError, ExplicitArgs, HiddenValues, MemoryKind,
+};
 
 /// Work-items per work-group no AMD processor exceeds.
 pub const MAX_BLOCK_SIZE: u64 = 1024;
@@ -42,6 +45,34 @@ impl Drop for KernargSegment {
     fn drop(&mut self) {
         if let Err(e) = self.device.free(self.base) {
             tracing::debug!(error = %e, "freeing a kernarg segment failed");
+        }
+    }
+}
+
+/// Tells the tools that heard of a dispatch how it ended, exactly once: a dispatch whose
+/// submission failed (the queue dropped the callback) ends as failed.
+struct CompletionNotice {
+    event: DispatchEvent,
+    listeners: Vec<Arc<dyn Tool>>,
+    delivered: bool,
+}
+
+impl CompletionNotice {
+    fn deliver(&mut self, completion: &Completion) {
+        self.delivered = true;
+        for tool in &self.listeners {
+            tool.dispatch_completed(&self.event, completion);
+        }
+    }
+}
+
+impl Drop for CompletionNotice {
+    fn drop(&mut self) {
+        if !self.delivered {
+            let failed = Completion::Failed(Arc::new(ExecutionError::Packet(
+                "the dispatch was not submitted".into(),
+            )));
+            self.deliver(&failed);
         }
     }
 }
@@ -159,19 +190,48 @@ pub(crate) fn launch(
         kernarg = format_args!("{:#x}", allocation.base),
         "launch"
     );
+    let tools = ctx.tools();
+    let watched = tools.active().then(|| {
+        let event = DispatchEvent {
+            id: tools.dispatch_id(),
+            device: ctx.index(),
+            stream: stream.id(),
+            kernel: info.name.as_str().into(),
+            demangled: info.demangled.as_deref().map(Into::into),
+            kernel_object: kernel.descriptor_address(),
+            code_address: kernel.code_address(),
+            grid: config.grid,
+            block: config.block,
+            dynamic_lds: config.dynamic_lds,
+            kernarg: allocation.base,
+        };
+        let listeners = tools.dispatch(&event).unwrap_or_default();
+        CompletionNotice {
+            event,
+            listeners,
+            delivered: false,
+        }
+    });
     let keep_alive: crate::device::KeepAlive =
         vec![Box::new(kernel.loaded().clone()), Box::new(guard)];
     stream.dispatch(
         packet,
         keep_alive,
-        Box::new(move |c| match c {
-            Completion::Done(report) => tracing::debug!(
-                kernel = %name,
-                duration = ?report.duration,
-                instructions = report.instructions,
-                "kernel completed"
-            ),
-            Completion::Failed(e) => tracing::debug!(kernel = %name, error = %e, "kernel failed"),
+        Box::new(move |c: &Completion| {
+            match c {
+                Completion::Done(report) => tracing::debug!(
+                    kernel = %name,
+                    duration = ?report.duration,
+                    instructions = report.instructions,
+                    "kernel completed"
+                ),
+                Completion::Failed(e) => {
+                    tracing::debug!(kernel = %name, error = %e, "kernel failed")
+                }
+            }
+            if let Some(mut notice) = watched {
+                notice.deliver(c);
+            }
         }),
     )
 }

@@ -41,6 +41,7 @@ mod kernel;
 mod launch;
 mod memory;
 pub mod stream;
+pub mod tools;
 
 pub use buffer::{DeviceBuffer, DeviceCopy};
 pub use device::DeviceContext;
@@ -52,6 +53,7 @@ pub use launch::{
 };
 pub use memory::PointerInfo;
 pub use stream::{Event, Stream, StreamKind};
+pub use tools::{CodeObjectEvent, DispatchEvent, Tool, ToolId, ToolSymbol, Tools};
 
 /// When registered fat binaries are loaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -400,7 +402,7 @@ pub struct Runtime {
     /// registration: choosing a backend may open ROCr and call `hsa_init`, which has no place
     /// in a host program's static constructors.
     agents: OnceCell<AgentsOrReason>,
-    discover: fn() -> Result<Agents, String>,
+    discover: fn(&Arc<Tools>) -> Result<Agents, String>,
     options: RuntimeOptions,
     fat_binaries: IdMap<Arc<FatBinary>>,
     functions: PtrMap<Arc<RegisteredFunction>>,
@@ -408,6 +410,7 @@ pub struct Runtime {
     modules: IdMap<Arc<Module>>,
     next_id: AtomicU64,
     stats: Arc<Stats>,
+    tools: Arc<Tools>,
 }
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
@@ -420,11 +423,15 @@ struct Agents {
 }
 
 impl Agents {
-    fn new(agents: Vec<Arc<dyn Agent>>, devices: Vec<Option<Arc<dyn Device>>>) -> Agents {
+    fn new(
+        agents: Vec<Arc<dyn Agent>>,
+        devices: Vec<Option<Arc<dyn Device>>>,
+        tools: &Arc<Tools>,
+    ) -> Agents {
         let contexts = devices
             .into_iter()
             .enumerate()
-            .map(|(i, d)| d.map(|d| DeviceContext::new(i, d)))
+            .map(|(i, d)| d.map(|d| DeviceContext::new(i, d, tools.clone())))
             .collect();
         Agents { agents, contexts }
     }
@@ -444,9 +451,9 @@ pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, String> {
         .map_err(|e| e.to_string())
 }
 
-fn discover_from_env() -> Result<Agents, String> {
+fn discover_from_env(tools: &Arc<Tools>) -> Result<Agents, String> {
     config::agents()
-        .map(|set| Agents::new(set.agents, set.devices))
+        .map(|set| Agents::new(set.agents, set.devices, tools))
         .map_err(|e| e.to_string())
 }
 
@@ -454,7 +461,7 @@ impl Runtime {
     /// A runtime over `agents` (device `i` is `agents[i]`) that loads code but runs none.
     pub fn new(agents: Vec<Arc<dyn Agent>>, options: RuntimeOptions) -> Runtime {
         let devices = agents.iter().map(|_| None).collect();
-        Runtime::over(Agents::new(agents, devices), options)
+        Runtime::over(agents, devices, options)
     }
 
     /// A runtime over `devices` (device `i` is `devices[i]`) that loads and runs code.
@@ -464,18 +471,23 @@ impl Runtime {
             .map(|d| d.clone() as Arc<dyn Agent>)
             .collect();
         let devices = devices.into_iter().map(Some).collect();
-        Runtime::over(Agents::new(agents, devices), options)
+        Runtime::over(agents, devices, options)
     }
 
-    fn over(agents: Agents, options: RuntimeOptions) -> Runtime {
-        let agents = if agents.agents.is_empty() {
+    fn over(
+        agents: Vec<Arc<dyn Agent>>,
+        devices: Vec<Option<Arc<dyn Device>>>,
+        options: RuntimeOptions,
+    ) -> Runtime {
+        let tools = Arc::new(Tools::default());
+        let agents = if agents.is_empty() {
             Err("the runtime was given no agents".to_string())
         } else {
-            Ok(agents)
+            Ok(Agents::new(agents, devices, &tools))
         };
         Runtime {
             agents: OnceCell::with_value(agents),
-            discover: || Err("no agents".to_string()),
+            discover: |_| Err("no agents".to_string()),
             options,
             fat_binaries: ptr_map(),
             functions: ptr_map(),
@@ -483,6 +495,7 @@ impl Runtime {
             modules: ptr_map(),
             next_id: AtomicU64::new(1),
             stats: Arc::new(Stats::default()),
+            tools,
         }
     }
 
@@ -505,7 +518,7 @@ impl Runtime {
     fn discovered(&self) -> Result<&Agents, &str> {
         self.agents
             .get_or_init(|| {
-                let found = (self.discover)();
+                let found = (self.discover)(&self.tools);
                 match &found {
                     Ok(a) => tracing::debug!(agents = a.agents.len(), "agents chosen"),
                     Err(reason) => tracing::debug!(%reason, "no agent"),
@@ -514,6 +527,12 @@ impl Runtime {
             })
             .as_ref()
             .map_err(String::as_str)
+    }
+
+    /// The instrumentation hooks: register a [`Tool`] to hear about code objects and
+    /// dispatches.
+    pub fn tools(&self) -> &Arc<Tools> {
+        &self.tools
     }
 
     /// The agents, discovered on the first call.
@@ -780,7 +799,13 @@ impl Runtime {
     /// The fat binary loaded on `device`: loads it on first use (exactly once, also under
     /// concurrency) and returns the cached result afterwards.
     fn loaded(&self, fat: &Arc<FatBinary>, device: usize) -> RuntimeResult<Arc<LoadedFatBinary>> {
-        fat.loaded(device, self.agents(), &self.options, &self.stats)
+        fat.loaded(
+            device,
+            self.agents(),
+            &self.options,
+            &self.stats,
+            &self.tools,
+        )
     }
 
     /// Loads a fat binary on a device now (the first use), or returns the cached result.
