@@ -146,7 +146,10 @@ impl Stream {
         let _serial = self.0.submit.lock();
         let waits = self.implicit_waits(&ctx);
         self.wait_signals(&ctx, &waits)?;
-        let signal = ctx.device().create_signal(1);
+        let signal = ctx
+            .device()
+            .create_signal(1)
+            .map_err(|e| ctx.error(what, e))?;
         let recorder = Arc::downgrade(&ctx);
         let on_complete: Box<dyn FnOnce(Completion) + Send> = Box::new(move |c| {
             if let Completion::Failed(e) = c {
