@@ -741,7 +741,7 @@ fn managed_pointers_are_written_through_the_hsa_backend() {
     ];
     let exe = Linker::new().link(&shared, &modules).unwrap();
     let slot = exe.symbol("table_ptr").unwrap().address;
-    let managed = vec![0u64; 4];
+    let managed = [0u64; 4];
     let written = exe
         .publish_host_memory(slot, managed.as_ptr() as u64, 32)
         .unwrap();
