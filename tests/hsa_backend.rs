@@ -885,3 +885,34 @@ fn gpu_refuses_rel32_and_cycles_before_rocr_sees_them() {
         Err(LoadError::Cycle { .. })
     ));
 }
+
+#[test]
+#[ignore = "needs a gfx1030 AMD GPU: cargo test --test hsa_backend -- --ignored gpu_"]
+fn gpu_launches_vadd_through_hsa_queues() {
+    use rocload::device::Device;
+    use rocload::runtime::{DeviceBuffer, DevicePtr, Runtime, RuntimeOptions};
+    let Some(agent) = gfx1030_hsa_agent("gpu_launch") else {
+        return;
+    };
+    let device: Arc<dyn Device> = Arc::new(agent);
+    let rt = Runtime::with_devices(vec![device], RuntimeOptions::default());
+    let dev = rt.device(0).unwrap().clone();
+    let m = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
+    let vadd = m.function("vadd").unwrap();
+    let x = DeviceBuffer::<f32>::from_slice(&dev, &[1.0; 64]).unwrap();
+    let y = DeviceBuffer::<f32>::from_slice(&dev, &[2.0; 64]).unwrap();
+    let z = DeviceBuffer::<f32>::zeroed(&dev, 64).unwrap();
+    vadd.launch()
+        .grid([2, 1, 1])
+        .block([32, 1, 1])
+        .arg(&x)
+        .arg(DevicePtr(y.address()))
+        .arg(&z)
+        .arg(64i32)
+        .submit(&rt)
+        .unwrap();
+    dev.synchronize().unwrap();
+    assert_eq!(z.to_vec().unwrap(), vec![3.0; 64]);
+}
