@@ -821,3 +821,76 @@ fn which(name: &str) -> Result<PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+// ---------------------------------------------------------------------------------------------
+// The library's loader per ROCr version (ROCLOAD_SOFT_ROCR_VERSION, read at hsa_init: child
+// processes).
+
+/// Run by `relocation_types_and_kernel_facts_follow_the_rocr_version` in a child process.
+#[test]
+#[ignore = "run in a child process by relocation_types_and_kernel_facts_follow_the_rocr_version"]
+fn child_rocr_version() {
+    let version = std::env::var("ROCLOAD_SOFT_ROCR_VERSION").unwrap();
+    let v62 = version == "6.2";
+    let a = agent();
+    let mut d = Direct::new(&a);
+    let abs32 = module("rocr/rules_abs32.co");
+    let got = abs32
+        .relocations()
+        .iter()
+        .find(|r| r.r_type == rocload::code_object::RelocationType::ABS32)
+        .unwrap()
+        .offset;
+    match d.load(abs32) {
+        Ok(lco) if v62 => {
+            // The 4 bytes ABS32 writes: the low half of rr_counter's address.
+            let counter = d.symbol("rr_counter").unwrap();
+            // SAFETY: a variable symbol of this runtime.
+            let address = unsafe { result::symbol_variable_address(d.lib, counter) }.unwrap();
+            let table = result::amd_loader_table(d.lib).unwrap();
+            // SAFETY: a loaded code object of this runtime.
+            let base = unsafe { table.load_base(lco) }.unwrap();
+            let mut low = [0u8; 4];
+            // SAFETY: the test's 4 bytes; the source lies in the loaded image.
+            unsafe { a.copy(low.as_mut_ptr() as u64, base + got, 4) }.unwrap();
+            assert_eq!(u32::from_le_bytes(low), address as u32);
+        }
+        Err(e) if !v62 => assert!(e.is_status(HSA_STATUS_ERROR_INVALID_CODE_OBJECT), "{e}"),
+        other => panic!("{version}: {other:?}"),
+    }
+    let mut d = Direct::new(&a);
+    let v6 = d.load(module("codeobj/hf_cov6.gfx1030.co"));
+    assert_eq!(v6.is_ok(), v62, "{version}: code object v6: {v6:?}");
+    let mut d = Direct::new(&a);
+    d.load(module("rocr/indirect.co")).unwrap();
+    let k = d.symbol("rr_indirect.kd").unwrap();
+    // SAFETY: a kernel symbol of this runtime.
+    let info = unsafe { result::kernel_info(d.lib, k) }.unwrap();
+    assert_eq!(info.dynamic_callstack, v62, "{version}");
+    assert_eq!(info.kernarg_segment_alignment, 16);
+    println!("child ok");
+}
+
+#[test]
+fn relocation_types_and_kernel_facts_follow_the_rocr_version() {
+    for version in ["5.2.3", "6.2"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "child_rocr_version",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("ROCLOAD_SOFT_ROCR_VERSION", version)
+            .env_remove("ROCLOAD_SOFT_ISA")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("child ok"),
+            "{version}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

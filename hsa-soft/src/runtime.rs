@@ -18,12 +18,27 @@ use rocload::loader::RocrCapabilities;
 use crate::agents::AgentEntry;
 use crate::util::{guard, put, Status};
 
-/// The ROCr version whose loader rules and answers this build follows.
-pub(crate) fn capabilities() -> RocrCapabilities {
-    if cfg!(feature = "rocr-6-2") {
-        RocrCapabilities::ROCR_6_2
-    } else {
-        RocrCapabilities::ROCR_5_2_3
+/// Environment variable choosing the ROCr version whose loader rules the library follows:
+/// `5.2.3` or `6.2`. It changes the rules only; the library's exports (what rocload detects
+/// the version by) change with the `rocr-6-2` feature.
+pub const ROCR_VERSION_ENV: &str = "ROCLOAD_SOFT_ROCR_VERSION";
+
+/// The ROCr version whose loader rules and answers this runtime follows: the environment's
+/// (see [`ROCR_VERSION_ENV`]), else 6.2 with the `rocr-6-2` feature, else 5.2.3.
+pub(crate) fn capabilities() -> Status<RocrCapabilities> {
+    match std::env::var(ROCR_VERSION_ENV)
+        .ok()
+        .as_deref()
+        .map(str::trim)
+    {
+        Some("5.2.3") => Ok(RocrCapabilities::ROCR_5_2_3),
+        Some("6.2") => Ok(RocrCapabilities::ROCR_6_2),
+        None | Some("") if cfg!(feature = "rocr-6-2") => Ok(RocrCapabilities::ROCR_6_2),
+        None | Some("") => Ok(RocrCapabilities::ROCR_5_2_3),
+        Some(other) => {
+            eprintln!("hsa-soft: {ROCR_VERSION_ENV}={other:?}: expected 5.2.3 or 6.2");
+            Err(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+        }
     }
 }
 
@@ -103,7 +118,7 @@ fn init() -> Status {
     if state.runtime.is_none() {
         let signals = Arc::new(SignalTable::new());
         let agents = crate::agents::discover(&signals)?;
-        let caps = capabilities();
+        let caps = capabilities()?;
         tracing::debug!(agents = agents.len(), rocr = %caps.version, "software HSA runtime initialised");
         state.runtime = Some(Arc::new(Runtime {
             caps,
