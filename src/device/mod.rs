@@ -166,7 +166,8 @@ pub trait Queue: Send + Sync + fmt::Debug {
 
     /// Submits work the host does in queue order (a copy, a fill, a host callback, an event's
     /// timestamp): it runs after every packet submitted before it and before every packet
-    /// submitted after it. `completion_signal` (0: none) is decremented when it is done.
+    /// submitted after it. `completion_signal` (0: none) is decremented when it is done;
+    /// `keep_alive` (the completion signal itself, among others) lives until then.
     ///
     /// # Errors
     /// [`DeviceError::Queue`] when the queue is shut down.
@@ -174,6 +175,7 @@ pub trait Queue: Send + Sync + fmt::Debug {
         &self,
         work: HostWork,
         completion_signal: u64,
+        keep_alive: KeepAlive,
         on_complete: Box<dyn FnOnce(Completion) + Send>,
     ) -> Result<(), DeviceError>;
 

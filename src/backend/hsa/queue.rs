@@ -322,6 +322,7 @@ fn describe_status(agent: &HsaAgent, status: u32, address: Option<u64>) -> Strin
 }
 
 /// Fails `item`: reports the failure, then completes its signal so waiters wake and see it.
+/// The item's keep-alive (which holds the completion signal) is dropped only after that.
 fn fail(inner: &Inner, item: Item, status: u32, address: Option<u64>, note: &str) {
     let error = ExecutionError::Queue {
         what: item.label.clone(),
@@ -416,6 +417,7 @@ impl Queue for HsaQueue {
         &self,
         work: HostWork,
         completion_signal: u64,
+        keep_alive: KeepAlive,
         on_complete: Box<dyn FnOnce(Completion) + Send>,
     ) -> Result<(), DeviceError> {
         let gate = OwnedSignal::new(&self.inner.agent, 1)?;
@@ -428,7 +430,7 @@ impl Queue for HsaQueue {
             header,
             "host work".to_owned(),
             Some((work, gate)),
-            Vec::new(),
+            keep_alive,
             on_complete,
         )
     }

@@ -328,6 +328,7 @@ impl Queue for SoftQueue {
         &self,
         work: HostWork,
         completion_signal: u64,
+        keep_alive: KeepAlive,
         on_complete: Box<dyn FnOnce(Completion) + Send>,
     ) -> Result<(), DeviceError> {
         let packet = aql::agent_dispatch_packet(HOST_WORK, completion_signal);
@@ -340,7 +341,7 @@ impl Queue for SoftQueue {
             header,
             Pending {
                 label: "host work".into(),
-                _keep_alive: Vec::new(),
+                _keep_alive: keep_alive,
                 work: Some(work),
                 on_complete,
             },
