@@ -408,7 +408,7 @@ impl ExecutableBackend for HsaExecutable {
     }
 
     /// Validates, publishes imports, loads through a reader from memory, and reads the
-    /// placement back. Unverified on hardware past validation.
+    /// placement back. Never run on a GPU; runs against the software HSA library.
     fn load(
         &mut self,
         index: usize,
