@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the tests and fixture scripts need on Debian bookworm: clang/lld/LLVM 19
 # (reference readers and fixture compiler), the real ROCr library and headers (HSA backend
-# tests), HIP headers and device libraries (real HIP fixtures), and zstd.
+# tests), HIP headers and device libraries (real HIP fixtures), zstd, and Debian's rocminfo (run
+# against the software HSA library by tests/hsa_soft.rs).
 # Building rocload itself needs none of this.
 set -euo pipefail
-packages=(clang-19 lld-19 llvm-19 libhsa-runtime64-1 libhsa-runtime-dev libamdhip64-dev rocm-device-libs zstd)
+packages=(clang-19 lld-19 llvm-19 libhsa-runtime64-1 libhsa-runtime-dev libamdhip64-dev rocm-device-libs zstd rocminfo)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

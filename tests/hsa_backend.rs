@@ -23,13 +23,16 @@ use rocload::backend::{
 use rocload::loader::rocr::{check_for_rocr, check_plan_for_rocr, rocr_problems};
 use rocload::loader::{
     Agent, BackendKind, ExecutableBackend, Linker, LoadError, Module, Placement, Provider,
-    RocrProblem,
+    RocrCapabilities, RocrProblem,
 };
 use rocload::target::AgentIsa;
 
 fn module(rel: &str) -> Module {
     Module::from_file(fixture(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
 }
+
+/// Debian's ROCr, the default the checks assume.
+const ROCR: RocrCapabilities = RocrCapabilities::ROCR_5_2_3;
 
 fn isa(name: &str) -> AgentIsa {
     name.parse().unwrap()
@@ -468,7 +471,7 @@ fn all_resolved(m: &Module) -> Vec<Option<u64>> {
 fn problems_vs_readelf(rel: &str) -> Option<Vec<RocrProblem>> {
     let (relocs, typed) = readelf_rocr_expectations(rel)?;
     let m = module(rel);
-    let problems = rocr_problems(&m, &all_resolved(&m), &isa("gfx1030"));
+    let problems = rocr_problems(&m, &all_resolved(&m), &isa("gfx1030"), &ROCR);
     let got_relocs: Vec<RelocRow> = problems
         .iter()
         .filter_map(|p| match p {
@@ -508,7 +511,7 @@ fn rel32_is_refused_for_rocr_but_loads_on_the_software_agent() {
     };
     assert_eq!(problems.len(), 1, "the fixture changes one relocation");
     let m = module("synthetic/kernels_user.rel32.co");
-    let e = check_for_rocr(2, &m, &all_resolved(&m), &isa("gfx1030")).unwrap_err();
+    let e = check_for_rocr(2, &m, &all_resolved(&m), &isa("gfx1030"), &ROCR).unwrap_err();
     assert!(
         matches!(&e, LoadError::RocrRefuses { module: 2, problems, .. } if problems.len() == 1),
         "{e:?}"
@@ -529,7 +532,7 @@ fn rel32_is_refused_for_rocr_but_loads_on_the_software_agent() {
     ];
     let plan = Linker::new().plan(&isa("gfx1030"), &modules).unwrap();
     assert!(matches!(
-        check_plan_for_rocr(&isa("gfx1030"), &modules, &plan),
+        check_plan_for_rocr(&isa("gfx1030"), &ROCR, &modules, &plan),
         Err(LoadError::RocrRefuses { module: 0, .. })
     ));
     Linker::new()
@@ -550,7 +553,7 @@ fn an_undefined_func_import_is_refused_naming_the_symbol() {
         }]
     );
     let m = module("synthetic/kernels_user.undef_func.co");
-    let e = check_for_rocr(0, &m, &all_resolved(&m), &isa("gfx1030")).unwrap_err();
+    let e = check_for_rocr(0, &m, &all_resolved(&m), &isa("gfx1030"), &ROCR).unwrap_err();
     assert!(
         e.to_string().contains("import \"dl_add\" is typed func"),
         "{e}"
@@ -569,7 +572,7 @@ fn clean_code_objects_have_no_problems() {
             return;
         }
         let m = module(rel);
-        check_for_rocr(0, &m, &all_resolved(&m), &isa("gfx1030"))
+        check_for_rocr(0, &m, &all_resolved(&m), &isa("gfx1030"), &ROCR)
             .unwrap_or_else(|e| panic!("{rel}: {e}"));
     }
 }
@@ -577,7 +580,7 @@ fn clean_code_objects_have_no_problems() {
 #[test]
 fn unresolved_imports_weak_or_not_are_refused() {
     let m = module("codeobj/kernels_user.co");
-    let problems = rocr_problems(&m, &vec![None; m.imports().len()], &isa("gfx1030"));
+    let problems = rocr_problems(&m, &vec![None; m.imports().len()], &isa("gfx1030"), &ROCR);
     let names: Vec<&str> = problems
         .iter()
         .map(|p| match p {
@@ -597,12 +600,12 @@ fn unresolved_imports_weak_or_not_are_refused() {
 fn code_accepted_only_by_the_extended_policy_is_refused_for_rocr() {
     // gfx1030 code on a gfx1031 agent: the distributions' table allows it, ROCr's strict check not.
     let m = module("codeobj/devlib_math.co");
-    let problems = rocr_problems(&m, &[], &isa("gfx1031"));
+    let problems = rocr_problems(&m, &[], &isa("gfx1031"), &ROCR);
     assert!(
         matches!(problems.as_slice(), [RocrProblem::IsaNotStrictlyCompatible { target, .. }] if target == "gfx1030"),
         "{problems:?}"
     );
-    assert!(rocr_problems(&m, &[], &isa("gfx1030")).is_empty());
+    assert!(rocr_problems(&m, &[], &isa("gfx1030"), &ROCR).is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -657,7 +660,7 @@ impl ExecutableBackend for OneAtATimeExecutable {
         module: &Module,
         imports: &[Option<u64>],
     ) -> Result<Placement, LoadError> {
-        check_for_rocr(index, module, imports, &self.isa)?;
+        check_for_rocr(index, module, imports, &self.isa, &ROCR)?;
         self.journal
             .lock()
             .unwrap()
@@ -708,7 +711,7 @@ fn a_cycle_is_refused_when_code_objects_load_one_at_a_time() {
     );
     let plan = Linker::new().plan(agent.isa(), &modules).unwrap();
     assert!(matches!(
-        check_plan_for_rocr(agent.isa(), &modules, &plan),
+        check_plan_for_rocr(agent.isa(), &ROCR, &modules, &plan),
         Err(LoadError::Cycle { .. })
     ));
     // The software agent, which reserves first, links the same pair.
@@ -739,7 +742,7 @@ fn providers_load_first_with_every_import_resolved() {
         assert_eq!(*address, Some(symbol.address), "{}", import.name);
     }
     let plan = Linker::new().plan(agent.isa(), &modules).unwrap();
-    check_plan_for_rocr(agent.isa(), &modules, &plan).unwrap();
+    check_plan_for_rocr(agent.isa(), &ROCR, &modules, &plan).unwrap();
     assert!(plan.providers[0]
         .iter()
         .all(|p| matches!(p, Provider::Module { .. })));
@@ -782,7 +785,7 @@ fn gpu_loads_kernels_and_device_libraries_with_rocr_agreeing() {
         module("codeobj/devlib_data.co"),
     ];
     let plan = Linker::new().plan(&agent_isa, &modules).unwrap();
-    check_plan_for_rocr(&agent_isa, &modules, &plan).unwrap();
+    check_plan_for_rocr(&agent_isa, &agent.capabilities(), &modules, &plan).unwrap();
     agent.check_plan(&modules, &plan).unwrap();
     let mut exec = agent.create_executable().unwrap();
     assert!(!exec.links_cycles());
@@ -881,4 +884,35 @@ fn gpu_refuses_rel32_and_cycles_before_rocr_sees_them() {
         Linker::new().link(&shared, &modules),
         Err(LoadError::Cycle { .. })
     ));
+}
+
+#[test]
+#[ignore = "needs a gfx1030 AMD GPU: cargo test --test hsa_backend -- --ignored gpu_"]
+fn gpu_launches_vadd_through_hsa_queues() {
+    use rocload::device::Device;
+    use rocload::runtime::{DeviceBuffer, DevicePtr, Runtime, RuntimeOptions};
+    let Some(agent) = gfx1030_hsa_agent("gpu_launch") else {
+        return;
+    };
+    let device: Arc<dyn Device> = Arc::new(agent);
+    let rt = Runtime::with_devices(vec![device], RuntimeOptions::default());
+    let dev = rt.device(0).unwrap().clone();
+    let m = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
+    let vadd = m.function("vadd").unwrap();
+    let x = DeviceBuffer::<f32>::from_slice(&dev, &[1.0; 64]).unwrap();
+    let y = DeviceBuffer::<f32>::from_slice(&dev, &[2.0; 64]).unwrap();
+    let z = DeviceBuffer::<f32>::zeroed(&dev, 64).unwrap();
+    vadd.launch()
+        .grid([2, 1, 1])
+        .block([32, 1, 1])
+        .arg(&x)
+        .arg(DevicePtr(y.address()))
+        .arg(&z)
+        .arg(64i32)
+        .submit(&rt)
+        .unwrap();
+    dev.synchronize().unwrap();
+    assert_eq!(z.to_vec().unwrap(), vec![3.0; 64]);
 }

@@ -54,18 +54,27 @@ backend_functions! {
     hsa_executable_get_symbol_by_name,
     hsa_executable_symbol_get_info,
     hsa_executable_iterate_agent_symbols,
-    // Memory pools (kernarg memory).
+    // Memory pools (device, host and kernarg memory).
     hsa_amd_agent_iterate_memory_pools,
     hsa_amd_memory_pool_get_info,
     hsa_amd_memory_pool_allocate,
     hsa_amd_memory_pool_free,
     hsa_amd_agents_allow_access,
+    // Copies and host memory.
+    hsa_memory_copy,
+    hsa_amd_memory_async_copy,
+    hsa_amd_memory_lock,
+    hsa_amd_memory_unlock,
+    hsa_amd_memory_fill,
+    // GPU memory faults (ROCr aborts the process on one when no handler is registered).
+    hsa_amd_register_system_event_handler,
     // Signals.
     hsa_signal_create,
     hsa_signal_destroy,
     hsa_signal_load_scacquire,
     hsa_signal_store_screlease,
     hsa_signal_wait_scacquire,
+    hsa_signal_subtract_screlease,
     // Queues.
     hsa_queue_create,
     hsa_queue_destroy,

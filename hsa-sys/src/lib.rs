@@ -74,4 +74,4 @@ pub use error::{
 };
 pub use functions::{BACKEND_FUNCTIONS, LOADER_EXTENSION_FUNCTIONS};
 pub use library::{HsaLibrary, DEFAULT_LIBRARY_NAMES, LIBRARY_ENV};
-pub use safe::{Agent, DeviceType, Hsa};
+pub use safe::{Agent, AgentFailure, DeviceType, Hsa};

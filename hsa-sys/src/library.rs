@@ -26,6 +26,9 @@ pub struct HsaLibrary {
     // handlers would leave them pointing into unmapped code. dlopen handles are reference
     // counted, so opening the same library again costs nothing.
     pub(crate) api: ManuallyDrop<HsaApi>,
+    // A second handle of the same library (dlopen is reference counted), for looking up
+    // symbols the generated table does not declare (exports of newer ROCr versions).
+    probe: ManuallyDrop<Option<libloading::Library>>,
     name: String,
     source: CandidateSource,
     deferred: Mutex<Vec<HsaError>>,
@@ -103,8 +106,11 @@ impl HsaLibrary {
                 }
                 Ok(api) => {
                     tracing::debug!(path = %shown, "HSA runtime loaded");
+                    // SAFETY: the same library is already loaded (this only takes a reference).
+                    let probe = unsafe { libloading::Library::new(path) }.ok();
                     return Ok(HsaLibrary {
                         api: ManuallyDrop::new(api),
+                        probe: ManuallyDrop::new(probe),
                         name: shown,
                         source: *source,
                         deferred: Mutex::new(Vec::new()),
@@ -113,6 +119,18 @@ impl HsaLibrary {
             }
         }
         Err(LoadError { attempts })
+    }
+
+    /// Whether the library exports a symbol called `name`, declared in the 5.2.3 headers or not
+    /// (newer exports tell newer ROCr versions apart). Nothing is called.
+    pub fn exports(&self, name: &str) -> bool {
+        let Some(lib) = self.probe.as_ref() else {
+            return false;
+        };
+        let mut symbol = name.as_bytes().to_vec();
+        symbol.push(0);
+        // SAFETY: only the symbol's address is looked up, as an opaque pointer never called.
+        unsafe { lib.get::<*const std::ffi::c_void>(&symbol) }.is_ok()
     }
 
     /// The path or soname that was opened, as handed to the dynamic loader.
@@ -200,5 +218,9 @@ mod tests {
             .hsa_ven_amd_loader_loaded_code_object_get_info
             .is_err());
         assert!(lib.api.hsa_init.is_ok());
+        // 5.2.3 predates the 6.2 virtual-memory API.
+        assert!(lib.exports("hsa_init"));
+        assert!(!lib.exports("hsa_amd_vmem_address_reserve_align"));
+        assert!(!lib.exports("no_such_symbol\0x"));
     }
 }

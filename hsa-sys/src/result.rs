@@ -1148,35 +1148,93 @@ pub unsafe fn signal_wait_scacquire(
     Ok(unsafe { f(signal, condition, compare, timeout_hint, wait_state) })
 }
 
-/// `hsa_queue_create` without an error callback: a queue of `size` packets (a power of two) on
-/// `agent`. `private_segment_size` and `group_segment_size` may be `u32::MAX` for "any".
+/// What a queue's error callback runs: the status ROCr reports for the queue
+/// (`HSA_STATUS_ERROR_EXCEPTION`, `..._MEMORY_APERTURE_VIOLATION`, `..._ILLEGAL_INSTRUCTION`,
+/// ...). After it the queue is suspended: nothing more runs on it and the completion signals
+/// of the packets in it never change, so whoever waits on them must be told.
+pub struct QueueErrorCallback {
+    f: Box<dyn Fn(hsa_status_t) + Send + Sync>,
+}
+
+impl QueueErrorCallback {
+    /// Wraps `f`; a panic in it is caught at the C boundary and logged.
+    pub fn new(f: impl Fn(hsa_status_t) + Send + Sync + 'static) -> Self {
+        QueueErrorCallback { f: Box::new(f) }
+    }
+}
+
+impl std::fmt::Debug for QueueErrorCallback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QueueErrorCallback")
+    }
+}
+
+// Called from C by the runtime when a queue fails. Never unwinds.
+unsafe extern "C" fn queue_error_trampoline(
+    status: hsa_status_t,
+    _queue: *mut hsa_queue_t,
+    data: *mut c_void,
+) {
+    if data.is_null() {
+        return;
+    }
+    // SAFETY: `data` is the `&QueueErrorCallback` passed to `queue_create`, which the caller
+    // keeps alive until after `queue_destroy` (its contract).
+    let callback = unsafe { &*data.cast::<QueueErrorCallback>() };
+    if catch_unwind(AssertUnwindSafe(|| (callback.f)(status))).is_err() {
+        tracing::debug!(status, "queue error callback panicked (caught)");
+    }
+}
+
+/// `hsa_queue_create`: a queue of `size` packets (a power of two) on `agent`, whose failures
+/// run `on_error` (without one, a failing queue leaves every signal unchanged and waits on them
+/// never end). `private_segment_size` and `group_segment_size` may be `u32::MAX` for "any".
 ///
 /// # Safety
-/// Module contract for `agent`; destroy the queue with [`queue_destroy`].
+/// Module contract for `agent`; destroy the queue with [`queue_destroy`]; `on_error` must stay
+/// alive (and at the same address) until the queue is destroyed.
 pub unsafe fn queue_create(
     lib: &HsaLibrary,
     agent: hsa_agent_t,
     size: u32,
     queue_type: hsa_queue_type32_t,
+    on_error: Option<&QueueErrorCallback>,
     private_segment_size: u32,
     group_segment_size: u32,
 ) -> Result<*mut hsa_queue_t, HsaError> {
     let f = func!(lib, hsa_queue_create);
     let mut queue: *mut hsa_queue_t = std::ptr::null_mut();
-    // SAFETY: contract above; no callback, so no data pointer; `queue` is an out-pointer.
+    let (callback, data): (
+        Option<unsafe extern "C" fn(hsa_status_t, *mut hsa_queue_t, *mut c_void)>,
+        *mut c_void,
+    ) = match on_error {
+        Some(cb) => (
+            Some(queue_error_trampoline),
+            (cb as *const QueueErrorCallback).cast_mut().cast(),
+        ),
+        None => (None, std::ptr::null_mut()),
+    };
+    // SAFETY: contract above; the trampoline matches the C signature and catches panics; `queue`
+    // is an out-pointer.
     let status = unsafe {
         f(
             agent,
             size,
             queue_type,
-            None,
-            std::ptr::null_mut(),
+            callback,
+            data,
             private_segment_size,
             group_segment_size,
             &mut queue,
         )
     };
     check(lib, "hsa_queue_create", status)?;
+    if queue.is_null() {
+        return Err(HsaError::bad_output(
+            "hsa_queue_create",
+            "succeeded but returned a NULL queue".into(),
+        ));
+    }
     Ok(queue)
 }
 
@@ -1245,6 +1303,219 @@ pub unsafe fn queue_add_write_index_screlease(
     Ok(unsafe { f(queue, value) })
 }
 
+/// `hsa_signal_subtract_screlease`.
+///
+/// # Safety
+/// Module contract for `signal`.
+pub unsafe fn signal_subtract_screlease(
+    lib: &HsaLibrary,
+    signal: hsa_signal_t,
+    value: hsa_signal_value_t,
+) -> Result<(), HsaError> {
+    let f = func!(lib, hsa_signal_subtract_screlease);
+    // SAFETY: contract above.
+    unsafe { f(signal, value) };
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// System events.
+
+/// An event the runtime reports through `hsa_amd_register_system_event_handler`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SystemEvent {
+    /// `HSA_AMD_GPU_MEMORY_FAULT_EVENT`: a GPU accessed memory it may not.
+    MemoryFault {
+        /// The agent that faulted.
+        agent: hsa_agent_t,
+        /// The faulting virtual address (page granularity on real GPUs).
+        address: u64,
+        /// `HSA_AMD_MEMORY_FAULT_*` bits.
+        reason: u32,
+    },
+    /// An event type hsa-sys does not decode.
+    Other(u32),
+}
+
+/// What a system event handler runs. Registered handlers live as long as the process (ROCr
+/// has no way to unregister them).
+pub struct SystemEventHandler {
+    f: Box<dyn Fn(SystemEvent) + Send + Sync>,
+}
+
+impl SystemEventHandler {
+    /// Wraps `f`; a panic in it is caught at the C boundary.
+    pub fn new(f: impl Fn(SystemEvent) + Send + Sync + 'static) -> Self {
+        SystemEventHandler { f: Box::new(f) }
+    }
+}
+
+impl std::fmt::Debug for SystemEventHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SystemEventHandler")
+    }
+}
+
+unsafe extern "C" fn system_event_trampoline(
+    event: *const hsa_amd_event_t,
+    data: *mut c_void,
+) -> hsa_status_t {
+    if event.is_null() || data.is_null() {
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+    // SAFETY: `data` is the leaked `SystemEventHandler` registered below, alive forever.
+    let handler = unsafe { &*data.cast::<SystemEventHandler>() };
+    // SAFETY: the runtime passes a valid event for the duration of the call.
+    let raw = unsafe { &*event };
+    let decoded = if raw.event_type == HSA_AMD_GPU_MEMORY_FAULT_EVENT {
+        // SAFETY: for this event type the union holds the memory fault description.
+        let fault = unsafe { raw.__bindgen_anon_1.memory_fault };
+        SystemEvent::MemoryFault {
+            agent: fault.agent,
+            address: fault.virtual_address,
+            reason: fault.fault_reason_mask,
+        }
+    } else {
+        SystemEvent::Other(raw.event_type)
+    };
+    match catch_unwind(AssertUnwindSafe(|| (handler.f)(decoded))) {
+        Ok(()) => HSA_STATUS_SUCCESS,
+        Err(_) => HSA_STATUS_ERROR,
+    }
+}
+
+/// `hsa_amd_register_system_event_handler`: without a handler, ROCr reports a GPU memory
+/// fault by printing it and aborting the process. The handler is leaked: the runtime may call
+/// it until the process ends.
+pub fn register_system_event_handler(
+    lib: &HsaLibrary,
+    handler: SystemEventHandler,
+) -> Result<(), HsaError> {
+    let f = func!(lib, hsa_amd_register_system_event_handler);
+    let data: &'static SystemEventHandler = Box::leak(Box::new(handler));
+    // SAFETY: the trampoline matches the C signature and catches panics; `data` lives forever.
+    let status = unsafe {
+        f(
+            Some(system_event_trampoline),
+            (data as *const SystemEventHandler).cast_mut().cast(),
+        )
+    };
+    check(lib, "hsa_amd_register_system_event_handler", status)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Copies and host memory.
+
+/// `hsa_memory_copy`: a synchronous copy of `size` bytes; either side may be device memory or
+/// host memory (ROCr locks unregistered host memory for the copy).
+///
+/// # Safety
+/// Both ranges must be valid for `size` bytes for the copy (device or host), and not overlap.
+pub unsafe fn memory_copy(
+    lib: &HsaLibrary,
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+) -> Result<(), HsaError> {
+    let f = func!(lib, hsa_memory_copy);
+    // SAFETY: contract above.
+    let status = unsafe { f(dst, src, size) };
+    check(lib, "hsa_memory_copy", status)
+}
+
+/// `hsa_amd_memory_async_copy`: starts a copy of `size` bytes after `deps` reach 0; the runtime
+/// decrements `completion` when it is done. Host-side ranges must be pool memory or locked
+/// ([`memory_lock`]).
+///
+/// # Safety
+/// Module contract for the agents and signals; both ranges must stay valid until `completion`
+/// is decremented.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn memory_async_copy(
+    lib: &HsaLibrary,
+    dst: *mut c_void,
+    dst_agent: hsa_agent_t,
+    src: *const c_void,
+    src_agent: hsa_agent_t,
+    size: usize,
+    deps: &[hsa_signal_t],
+    completion: hsa_signal_t,
+) -> Result<(), HsaError> {
+    let f = func!(lib, hsa_amd_memory_async_copy);
+    let call = "hsa_amd_memory_async_copy";
+    let n = u32::try_from(deps.len())
+        .map_err(|_| HsaError::invalid_argument(call, format!("{} dependencies", deps.len())))?;
+    let deps_ptr = if deps.is_empty() {
+        std::ptr::null()
+    } else {
+        deps.as_ptr()
+    };
+    // SAFETY: contract above; `deps_ptr` has `n` elements or is NULL with n = 0.
+    let status = unsafe {
+        f(
+            dst, dst_agent, src, src_agent, size, n, deps_ptr, completion,
+        )
+    };
+    check(lib, call, status)
+}
+
+/// `hsa_amd_memory_lock`: pins `size` bytes of host memory at `host` for `agents` and returns
+/// the address the agents use for it.
+///
+/// # Safety
+/// Module contract for `agents`; `host` must be valid for `size` bytes until [`memory_unlock`].
+pub unsafe fn memory_lock(
+    lib: &HsaLibrary,
+    host: *mut c_void,
+    size: usize,
+    agents: &[hsa_agent_t],
+) -> Result<*mut c_void, HsaError> {
+    let f = func!(lib, hsa_amd_memory_lock);
+    let call = "hsa_amd_memory_lock";
+    let n = std::os::raw::c_int::try_from(agents.len())
+        .map_err(|_| HsaError::invalid_argument(call, format!("{} agents", agents.len())))?;
+    let mut agent_ptr: *mut c_void = std::ptr::null_mut();
+    // ROCr takes a non-const agent array but does not write it.
+    let mut list = agents.to_vec();
+    let list_ptr = if list.is_empty() {
+        std::ptr::null_mut()
+    } else {
+        list.as_mut_ptr()
+    };
+    // SAFETY: contract above; `list_ptr` has `n` elements (or is NULL with 0: all agents).
+    let status = unsafe { f(host, size, list_ptr, n, &mut agent_ptr) };
+    check(lib, call, status)?;
+    Ok(agent_ptr)
+}
+
+/// `hsa_amd_memory_unlock`.
+///
+/// # Safety
+/// `host` was locked with [`memory_lock`] and no agent uses it any more.
+pub unsafe fn memory_unlock(lib: &HsaLibrary, host: *mut c_void) -> Result<(), HsaError> {
+    let f = func!(lib, hsa_amd_memory_unlock);
+    // SAFETY: contract above.
+    let status = unsafe { f(host) };
+    check(lib, "hsa_amd_memory_unlock", status)
+}
+
+/// `hsa_amd_memory_fill`: writes `count` 32-bit copies of `value` at `ptr` (4-byte aligned).
+///
+/// # Safety
+/// `ptr` is pool memory of this runtime valid for `count * 4` bytes.
+pub unsafe fn memory_fill(
+    lib: &HsaLibrary,
+    ptr: *mut c_void,
+    value: u32,
+    count: usize,
+) -> Result<(), HsaError> {
+    let f = func!(lib, hsa_amd_memory_fill);
+    // SAFETY: contract above.
+    let status = unsafe { f(ptr, value, count) };
+    check(lib, "hsa_amd_memory_fill", status)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1265,6 +1536,26 @@ mod tests {
         let status = unsafe { collect_agent(hsa_agent_t { handle: 7 }, data) };
         assert_eq!(status, HSA_STATUS_SUCCESS);
         assert_eq!(c.items, vec![hsa_agent_t { handle: 7 }]);
+    }
+
+    #[test]
+    fn queue_error_callbacks_reach_the_closure_and_panics_stay_inside() {
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let s2 = seen.clone();
+        let cb = QueueErrorCallback::new(move |status| {
+            s2.store(status, std::sync::atomic::Ordering::SeqCst)
+        });
+        let data = (&cb as *const QueueErrorCallback).cast_mut().cast();
+        // SAFETY: `data` is a live QueueErrorCallback, as queue_create would pass it.
+        unsafe { queue_error_trampoline(HSA_STATUS_ERROR_EXCEPTION, std::ptr::null_mut(), data) };
+        assert_eq!(
+            seen.load(std::sync::atomic::Ordering::SeqCst),
+            HSA_STATUS_ERROR_EXCEPTION
+        );
+        let boom = QueueErrorCallback::new(|_| panic!("callback bug"));
+        let data = (&boom as *const QueueErrorCallback).cast_mut().cast();
+        // SAFETY: as above; the panic is caught inside.
+        unsafe { queue_error_trampoline(HSA_STATUS_ERROR, std::ptr::null_mut(), data) };
     }
 
     #[test]

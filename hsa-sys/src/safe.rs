@@ -57,6 +57,37 @@ pub struct Agent {
     pub isas: Vec<String>,
 }
 
+/// An agent [`Hsa::agents_and_failures`] could not describe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentFailure {
+    /// The runtime's handle.
+    pub handle: hsa_agent_t,
+    /// The query that failed.
+    pub error: HsaError,
+}
+
+// Describes every handle, keeping the ones that fail apart instead of failing all.
+fn describe_each(
+    handles: Vec<hsa_agent_t>,
+    describe: impl Fn(hsa_agent_t) -> Result<Agent, HsaError>,
+) -> (Vec<Agent>, Vec<AgentFailure>) {
+    let mut agents = Vec::with_capacity(handles.len());
+    let mut failures = Vec::new();
+    for handle in handles {
+        match describe(handle) {
+            Ok(agent) => {
+                tracing::debug!(name = %agent.name, device = ?agent.device_type, isas = ?agent.isas, "HSA agent");
+                agents.push(agent);
+            }
+            Err(error) => {
+                tracing::debug!(agent = handle.handle, %error, "skipping an HSA agent whose query failed");
+                failures.push(AgentFailure { handle, error });
+            }
+        }
+    }
+    (agents, failures)
+}
+
 impl Hsa {
     /// Calls `hsa_init`.
     ///
@@ -73,34 +104,41 @@ impl Hsa {
         &self.lib
     }
 
-    /// Every agent, with its name, device type and ISA names.
+    /// Every agent whose name, device type and ISA names could be read. An agent whose query
+    /// fails is skipped (and logged), not a reason to give up on the others: see
+    /// [`Hsa::agents_and_failures`] for the failures.
     ///
     /// # Errors
-    /// The first failing call (`hsa_iterate_agents`, `hsa_agent_get_info`, ...).
+    /// `hsa_iterate_agents` failing.
     pub fn agents(&self) -> Result<Vec<Agent>, HsaError> {
+        Ok(self.agents_and_failures()?.0)
+    }
+
+    /// Every agent that could be described, and, for each one that could not, its handle and
+    /// the failed query.
+    ///
+    /// # Errors
+    /// `hsa_iterate_agents` failing.
+    pub fn agents_and_failures(&self) -> Result<(Vec<Agent>, Vec<AgentFailure>), HsaError> {
         let lib = &*self.lib;
         let handles = result::iterate_agents(lib)?;
-        let mut agents = Vec::with_capacity(handles.len());
-        for handle in handles {
+        Ok(describe_each(handles, |handle| {
             // SAFETY: `handle` came from hsa_iterate_agents under the init `self` holds.
-            let agent = unsafe {
+            unsafe {
                 let name = result::agent_name(lib, handle)?;
                 let device_type = DeviceType::from_raw(result::agent_device_type(lib, handle)?);
                 let mut isas = Vec::new();
                 for isa in result::agent_isas(lib, handle)? {
                     isas.push(result::isa_name(lib, isa)?);
                 }
-                Agent {
+                Ok(Agent {
                     handle,
                     name,
                     device_type,
                     isas,
-                }
-            };
-            tracing::debug!(name = %agent.name, device = ?agent.device_type, isas = ?agent.isas, "HSA agent");
-            agents.push(agent);
-        }
-        Ok(agents)
+                })
+            }
+        }))
     }
 
     /// The GPU agents of [`Hsa::agents`].
@@ -146,3 +184,39 @@ const _: fn() = || {
     assert_send_sync::<Hsa>();
     assert_send_sync::<HsaLibrary>();
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_failing_agent_is_skipped_not_fatal() {
+        let handles = vec![
+            hsa_agent_t { handle: 1 },
+            hsa_agent_t { handle: 2 },
+            hsa_agent_t { handle: 3 },
+        ];
+        let (agents, failures) = describe_each(handles, |h| {
+            if h.handle == 2 {
+                Err(HsaError::from_status(
+                    "hsa_agent_iterate_isas",
+                    HSA_STATUS_ERROR_INVALID_AGENT,
+                ))
+            } else {
+                Ok(Agent {
+                    handle: h,
+                    name: format!("gpu{}", h.handle),
+                    device_type: DeviceType::Gpu,
+                    isas: vec!["amdgcn-amd-amdhsa--gfx1030".into()],
+                })
+            }
+        });
+        assert_eq!(
+            agents.iter().map(|a| a.handle.handle).collect::<Vec<_>>(),
+            vec![1, 3]
+        );
+        assert_eq!(failures.len(), 1);
+        assert_eq!(failures[0].handle.handle, 2);
+        assert_eq!(failures[0].error.call, "hsa_agent_iterate_isas");
+    }
+}

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use hsa_sys::{CandidateSource, Hsa, HsaError, HsaLibrary, LoadAttempt};
 
-use super::hsa::{HsaAgent, HsaAgentError};
+use super::hsa::{HsaAgent, HsaAgentError, HsaSystem};
 use super::soft::{SoftAgent, DEFAULT_SOFT_ISA};
 use crate::device::Device;
 use crate::loader::Agent;
@@ -103,8 +103,8 @@ pub struct AgentSet {
     pub choice: BackendChoice,
     /// The agents to load code on: HSA GPU agents, or the software agents.
     pub agents: Vec<Arc<dyn Agent>>,
-    /// For each agent, the same agent as a device that runs kernels, when its backend can
-    /// (the software agent; ROCr's agents do not launch yet).
+    /// For each agent, the same agent as a device that runs kernels (software agents and
+    /// ROCr's GPU agents alike); `None` is kept for runtimes built over loaders only.
     pub devices: Vec<Option<Arc<dyn Device>>>,
     /// The same HSA agents with their concrete type (for HSA-specific queries); empty when
     /// the software agent is in use.
@@ -229,9 +229,13 @@ pub fn choose_agents(config: &BackendConfig) -> Result<AgentSet, BackendError> {
                 .iter()
                 .map(|a| Arc::new(a.clone()) as Arc<dyn Agent>)
                 .collect();
+            let devices = agents
+                .iter()
+                .map(|a| Some(Arc::new(a.clone()) as Arc<dyn Device>))
+                .collect();
             Ok(AgentSet {
                 choice,
-                devices: shared.iter().map(|_| None).collect(),
+                devices,
                 agents: shared,
                 hsa_agents: agents,
                 hsa: HsaStatus {
@@ -319,18 +323,32 @@ fn hsa_agents(config: &BackendConfig) -> Result<(String, Vec<HsaAgent>), HsaUnav
         library: library.clone(),
         error,
     })?);
-    // Unverified on hardware from here on: no machine of this project gets past hsa_init.
-    let gpus = hsa.gpu_agents().map_err(|error| HsaUnavailable::Agents {
-        library: library.clone(),
-        error,
-    })?;
-    if gpus.is_empty() {
+    // Past hsa_init: never run on a GPU; runs against the software HSA library (hsa-soft).
+    // An agent whose query fails is skipped, not a reason to give up on the others.
+    let (all, failures) = hsa
+        .agents_and_failures()
+        .map_err(|error| HsaUnavailable::Agents {
+            library: library.clone(),
+            error,
+        })?;
+    let mut unusable: Vec<HsaAgentError> = failures
+        .into_iter()
+        .map(|f| HsaAgentError::Query {
+            agent: format!("agent {:#x}", f.handle.handle),
+            error: f.error,
+        })
+        .collect();
+    let gpus: Vec<hsa_sys::Agent> = all
+        .into_iter()
+        .filter(|a| a.device_type == hsa_sys::DeviceType::Gpu)
+        .collect();
+    if gpus.is_empty() && unusable.is_empty() {
         return Err(HsaUnavailable::NoGpuAgent { library });
     }
+    let system = HsaSystem::new(hsa);
     let mut agents = Vec::with_capacity(gpus.len());
-    let mut unusable = Vec::new();
     for gpu in &gpus {
-        match HsaAgent::new(hsa.clone(), gpu) {
+        match HsaAgent::new(system.clone(), gpu) {
             Ok(agent) => agents.push(agent),
             Err(e) => {
                 tracing::debug!(error = %e, "skipping HSA agent");

@@ -6,7 +6,8 @@
 //! - [`signal`]: software signals with bounded waits;
 //! - [`Device`]: the trait a backend implements: memory, copies, queues that take AQL packets,
 //!   completion signals. The software agent implements it in process (its queue processor runs
-//!   packets on the emulator); ROCr's agents will implement it over HSA queues.
+//!   packets on the emulator); ROCr's agents implement it over HSA queues, pools and signals
+//!   (`crate::backend::hsa`).
 //!
 //! The runtime forms packets and kernarg segments and submits them here; nothing in this layer
 //! knows HIP's API. Not for loading code (the loader) or choosing agents (the backends).
@@ -25,7 +26,7 @@ use crate::loader::Agent;
 pub use aql::{DispatchGeometry, DispatchPacket};
 pub use kernarg::{ExplicitArgs, HiddenValues, KernargError};
 pub use memory::{AccessViolation, Allocation, AllocationTable, MemoryKind};
-pub use signal::{Condition, Signal};
+pub use signal::{Condition, Signal, SignalBackend};
 
 /// A device operation that did not happen.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -66,6 +67,16 @@ pub enum DeviceError {
     /// A wait that ran out of time.
     #[error("timed out after {0:?}")]
     Timeout(Duration),
+    /// A call into the backend's runtime failed (ROCr: the HSA call and its status).
+    #[error("{op}: {message}")]
+    Runtime {
+        /// What the device was doing.
+        op: String,
+        /// The runtime's status code (`hsa_status_t`), for mapping to HIP codes.
+        status: u32,
+        /// The failed call, status and message.
+        message: String,
+    },
 }
 
 /// What a queue needs to keep alive while a packet is in flight: the kernel's code, its kernarg
@@ -123,6 +134,19 @@ pub enum ExecutionError {
     /// The packet could not be run at all.
     #[error("{0}")]
     Packet(String),
+    /// The device's runtime reported the queue failed (ROCr's queue error callback or a GPU
+    /// memory fault event): the status, what it means, and the packet that was in flight.
+    #[error("{what}: the queue failed with {status_name} ({status:#x}): {message}")]
+    Queue {
+        /// The packet (e.g. the kernel's name).
+        what: String,
+        /// The runtime's status (`hsa_status_t`).
+        status: u32,
+        /// Its name, e.g. `HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION`.
+        status_name: String,
+        /// What it means, and the faulting address when the runtime gave one.
+        message: String,
+    },
 }
 
 /// A queue that takes AQL packets in order.
@@ -142,7 +166,8 @@ pub trait Queue: Send + Sync + fmt::Debug {
 
     /// Submits work the host does in queue order (a copy, a fill, a host callback, an event's
     /// timestamp): it runs after every packet submitted before it and before every packet
-    /// submitted after it. `completion_signal` (0: none) is decremented when it is done.
+    /// submitted after it. `completion_signal` (0: none) is decremented when it is done;
+    /// `keep_alive` (the completion signal itself, among others) lives until then.
     ///
     /// # Errors
     /// [`DeviceError::Queue`] when the queue is shut down.
@@ -150,6 +175,7 @@ pub trait Queue: Send + Sync + fmt::Debug {
         &self,
         work: HostWork,
         completion_signal: u64,
+        keep_alive: KeepAlive,
         on_complete: Box<dyn FnOnce(Completion) + Send>,
     ) -> Result<(), DeviceError>;
 
@@ -226,7 +252,10 @@ pub trait Device: Agent {
     fn create_queue(&self) -> Result<Arc<dyn Queue>, DeviceError>;
 
     /// A new signal holding `initial`.
-    fn create_signal(&self, initial: i64) -> SignalHandle;
+    ///
+    /// # Errors
+    /// [`DeviceError`] when the backend's runtime cannot make one.
+    fn create_signal(&self, initial: i64) -> Result<SignalHandle, DeviceError>;
 
     /// The high 32 bits of the private and shared apertures kernels see (`src_private_base`,
     /// `src_shared_base`), for the hidden arguments of code object v5.

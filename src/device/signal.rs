@@ -2,8 +2,10 @@
 //! that hosts wait on, with HSA's semantics (`hsa_signal_wait_scacquire` with a condition and a
 //! timeout). Completion signals of dispatches and barriers, stream and event markers.
 //!
-//! Waits are bounded: a wait that times out says so, it never hangs. Not for ROCr's signals (the
-//! HSA backend uses `hsa_signal_t` handles from ROCr itself).
+//! Waits are bounded: a wait that times out says so, it never hangs. A [`Signal`] is either
+//! software (the software agent's) or backed by another runtime's signal ([`SignalBackend`]:
+//! the HSA backend wraps ROCr's `hsa_signal_t`), so streams and events wait the same way on
+//! every backend.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
@@ -34,45 +36,77 @@ impl Condition {
     }
 }
 
-/// A software signal.
+/// A signal implemented by another runtime (ROCr's `hsa_signal_t`), with the same operations.
+pub trait SignalBackend: Send + Sync + std::fmt::Debug {
+    /// The current value (acquire).
+    fn load(&self) -> i64;
+    /// Sets the value (release).
+    fn store(&self, value: i64);
+    /// Adds `n` (release); returns the new value as far as the backend can tell.
+    fn add(&self, n: i64) -> i64;
+    /// Waits until `condition` holds for `compare` or `timeout` passes (`None`: forever);
+    /// returns the value observed last and whether the condition held.
+    fn wait(&self, condition: Condition, compare: i64, timeout: Option<Duration>) -> (i64, bool);
+}
+
+/// A signal: software, or another runtime's behind a [`SignalBackend`].
 #[derive(Debug)]
 pub struct Signal {
     value: AtomicI64,
     lock: Mutex<()>,
     changed: Condvar,
+    external: Option<Box<dyn SignalBackend>>,
 }
 
 impl Signal {
-    /// A signal holding `initial`.
+    /// A software signal holding `initial`.
     pub fn new(initial: i64) -> Signal {
         Signal {
             value: AtomicI64::new(initial),
             lock: Mutex::new(()),
             changed: Condvar::new(),
+            external: None,
+        }
+    }
+
+    /// A signal whose value lives in `backend` (another runtime's signal).
+    pub fn external(backend: Box<dyn SignalBackend>) -> Signal {
+        Signal {
+            external: Some(backend),
+            ..Signal::new(0)
         }
     }
 
     /// The current value (acquire).
     pub fn load(&self) -> i64 {
-        self.value.load(Ordering::Acquire)
+        match &self.external {
+            Some(b) => b.load(),
+            None => self.value.load(Ordering::Acquire),
+        }
     }
 
     /// Sets the value (release) and wakes waiters.
     pub fn store(&self, value: i64) {
-        self.value.store(value, Ordering::Release);
-        self.notify();
+        match &self.external {
+            Some(b) => b.store(value),
+            None => {
+                self.value.store(value, Ordering::Release);
+                self.notify();
+            }
+        }
     }
 
     /// Subtracts `n` (release) and wakes waiters; returns the new value.
     pub fn subtract(&self, n: i64) -> i64 {
-        let new = self.value.fetch_sub(n, Ordering::AcqRel) - n;
-        self.notify();
-        new
+        self.add(n.wrapping_neg())
     }
 
     /// Adds `n` (release) and wakes waiters; returns the new value.
     pub fn add(&self, n: i64) -> i64 {
-        let new = self.value.fetch_add(n, Ordering::AcqRel) + n;
+        if let Some(b) = &self.external {
+            return b.add(n);
+        }
+        let new = self.value.fetch_add(n, Ordering::AcqRel).wrapping_add(n);
         self.notify();
         new
     }
@@ -91,7 +125,10 @@ impl Signal {
         compare: i64,
         timeout: Option<Duration>,
     ) -> (i64, bool) {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        if let Some(b) = &self.external {
+            return b.wait(condition, compare, timeout);
+        }
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut guard = self.lock.lock();
         loop {
             let value = self.load();

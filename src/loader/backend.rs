@@ -77,4 +77,25 @@ pub trait ExecutableBackend: Send + Sync + Debug {
     fn runtime_uri(&self, _index: usize) -> Option<String> {
         None
     }
+
+    /// Writes, as a 64-bit value at `address` (a pointer variable of a loaded code object, such
+    /// as a managed variable's), the address the agent uses for the host memory
+    /// `[host, host + size)`, making that memory reachable first where the backend must (ROCr:
+    /// `hsa_amd_memory_lock`). Returns the address written. Runs after the executable is
+    /// frozen. The default cannot.
+    ///
+    /// # Errors
+    /// [`LoadError::Backend`] when `address` is not 8 writable bytes of a loaded image, or the
+    /// backend cannot write its memory.
+    fn publish_host_memory(
+        &mut self,
+        _address: u64,
+        _host: u64,
+        _size: u64,
+    ) -> Result<u64, LoadError> {
+        Err(LoadError::Backend {
+            op: "publish host memory",
+            message: "this backend cannot write its loaded code".into(),
+        })
+    }
 }

@@ -160,6 +160,24 @@ impl Executable {
         self.0.symbols.at(address)
     }
 
+    /// Points the pointer variable at `address` (in this executable's loaded code) at the host
+    /// memory `[host, host + size)`, as the agent sees it; see
+    /// [`ExecutableBackend::publish_host_memory`]. Returns the address written.
+    ///
+    /// # Errors
+    /// The backend's, when it cannot make the memory reachable or write the variable.
+    pub fn publish_host_memory(
+        &self,
+        address: u64,
+        host: u64,
+        size: u64,
+    ) -> Result<u64, LoadError> {
+        self.0
+            .backend
+            .lock()
+            .publish_host_memory(address, host, size)
+    }
+
     /// A copy of code object `index`'s loaded, relocated image, where the backend can read it.
     pub fn image(&self, index: usize) -> Option<Vec<u8>> {
         self.0.backend.lock().read_image(index)

@@ -26,7 +26,7 @@ pub use module::{
     Import, LoadSegment, Module, ModuleSource, ModuleSymbol, Reloc, RelocTarget, SymbolClass,
 };
 pub use plan::{LinkPlan, Provider};
-pub use rocr::RocrProblem;
+pub use rocr::{RocrCapabilities, RocrProblem, RocrVersion};
 pub use symbols::{LoadedSymbol, SymbolTable};
 
 use std::fmt;

@@ -162,6 +162,7 @@ struct ModuleInner {
     blocking_issues: Vec<String>,
     rocr_relocation_issues: Vec<RocrRelocationIssue>,
     kernels: Vec<KernelInfo>,
+    rocr: super::rocr::RocrFacts,
 }
 
 /// One code object ready to load: cheap to clone, shareable across threads and agents.
@@ -276,6 +277,12 @@ impl Module {
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         let name = name.strip_suffix(".kd").unwrap_or(name);
         self.0.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// What ROCr reads from the code object (its `.symtab` definitions, relocation symbol
+    /// types), for `loader::rocr`.
+    pub fn rocr_facts(&self) -> &super::rocr::RocrFacts {
+        &self.0.rocr
     }
 
     /// Code object version (4, 5, 6).
@@ -411,5 +418,6 @@ fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> Mod
         blocking_issues,
         rocr_relocation_issues,
         kernels,
+        rocr: super::rocr::facts(co),
     }
 }

@@ -33,7 +33,7 @@ use super::tools::Tools;
 use super::{RuntimeError, RuntimeOptions, RuntimeResult, Stats};
 use crate::container::{read_containers, Bundle, Container, EntryInfo};
 use crate::loader::fat_binary::{first_loadable, EntryRefusal};
-use crate::loader::{Agent, BackendKind, Linker, Module, ModuleSource};
+use crate::loader::{Agent, Linker, Module, ModuleSource};
 use crate::target::{select, AgentIsa, TargetError};
 
 /// Where a fat binary's bytes are.
@@ -258,7 +258,7 @@ impl FatBinary {
         let address = ptr as u64;
         let mut managed = self.managed.lock();
         for loaded in managed.loaded.iter().filter_map(Weak::upgrade) {
-            write_managed_pointer(&loaded, name, address);
+            write_managed_pointer(&loaded, name, address, init.len() as u64);
         }
         managed
             .vars
@@ -326,8 +326,8 @@ impl FatBinary {
             .map_err(|e| self.load_error(e.into()))?;
         let loaded = Arc::new(LoadedFatBinary::new(self.id, device, executable, tools));
         let mut managed = self.managed.lock();
-        for (name, address, _) in &managed.vars {
-            write_managed_pointer(&loaded, name, *address);
+        for (name, address, alloc) in &managed.vars {
+            write_managed_pointer(&loaded, name, *address, alloc.layout.size() as u64);
         }
         managed.loaded.retain(|w| w.strong_count() > 0);
         managed.loaded.push(Arc::downgrade(&loaded));
@@ -614,9 +614,11 @@ impl FatBinary {
 }
 
 /// Points the device variable `name` (a pointer, as clang emits managed variables) at the
-/// managed memory. Only the software agent's memory is host memory the runtime can write;
-/// other backends will need a device write (logged, not done).
-fn write_managed_pointer(loaded: &LoadedFatBinary, name: &str, address: u64) {
+/// managed memory (`size` bytes of host memory), after the executable is frozen. The backend
+/// writes the address its agent uses for that memory: the host address itself on the software
+/// agent; on ROCr's agents the memory is locked (`hsa_amd_memory_lock`) and the agent's address
+/// for it is written with `hsa_memory_copy`.
+fn write_managed_pointer(loaded: &LoadedFatBinary, name: &str, address: u64, size: u64) {
     let Some(symbol) = loaded.executable().symbol(name) else {
         tracing::debug!(
             name,
@@ -624,13 +626,6 @@ fn write_managed_pointer(loaded: &LoadedFatBinary, name: &str, address: u64) {
         );
         return;
     };
-    if loaded.executable().agent().backend() != BackendKind::Soft {
-        tracing::debug!(
-            name,
-            "managed variable pointer not written: the backend cannot write device memory yet"
-        );
-        return;
-    }
     if symbol.size < 8 {
         tracing::debug!(
             name,
@@ -639,14 +634,17 @@ fn write_managed_pointer(loaded: &LoadedFatBinary, name: &str, address: u64) {
         );
         return;
     }
-    // SAFETY: on the software agent, symbol addresses are host addresses inside the
-    // executable's images, which live as long as `loaded` (borrowed here); the symbol holds
-    // at least 8 bytes (checked). Nothing else writes these bytes.
-    unsafe { std::ptr::write_unaligned(symbol.address as *mut u64, address) };
-    tracing::debug!(
-        name,
-        device_variable = format_args!("{:#x}", symbol.address),
-        managed = format_args!("{address:#x}"),
-        "managed variable pointer written"
-    );
+    match loaded
+        .executable()
+        .publish_host_memory(symbol.address, address, size)
+    {
+        Ok(written) => tracing::debug!(
+            name,
+            device_variable = format_args!("{:#x}", symbol.address),
+            managed = format_args!("{address:#x}"),
+            agent_address = format_args!("{written:#x}"),
+            "managed variable pointer written"
+        ),
+        Err(e) => tracing::debug!(name, error = %e, "managed variable pointer not written"),
+    }
 }

@@ -137,7 +137,7 @@ impl Stream {
         what: &'static str,
         submit: impl FnOnce(
             &dyn Queue,
-            u64,
+            &SignalHandle,
             Box<dyn FnOnce(Completion) + Send>,
         ) -> Result<(), DeviceError>,
     ) -> RuntimeResult<()> {
@@ -146,7 +146,10 @@ impl Stream {
         let _serial = self.0.submit.lock();
         let waits = self.implicit_waits(&ctx);
         self.wait_signals(&ctx, &waits)?;
-        let signal = ctx.device().create_signal(1);
+        let signal = ctx
+            .device()
+            .create_signal(1)
+            .map_err(|e| ctx.error(what, e))?;
         let recorder = Arc::downgrade(&ctx);
         let on_complete: Box<dyn FnOnce(Completion) + Send> = Box::new(move |c| {
             if let Completion::Failed(e) = c {
@@ -155,7 +158,7 @@ impl Stream {
                 }
             }
         });
-        submit(&*self.0.queue, signal.handle, on_complete).map_err(|e| ctx.error(what, e))?;
+        submit(&*self.0.queue, &signal, on_complete).map_err(|e| ctx.error(what, e))?;
         *self.0.last.lock() = Some(signal);
         Ok(())
     }
@@ -189,7 +192,11 @@ impl Stream {
         on_done: Box<dyn FnOnce(&Completion) + Send>,
     ) -> RuntimeResult<()> {
         self.step("submitting a dispatch", |queue, signal, on_complete| {
-            packet.completion_signal.handle = signal;
+            packet.completion_signal.handle = signal.handle;
+            // The packet's completion signal lives as long as the packet (a runtime may not
+            // destroy a signal a queue will still decrement).
+            let mut keep_alive = keep_alive;
+            keep_alive.push(Box::new(signal.clone()));
             let setup = packet.setup;
             // SAFETY: a dispatch packet is 64 bytes of plain data (the kernarg pointer is an
             // address).
@@ -213,7 +220,12 @@ impl Stream {
     /// Runs `work` on the host in stream order (copies, fills, callbacks, event timestamps).
     pub(crate) fn host_work(&self, what: &'static str, work: HostWork) -> RuntimeResult<()> {
         self.step(what, |queue, signal, on_complete| {
-            queue.submit_host_work(work, signal, on_complete)
+            queue.submit_host_work(
+                work,
+                signal.handle,
+                vec![Box::new(signal.clone())],
+                on_complete,
+            )
         })
     }
 

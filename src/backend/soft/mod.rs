@@ -26,8 +26,9 @@ use crate::loader::{
 };
 use crate::target::AgentIsa;
 
-pub use exec::{Job, KernelExecutor};
+pub use exec::{builtin_executor, Job, KernelExecutor};
 pub use memory::{ALIGNMENT, QUARANTINE_BYTES};
+pub use queue::{QueueErrorHandler, SoftQueue};
 
 /// The software agent's ISA when the configuration names none.
 pub const DEFAULT_SOFT_ISA: &str = "gfx1030";
@@ -42,7 +43,7 @@ pub const PRIVATE_APERTURE: u64 = 2 << 48;
 pub(crate) struct State {
     pub(crate) table: AllocationTable,
     pub(crate) memory: memory::SoftMemory,
-    pub(crate) signals: SignalTable,
+    pub(crate) signals: Arc<SignalTable>,
     executor: OnceCell<Arc<dyn KernelExecutor>>,
 }
 
@@ -61,13 +62,21 @@ impl State {
 }
 
 /// Signals by handle, so packets can name them. Entries go away with their last handle.
+/// Agents that share one (the software HSA library's agents) see each other's signals, as
+/// HSA signals are visible to every agent.
 #[derive(Debug, Default)]
-pub(crate) struct SignalTable {
+pub struct SignalTable {
     signals: Mutex<(u64, HashMap<u64, Weak<Signal>>)>,
 }
 
 impl SignalTable {
-    fn create(&self, initial: i64) -> SignalHandle {
+    /// An empty table.
+    pub fn new() -> Self {
+        SignalTable::default()
+    }
+
+    /// A new signal holding `initial`, with a fresh non-zero handle.
+    pub fn create(&self, initial: i64) -> SignalHandle {
         let signal = Arc::new(Signal::new(initial));
         let mut guard = self.signals.lock();
         let (next, map) = &mut *guard;
@@ -80,7 +89,8 @@ impl SignalTable {
         SignalHandle { handle, signal }
     }
 
-    pub(crate) fn get(&self, handle: u64) -> Option<Arc<Signal>> {
+    /// The live signal with `handle`.
+    pub fn get(&self, handle: u64) -> Option<Arc<Signal>> {
         self.signals.lock().1.get(&handle)?.upgrade()
     }
 }
@@ -93,17 +103,57 @@ pub struct SoftAgent {
 }
 
 impl SoftAgent {
-    /// An agent reporting `isa`, with its own memory.
+    /// An agent reporting `isa`, with its own memory and signals, running kernels on the
+    /// built-in executor when there is one ([`builtin_executor`]).
     pub fn new(isa: AgentIsa) -> Self {
+        SoftAgent::with_signals(isa, Arc::new(SignalTable::new()))
+    }
+
+    /// An agent reporting `isa` with its own memory, whose signals live in `signals` (shared
+    /// with other agents).
+    pub fn with_signals(isa: AgentIsa, signals: Arc<SignalTable>) -> Self {
+        let executor = OnceCell::new();
+        if let Some(e) = builtin_executor() {
+            let _ = executor.set(e);
+        }
         SoftAgent {
             isa,
             state: Arc::new(State {
                 table: AllocationTable::new(),
                 memory: memory::SoftMemory::default(),
-                signals: SignalTable::default(),
-                executor: OnceCell::new(),
+                signals,
+                executor,
             }),
         }
+    }
+
+    /// The table the agent's signals live in.
+    pub fn signals(&self) -> &Arc<SignalTable> {
+        &self.state.signals
+    }
+
+    /// Whether a kernel executor is set (dispatches fail with a typed error until one is).
+    pub fn has_executor(&self) -> bool {
+        self.state.executor.get().is_some()
+    }
+
+    /// A queue of `packets` slots (a power of two) with ROCr's failure semantics: a failed
+    /// packet runs `on_error`, leaves its completion signal unchanged and suspends the queue
+    /// (nothing after it runs), as ROCr's queues do. The software HSA library's queues.
+    ///
+    /// # Errors
+    /// [`DeviceError`] for a size that is not a power of two, or when memory or the processor
+    /// thread cannot be had.
+    pub fn create_rocr_queue(
+        &self,
+        packets: u32,
+        on_error: QueueErrorHandler,
+    ) -> Result<Arc<SoftQueue>, DeviceError> {
+        Ok(Arc::new(SoftQueue::with_options(
+            self.state.clone(),
+            packets,
+            Some(on_error),
+        )?))
     }
 
     /// Sets the kernel executor (once); dispatches fail with a typed error until it is set.
@@ -246,8 +296,8 @@ impl Device for SoftAgent {
         Ok(Arc::new(queue::SoftQueue::new(self.state.clone())?))
     }
 
-    fn create_signal(&self, initial: i64) -> SignalHandle {
-        self.state.signals.create(initial)
+    fn create_signal(&self, initial: i64) -> Result<SignalHandle, DeviceError> {
+        Ok(self.state.signals.create(initial))
     }
 
     fn apertures(&self) -> (u32, u32) {
@@ -391,6 +441,32 @@ impl ExecutableBackend for SoftExecutable {
         Ok(())
     }
 
+    /// On the software agent host memory is device memory: the host address is written as is,
+    /// into 8 bytes that must lie inside one of this executable's images.
+    fn publish_host_memory(
+        &mut self,
+        address: u64,
+        host: u64,
+        _size: u64,
+    ) -> Result<u64, LoadError> {
+        let inside = self.images.iter().flatten().any(|i| {
+            address >= i.base
+                && address
+                    .checked_add(8)
+                    .is_some_and(|end| end <= i.base + i.len as u64)
+        });
+        if !inside {
+            return Err(LoadError::Backend {
+                op: "publish host memory",
+                message: format!("{address:#x} is not 8 bytes inside this executable's code"),
+            });
+        }
+        // SAFETY: the 8 bytes lie inside a live image owned by this executable (checked above);
+        // the write is unaligned-safe.
+        unsafe { std::ptr::write_unaligned(address as *mut u64, host) };
+        Ok(host)
+    }
+
     fn read_image(&self, index: usize) -> Option<Vec<u8>> {
         let image = (*self.images.get(index)?)?;
         // SAFETY: a live image of `len` bytes; kernels may be writing its variables, so this
@@ -445,8 +521,8 @@ mod tests {
     fn a_queue_runs_barriers_in_order_and_decrements_completion_signals() {
         let a = agent();
         let q = a.create_queue().unwrap();
-        let gate = a.create_signal(1);
-        let done = a.create_signal(1);
+        let gate = a.create_signal(1).unwrap();
+        let done = a.create_signal(1).unwrap();
         let (tx, rx) = std::sync::mpsc::channel();
         let packet = aql::barrier_and_packet(&[gate.handle], done.handle);
         // SAFETY: a BarrierAndPacket is 64 bytes of plain data.

@@ -5,8 +5,13 @@
 //! their signals; completion signals are decremented when a packet is done.
 //!
 //! The dispatch packet a kernel sees through its dispatch pointer is the very packet in the
-//! ring (code object v4 kernels read their sizes from it). Not for forming packets (the
-//! runtime does, for every backend) or for running kernels (the executor does).
+//! ring (code object v4 kernels read their sizes from it). Producers either submit through
+//! [`Queue`] (the runtime) or write the ring themselves as HSA programs do (the software HSA
+//! library: reserve with the write index, write the packet with an INVALID header, publish
+//! the header, ring the doorbell, whose handle is in the `hsa_queue_t`). Queues made with an
+//! error handler behave as ROCr's: a failed packet leaves its completion signal unchanged,
+//! runs the handler and suspends the queue. Not for forming packets (the runtime does, for
+//! every backend) or for running kernels (the executor does).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -20,14 +25,25 @@ use super::State;
 use crate::device::aql::{self, DispatchPacket, Header, PacketType, PACKET_SIZE};
 use crate::device::{
     Completion, Condition, DeviceError, DispatchReport, ExecutionError, HostWork, KeepAlive,
-    MemoryKind, Queue, Signal,
+    MemoryKind, Queue, SignalHandle,
 };
 
 /// Packets in a queue's ring (clr asks ROCr for its maximum, usually 4096 or more).
 pub const QUEUE_PACKETS: u32 = 1024;
 
+/// The largest ring the software agent makes (`HSA_AGENT_INFO_QUEUE_MAX_SIZE`).
+pub const MAX_QUEUE_PACKETS: u32 = 1 << 17;
+
 /// Bytes reserved for the `hsa_queue_t` before the ring (ROCr's `amd_queue_t` is 256 bytes).
 const QUEUE_HEADER: u64 = 256;
+
+/// Offsets in ROCr's `amd_queue_t` (`amd_hsa_queue.h`) of the high halves of the group and
+/// private apertures, which the software queue fills as ROCr does.
+const AMD_QUEUE_GROUP_APERTURE_HI: u64 = 64;
+const AMD_QUEUE_PRIVATE_APERTURE_HI: u64 = 68;
+
+/// What a queue with ROCr's semantics runs when a packet fails.
+pub type QueueErrorHandler = Arc<dyn Fn(&ExecutionError) + Send + Sync>;
 
 /// How long a waiting processor sleeps between checks for shutdown.
 const POLL: Duration = Duration::from_millis(50);
@@ -46,12 +62,15 @@ struct Shared {
     state: Arc<State>,
     /// Address of the `hsa_queue_t`; the ring follows at `QUEUE_HEADER`.
     base: u64,
+    packets: u32,
     write_index: AtomicU64,
     read_index: AtomicU64,
-    doorbell: Signal,
+    doorbell: SignalHandle,
     pending: Mutex<Vec<Option<Pending>>>,
-    producer: Mutex<()>,
     shutdown: AtomicBool,
+    /// ROCr's semantics: run this on a failed packet and suspend.
+    on_error: Option<QueueErrorHandler>,
+    suspended: AtomicBool,
 }
 
 impl Shared {
@@ -59,8 +78,12 @@ impl Shared {
         self.base + QUEUE_HEADER
     }
 
+    fn slot(&self, index: u64) -> usize {
+        (index % u64::from(self.packets)) as usize
+    }
+
     fn slot_address(&self, index: u64) -> u64 {
-        self.ring() + (index % u64::from(QUEUE_PACKETS)) * PACKET_SIZE as u64
+        self.ring() + self.slot(index) as u64 * PACKET_SIZE as u64
     }
 
     /// The header word of slot `index`, as an atomic.
@@ -97,36 +120,68 @@ impl std::fmt::Debug for SoftQueue {
 impl SoftQueue {
     /// A queue of `state`'s device, with its processor thread started.
     pub(crate) fn new(state: Arc<State>) -> Result<SoftQueue, DeviceError> {
-        let size = QUEUE_HEADER + u64::from(QUEUE_PACKETS) * PACKET_SIZE as u64;
+        SoftQueue::with_options(state, QUEUE_PACKETS, None)
+    }
+
+    /// A queue of `packets` slots (a power of two, at most [`MAX_QUEUE_PACKETS`]); with
+    /// `on_error`, ROCr's failure semantics (see the module documentation).
+    pub(crate) fn with_options(
+        state: Arc<State>,
+        packets: u32,
+        on_error: Option<QueueErrorHandler>,
+    ) -> Result<SoftQueue, DeviceError> {
+        if !packets.is_power_of_two() || packets > MAX_QUEUE_PACKETS {
+            return Err(DeviceError::Queue(format!(
+                "{packets} packets: a queue's size must be a power of two up to {MAX_QUEUE_PACKETS}"
+            )));
+        }
+        let size = QUEUE_HEADER + u64::from(packets) * PACKET_SIZE as u64;
         let allocation = state
             .memory
             .allocate(&state.table, size, MemoryKind::Queue, false)?;
         let base = allocation.base;
+        let doorbell = state.signals.create(-1);
         let shared = Arc::new(Shared {
             state: state.clone(),
             base,
+            packets,
             write_index: AtomicU64::new(0),
             read_index: AtomicU64::new(0),
-            doorbell: Signal::new(-1),
-            pending: Mutex::new((0..QUEUE_PACKETS).map(|_| None).collect()),
-            producer: Mutex::new(()),
+            doorbell,
+            pending: Mutex::new((0..packets).map(|_| None).collect()),
             shutdown: AtomicBool::new(false),
+            on_error,
+            suspended: AtomicBool::new(false),
         });
         // The hsa_queue_t: type MULTI (1), features KERNEL_DISPATCH (1), ring base, doorbell
-        // handle (0: the software doorbell is not an hsa_signal_t), size, id.
+        // signal (a handle of the agent's signal table), size, id.
         let header = hsa_sys::hsa_queue_t {
             type_: 1,
             features: 1,
             base_address: shared.ring() as *mut std::ffi::c_void,
-            doorbell_signal: hsa_sys::hsa_signal_t { handle: 0 },
-            size: QUEUE_PACKETS,
+            doorbell_signal: hsa_sys::hsa_signal_t {
+                handle: shared.doorbell.handle,
+            },
+            size: packets,
             reserved1: 0,
             id: base,
         };
-        // SAFETY: `base` starts a fresh allocation of `size` bytes (> size_of hsa_queue_t),
-        // 256-aligned, that nothing else uses yet.
-        unsafe { std::ptr::write(base as *mut hsa_sys::hsa_queue_t, header) };
-        for i in 0..u64::from(QUEUE_PACKETS) {
+        let (private_hi, shared_hi) = (
+            (super::PRIVATE_APERTURE >> 32) as u32,
+            (super::SHARED_APERTURE >> 32) as u32,
+        );
+        // SAFETY: `base` starts a fresh, zeroed allocation of `size` bytes (more than the 256
+        // of ROCr's amd_queue_t), 256-aligned, that nothing else uses yet; the aperture fields
+        // are 4-byte aligned offsets inside it.
+        unsafe {
+            std::ptr::write(base as *mut hsa_sys::hsa_queue_t, header);
+            std::ptr::write((base + AMD_QUEUE_GROUP_APERTURE_HI) as *mut u32, shared_hi);
+            std::ptr::write(
+                (base + AMD_QUEUE_PRIVATE_APERTURE_HI) as *mut u32,
+                private_hi,
+            );
+        }
+        for i in 0..u64::from(packets) {
             shared
                 .header(i)
                 .store(u32::from(Header::invalid().0), Ordering::Relaxed);
@@ -138,7 +193,8 @@ impl SoftQueue {
             .map_err(|e| DeviceError::Queue(format!("cannot start the packet processor: {e}")))?;
         tracing::debug!(
             queue = format_args!("{base:#x}"),
-            packets = QUEUE_PACKETS,
+            packets,
+            rocr_semantics = shared.on_error.is_some(),
             "software queue created"
         );
         Ok(SoftQueue {
@@ -159,13 +215,23 @@ impl SoftQueue {
         if s.shutdown.load(Ordering::Acquire) {
             return Err(DeviceError::Queue("the queue is shut down".into()));
         }
-        let _producer = s.producer.lock();
-        let index = s.write_index.load(Ordering::Relaxed);
-        // Wait for space, as clr does (the processor frees slots as packets complete).
-        while index - s.read_index.load(Ordering::Acquire) >= u64::from(QUEUE_PACKETS) {
+        if s.suspended.load(Ordering::Acquire) {
+            return Err(DeviceError::Queue(
+                "the queue is suspended after a failed packet".into(),
+            ));
+        }
+        // Reserve a slot, as clr does (hsa_queue_add_write_index_screlease).
+        let index = s.write_index.fetch_add(1, Ordering::AcqRel);
+        // Wait for space (the processor frees slots as packets complete).
+        while index.wrapping_sub(s.read_index.load(Ordering::Acquire)) >= u64::from(s.packets) {
+            if s.suspended.load(Ordering::Acquire) || s.shutdown.load(Ordering::Acquire) {
+                return Err(DeviceError::Queue(
+                    "the queue stopped while waiting for space".into(),
+                ));
+            }
             std::thread::sleep(Duration::from_micros(50));
         }
-        s.pending.lock()[(index % u64::from(QUEUE_PACKETS)) as usize] = Some(pending);
+        s.pending.lock()[s.slot(index)] = Some(pending);
         let slot = s.slot_address(index);
         // SAFETY: the slot is 64 bytes of the ring, which only this producer writes while its
         // header is INVALID (the processor has consumed the packet that was there: checked by
@@ -178,9 +244,62 @@ impl SoftQueue {
             )
         };
         s.header(index).store(header_word, Ordering::Release);
-        s.write_index.store(index + 1, Ordering::Release);
-        s.doorbell.store(index as i64);
+        s.doorbell.signal.store(index as i64);
         Ok(())
+    }
+
+    /// Address of the `hsa_queue_t` (ring at `base_address`, `size` slots, doorbell signal).
+    pub fn hsa_queue(&self) -> u64 {
+        self.shared.base
+    }
+
+    /// Slots in the ring.
+    pub fn size(&self) -> u32 {
+        self.shared.packets
+    }
+
+    /// The doorbell signal's handle (in the agent's signal table).
+    pub fn doorbell(&self) -> u64 {
+        self.shared.doorbell.handle
+    }
+
+    /// The write index (`hsa_queue_load_write_index_*`).
+    pub fn load_write_index(&self) -> u64 {
+        self.shared.write_index.load(Ordering::Acquire)
+    }
+
+    /// Sets the write index (`hsa_queue_store_write_index_*`).
+    pub fn store_write_index(&self, value: u64) {
+        self.shared.write_index.store(value, Ordering::Release);
+    }
+
+    /// Adds to the write index and returns its previous value (`hsa_queue_add_write_index_*`).
+    pub fn add_write_index(&self, value: u64) -> u64 {
+        self.shared.write_index.fetch_add(value, Ordering::AcqRel)
+    }
+
+    /// Compare-and-swap of the write index; returns the value seen
+    /// (`hsa_queue_cas_write_index_*`).
+    pub fn cas_write_index(&self, expected: u64, value: u64) -> u64 {
+        match self.shared.write_index.compare_exchange(
+            expected,
+            value,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(v) | Err(v) => v,
+        }
+    }
+
+    /// The read index: packets before it were taken by the processor
+    /// (`hsa_queue_load_read_index_*`).
+    pub fn load_read_index(&self) -> u64 {
+        self.shared.read_index.load(Ordering::Acquire)
+    }
+
+    /// Whether a failed packet suspended the queue (ROCr semantics only).
+    pub fn is_suspended(&self) -> bool {
+        self.shared.suspended.load(Ordering::Acquire)
     }
 }
 
@@ -209,6 +328,7 @@ impl Queue for SoftQueue {
         &self,
         work: HostWork,
         completion_signal: u64,
+        keep_alive: KeepAlive,
         on_complete: Box<dyn FnOnce(Completion) + Send>,
     ) -> Result<(), DeviceError> {
         let packet = aql::agent_dispatch_packet(HOST_WORK, completion_signal);
@@ -221,7 +341,7 @@ impl Queue for SoftQueue {
             header,
             Pending {
                 label: "host work".into(),
-                _keep_alive: Vec::new(),
+                _keep_alive: keep_alive,
                 work: Some(work),
                 on_complete,
             },
@@ -236,7 +356,7 @@ impl Queue for SoftQueue {
 impl Drop for SoftQueue {
     fn drop(&mut self) {
         self.shared.shutdown.store(true, Ordering::Release);
-        self.shared.doorbell.add(0);
+        self.shared.doorbell.signal.add(0);
         if let Some(t) = self.thread.lock().take() {
             let _ = t.join();
         }
@@ -256,22 +376,33 @@ fn describe(packet: &[u8; PACKET_SIZE]) -> String {
     }
 }
 
-/// The processor thread: takes published packets in order until shut down and drained.
+/// The processor thread: takes published packets in order until shut down and drained (or,
+/// with ROCr's semantics, until a packet fails: then it only waits for the shutdown).
 fn process(s: Arc<Shared>) {
     loop {
+        if s.suspended.load(Ordering::Acquire) {
+            if s.shutdown.load(Ordering::Acquire) {
+                return;
+            }
+            s.doorbell.signal.wait(Condition::Lt, i64::MIN, Some(POLL));
+            continue;
+        }
         let index = s.read_index.load(Ordering::Relaxed);
         let header = s.header(index).load(Ordering::Acquire);
         let header = Header(header as u16);
         if header.packet_type() == PacketType::Invalid {
-            if s.shutdown.load(Ordering::Acquire) && s.write_index.load(Ordering::Acquire) == index
-            {
+            // Every published packet before this one ran; slots reserved but never published
+            // cannot be published any more once the queue is dropped.
+            if s.shutdown.load(Ordering::Acquire) {
                 return;
             }
-            s.doorbell.wait(Condition::Gte, index as i64, Some(POLL));
+            s.doorbell
+                .signal
+                .wait(Condition::Gte, index as i64, Some(POLL));
             continue;
         }
         let slot = s.slot_address(index);
-        let mut pending = s.pending.lock()[(index % u64::from(QUEUE_PACKETS)) as usize].take();
+        let mut pending = s.pending.lock()[s.slot(index)].take();
         let label = pending
             .as_ref()
             .map_or("packet", |p| p.label.as_str())
@@ -318,6 +449,17 @@ fn process(s: Arc<Shared>) {
                 0,
             ),
         };
+        if let (Completion::Failed(e), Some(on_error)) = (&completion, &s.on_error) {
+            // ROCr: the queue is suspended; the failed packet's completion signal is left as it
+            // is and nothing after it runs. The handler reports it (the error callback).
+            tracing::debug!(%label, error = %e, "packet failed; queue suspended (ROCr semantics)");
+            s.suspended.store(true, Ordering::Release);
+            on_error(e);
+            if let Some(p) = pending {
+                (p.on_complete)(completion);
+            }
+            continue;
+        }
         s.header(index)
             .store(u32::from(Header::invalid().0), Ordering::Release);
         s.read_index.store(index + 1, Ordering::Release);

@@ -1,0 +1,60 @@
+//! A software HSA runtime: `libhsa-runtime64.so.1`'s API over rocload's software agent, so
+//! that rocload's HSA backend, and any program written against ROCr (Debian's `rocminfo`),
+//! run end to end on a machine without an AMD GPU.
+//!
+//! `cargo build` makes `target/<profile>/libhsa_soft.so` with SONAME `libhsa-runtime64.so.1`
+//! and every entry point at symbol version `ROCR_1`, as ROCr exports them (`build.rs`). What it
+//! implements, and which ROCr source each behaviour follows, is in `docs/hsa.md`:
+//!
+//! - [`runtime`]: `hsa_init`/`hsa_shut_down` (reference counted), the system, status strings,
+//!   extensions (the `hsa_ven_amd_loader` table), system event handlers;
+//! - [`agents`]: one CPU agent and one software GPU agent per `ROCLOAD_SOFT_ISA` entry
+//!   (default `gfx1030`), with the attributes rocminfo prints, and their ISAs;
+//! - [`memory`]: memory pools and regions, allocation, access, copies, locking, fills;
+//! - [`signals`]: signals and waits;
+//! - [`queues`]: AQL queues whose packets the software agent's packet processor runs (kernels
+//!   on its executor: until the emulator is wired in, a dispatch fails and the queue's error
+//!   callback gets `HSA_STATUS_ERROR_INVALID_ISA`);
+//! - [`loader`]: code object readers, executables loaded through rocload's loader with ROCr's
+//!   rules (`rocload::loader::rocr`) and status codes, symbols, loaded code objects.
+//!
+//! Every entry point catches panics and checks what it can (handles are looked up in tables,
+//! never dereferenced); pointers the API defines as caller memory are trusted as ROCr trusts
+//! them. Not a GPU driver: nothing here talks to `/dev/kfd`.
+
+#![deny(missing_docs)]
+
+/// Declares HSA entry points: each is `pub unsafe extern "C"`, exported as `name@@ROCR_1`
+/// (through a jump stub carrying the symbol version; the Rust function itself is exported as
+/// `rocsoft_<name>`), or as plain `name` where symbol versions cannot be written.
+macro_rules! hsa_api {
+    ($( $(#[$m:meta])* fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty $body:block )*) => { $(
+        $(#[$m])*
+        ///
+        /// # Safety
+        /// Pointer arguments follow the HSA API's contract for this function (out-pointers
+        /// writable for the attribute's type, buffers valid for their stated sizes); handles
+        /// are checked.
+        #[cfg_attr(rocr_versioned, export_name = concat!("rocsoft_", stringify!($name)))]
+        #[cfg_attr(not(rocr_versioned), no_mangle)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret $body
+
+        #[cfg(rocr_versioned)]
+        std::arch::global_asm!(concat!(
+            ".globl ", stringify!($name), "_rocr1\n",
+            ".type ", stringify!($name), "_rocr1,@function\n",
+            stringify!($name), "_rocr1:\n",
+            "  jmp rocsoft_", stringify!($name), "@PLT\n",
+            ".symver ", stringify!($name), "_rocr1,", stringify!($name), "@@ROCR_1\n"
+        ));
+    )* };
+}
+
+pub mod agents;
+pub mod loader;
+pub mod memory;
+pub mod queues;
+pub mod runtime;
+pub mod signals;
+
+pub(crate) mod util;

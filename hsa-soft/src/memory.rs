@@ -1,0 +1,745 @@
+//! Memory pools and regions, allocation, access, copies, locking and fills, following ROCr's
+//! `MemoryRegion` (`core/runtime/amd_memory_region.cpp`) and `Runtime::CopyMemory`
+//! (`core/runtime/runtime.cpp`):
+//!
+//! - the CPU agent owns three global pools: fine-grained, fine-grained with `KERNARG_INIT`,
+//!   and coarse-grained system memory; each GPU agent owns its coarse-grained device pool and a
+//!   group (LDS) pool that cannot be allocated from;
+//! - system memory is GPU-accessible only after `hsa_amd_agents_allow_access`
+//!   (`DISALLOWED_BY_DEFAULT`, as ROCr answers for GPUs); device memory is its owner's, and
+//!   other GPUs' after allowing them. A kernel touching memory its agent may not access faults
+//!   (the software agent checks every access against its allocation table);
+//! - `hsa_memory_copy` takes any host memory (ROCr locks it for the copy);
+//!   `hsa_amd_memory_async_copy` needs pool or locked memory on both sides (checked here; on a
+//!   GPU the copy engine would fault), waits for its dependencies and decrements its completion
+//!   signal; `hsa_amd_memory_lock` records host memory for the agents (its agent address is the
+//!   host address, as with a large-BAR GPU).
+//!
+//! Everything the library hands out is host memory of this process: what differs from a GPU is
+//! who may touch it, and that is what the allocation tables enforce.
+
+use std::alloc::Layout;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+use hsa_sys::*;
+use parking_lot::Mutex;
+use rocload::device::{Condition, Device, MemoryKind};
+
+use crate::agents::{agent_index, AgentEntry};
+use crate::runtime::{runtime, Runtime};
+use crate::util::{guard, handle, put, unhandle, Status, Tag};
+
+/// Allocation granule and alignment of every pool (`RUNTIME_ALLOC_GRANULE`/`_ALIGNMENT`).
+pub(crate) const GRANULE: usize = 4096;
+/// Largest single allocation (`ALLOC_MAX_SIZE`).
+pub(crate) const ALLOC_MAX: u64 = 1 << 40;
+/// Bytes of group (LDS) memory per work-group.
+const GROUP_SIZE: usize = 64 * 1024;
+
+/// What a pool hands out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PoolKind {
+    /// System memory, fine-grained.
+    Fine,
+    /// System memory, fine-grained, for kernarg segments.
+    Kernarg,
+    /// System memory, coarse-grained.
+    SystemCoarse,
+    /// A GPU's device memory (coarse-grained).
+    Device,
+    /// A GPU's group segment (LDS): not allocatable.
+    Group,
+}
+
+impl PoolKind {
+    fn system(self) -> bool {
+        matches!(
+            self,
+            PoolKind::Fine | PoolKind::Kernarg | PoolKind::SystemCoarse
+        )
+    }
+
+    fn flags(self) -> u32 {
+        match self {
+            PoolKind::Fine => HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED,
+            PoolKind::Kernarg => {
+                HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED
+                    | HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT
+            }
+            PoolKind::SystemCoarse | PoolKind::Device => {
+                HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED
+            }
+            PoolKind::Group => 0,
+        }
+    }
+
+    fn memory_kind(self) -> MemoryKind {
+        match self {
+            PoolKind::Kernarg => MemoryKind::Kernarg,
+            PoolKind::Device | PoolKind::Group => MemoryKind::Device,
+            PoolKind::Fine | PoolKind::SystemCoarse => MemoryKind::PinnedHost,
+        }
+    }
+}
+
+/// The pools of agent `index`.
+pub(crate) fn pools_of(agent: &AgentEntry) -> &'static [PoolKind] {
+    if agent.gpu().is_some() {
+        &[PoolKind::Device, PoolKind::Group]
+    } else {
+        &[PoolKind::Fine, PoolKind::Kernarg, PoolKind::SystemCoarse]
+    }
+}
+
+fn pool_handle(agent: usize, slot: usize) -> u64 {
+    handle(Tag::Pool, ((agent as u64) << 8) | slot as u64)
+}
+
+/// The (owner agent, kind) of a pool handle.
+fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
+    let v = unhandle(Tag::Pool, pool).ok_or(HSA_STATUS_ERROR_INVALID_MEMORY_POOL)?;
+    let (agent, slot) = ((v >> 8) as usize, (v & 0xff) as usize);
+    let kind = rt
+        .agents
+        .get(agent)
+        .and_then(|a| pools_of(a).get(slot).copied())
+        .ok_or(HSA_STATUS_ERROR_INVALID_MEMORY_POOL)?;
+    Ok((agent, kind))
+}
+
+/// Host memory the library owns (system pools).
+struct SystemBlock {
+    ptr: NonNull<u8>,
+    layout: Layout,
+    size: u64,
+    kind: PoolKind,
+    /// GPU agents allowed to access it.
+    access: Vec<usize>,
+}
+
+// SAFETY: the block is plain heap memory owned by this value, freed only in Drop.
+unsafe impl Send for SystemBlock {}
+
+impl Drop for SystemBlock {
+    fn drop(&mut self) {
+        // SAFETY: allocated with this layout in `allocate_system`, freed once here.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+    }
+}
+
+struct DeviceBlock {
+    owner: usize,
+    size: u64,
+    access: Vec<usize>,
+}
+
+struct LockEntry {
+    size: u64,
+    refs: u32,
+    agents: Vec<usize>,
+}
+
+#[derive(Default)]
+struct Inner {
+    system: HashMap<u64, SystemBlock>,
+    device: HashMap<u64, DeviceBlock>,
+    locks: HashMap<u64, LockEntry>,
+}
+
+/// Everything allocated or locked through the library.
+pub(crate) struct Memory {
+    inner: Mutex<Inner>,
+    total_ram: u64,
+}
+
+fn total_ram() -> u64 {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(16 << 30, |kb| kb.saturating_mul(1024))
+}
+
+/// Where a range of memory is, as far as the library knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// Inside a pool allocation or a locked range.
+    Known,
+    /// Host memory the library knows nothing about.
+    Unknown,
+}
+
+impl Memory {
+    pub(crate) fn new(_agents: &[AgentEntry]) -> Memory {
+        Memory {
+            inner: Mutex::new(Inner::default()),
+            total_ram: total_ram(),
+        }
+    }
+
+    /// Whether `[address, address + len)` lies in memory the library handed out or locked;
+    /// a range that starts inside such memory and runs past it is an error.
+    pub(crate) fn place(&self, rt: &Runtime, address: u64, len: u64) -> Status<Place> {
+        let inner = self.inner.lock();
+        let fits = |base: u64, size: u64| {
+            address >= base
+                && address
+                    .checked_add(len)
+                    .is_some_and(|end| end <= base.saturating_add(size))
+        };
+        let starts_in =
+            |base: u64, size: u64| address >= base && address < base.saturating_add(size);
+        let ranges = inner
+            .system
+            .iter()
+            .map(|(b, s)| (*b, s.size))
+            .chain(inner.device.iter().map(|(b, d)| (*b, d.size)))
+            .chain(inner.locks.iter().map(|(b, l)| (*b, l.size)));
+        for (base, size) in ranges {
+            if fits(base, size) {
+                return Ok(Place::Known);
+            }
+            if starts_in(base, size) {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+        }
+        drop(inner);
+        // Code objects loaded on a GPU agent are device memory too.
+        for agent in &rt.agents {
+            if let Some((soft, _)) = agent.gpu() {
+                if let Some(a) = soft.allocations().find(address) {
+                    return if a.contains(address, len) {
+                        Ok(Place::Known)
+                    } else {
+                        Err(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+                    };
+                }
+            }
+        }
+        Ok(Place::Unknown)
+    }
+}
+
+fn gpu_table(rt: &Runtime, index: usize) -> Option<&rocload::device::AllocationTable> {
+    rt.agents
+        .get(index)?
+        .gpu()
+        .map(|(soft, _)| soft.allocations())
+}
+
+fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*mut c_void> {
+    if size == 0 {
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
+    if kind == PoolKind::Group || size as u64 > ALLOC_MAX {
+        return Err(HSA_STATUS_ERROR_INVALID_ALLOCATION);
+    }
+    let rounded = size
+        .checked_add(GRANULE - 1)
+        .map(|s| s & !(GRANULE - 1))
+        .ok_or(HSA_STATUS_ERROR_INVALID_ALLOCATION)?;
+    if kind.system() {
+        let layout = Layout::from_size_align(rounded, GRANULE)
+            .map_err(|_| HSA_STATUS_ERROR_INVALID_ALLOCATION)?;
+        // SAFETY: the layout has a non-zero size.
+        let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
+            .ok_or(HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
+        let base = ptr.as_ptr() as u64;
+        rt.memory.inner.lock().system.insert(
+            base,
+            SystemBlock {
+                ptr,
+                layout,
+                size: rounded as u64,
+                kind,
+                access: Vec::new(),
+            },
+        );
+        tracing::debug!(
+            base = format_args!("{base:#x}"),
+            size = rounded,
+            ?kind,
+            "system memory allocated"
+        );
+        return Ok(ptr.as_ptr().cast());
+    }
+    let (soft, _) = rt.agents[agent]
+        .gpu()
+        .ok_or(HSA_STATUS_ERROR_INVALID_MEMORY_POOL)?;
+    let allocation = soft
+        .allocate(rounded as u64, MemoryKind::Device)
+        .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
+    rt.memory.inner.lock().device.insert(
+        allocation.base,
+        DeviceBlock {
+            owner: agent,
+            size: rounded as u64,
+            access: vec![agent],
+        },
+    );
+    Ok(allocation.base as *mut c_void)
+}
+
+fn free(rt: &Runtime, ptr: u64) -> Status {
+    let mut inner = rt.memory.inner.lock();
+    if let Some(block) = inner.system.remove(&ptr) {
+        drop(inner);
+        for &a in &block.access {
+            if let Some(t) = gpu_table(rt, a) {
+                t.remove(ptr, true);
+            }
+        }
+        drop(block);
+        return Ok(());
+    }
+    if let Some(block) = inner.device.remove(&ptr) {
+        drop(inner);
+        for &a in block.access.iter().filter(|&&a| a != block.owner) {
+            if let Some(t) = gpu_table(rt, a) {
+                t.remove(ptr, true);
+            }
+        }
+        let (soft, _) = rt.agents[block.owner]
+            .gpu()
+            .ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+        soft.free(ptr)
+            .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+        return Ok(());
+    }
+    Err(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+}
+
+fn allow_access(rt: &Runtime, agents: &[usize], ptr: u64) -> Status {
+    let mut inner = rt.memory.inner.lock();
+    let Inner { system, device, .. } = &mut *inner;
+    let (size, kind, access) = if let Some(b) = system.get_mut(&ptr) {
+        (b.size, b.kind.memory_kind(), &mut b.access)
+    } else if let Some(b) = device.get_mut(&ptr) {
+        (b.size, MemoryKind::Device, &mut b.access)
+    } else {
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    };
+    for &a in agents {
+        if access.contains(&a) {
+            continue;
+        }
+        if let Some(t) = gpu_table(rt, a) {
+            let writable = kind != MemoryKind::Kernarg;
+            t.insert(ptr, size, kind, writable)
+                .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            access.push(a);
+        }
+    }
+    Ok(())
+}
+
+/// # Safety
+/// `value` is writable for the attribute's type.
+unsafe fn pool_info(rt: &Runtime, kind: PoolKind, attribute: u32, value: *mut c_void) -> Status {
+    let size = match kind {
+        PoolKind::Group => GROUP_SIZE as u64,
+        _ => rt.memory.total_ram,
+    };
+    let segment = if kind == PoolKind::Group {
+        HSA_AMD_SEGMENT_GROUP
+    } else {
+        HSA_AMD_SEGMENT_GLOBAL
+    };
+    let allocatable = kind != PoolKind::Group;
+    // SAFETY: (all writes) types as ROCr's MemoryRegion::GetPoolInfo/GetInfo write them.
+    unsafe {
+        match attribute {
+            HSA_AMD_MEMORY_POOL_INFO_SEGMENT => put(value, segment),
+            HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS => put(value, kind.flags()),
+            HSA_AMD_MEMORY_POOL_INFO_SIZE => put(value, size as usize),
+            HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED => put(value, allocatable),
+            HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE
+            | HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT => {
+                put(value, if allocatable { GRANULE } else { 0 })
+            }
+            HSA_AMD_MEMORY_POOL_INFO_ACCESSIBLE_BY_ALL => put(value, kind.system()),
+            HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE => put(
+                value,
+                if allocatable {
+                    size.min(ALLOC_MAX) as usize
+                } else {
+                    0
+                },
+            ),
+            _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
+        }
+    }
+}
+
+/// # Safety
+/// `value` is writable for the attribute's type.
+unsafe fn region_info(rt: &Runtime, kind: PoolKind, attribute: u32, value: *mut c_void) -> Status {
+    // SAFETY: as pool_info; region attributes share the first values and types.
+    unsafe {
+        match attribute {
+            HSA_REGION_INFO_SEGMENT
+            | HSA_REGION_INFO_GLOBAL_FLAGS
+            | HSA_REGION_INFO_SIZE
+            | HSA_REGION_INFO_RUNTIME_ALLOC_ALLOWED
+            | HSA_REGION_INFO_RUNTIME_ALLOC_GRANULE
+            | HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => pool_info(rt, kind, attribute, value),
+            HSA_REGION_INFO_ALLOC_MAX_SIZE => {
+                pool_info(rt, kind, HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE, value)
+            }
+            HSA_REGION_INFO_ALLOC_MAX_PRIVATE_WORKGROUP_SIZE => put(value, 0u32),
+            _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
+        }
+    }
+}
+
+fn agents_from(rt: &Runtime, agents: *const hsa_agent_t, count: usize) -> Status<Vec<usize>> {
+    if agents.is_null() || count == 0 {
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
+    if count > rt.agents.len() * 4 {
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
+    // SAFETY: the caller passes `count` agents (the API's contract); the count is bounded.
+    let list = unsafe { std::slice::from_raw_parts(agents, count) };
+    list.iter()
+        .map(|&a| agent_index(a, rt.agents.len()))
+        .collect()
+}
+
+/// Copies after checking both sides: inside known memory they must fit.
+///
+/// # Safety
+/// Unknown host memory is the caller's, valid for `size` bytes.
+unsafe fn checked_copy(rt: &Runtime, dst: u64, src: u64, size: u64, require_known: bool) -> Status {
+    if dst == 0 || src == 0 {
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
+    if size == 0 {
+        return Ok(());
+    }
+    let d = rt.memory.place(rt, dst, size)?;
+    let s = rt.memory.place(rt, src, size)?;
+    if require_known && (d == Place::Unknown || s == Place::Unknown) {
+        tracing::debug!(
+            dst = format_args!("{dst:#x}"),
+            src = format_args!("{src:#x}"),
+            "async copy of memory that is neither pool memory nor locked"
+        );
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
+    let n = usize::try_from(size).map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+    // SAFETY: known ranges lie inside live allocations (checked); unknown ones are the
+    // caller's by contract. `copy` allows overlap.
+    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
+    Ok(())
+}
+
+fn signal_of(rt: &Runtime, handle: u64) -> Status<Arc<rocload::device::Signal>> {
+    rt.signals
+        .get(handle)
+        .ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)
+}
+
+type PoolCallback =
+    Option<unsafe extern "C" fn(hsa_amd_memory_pool_t, *mut c_void) -> hsa_status_t>;
+type RegionCallback = Option<unsafe extern "C" fn(hsa_region_t, *mut c_void) -> hsa_status_t>;
+
+hsa_api! {
+    /// `hsa_amd_agent_iterate_memory_pools`.
+    fn hsa_amd_agent_iterate_memory_pools(agent: hsa_agent_t, callback: PoolCallback, data: *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            let f = callback.ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            let index = agent_index(agent, rt.agents.len())?;
+            for slot in 0..pools_of(&rt.agents[index]).len() {
+                let pool = hsa_amd_memory_pool_t { handle: pool_handle(index, slot) };
+                // SAFETY: the application's callback with its own data.
+                match unsafe { f(pool, data) } {
+                    HSA_STATUS_SUCCESS => {}
+                    other => return Err(other),
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// `hsa_amd_memory_pool_get_info`.
+    fn hsa_amd_memory_pool_get_info(pool: hsa_amd_memory_pool_t, attribute: hsa_amd_memory_pool_info_t, value: *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            let (_, kind) = pool_of(&rt, pool.handle)?;
+            // SAFETY: the attribute's type is the caller's contract.
+            unsafe { pool_info(&rt, kind, attribute, value) }
+        })
+    }
+
+    /// `hsa_amd_agent_memory_pool_get_info`: access as ROCr's `GetAccessInfo` decides it.
+    fn hsa_amd_agent_memory_pool_get_info(agent: hsa_agent_t, pool: hsa_amd_memory_pool_t, attribute: hsa_amd_agent_memory_pool_info_t, value: *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            let index = agent_index(agent, rt.agents.len())?;
+            let (owner, kind) = pool_of(&rt, pool.handle)?;
+            let access = if index == owner || (kind.system() && rt.agents[index].gpu().is_none()) {
+                HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
+            } else if kind == PoolKind::Group {
+                HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED
+            } else {
+                HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT
+            };
+            // SAFETY: the attribute's type is the caller's contract.
+            unsafe {
+                match attribute {
+                    HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS => put(value, access),
+                    HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS => {
+                        put(value, u32::from(access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED && index != owner))
+                    }
+                    _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
+                }
+            }
+        })
+    }
+
+    /// `hsa_amd_memory_pool_allocate`: zeroed memory, rounded up to the 4 KiB granule.
+    fn hsa_amd_memory_pool_allocate(pool: hsa_amd_memory_pool_t, size: usize, flags: u32, ptr: *mut *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let _ = flags;
+            let rt = runtime()?;
+            if ptr.is_null() {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            let (owner, kind) = pool_of(&rt, pool.handle)?;
+            let p = allocate(&rt, owner, kind, size)?;
+            // SAFETY: non-NULL out-pointer.
+            unsafe { put(ptr.cast(), p) }
+        })
+    }
+
+    /// `hsa_amd_memory_pool_free`.
+    fn hsa_amd_memory_pool_free(ptr: *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            free(&rt, ptr as u64)
+        })
+    }
+
+    /// `hsa_amd_agents_allow_access`: lets GPU agents reach a pool allocation.
+    fn hsa_amd_agents_allow_access(num_agents: u32, agents: *const hsa_agent_t, flags: *const u32, ptr: *const c_void) -> hsa_status_t {
+        guard(|| {
+            let _ = flags;
+            let rt = runtime()?;
+            if ptr.is_null() {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            let list = agents_from(&rt, agents, num_agents as usize)?;
+            allow_access(&rt, &list, ptr as u64)
+        })
+    }
+
+    /// `hsa_agent_iterate_regions`: the agent's pools, as regions.
+    fn hsa_agent_iterate_regions(agent: hsa_agent_t, callback: RegionCallback, data: *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            let f = callback.ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            let index = agent_index(agent, rt.agents.len())?;
+            for slot in 0..pools_of(&rt.agents[index]).len() {
+                let region = hsa_region_t { handle: pool_handle(index, slot) };
+                // SAFETY: the application's callback with its own data.
+                match unsafe { f(region, data) } {
+                    HSA_STATUS_SUCCESS => {}
+                    other => return Err(other),
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// `hsa_region_get_info`.
+    fn hsa_region_get_info(region: hsa_region_t, attribute: hsa_region_info_t, value: *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            let (_, kind) = pool_of(&rt, region.handle).map_err(|_| HSA_STATUS_ERROR_INVALID_REGION)?;
+            // SAFETY: the attribute's type is the caller's contract.
+            unsafe { region_info(&rt, kind, attribute, value) }
+        })
+    }
+
+    /// `hsa_memory_allocate`: from a region (a pool).
+    fn hsa_memory_allocate(region: hsa_region_t, size: usize, ptr: *mut *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            if ptr.is_null() {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            let (owner, kind) = pool_of(&rt, region.handle).map_err(|_| HSA_STATUS_ERROR_INVALID_REGION)?;
+            let p = allocate(&rt, owner, kind, size)?;
+            // SAFETY: non-NULL out-pointer.
+            unsafe { put(ptr.cast(), p) }
+        })
+    }
+
+    /// `hsa_memory_free`.
+    fn hsa_memory_free(ptr: *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            free(&rt, ptr as u64)
+        })
+    }
+
+    /// `hsa_memory_copy`: synchronous; any host memory on either side.
+    fn hsa_memory_copy(dst: *mut c_void, src: *const c_void, size: usize) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            // SAFETY: unknown host memory is the caller's, per the API.
+            unsafe { checked_copy(&rt, dst as u64, src as u64, size as u64, false) }
+        })
+    }
+
+    /// `hsa_amd_memory_async_copy`: both sides pool or locked memory; runs once `dep_signals`
+    /// are 0 (on a helper thread when they are not yet), then decrements `completion_signal`.
+    fn hsa_amd_memory_async_copy(
+        dst: *mut c_void,
+        dst_agent: hsa_agent_t,
+        src: *const c_void,
+        src_agent: hsa_agent_t,
+        size: usize,
+        num_dep_signals: u32,
+        dep_signals: *const hsa_signal_t,
+        completion_signal: hsa_signal_t,
+    ) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            agent_index(dst_agent, rt.agents.len())?;
+            agent_index(src_agent, rt.agents.len())?;
+            if num_dep_signals > 0 && dep_signals.is_null() {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            if num_dep_signals > 64 {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            let completion = signal_of(&rt, completion_signal.handle)?;
+            let deps = if num_dep_signals == 0 {
+                Vec::new()
+            } else {
+                // SAFETY: `num_dep_signals` signals by the API's contract (bounded above).
+                unsafe { std::slice::from_raw_parts(dep_signals, num_dep_signals as usize) }
+                    .iter()
+                    .map(|s| signal_of(&rt, s.handle))
+                    .collect::<Status<Vec<_>>>()?
+            };
+            let (d, s, n) = (dst as u64, src as u64, size as u64);
+            if d == 0 || s == 0 {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            for (address, _) in [(d, true), (s, false)] {
+                if n > 0 && rt.memory.place(&rt, address, n)? == Place::Unknown {
+                    tracing::debug!(address = format_args!("{address:#x}"), "async copy of memory that is neither pool memory nor locked");
+                    return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+                }
+            }
+            if deps.iter().all(|dep| dep.load() == 0) {
+                // SAFETY: both ranges are known memory (checked above).
+                unsafe { checked_copy(&rt, d, s, n, true)? };
+                completion.subtract(1);
+                return Ok(());
+            }
+            let worker = rt.clone();
+            std::thread::Builder::new()
+                .name("hsa-soft-copy".into())
+                .spawn(move || {
+                    for dep in &deps {
+                        while !dep.wait(Condition::Eq, 0, Some(std::time::Duration::from_millis(100))).1 {}
+                    }
+                    // SAFETY: as above; the application keeps the memory until the completion
+                    // signal says the copy is done.
+                    if let Err(status) = unsafe { checked_copy(&worker, d, s, n, true) } {
+                        tracing::debug!(status, "async copy failed");
+                    }
+                    completion.subtract(1);
+                })
+                .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
+            Ok(())
+        })
+    }
+
+    /// `hsa_amd_memory_lock`: records host memory for the agents (all GPU agents when none are
+    /// given); the agent address is the host address.
+    fn hsa_amd_memory_lock(host_ptr: *mut c_void, size: usize, agents: *mut hsa_agent_t, num_agent: std::os::raw::c_int, agent_ptr: *mut *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            if host_ptr.is_null() || size == 0 || agent_ptr.is_null() || num_agent < 0 {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            let list = if num_agent == 0 {
+                (0..rt.agents.len()).filter(|&i| rt.agents[i].gpu().is_some()).collect()
+            } else {
+                agents_from(&rt, agents, num_agent as usize)?
+            };
+            let base = host_ptr as u64;
+            let mut inner = rt.memory.inner.lock();
+            if let Some(lock) = inner.locks.get_mut(&base) {
+                if lock.size != size as u64 {
+                    return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+                }
+                lock.refs = lock.refs.saturating_add(1);
+            } else {
+                let mut granted = Vec::new();
+                for &a in &list {
+                    if let Some(t) = gpu_table(&rt, a) {
+                        t.insert(base, size as u64, MemoryKind::RegisteredHost, true)
+                            .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+                        granted.push(a);
+                    }
+                }
+                inner.locks.insert(base, LockEntry { size: size as u64, refs: 1, agents: granted });
+            }
+            // SAFETY: non-NULL out-pointer.
+            unsafe { put(agent_ptr.cast(), host_ptr) }
+        })
+    }
+
+    /// `hsa_amd_memory_unlock`.
+    fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            let base = host_ptr as u64;
+            let mut inner = rt.memory.inner.lock();
+            let lock = inner.locks.get_mut(&base).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            lock.refs -= 1;
+            if lock.refs == 0 {
+                if let Some(lock) = inner.locks.remove(&base) {
+                    for a in lock.agents {
+                        if let Some(t) = gpu_table(&rt, a) {
+                            t.remove(base, false);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// `hsa_amd_memory_fill`: `count` 32-bit values at a 4-byte aligned pool address.
+    fn hsa_amd_memory_fill(ptr: *mut c_void, value: u32, count: usize) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            let base = ptr as u64;
+            if base == 0 || base % 4 != 0 {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            let bytes = count.checked_mul(4).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            if bytes == 0 {
+                return Ok(());
+            }
+            if rt.memory.place(&rt, base, bytes as u64)? != Place::Known {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            // SAFETY: `count` aligned words inside one known allocation (checked).
+            let words = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) };
+            words.fill(value);
+            Ok(())
+        })
+    }
+}

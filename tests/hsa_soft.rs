@@ -1,0 +1,896 @@
+//! The HSA backend end to end against the software HSA library (`hsa-soft/`,
+//! `target/<profile>/libhsa_soft.so`, built by `cargo build --workspace`, which
+//! `scripts/test.sh` runs first): agents, executables with cross-object imports and their
+//! placements, ROCr's loader behaviours (second definitions, `.symtab`-only symbols, relocation
+//! types of 5.2.3, a first segment off 0, 5.2.3's kernel facts), the Device layer (memory,
+//! copies, fills, locked host memory, queues, signals, streams, events), launches (which fail
+//! with a typed error until the emulator is wired in: `TODO(emulator)`), queue failures that
+//! reach the host instead of hanging, `rocload agents`, and Debian's `rocminfo`.
+//!
+//! The library follows ROCr 5.2.3's sources; what it cannot show is the hardware (see
+//! `docs/hsa.md`). The library is loaded once per test process and initialised per test
+//! (`hsa_init` is reference counted); tests that need another `ROCLOAD_SOFT_ISA` run a child
+//! process.
+
+mod common;
+
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{built, fixture};
+use hsa_sys::result::{self, QueueErrorCallback};
+use hsa_sys::*;
+use rocload::backend::{choose_agents, BackendChoice, BackendConfig, HsaAgent};
+use rocload::device::{Device, MemoryKind};
+use rocload::loader::rocr::RocrCapabilities;
+use rocload::loader::{Agent, BackendKind, Linker, LoadError, Module, RocrProblem};
+use rocload::runtime::{
+    DeviceBuffer, DevicePtr, Event, Runtime, RuntimeError, RuntimeOptions, StreamKind,
+};
+
+fn library() -> PathBuf {
+    built("libhsa_soft.so")
+}
+
+fn module(rel: &str) -> Module {
+    Module::from_file(fixture(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+/// The software HSA library's GPU agent, through the backend choice as a program gets it.
+fn agent() -> HsaAgent {
+    let set = choose_agents(&BackendConfig {
+        choice: BackendChoice::Hsa,
+        hsa_library: Some(library().into()),
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("the software HSA library: {e}"));
+    assert!(set.hsa.available, "{:?}", set.hsa);
+    assert_eq!(set.agents.len(), 1);
+    assert_eq!(set.agents[0].backend(), BackendKind::Hsa);
+    assert!(set.devices[0].is_some(), "HSA agents are devices now");
+    set.hsa_agents.into_iter().next().unwrap()
+}
+
+fn lib_of(agent: &HsaAgent) -> &HsaLibrary {
+    agent.runtime().library()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agents and the backend choice.
+
+#[test]
+fn the_backend_chooses_the_software_librarys_gpu_agent() {
+    let a = agent();
+    assert_eq!(a.name(), "gfx1030");
+    assert_eq!(a.isa().isa_name(), "amdgcn-amd-amdhsa--gfx1030");
+    assert_eq!(a.reported_isas(), ["amdgcn-amd-amdhsa--gfx1030"]);
+    assert_eq!(
+        a.capabilities(),
+        RocrCapabilities::ROCR_5_2_3,
+        "no 6.2 export"
+    );
+    assert!(a.system().cpu_agent().is_some());
+    let lib = lib_of(&a);
+    assert!(lib.exports("hsa_init") && !lib.exports(rocload::loader::rocr::ROCR_6_2_MARKER));
+    assert!(
+        lib.missing_backend_functions().is_empty(),
+        "{:?}",
+        lib.missing_backend_functions()
+    );
+    assert!(a.take_deferred_errors().is_empty());
+}
+
+#[test]
+fn cli_agents_reports_hsa_agents_from_the_software_library() {
+    let out = std::process::Command::new(common::rocload_bin())
+        .args(["agents", "--json"])
+        .env("ROCLOAD_BACKEND", "hsa")
+        .env("ROCLOAD_HSA_LIBRARY", library())
+        .env("ROCLOAD_SOFT_ISA", "gfx1030,gfx90a:xnack+")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = v["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            assert_eq!(a["backend"], "hsa");
+            a["name"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "amdgcn-amd-amdhsa--gfx1030",
+            "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+"
+        ]
+    );
+    assert_eq!(v["hsa"]["available"], true);
+    assert!(v["hsa"]["library"]
+        .as_str()
+        .unwrap()
+        .ends_with("libhsa_soft.so"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Executables.
+
+/// Loads `modules` on the agent's backend as the generic linker does, one by one, and returns
+/// the executable for inspection.
+fn load_all(agent: &HsaAgent, modules: &[Module]) -> rocload::backend::HsaExecutable {
+    use rocload::loader::{ExecutableBackend, Provider};
+    let plan = Linker::new().plan(agent.isa(), modules).unwrap();
+    agent.check_plan(modules, &plan).unwrap();
+    let mut exec = agent.create_executable().unwrap();
+    let mut bases = vec![None; modules.len()];
+    for &m in &plan.order {
+        let imports: Vec<Option<u64>> = plan.providers[m]
+            .iter()
+            .map(|p| match *p {
+                Provider::Module { module, symbol } => bases[module].map(|b: u64| {
+                    b - modules[module].first_vaddr() + modules[module].symbols()[symbol].value
+                }),
+                Provider::Defined(a) => Some(a),
+                Provider::Unresolved => None,
+            })
+            .collect();
+        let placement = exec.load(m, &modules[m], &imports).unwrap();
+        bases[m] = Some(placement.base);
+    }
+    exec.freeze().unwrap();
+    exec
+}
+
+#[test]
+fn cross_object_imports_load_and_every_placement_agrees_with_the_library() {
+    let a = agent();
+    let modules = vec![
+        module("codeobj/kernels_user.co"),
+        module("codeobj/devlib_math.co"),
+        module("codeobj/devlib_data.co"),
+    ];
+    let exec = load_all(&a, &modules);
+    for (i, m) in modules.iter().enumerate() {
+        let loaded = exec.loaded(i).unwrap();
+        assert_eq!(loaded.delta as u64, loaded.base, "first vaddr 0");
+        let expected_uri = format!(
+            "memory://{}#offset={:#x}&size={}",
+            std::process::id(),
+            m.bytes().as_ptr() as usize,
+            m.bytes().len()
+        );
+        assert_eq!(loaded.uri, expected_uri);
+        for s in m
+            .symbols()
+            .iter()
+            .filter(|s| s.class == rocload::loader::SymbolClass::Kernel)
+        {
+            assert_eq!(
+                exec.kernel_object(&s.name).unwrap(),
+                loaded.base + s.value,
+                "{}",
+                s.name
+            );
+        }
+    }
+    // The runtime's list, in load order (providers first).
+    let listed = exec.runtime_code_objects().unwrap();
+    assert_eq!(listed.len(), 3);
+    assert_eq!(
+        listed[2].handle,
+        exec.loaded(0).unwrap().handle,
+        "kernels_user loads last"
+    );
+    // The GOT slot of dl_add (an R_AMDGPU_ABS64 the library applied) holds the address rocload
+    // published for it: read it back through the device.
+    let user = exec.loaded(0).unwrap();
+    let math = exec.loaded(1).unwrap();
+    let dl_add = modules[1]
+        .symbols()
+        .iter()
+        .find(|s| s.name == "dl_add")
+        .unwrap();
+    let slot = modules[0]
+        .relocations()
+        .iter()
+        .find(|r| matches!(&r.target, rocload::loader::RelocTarget::Import(i) if modules[0].imports()[*i].name == "dl_add"))
+        .unwrap();
+    let mut got = [0u8; 8];
+    // SAFETY: `got` is the test's own 8 bytes; the device side lies in the loaded code object.
+    unsafe { a.copy(got.as_mut_ptr() as u64, user.base + slot.offset, 8) }.unwrap();
+    assert_eq!(u64::from_le_bytes(got), math.base + dl_add.value);
+    drop(exec);
+    assert!(a.take_deferred_errors().is_empty());
+    // The generic path.
+    let shared: Arc<dyn Agent> = Arc::new(a.clone());
+    let exe = Linker::new().link(&shared, &modules).unwrap();
+    assert!(exe.symbol("use_add").is_some() && exe.symbol("dl::mix").is_some());
+    assert!(exe.image(0).is_none());
+}
+
+#[test]
+fn a_cycle_and_rel32_are_refused_before_the_library_sees_them() {
+    let shared: Arc<dyn Agent> = Arc::new(agent());
+    let e = Linker::new()
+        .link(
+            &shared,
+            &[
+                module("codeobj/cycle_ping.co"),
+                module("codeobj/cycle_pong.co"),
+            ],
+        )
+        .unwrap_err();
+    assert!(matches!(e, LoadError::Cycle { .. }), "{e}");
+    let e = Linker::new()
+        .link(
+            &shared,
+            &[
+                module("synthetic/kernels_user.rel32.co"),
+                module("codeobj/devlib_math.co"),
+                module("codeobj/devlib_data.co"),
+            ],
+        )
+        .unwrap_err();
+    assert!(matches!(e, LoadError::RocrRefuses { module: 0, .. }), "{e}");
+}
+
+/// Loads one code object straight through the HSA API (no rocload check in between), as ROCr
+/// would be asked to; returns the executable, or the status the library answered.
+struct Direct<'a> {
+    lib: &'a HsaLibrary,
+    agent: hsa_agent_t,
+    exec: hsa_executable_t,
+    readers: Vec<(hsa_code_object_reader_t, Module)>,
+}
+
+impl<'a> Direct<'a> {
+    fn new(a: &'a HsaAgent) -> Direct<'a> {
+        let lib = lib_of(a);
+        let exec = result::executable_create_alt(
+            lib,
+            HSA_PROFILE_BASE,
+            HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+            None,
+        )
+        .unwrap();
+        Direct {
+            lib,
+            agent: a.handle(),
+            exec,
+            readers: Vec::new(),
+        }
+    }
+
+    fn load(&mut self, m: Module) -> Result<hsa_loaded_code_object_t, HsaError> {
+        // SAFETY: the module's bytes stay alive with the reader (kept in `readers`).
+        let reader =
+            unsafe { result::code_object_reader_create_from_memory(self.lib, m.bytes()) }.unwrap();
+        self.readers.push((reader, m));
+        // SAFETY: handles of this runtime.
+        unsafe {
+            result::executable_load_agent_code_object(self.lib, self.exec, self.agent, reader, None)
+        }
+    }
+
+    fn symbol(&self, name: &str) -> Result<hsa_executable_symbol_t, HsaError> {
+        // SAFETY: handles of this runtime.
+        unsafe {
+            result::executable_get_symbol_by_name(self.lib, self.exec, name, Some(self.agent))
+        }
+    }
+}
+
+impl Drop for Direct<'_> {
+    fn drop(&mut self) {
+        // SAFETY: handles of this runtime, not used afterwards.
+        unsafe {
+            result::executable_destroy(self.lib, self.exec).unwrap();
+            for (r, _) in self.readers.drain(..) {
+                result::code_object_reader_destroy(self.lib, r).unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn a_second_definition_is_variable_already_defined_in_the_library_and_refused_by_rocload() {
+    let a = agent();
+    let mut d = Direct::new(&a);
+    d.load(module("rocr/rules.co")).unwrap();
+    let e = d.load(module("rocr/dup.co")).unwrap_err();
+    assert!(
+        e.is_status(HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED),
+        "{e}"
+    );
+    assert!(e.to_string().contains("already defined"), "{e}");
+    // Defining a name a code object defines.
+    // SAFETY: handles of this runtime; the address is never dereferenced.
+    let e = unsafe {
+        result::executable_agent_global_variable_define(
+            d.lib,
+            d.exec,
+            d.agent,
+            "rr_counter",
+            0x1000 as *mut c_void,
+        )
+    }
+    .unwrap_err();
+    assert!(
+        e.is_status(HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED),
+        "{e}"
+    );
+    // rocload refuses the pair before the library sees it.
+    let shared: Arc<dyn Agent> = Arc::new(a.clone());
+    let e = Linker::new()
+        .link(&shared, &[module("rocr/rules.co"), module("rocr/dup.co")])
+        .unwrap_err();
+    match e {
+        LoadError::RocrRefuses { problems, .. } => assert!(
+            problems
+                .iter()
+                .any(|p| matches!(p, RocrProblem::AlreadyDefined { .. })),
+            "{problems:?}"
+        ),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn symbols_come_from_symtab_only() {
+    let a = agent();
+    let mut d = Direct::new(&a);
+    // The library (as ROCr) loads a code object without .symtab "successfully"...
+    d.load(module("rocr/rules_stripped.co")).unwrap();
+    // ...and then knows none of its kernels or variables.
+    for name in ["rr_fill.kd", "rr_counter"] {
+        let e = d.symbol(name).unwrap_err();
+        assert!(
+            e.is_status(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME),
+            "{name}: {e}"
+        );
+    }
+    drop(d);
+    let mut d = Direct::new(&a);
+    d.load(module("rocr/rules.co")).unwrap();
+    d.symbol("rr_fill.kd").unwrap();
+    d.symbol("rr_counter").unwrap();
+    // FUNC symbols are never registered.
+    assert!(d
+        .symbol("rr_fill")
+        .unwrap_err()
+        .is_status(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME));
+    drop(d);
+    let shared: Arc<dyn Agent> = Arc::new(a);
+    let e = Linker::new()
+        .link(&shared, &[module("rocr/rules_stripped.co")])
+        .unwrap_err();
+    assert!(e.to_string().contains("no .symtab"), "{e}");
+}
+
+#[test]
+fn relocations_5_2_3_does_not_apply_are_refused_with_its_statuses() {
+    let a = agent();
+    for (rel, status) in [
+        ("rocr/rules_abs32.co", HSA_STATUS_ERROR_INVALID_CODE_OBJECT),
+        (
+            "rocr/notype_section.co",
+            HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+        ),
+        ("rocr/notype_tls.co", HSA_STATUS_ERROR_INVALID_CODE_OBJECT),
+        // rr_marker is a defined NOTYPE symbol: looked up by name, absent, 0 + 0.
+        ("rocr/notype.co", HSA_STATUS_ERROR_VARIABLE_UNDEFINED),
+        (
+            "codeobj/hf_cov6.gfx1030.co",
+            HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+        ),
+        (
+            "synthetic/kernels_user.rel32.co",
+            HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
+        ),
+    ] {
+        let mut d = Direct::new(&a);
+        let e = d.load(module(rel)).unwrap_err();
+        assert!(e.is_status(status), "{rel}: {e}");
+        let shared: Arc<dyn Agent> = Arc::new(a.clone());
+        let refused = Linker::new().link(&shared, &[module(rel)]);
+        assert!(
+            matches!(
+                refused,
+                Err(LoadError::RocrRefuses { .. }) | Err(LoadError::Unresolved(_))
+            ),
+            "{rel}: rocload must refuse first: {refused:?}"
+        );
+    }
+    // The same kernels with ABS64 load.
+    let mut d = Direct::new(&a);
+    d.load(module("rocr/rules.co")).unwrap();
+}
+
+#[test]
+fn a_first_segment_off_zero_shifts_load_base_and_delta_as_rocr_computes_them() {
+    let a = agent();
+    let m = module("rocr/rules_base.co");
+    let kd = m
+        .rocr_facts()
+        .definitions
+        .iter()
+        .find(|d| d.name == "rr_fill.kd")
+        .unwrap()
+        .value;
+    let mut d = Direct::new(&a);
+    let lco = d.load(m.clone()).unwrap();
+    let table = result::amd_loader_table(d.lib).unwrap();
+    // SAFETY: a loaded code object of this runtime.
+    let (base, delta) = unsafe {
+        (
+            table.load_base(lco).unwrap(),
+            table.load_delta(lco).unwrap(),
+        )
+    };
+    // ROCr: LOAD_DELTA = LOAD_BASE - first vaddr: the old check (equal by construction) passes...
+    assert_eq!(delta as u64, base.wrapping_sub(0x10000));
+    // ...while the kernel is at LOAD_BASE + st_value, so LOAD_DELTA + st_value is 0x10000 off.
+    let sym = d.symbol("rr_fill.kd").unwrap();
+    // SAFETY: a kernel symbol of this runtime.
+    let object = unsafe { result::kernel_info(d.lib, sym) }
+        .unwrap()
+        .kernel_object;
+    assert_eq!(object, base + kd);
+    assert_ne!(object, (delta as u64).wrapping_add(kd));
+    drop(d);
+    // rocload refuses it, naming the vaddr.
+    let shared: Arc<dyn Agent> = Arc::new(a);
+    let e = Linker::new().link(&shared, &[m]).unwrap_err();
+    assert!(e.to_string().contains("0x10000"), "{e}");
+}
+
+#[test]
+fn kernel_facts_come_from_the_code_object_not_from_5_2_3s_answers() {
+    let a = agent();
+    let exec = load_all(&a, &[module("rocr/indirect.co")]);
+    let k = exec.kernel("rr_indirect").unwrap();
+    // What 5.2.3 answers for every .kd kernel:
+    assert!(!k.rocr_reported.dynamic_callstack);
+    assert_eq!(k.rocr_reported.kernarg_segment_alignment, 16);
+    // What the code object says:
+    assert!(k.uses_dynamic_stack);
+    assert_eq!(k.kernarg_segment_align, 8);
+    assert_eq!(
+        k.kernel_object,
+        exec.loaded(0).unwrap().base
+            + module("rocr/indirect.co")
+                .kernel("rr_indirect")
+                .unwrap()
+                .descriptor_offset
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The device layer.
+
+#[test]
+fn memory_copies_fills_and_locked_host_memory() {
+    let a = agent();
+    let dev = a.allocate(4096, MemoryKind::Device).unwrap();
+    let host = a.allocate(4096, MemoryKind::PinnedHost).unwrap();
+    let kernarg = a.allocate(100, MemoryKind::Kernarg).unwrap();
+    assert_eq!(dev.base % 256, 0);
+    let data: Vec<u8> = (0..4096u32).map(|i| (i * 7) as u8).collect();
+    let mut back = vec![0u8; 4096];
+    // SAFETY: the host buffers are the test's own, 4096 bytes each.
+    unsafe {
+        a.copy(dev.base, data.as_ptr() as u64, 4096).unwrap(); // user memory -> device (locked)
+        a.copy(host.base, dev.base, 4096).unwrap(); // device -> pinned
+        a.copy(back.as_mut_ptr() as u64, host.base, 4096).unwrap(); // pinned -> user (memcpy)
+    }
+    assert_eq!(back, data);
+    // Fills: aligned (hsa_amd_memory_fill) and not (staged copy).
+    // SAFETY: inside the allocations.
+    unsafe {
+        a.fill(dev.base, 0x5a, 1, 4096).unwrap();
+        a.fill(dev.base + 1, 0xbeef, 2, 6).unwrap();
+        a.copy(back.as_mut_ptr() as u64, dev.base, 16).unwrap();
+    }
+    assert_eq!(
+        &back[..8],
+        &[0x5a, 0xef, 0xbe, 0xef, 0xbe, 0xef, 0xbe, 0x5a]
+    );
+    // Copies past an allocation are refused before the library sees them.
+    // SAFETY: refused.
+    let e = unsafe { a.copy(dev.base + 4000, data.as_ptr() as u64, 200) }.unwrap_err();
+    assert!(e.to_string().contains("past the end"), "{e}");
+    // Registered host memory.
+    let mut user = vec![3u8; 512];
+    let reg = a.register_host(user.as_mut_ptr() as u64, 512).unwrap();
+    assert_eq!(reg.kind, MemoryKind::RegisteredHost);
+    // SAFETY: device -> registered host, both 512 bytes inside their ranges.
+    unsafe { a.copy(reg.base, dev.base, 512).unwrap() };
+    assert_eq!(user[0], 0x5a);
+    a.unregister_host(user.as_ptr() as u64).unwrap();
+    for b in [dev.base, host.base, kernarg.base] {
+        a.free(b).unwrap();
+    }
+    let again = a.free(dev.base).unwrap_err();
+    assert!(again.to_string().contains("already freed"), "{again}");
+    assert!(a.take_deferred_errors().is_empty());
+    assert!(a.compute_units() >= 1);
+    let (private, shared) = a.apertures();
+    assert_eq!(
+        u64::from(private) << 32,
+        rocload::backend::soft::PRIVATE_APERTURE
+    );
+    assert_eq!(
+        u64::from(shared) << 32,
+        rocload::backend::soft::SHARED_APERTURE
+    );
+}
+
+fn hsa_runtime() -> (Runtime, HsaAgent) {
+    let a = agent();
+    let device: Arc<dyn Device> = Arc::new(a.clone());
+    (
+        Runtime::with_devices(vec![device], RuntimeOptions::default()),
+        a,
+    )
+}
+
+#[test]
+fn streams_copies_fills_and_events_run_on_hsa_queues() {
+    let (rt, _a) = hsa_runtime();
+    let dev = rt.device(0).unwrap().clone();
+    let host: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25).collect();
+    let buf = DeviceBuffer::from_slice(&dev, &host).unwrap();
+    assert_eq!(buf.to_vec().unwrap(), host);
+    let x = rt.allocate(0, 4096, MemoryKind::Device).unwrap();
+    let y = rt.allocate(0, 4096, MemoryKind::Device).unwrap();
+    let s = dev.create_stream(StreamKind::NonBlocking, 0).unwrap();
+    let (start, end) = (Event::new(true), Event::new(true));
+    let mut out = vec![0u8; 4096];
+    start.record(&s).unwrap();
+    // SAFETY: live 4096-byte allocations; `out` outlives the wait below.
+    unsafe {
+        rt.fill(&s, x, 0x77, 1, 4096, false).unwrap();
+        rt.copy(&s, y, x, 4096, false).unwrap();
+        rt.copy(&s, out.as_mut_ptr() as u64, y, 4096, false)
+            .unwrap();
+    }
+    end.record(&s).unwrap();
+    s.synchronize().unwrap();
+    assert!(out.iter().all(|&b| b == 0x77));
+    assert!(end.is_complete() && end.elapsed_ms(&start).unwrap() >= 0.0);
+    // The null stream waits for blocking streams (barrier-AND packets on HSA queues).
+    let blocking = dev.create_stream(StreamKind::Blocking, 0).unwrap();
+    // SAFETY: as above.
+    unsafe { rt.fill(&blocking, x, 0x11, 1, 4096, false).unwrap() };
+    let null = dev.null_stream().unwrap();
+    // SAFETY: as above.
+    unsafe {
+        rt.copy(&null, out.as_mut_ptr() as u64, x, 4096, true)
+            .unwrap()
+    };
+    assert!(out.iter().all(|&b| b == 0x11));
+    rt.free(x).unwrap();
+    rt.free(y).unwrap();
+    dev.synchronize().unwrap();
+}
+
+#[test]
+fn a_launch_is_formed_and_submitted_and_fails_typed_without_an_executor() {
+    let (rt, a) = hsa_runtime();
+    let dev = rt.device(0).unwrap().clone();
+    let m = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
+    let vadd = m.function("vadd").unwrap();
+    let x = DeviceBuffer::<f32>::from_slice(&dev, &[1.0; 64]).unwrap();
+    let y = DeviceBuffer::<f32>::from_slice(&dev, &[2.0; 64]).unwrap();
+    let z = DeviceBuffer::<f32>::zeroed(&dev, 64).unwrap();
+    vadd.launch()
+        .grid([2, 1, 1])
+        .block([32, 1, 1])
+        .arg(&x)
+        .arg(DevicePtr(y.address()))
+        .arg(&z)
+        .arg(64i32)
+        .submit(&rt)
+        .unwrap();
+    let r = dev.synchronize();
+    if rocload::backend::soft::builtin_executor().is_some() {
+        // TODO(emulator): with the emulator wired in, this is the path that runs:
+        r.unwrap();
+        assert_eq!(z.to_vec().unwrap(), vec![3.0; 64]);
+        return;
+    }
+    // Until then: the library's queue reports the dispatch it cannot run through the error
+    // callback (HSA_STATUS_ERROR_INVALID_ISA), the watcher fails the packet and completes its
+    // signal, and the failure is sticky: a typed error, not a hang and not a success.
+    let e = r.unwrap_err();
+    match &e {
+        RuntimeError::KernelFailed { error, .. } => match &**error {
+            rocload::device::ExecutionError::Queue {
+                status,
+                status_name,
+                ..
+            } => {
+                assert_eq!(*status, HSA_STATUS_ERROR_INVALID_ISA);
+                assert_eq!(status_name, "HSA_STATUS_ERROR_INVALID_ISA");
+                assert_eq!(
+                    rocload::backend::hip_error_for_status(*status).1,
+                    "hipErrorInvalidImage"
+                );
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    assert!(z.to_vec().is_err(), "later work reports the sticky error");
+    drop(a);
+}
+
+#[test]
+fn without_an_error_callback_a_failed_queue_leaves_its_signal_and_with_one_the_host_is_told() {
+    // The ROCr behaviour issue #15 describes, shown on the library: a dispatch that fails
+    // leaves its completion signal at 1 (a wait would hang); the error callback is how the
+    // backend learns of it. Skipped once an executor runs the dispatch.
+    if rocload::backend::soft::builtin_executor().is_some() {
+        return;
+    }
+    let a = agent();
+    let lib = lib_of(&a);
+    let exec = load_all(&a, &[module("rocr/rules.co")]);
+    let kernel_object = exec.kernel_object("rr_add").unwrap();
+    for with_callback in [false, true] {
+        let seen = Arc::new(AtomicU32::new(0));
+        let s2 = seen.clone();
+        let cb = QueueErrorCallback::new(move |status| s2.store(status, Ordering::SeqCst));
+        // SAFETY: handles of this runtime; `cb` outlives the queue (destroyed below).
+        let q = unsafe {
+            result::queue_create(
+                lib,
+                a.handle(),
+                64,
+                HSA_QUEUE_TYPE_MULTI,
+                with_callback.then_some(&cb),
+                u32::MAX,
+                u32::MAX,
+            )
+        }
+        .unwrap();
+        // SAFETY: no consumers.
+        let done = unsafe { result::signal_create(lib, 1, &[]) }.unwrap();
+        let packet = rocload::device::aql::dispatch_packet(&rocload::device::aql::DispatchFields {
+            geometry: rocload::device::DispatchGeometry {
+                grid: [1, 1, 1],
+                block: [1, 1, 1],
+            },
+            private_segment_size: 0,
+            group_segment_size: 0,
+            kernel_object,
+            kernarg_address: 0,
+            completion_signal: done.handle,
+        });
+        // SAFETY: `q` is a live queue of this runtime; the slot is reserved before it is
+        // written and published with one release store, as clr does.
+        unsafe {
+            let idx = result::queue_add_write_index_screlease(lib, q, 1).unwrap();
+            let ring = (*q).base_address as u64 + (idx % u64::from((*q).size)) * 64;
+            let bytes: [u8; 64] = std::mem::transmute(packet);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr().add(4), (ring + 4) as *mut u8, 60);
+            let header = rocload::device::aql::header_word(
+                rocload::device::aql::Header::ordered(HSA_PACKET_TYPE_KERNEL_DISPATCH),
+                1,
+            );
+            std::sync::atomic::AtomicU32::from_ptr(ring as *mut u32)
+                .store(header, Ordering::Release);
+            result::signal_store_screlease(lib, (*q).doorbell_signal, idx as i64).unwrap();
+        }
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while with_callback
+            && seen.load(Ordering::SeqCst) == 0
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // SAFETY: the signal is alive; a bounded wait (200 ms in nanosecond ticks).
+        let value = unsafe {
+            result::signal_wait_scacquire(
+                lib,
+                done,
+                HSA_SIGNAL_CONDITION_LT,
+                1,
+                200_000_000,
+                HSA_WAIT_STATE_BLOCKED,
+            )
+        }
+        .unwrap();
+        assert_eq!(
+            value, 1,
+            "a failed packet's completion signal is left unchanged"
+        );
+        if with_callback {
+            assert_eq!(seen.load(Ordering::SeqCst), HSA_STATUS_ERROR_INVALID_ISA);
+        }
+        // SAFETY: not used afterwards.
+        unsafe {
+            result::queue_destroy(lib, q).unwrap();
+            result::signal_destroy(lib, done).unwrap();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Programs against the library.
+
+#[test]
+fn managed_pointers_are_written_through_the_hsa_backend() {
+    let a = agent();
+    let shared: Arc<dyn Agent> = Arc::new(a.clone());
+    let modules = vec![
+        module("codeobj/kernels_user.co"),
+        module("codeobj/devlib_math.co"),
+        module("codeobj/devlib_data.co"),
+    ];
+    let exe = Linker::new().link(&shared, &modules).unwrap();
+    let slot = exe.symbol("table_ptr").unwrap().address;
+    let managed = [0u64; 4];
+    let written = exe
+        .publish_host_memory(slot, managed.as_ptr() as u64, 32)
+        .unwrap();
+    assert_eq!(
+        written,
+        managed.as_ptr() as u64,
+        "the library's agent address is the host's"
+    );
+    let mut back = [0u8; 8];
+    // SAFETY: the test's 8 bytes; the device side is the variable just written.
+    unsafe { a.copy(back.as_mut_ptr() as u64, slot, 8) }.unwrap();
+    assert_eq!(u64::from_le_bytes(back), written);
+    let e = exe
+        .publish_host_memory(0x10, managed.as_ptr() as u64, 32)
+        .unwrap_err();
+    assert!(e.to_string().contains("not 8 bytes inside"), "{e}");
+}
+
+#[test]
+fn rocminfo_runs_against_the_library_and_prints_the_software_agents() {
+    let Ok(rocminfo) = which("rocminfo") else {
+        if std::env::var_os("CI").is_some() {
+            panic!("CI is set but rocminfo is missing: apt-get install rocminfo");
+        }
+        eprintln!("skipped: rocminfo not installed (apt-get install rocminfo)");
+        return;
+    };
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh");
+    let profile_flag: &[&str] = if library().to_string_lossy().contains("/release/") {
+        &["--release"]
+    } else {
+        &[]
+    };
+    let out = std::process::Command::new(&script)
+        .args(profile_flag)
+        .arg("--fake-kfd")
+        .arg(&rocminfo)
+        .env("ROCLOAD_SOFT_ISA", "gfx1030,gfx90a")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && (stderr.contains("unshare failed") || stderr.contains("mount:")) {
+        // Not a package CI could install: containers without CAP_SYS_ADMIN or user namespaces
+        // cannot give rocminfo its /dev/kfd. Said loudly, not failed.
+        eprintln!("skipped: no mount namespace for rocminfo's /dev/kfd check here ({stderr})");
+        return;
+    }
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    for needle in [
+        "HSA System Attributes",
+        "Device Type:             CPU",
+        "Name:                    gfx1030",
+        "Marketing Name:          rocload software agent (gfx1030)",
+        "Name:                    gfx90a",
+        "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-",
+        "Segment:                 GLOBAL; FLAGS: KERNARG, FINE GRAINED",
+        "Segment:                 GLOBAL; FLAGS: COARSE GRAINED",
+        "Wavefront Size:          32(0x20)",
+        "Wavefront Size:          64(0x40)",
+        "*** Done ***",
+    ] {
+        assert!(stdout.contains(needle), "{needle:?} missing from\n{stdout}");
+    }
+    assert_eq!(
+        stdout.matches("Device Type:             GPU").count(),
+        2,
+        "{stdout}"
+    );
+}
+
+fn which(name: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The library's loader per ROCr version (ROCLOAD_SOFT_ROCR_VERSION, read at hsa_init: child
+// processes).
+
+/// Run by `relocation_types_and_kernel_facts_follow_the_rocr_version` in a child process.
+#[test]
+#[ignore = "run in a child process by relocation_types_and_kernel_facts_follow_the_rocr_version"]
+fn child_rocr_version() {
+    let version = std::env::var("ROCLOAD_SOFT_ROCR_VERSION").unwrap();
+    let v62 = version == "6.2";
+    let a = agent();
+    let mut d = Direct::new(&a);
+    let abs32 = module("rocr/rules_abs32.co");
+    let got = abs32
+        .relocations()
+        .iter()
+        .find(|r| r.r_type == rocload::code_object::RelocationType::ABS32)
+        .unwrap()
+        .offset;
+    match d.load(abs32) {
+        Ok(lco) if v62 => {
+            // The 4 bytes ABS32 writes: the low half of rr_counter's address.
+            let counter = d.symbol("rr_counter").unwrap();
+            // SAFETY: a variable symbol of this runtime.
+            let address = unsafe { result::symbol_variable_address(d.lib, counter) }.unwrap();
+            let table = result::amd_loader_table(d.lib).unwrap();
+            // SAFETY: a loaded code object of this runtime.
+            let base = unsafe { table.load_base(lco) }.unwrap();
+            let mut low = [0u8; 4];
+            // SAFETY: the test's 4 bytes; the source lies in the loaded image.
+            unsafe { a.copy(low.as_mut_ptr() as u64, base + got, 4) }.unwrap();
+            assert_eq!(u32::from_le_bytes(low), address as u32);
+        }
+        Err(e) if !v62 => assert!(e.is_status(HSA_STATUS_ERROR_INVALID_CODE_OBJECT), "{e}"),
+        other => panic!("{version}: {other:?}"),
+    }
+    let mut d = Direct::new(&a);
+    let v6 = d.load(module("codeobj/hf_cov6.gfx1030.co"));
+    assert_eq!(v6.is_ok(), v62, "{version}: code object v6: {v6:?}");
+    let mut d = Direct::new(&a);
+    d.load(module("rocr/indirect.co")).unwrap();
+    let k = d.symbol("rr_indirect.kd").unwrap();
+    // SAFETY: a kernel symbol of this runtime.
+    let info = unsafe { result::kernel_info(d.lib, k) }.unwrap();
+    assert_eq!(info.dynamic_callstack, v62, "{version}");
+    assert_eq!(info.kernarg_segment_alignment, 16);
+    println!("child ok");
+}
+
+#[test]
+fn relocation_types_and_kernel_facts_follow_the_rocr_version() {
+    for version in ["5.2.3", "6.2"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "child_rocr_version",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("ROCLOAD_SOFT_ROCR_VERSION", version)
+            .env_remove("ROCLOAD_SOFT_ISA")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("child ok"),
+            "{version}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
