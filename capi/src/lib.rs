@@ -132,9 +132,21 @@ fn call_void(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) {
 fn runtime() -> &'static Runtime {
     static LOGGING: std::sync::Once = std::sync::Once::new();
     LOGGING.call_once(init_logging);
+    static MARKED: std::sync::Once = std::sync::Once::new();
+    MARKED.call_once(mark_used);
     let rt = Runtime::global();
     tools::load_tool_libraries();
     rt
+}
+
+/// Under `rocload run`, tells the tool that the program did call the HIP runtime (the tool
+/// reports programs that never do).
+fn mark_used() {
+    if let Some(path) = std::env::var_os("ROCLOAD_RUN_MARKER") {
+        if let Err(e) = std::fs::write(&path, b"") {
+            tracing::debug!(error = %e, "could not write rocload run's marker");
+        }
+    }
 }
 
 fn current_device() -> i64 {

@@ -10,6 +10,7 @@ mod extract;
 mod inflate;
 mod load;
 mod ls;
+mod run;
 mod select;
 mod symbols;
 
@@ -37,6 +38,8 @@ enum Command {
     Symbols(symbols::Args),
     /// The agents code can be loaded on.
     Agents(agents::Args),
+    /// Run an existing HIP program with rocload as its HIP runtime (libamdhip64.so.5).
+    Run(run::Args),
 }
 
 /// Parses arguments and runs the chosen subcommand.
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::Select(args) => select::run(args),
         Command::Symbols(args) => symbols::run(args),
         Command::Agents(args) => agents::run(args),
+        Command::Run(args) => run::run(args),
     };
     match result {
         Ok(code) => code,
