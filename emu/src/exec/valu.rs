@@ -1,0 +1,6 @@
+//! placeholder
+
+use super::Handler;
+
+/// Handlers by mnemonic.
+pub const TABLE: &[(&str, Handler)] = &[];

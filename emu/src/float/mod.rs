@@ -1,0 +1,1 @@
+//! Floating point as the hardware does it: placeholder.
