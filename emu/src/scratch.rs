@@ -66,7 +66,7 @@ impl Scratch {
     }
 
     fn size(&self) -> u64 {
-        u64::from(self.per_lane) * 4 * LANES
+        u64::from(self.per_lane) * LANES
     }
 
     fn byte(&mut self, physical: u64) -> Result<&mut u8, ScratchFault> {
