@@ -8,6 +8,8 @@
 //! 1 ulp, inside what AMD documents for the hardware instructions (ocml's results built on
 //! them then match the host within HIP's bounds). Not for instruction decoding or lanes.
 
+pub mod trig;
+
 use half::f16;
 
 /// IEEE-mode `v_max_f32`: a signalling NaN gives a quiet NaN, a quiet NaN loses to a number,
