@@ -307,3 +307,38 @@ pub fn lanes_of(mut mask: u32) -> impl Iterator<Item = usize> {
         }
     })
 }
+
+/// The handler for a mnemonic (without encoding suffixes such as `_e32`, `_e64`, `_dpp`,
+/// `_sdwa`), or `None` when the engine does not execute it.
+pub fn handler_for(mnemonic: &str) -> Option<Handler> {
+    static MAP: std::sync::OnceLock<std::collections::HashMap<&'static str, Handler>> = std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let tables: [&[(&str, Handler)]; 10] =
+            [salu::TABLE, salu::EXTRA, flow::TABLE, valu::TABLE, valu::EXTRA, vmem::TABLE, vmem::EXTRA, ds::TABLE, smem::TABLE, &[]];
+        let mut m = std::collections::HashMap::new();
+        for t in tables {
+            for &(name, h) in t {
+                m.insert(name, h);
+            }
+        }
+        // v_cmpx_* are v_cmp_* writing EXEC ([`lower`] points their destination there).
+        let cmps: Vec<(&'static str, Handler)> = m.iter().filter(|(k, _)| k.starts_with("v_cmp_")).map(|(k, h)| (*k, *h)).collect();
+        for (k, h) in cmps {
+            let x: &'static str = Box::leak(k.replacen("v_cmp_", "v_cmpx_", 1).into_boxed_str());
+            m.insert(x, h);
+        }
+        m
+    })
+    .get(mnemonic)
+    .copied()
+}
+
+/// Number of mnemonics the engine executes (`v_cmpx_*` counted separately).
+pub fn handler_count() -> usize {
+    let tables = [salu::TABLE, salu::EXTRA, flow::TABLE, valu::TABLE, valu::EXTRA, vmem::TABLE, vmem::EXTRA, ds::TABLE, smem::TABLE];
+    let all: std::collections::HashSet<&str> = tables.iter().flat_map(|t| t.iter().map(|(k, _)| *k)).collect();
+    all.len() + all.iter().filter(|k| k.starts_with("v_cmp_")).count()
+}
+
+#[cfg(test)]
+mod tests;
