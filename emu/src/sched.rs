@@ -88,6 +88,8 @@ struct Group {
 struct Failure {
     fault: Box<Fault>,
     pc: u64,
+    name: &'static str,
+    encoding: &'static str,
 }
 
 enum Stop {
@@ -210,9 +212,18 @@ impl Emulator {
     }
 
     fn describe<M: GuestMemory>(&self, stop: Stop, entry: u64, mem: &M, sh: &Shared<'_>, start: Instant) -> ExecError<M::Fault> {
-        let site = |pc: u64| Site { pc, offset: pc.wrapping_sub(entry) as i64, instruction: lower::describe(pc, mem) };
+        let site_named = |pc: u64, name: &str| {
+            let mut instruction = lower::describe(pc, mem);
+            if instruction.is_empty() {
+                instruction = name.to_string();
+            }
+            Site { pc, offset: pc.wrapping_sub(entry) as i64, instruction }
+        };
+        let site = |pc: u64| site_named(pc, "");
         match stop {
-            Stop::Fault(Failure { fault, pc }) => match *fault {
+            Stop::Fault(Failure { fault, pc, name, encoding }) => {
+                let site = |pc: u64| site_named(pc, name);
+                match *fault {
                 Fault::Memory { lane, address, kind } => ExecError::MemoryFault {
                     site: site(pc),
                     lane,
@@ -229,11 +240,9 @@ impl Emulator {
                     },
                 },
                 Fault::Trap(code) => ExecError::Trap { site: site(pc), code },
-                Fault::Unsupported => {
-                    let (mnemonic, encoding) = lower::name_at(pc, mem);
-                    ExecError::Unsupported { site: site(pc), mnemonic, encoding }
+                Fault::Unsupported => ExecError::Unsupported { site: site(pc), mnemonic: name.to_string(), encoding: encoding.to_string() },
                 }
-            },
+            }
             Stop::Decode(DecodeStop::Fetch { pc, fault }) => match downcast::<M::Fault>(fault) {
                 Ok(fault) => ExecError::Fetch { pc, fault },
                 Err(()) => ExecError::Invalid { site: site(pc), word: 0, detail: "instruction fetch failed".into() },
@@ -464,7 +473,7 @@ fn turn(sh: &Shared<'_>, slot: &mut Slot, env: &mut Env<'_>, local: &mut HashMap
                 }
                 Err(fault) => {
                     slot.wave.pc = u.pc;
-                    break 'run Err(Stop::Fault(Failure { fault, pc: u.pc }));
+                    break 'run Err(Stop::Fault(Failure { fault, pc: u.pc, name: u.name, encoding: u.encoding }));
                 }
             }
         }

@@ -18,7 +18,3 @@ pub fn describe(_pc: u64, _mem: &dyn DynMemory) -> String {
     String::new()
 }
 
-/// Mnemonic and encoding of the instruction at `pc`.
-pub fn name_at(_pc: u64, _mem: &dyn DynMemory) -> (String, String) {
-    (String::new(), String::new())
-}
