@@ -36,6 +36,8 @@ enum Ext {
     Sign,
     D16Lo,
     D16Hi,
+    SignD16Lo,
+    SignD16Hi,
 }
 
 /// `ds_read_*`: `bytes` at vaddr + offset.
@@ -52,10 +54,15 @@ fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, ext: Ext) -> R {
             (1, Ext::Sign) => w.v[d][l] = v as u8 as i8 as i32 as u32,
             (2, Ext::Zero) => w.v[d][l] = v & 0xffff,
             (2, Ext::Sign) => w.v[d][l] = v as u16 as i16 as i32 as u32,
-            (1 | 2, Ext::D16Lo | Ext::D16Hi) => {
-                let x = if bytes == 1 { v & 0xff } else { v & 0xffff };
+            (1 | 2, Ext::D16Lo | Ext::D16Hi | Ext::SignD16Lo | Ext::SignD16Hi) => {
+                let x = match (bytes, ext) {
+                    (1, Ext::SignD16Lo | Ext::SignD16Hi) => u32::from(v as u8 as i8 as i16 as u16),
+                    (1, _) => v & 0xff,
+                    _ => v & 0xffff,
+                };
                 let old = w.v[d][l];
-                w.v[d][l] = if ext == Ext::D16Hi { (old & 0xffff) | x << 16 } else { (old & 0xffff_0000) | x };
+                let hi = matches!(ext, Ext::D16Hi | Ext::SignD16Hi);
+                w.v[d][l] = if hi { (old & 0xffff) | x << 16 } else { (old & 0xffff_0000) | x };
             }
             _ => {
                 for k in 0..(bytes / 4) as usize {
@@ -399,4 +406,16 @@ ds! {
     ds_cmpst_rtn_b64 => |w, u, e| atomic(w, u, e, At::Cmpst, true, true);
     ds_min_rtn_f64 => |w, u, e| atomic(w, u, e, At::MinF, true, true);
     ds_max_rtn_f64 => |w, u, e| atomic(w, u, e, At::MaxF, true, true);
+    ds_inc_u64 => |w, u, e| atomic(w, u, e, At::Inc, true, false);
+    ds_dec_u64 => |w, u, e| atomic(w, u, e, At::Dec, true, false);
+    ds_rsub_u64 => |w, u, e| atomic(w, u, e, At::Rsub, true, false);
+    ds_mskor_b64 => |w, u, e| atomic(w, u, e, At::Mskor, true, false);
+    ds_inc_rtn_u64 => |w, u, e| atomic(w, u, e, At::Inc, true, true);
+    ds_dec_rtn_u64 => |w, u, e| atomic(w, u, e, At::Dec, true, true);
+    ds_rsub_rtn_u64 => |w, u, e| atomic(w, u, e, At::Rsub, true, true);
+    ds_mskor_rtn_b64 => |w, u, e| atomic(w, u, e, At::Mskor, true, true);
+    ds_cmpst_f64 => |w, u, e| atomic(w, u, e, At::Cmpst, true, false);
+    ds_cmpst_rtn_f64 => |w, u, e| atomic(w, u, e, At::Cmpst, true, true);
+    ds_read_i8_d16 => |w, u, e| load(w, u, e, 1, Ext::SignD16Lo);
+    ds_read_i8_d16_hi => |w, u, e| load(w, u, e, 1, Ext::SignD16Hi);
 }

@@ -171,6 +171,8 @@ pub const TABLE: &[(&str, Handler)] = &[
     ("s_decperflevel", nop),
     ("s_version", nop),
     ("s_code_end", nop),
+    ("s_sethalt", nop),
+    ("s_setkill", nop),
     ("s_sendmsg", s_sendmsg),
     ("s_trap", s_trap),
     ("s_round_mode", s_round_mode),

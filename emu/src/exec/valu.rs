@@ -811,6 +811,14 @@ handlers! {
     s16_2: v_min_i16 => |a, b| (a as i16).min(b as i16) as u16;
     s16_3: v_mad_u16 => |a, b, c| u32::from(a.wrapping_mul(b).wrapping_add(c));
     s16_3: v_mad_i16 => |a, b, c| u32::from(a.wrapping_mul(b).wrapping_add(c));
+    s16_3: v_min3_u16 => |a, b, c| u32::from(a.min(b).min(c));
+    s16_3: v_max3_u16 => |a, b, c| u32::from(a.max(b).max(c));
+    s16_3: v_med3_u16 => |a, b, c| med3_u(a.into(), b.into(), c.into());
+    s16_3: v_min3_i16 => |a, b, c| u32::from((a as i16).min(b as i16).min(c as i16) as u16);
+    s16_3: v_max3_i16 => |a, b, c| u32::from((a as i16).max(b as i16).max(c as i16) as u16);
+    s16_3: v_med3_i16 => |a, b, c| med3_i(i32::from(a as i16), i32::from(b as i16), i32::from(c as i16)) as u32 & 0xffff;
+    h2raw: v_cvt_pknorm_i16_f16 => |a, b| pknorm_i16(hf(a)) | pknorm_i16(hf(b)) << 16;
+    h2raw: v_cvt_pknorm_u16_f16 => |a, b| pknorm_u16(hf(a)) | pknorm_u16(hf(b)) << 16;
     s16_to32: v_mad_u32_u16 => |[a, b, c]: [u32; 3]| (a * b).wrapping_add(c);
     s16_to32: v_mad_i32_i16 => |[a, b, c]: [u32; 3]| (i32::from(a as i16) * i32::from(b as i16)).wrapping_add(c as i32) as u32;
     s16_to32: v_sat_pk_u8_i16 => |[a]: [u32; 1]| sat_u8(i32::from(a as i16)) | sat_u8(i32::from((a >> 16) as i16)) << 8;

@@ -44,6 +44,8 @@ enum At {
     Fcmpswap,
     Fmin,
     Fmax,
+    /// gfx10.3 `atomic_csub`: subtract, clamped at 0.
+    Csub,
 }
 
 #[derive(Clone, Copy)]
@@ -99,6 +101,7 @@ fn atomic32(op: At, old: u32, src: u32, cmp: u32) -> Option<u32> {
         At::Fcmpswap => return (f32::from_bits(old) == f32::from_bits(cmp)).then_some(src),
         At::Fmin => fp::min_f32(f32::from_bits(old), f32::from_bits(src), true).to_bits(),
         At::Fmax => fp::max_f32(f32::from_bits(old), f32::from_bits(src), true).to_bits(),
+        At::Csub => old.saturating_sub(src),
     })
 }
 
@@ -132,6 +135,7 @@ fn atomic64(op: At, old: u64, src: u64, cmp: u64) -> Option<u64> {
         At::Fcmpswap => return (f64::from_bits(old) == f64::from_bits(cmp)).then_some(src),
         At::Fmin => fp::min_f64(f64::from_bits(old), f64::from_bits(src), true).to_bits(),
         At::Fmax => fp::max_f64(f64::from_bits(old), f64::from_bits(src), true).to_bits(),
+        At::Csub => old.saturating_sub(src),
     })
 }
 
@@ -594,6 +598,27 @@ mem! {
     Buffer buffer_atomic_xor => at(At::Xor);
     Buffer buffer_atomic_inc => at(At::Inc);
     Buffer buffer_atomic_dec => at(At::Dec);
+    Buffer buffer_atomic_fcmpswap => at(At::Fcmpswap);
+    Buffer buffer_atomic_fmin => at(At::Fmin);
+    Buffer buffer_atomic_fmax => at(At::Fmax);
+    Buffer buffer_atomic_csub => at(At::Csub);
+    Global global_atomic_csub => at(At::Csub);
+    Buffer buffer_atomic_swap_x2 => at2(At::Swap);
+    Buffer buffer_atomic_cmpswap_x2 => at2(At::Cmpswap);
+    Buffer buffer_atomic_add_x2 => at2(At::Add);
+    Buffer buffer_atomic_sub_x2 => at2(At::Sub);
+    Buffer buffer_atomic_smin_x2 => at2(At::Smin);
+    Buffer buffer_atomic_umin_x2 => at2(At::Umin);
+    Buffer buffer_atomic_smax_x2 => at2(At::Smax);
+    Buffer buffer_atomic_umax_x2 => at2(At::Umax);
+    Buffer buffer_atomic_and_x2 => at2(At::And);
+    Buffer buffer_atomic_or_x2 => at2(At::Or);
+    Buffer buffer_atomic_xor_x2 => at2(At::Xor);
+    Buffer buffer_atomic_inc_x2 => at2(At::Inc);
+    Buffer buffer_atomic_dec_x2 => at2(At::Dec);
+    Buffer buffer_atomic_fcmpswap_x2 => at2(At::Fcmpswap);
+    Buffer buffer_atomic_fmin_x2 => at2(At::Fmin);
+    Buffer buffer_atomic_fmax_x2 => at2(At::Fmax);
 }
 
 /// `buffer_gl0_inv`, `buffer_gl1_inv`: caches are coherent here; an acquire fence orders the
