@@ -6,7 +6,6 @@
 //! timeout. The first fault stops every thread. Not for instruction semantics.
 
 use std::any::Any;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -19,6 +18,8 @@ use crate::memory::GuestMemory;
 use crate::program::{DecodeStop, Program};
 use crate::scratch::Scratch;
 use crate::wave::{sreg, Status, Wave, LANES};
+
+use rustc_hash::FxHashMap;
 use crate::Services;
 
 /// How the emulator runs dispatches.
@@ -72,11 +73,32 @@ pub struct Emulator {
     program: Program,
 }
 
-/// A wave and where it is in the code.
+/// A wave and where it is in the code (a block of its thread's [`Code`]).
 struct Slot {
     wave: Wave,
-    block: Arc<Block>,
+    block: u32,
     idx: usize,
+}
+
+/// One host thread's view of the decode cache: blocks by index, so running waves hold plain
+/// indices and the hot path takes no reference counts.
+#[derive(Default)]
+struct Code {
+    blocks: Vec<Arc<Block>>,
+    index: FxHashMap<u64, u32>,
+}
+
+impl Code {
+    fn at(&mut self, sh: &Shared<'_>, pc: u64) -> u32 {
+        if let Some(&i) = self.index.get(&pc) {
+            return i;
+        }
+        let b = sh.program.block(pc, sh.mem);
+        let i = self.blocks.len() as u32;
+        self.blocks.push(b);
+        self.index.insert(pc, i);
+        i
+    }
 }
 
 struct Group {
@@ -269,7 +291,7 @@ fn worker(sh: &Shared<'_>) -> Stats {
     let mut stats = Stats::default();
     let mut resident: Vec<Group> = Vec::new();
     let mut pool: Vec<Wave> = Vec::new();
-    let mut local: HashMap<u64, Arc<Block>> = HashMap::new();
+    let mut local = Code::default();
     let total = sh.layout.workgroup_count();
     let mut idle_rounds = 0u32;
     loop {
@@ -329,23 +351,14 @@ fn worker(sh: &Shared<'_>) -> Stats {
     stats
 }
 
-fn block_at(sh: &Shared<'_>, local: &mut HashMap<u64, Arc<Block>>, pc: u64) -> Arc<Block> {
-    if let Some(b) = local.get(&pc) {
-        return b.clone();
-    }
-    let b = sh.program.block(pc, sh.mem);
-    local.insert(pc, b.clone());
-    b
-}
-
 /// Sets up work-group number `n`: its waves' registers per the layout, and its LDS.
-fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut HashMap<u64, Arc<Block>>) -> Group {
+fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) -> Group {
     let l = &sh.layout;
     let id = l.workgroup_id(n);
     let ext = workgroup_extent(sh.d, id);
     let items = ext[0] * ext[1] * ext[2];
     let nwaves = items.div_ceil(LANES as u32);
-    let entry_block = block_at(sh, local, l.entry);
+    let entry_block = local.at(sh, l.entry);
     let mut waves = Vec::with_capacity(nwaves as usize);
     for wi in 0..nwaves {
         let mut w = pool.pop().unwrap_or_default();
@@ -386,14 +399,14 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut HashMap<
         w.status = Status::Ready;
         w.index = wi;
         w.instructions = 0;
-        waves.push(Slot { wave: w, block: entry_block.clone(), idx: 0 });
+        waves.push(Slot { wave: w, block: entry_block, idx: 0 });
     }
     Group { waves, lds: Lds::new(l.lds_bytes) }
 }
 
 /// Gives every ready wave of `g` a turn. Returns whether any wave did more than go back to
 /// sleep or wait.
-fn run_group(sh: &Shared<'_>, g: &mut Group, local: &mut HashMap<u64, Arc<Block>>, stats: &mut Stats) -> Result<bool, Stop> {
+fn run_group(sh: &Shared<'_>, g: &mut Group, local: &mut Code, stats: &mut Stats) -> Result<bool, Stop> {
     let mut progressed = false;
     // Sleepers from the last round may run again.
     for s in g.waves.iter_mut() {
@@ -438,61 +451,69 @@ fn run_group(sh: &Shared<'_>, g: &mut Group, local: &mut HashMap<u64, Arc<Block>
 }
 
 /// Runs one wave until its slice is used up or it sleeps, waits, ends or faults.
-fn turn(sh: &Shared<'_>, slot: &mut Slot, env: &mut Env<'_>, local: &mut HashMap<u64, Arc<Block>>) -> Result<TurnEnd, Stop> {
+fn turn(sh: &Shared<'_>, slot: &mut Slot, env: &mut Env<'_>, code: &mut Code) -> Result<TurnEnd, Stop> {
     let budget = u64::from(sh.config.slice.max(1));
     let mut n = 0u64;
-    let result = 'run: loop {
-        let block = slot.block.clone();
-        let uops = &block.uops;
-        while slot.idx < uops.len() {
-            let u = &uops[slot.idx];
-            slot.idx += 1;
-            n += 1;
-            match (u.run)(&mut slot.wave, u, env) {
-                Ok(Step::Next) => {}
-                Ok(Step::Jump(t)) => {
-                    slot.block = block_at(sh, local, t);
-                    slot.idx = 0;
-                    slot.wave.pc = t;
-                    if n >= budget {
-                        break 'run Ok(TurnEnd::Budget);
+    let result = loop {
+        let target = {
+            let block: &Block = &code.blocks[slot.block as usize];
+            let uops = &block.uops;
+            let mut target = None;
+            while let Some(u) = uops.get(slot.idx) {
+                slot.idx += 1;
+                n += 1;
+                match (u.run)(&mut slot.wave, u, env) {
+                    Ok(Step::Next) => {}
+                    Ok(Step::Jump(t)) => {
+                        target = Some(t);
+                        break;
                     }
-                    continue 'run;
-                }
-                Ok(Step::Sleep) => {
-                    slot.wave.pc = u.next_pc();
-                    break 'run Ok(TurnEnd::Sleep);
-                }
-                Ok(Step::Barrier) => {
-                    slot.wave.pc = u.next_pc();
-                    break 'run Ok(TurnEnd::Barrier);
-                }
-                Ok(Step::End) => {
-                    slot.wave.pc = u.pc;
-                    break 'run Ok(TurnEnd::Ended);
-                }
-                Err(fault) => {
-                    slot.wave.pc = u.pc;
-                    break 'run Err(Stop::Fault(Failure { fault, pc: u.pc, name: u.name, encoding: u.encoding }));
-                }
-            }
-        }
-        // Fell off the end of the block.
-        let next = uops.last().map_or(block.start, |u| u.next_pc());
-        if block.stopped {
-            // Reaching the point where decoding stopped is the error; decode again to get the
-            // reason (with the embedder's payload, which shared blocks do not keep).
-            if let (fresh, Some(s)) = lower::decode_block(next, sh.mem) {
-                if fresh.uops.is_empty() {
-                    break 'run Err(Stop::Decode(s));
+                    Ok(Step::Sleep) => {
+                        slot.wave.pc = u.next_pc();
+                        slot.wave.instructions += n;
+                        return Ok(TurnEnd::Sleep);
+                    }
+                    Ok(Step::Barrier) => {
+                        slot.wave.pc = u.next_pc();
+                        slot.wave.instructions += n;
+                        return Ok(TurnEnd::Barrier);
+                    }
+                    Ok(Step::End) => {
+                        slot.wave.pc = u.pc;
+                        slot.wave.instructions += n;
+                        return Ok(TurnEnd::Ended);
+                    }
+                    Err(fault) => {
+                        slot.wave.pc = u.pc;
+                        slot.wave.instructions += n;
+                        return Err(Stop::Fault(Failure { fault, pc: u.pc, name: u.name, encoding: u.encoding }));
+                    }
                 }
             }
-        }
-        slot.block = block_at(sh, local, next);
+            match target {
+                Some(t) => t,
+                None => {
+                    // Fell off the end of the block.
+                    let next = uops.last().map_or(block.start, |u| u.next_pc());
+                    if block.stopped {
+                        // Reaching the point where decoding stopped is the error; decode again
+                        // for the reason (with the embedder's payload, which shared blocks do
+                        // not keep).
+                        if let (fresh, Some(s)) = lower::decode_block(next, sh.mem) {
+                            if fresh.uops.is_empty() {
+                                break Err(Stop::Decode(s));
+                            }
+                        }
+                    }
+                    next
+                }
+            }
+        };
+        slot.block = code.at(sh, target);
         slot.idx = 0;
-        slot.wave.pc = next;
+        slot.wave.pc = target;
         if n >= budget {
-            break 'run Ok(TurnEnd::Budget);
+            break Ok(TurnEnd::Budget);
         }
     };
     slot.wave.instructions += n;

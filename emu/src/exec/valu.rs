@@ -184,6 +184,54 @@ fn fmac(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
     finish(w, u, K::F32, out, mask)
 }
 
+/// Fused multiply-add on every lane, with the host's FMA unit when it has one (the generic
+/// `mul_add` is a libm call per lane otherwise).
+#[inline(always)]
+fn fma_lanes(a: &[u32; LANES], b: &[u32; LANES], c: &[u32; LANES]) -> [u32; LANES] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports FMA, checked just above.
+            return unsafe { fma_lanes_hw(a, b, c) };
+        }
+    }
+    std::array::from_fn(|l| f32::from_bits(a[l]).mul_add(f32::from_bits(b[l]), f32::from_bits(c[l])).to_bits())
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn fma_lanes_hw(a: &[u32; LANES], b: &[u32; LANES], c: &[u32; LANES]) -> [u32; LANES] {
+    std::array::from_fn(|l| f32::from_bits(a[l]).mul_add(f32::from_bits(b[l]), f32::from_bits(c[l])).to_bits())
+}
+
+fn plain(u: &Uop) -> bool {
+    matches!(u.lanes, LaneMode::Plain) && u.m.neg | u.m.abs == 0 && !u.m.clamp && u.m.omod == 0
+}
+
+/// `v_fma_f32` and its literal forms: the FMA fast path when nothing modifies the lanes.
+#[inline(always)]
+fn fma3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
+    if plain(u) {
+        let out = fma_lanes(&w.vread(u.s[0]), &w.vread(u.s[1]), &w.vread(u.s[2]));
+        let m = w.exec();
+        w.vwrite(u.d[0], m, &out);
+        return Ok(Step::Next);
+    }
+    f3(w, u, f)
+}
+
+/// `v_fmac_f32`: the FMA fast path into the destination.
+#[inline(always)]
+fn fmac_fast(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
+    if plain(u) {
+        let out = fma_lanes(&w.vread(u.s[0]), &w.vread(u.s[1]), &w.vread(u.d[0]));
+        let m = w.exec();
+        w.vwrite(u.d[0], m, &out);
+        return Ok(Step::Next);
+    }
+    fmac(w, u, f)
+}
+
 #[inline(always)]
 fn h1(w: &mut Wave, u: &Uop, f: impl Fn(f32) -> f32) -> R {
     v::<1>(w, u, K::F16, |[a]| u32::from(fp::to_f16(f(fp::from_f16(a)))))
@@ -724,9 +772,9 @@ handlers! {
     f2: v_mul_legacy_f32 => |a, b| if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
     f2: v_min_f32 => |a, b| fp::min_f32(a, b, IEEE);
     f2: v_max_f32 => |a, b| fp::max_f32(a, b, IEEE);
-    f3: v_fma_f32 => |a, b, c| a.mul_add(b, c);
-    f3: v_fmamk_f32 => |a, b, c| a.mul_add(b, c);
-    f3: v_fmaak_f32 => |a, b, c| a.mul_add(b, c);
+    fma3: v_fma_f32 => |a, b, c| a.mul_add(b, c);
+    fma3: v_fmamk_f32 => |a, b, c| a.mul_add(b, c);
+    fma3: v_fmaak_f32 => |a, b, c| a.mul_add(b, c);
     f3: v_mad_f32 => |a, b, c| a * b + c;
     f3: v_madmk_f32 => |a, b, c| a * b + c;
     f3: v_madak_f32 => |a, b, c| a * b + c;
@@ -736,7 +784,7 @@ handlers! {
     f3: v_max3_f32 => |a, b, c| fp::max_f32(fp::max_f32(a, b, IEEE), c, IEEE);
     f3: v_med3_f32 => |a, b, c| fp::med3_f32(a, b, c, IEEE);
     f3: v_div_fixup_f32 => |a, b, c| fp::div_fixup64(f64::from(a), f64::from(b), f64::from(c), 32) as f32;
-    fmac: v_fmac_f32 => |a, b, c| a.mul_add(b, c);
+    fmac_fast: v_fmac_f32 => |a, b, c| a.mul_add(b, c);
     fmac: v_mac_f32 => |a, b, c| a * b + c;
     fmac: v_fmac_legacy_f32 => |a, b, c| if a == 0.0 || b == 0.0 { c + 0.0 } else { a.mul_add(b, c) };
     f1: v_rcp_f32 => |a| (1.0 / f64::from(a)) as f32;
