@@ -1,18 +1,23 @@
-//! rocload-emu: an RDNA2 (gfx1030, wave32) instruction-set emulator that runs AMD GPU kernels
-//! on the CPU. It knows nothing of HIP, bundles or loading: give it guest memory (a
-//! [`GuestMemory`] whose every access can fault), a [`Dispatch`] (kernel descriptor, code
-//! address, grid, kernarg and packet addresses, segment sizes, apertures) and [`Services`]
-//! (hostcall interrupts), and [`Emulator::run`] returns a [`Report`] or a typed [`ExecError`].
+//! rocload-emu: an RDNA2 (gfx1030, wave32) emulator that runs AMD GPU kernels on the CPU.
 //!
-//! Design (see `docs/emulator.md`): instructions are decoded lazily into straight-line blocks
-//! of [`exec::Uop`]s (one handler per mnemonic, operands resolved), cached per code address;
-//! work-groups run in parallel on host threads, each thread time-slicing among several
-//! resident work-groups so spin-waits between work-groups make progress.
+//! Two halves. The decoder ([`isa`]) turns gfx1030 machine code into a compact predecoded
+//! form ([`isa::Inst`]) and prints it exactly as `llvm-objdump-19 -d --mcpu=gfx1030` does.
+//! The engine ([`exec`], [`sched`]) lowers instructions into uops, cached per code address
+//! ([`program`]), and runs dispatches: give it guest memory (a [`GuestMemory`] whose every
+//! access can fault), a [`Dispatch`] (kernel descriptor, code address, grid, kernarg and
+//! packet addresses, segment sizes, apertures) and [`Services`] (hostcall interrupts), and
+//! [`Emulator::run`] returns a [`Report`] or a typed [`ExecError`].
+//!
+//! It knows nothing of HIP, fat binaries or code-object loading. See `docs/emulator.md`.
 
+#![deny(missing_docs)]
+
+pub mod cache;
 pub mod dispatch;
 pub mod error;
 pub mod exec;
 pub mod float;
+pub mod isa;
 pub mod lds;
 pub mod memory;
 pub mod program;

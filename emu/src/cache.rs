@@ -1,0 +1,1 @@
+//! Decode-once cache of code ranges (placeholder until M4).
