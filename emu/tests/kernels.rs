@@ -1,0 +1,326 @@
+//! HIP kernels compiled by clang-19 for gfx1030 at -O0, -O2 and -O3 (sources in
+//! `tests/emu_kernels/`, built by `scripts/build-emu-kernels.sh`), run on the emulator and
+//! checked against the same computation on the host. A minimal loader: map the code object's
+//! PT_LOAD segments into a [`FlatMemory`], apply its RELATIVE64 relocations, find `<name>.kd`,
+//! lay out the kernarg segment (explicit arguments, then the code object v5 hidden ones).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use object::read::elf::{ElfFile64, ProgramHeader};
+use object::{Object, ObjectSymbol};
+use rocload_emu::{Config, Dispatch, Emulator, ExecError, FlatFault, FlatMemory, NoServices, Report};
+
+const CODE: u64 = 0x1_0000_0000;
+const KERNARG: u64 = 0x3_0000_0000;
+const PACKET: u64 = 0x3_1000_0000;
+const BUFFERS: u64 = 0x4_0000_0000;
+
+fn kernels_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let out = root.join("target/emu-kernels");
+        let st = Command::new("bash")
+            .arg(root.join("scripts/build-emu-kernels.sh"))
+            .arg(&out)
+            .status()
+            .expect("scripts/build-emu-kernels.sh runs (needs clang-19: scripts/setup.sh)");
+        assert!(st.success(), "building the test kernels failed");
+        out
+    })
+}
+
+/// A loaded code object, guest memory and a bump allocator for buffers.
+struct Gpu {
+    mem: FlatMemory,
+    symbols: HashMap<String, u64>,
+    next: u64,
+}
+
+impl Gpu {
+    fn load(file: &str) -> Gpu {
+        let path = kernels_dir().join(file);
+        let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let elf = ElfFile64::<object::LittleEndian>::parse(&*data).expect("ELF");
+        let mut mem = FlatMemory::new();
+        let end = elf
+            .elf_program_headers()
+            .iter()
+            .filter(|p| p.p_type(object::LittleEndian) == object::elf::PT_LOAD)
+            .map(|p| p.p_vaddr(object::LittleEndian) + p.p_memsz(object::LittleEndian))
+            .max()
+            .expect("PT_LOAD");
+        mem.map(CODE, end.next_multiple_of(256), true).unwrap();
+        for p in elf.elf_program_headers() {
+            let e = object::LittleEndian;
+            if p.p_type(e) != object::elf::PT_LOAD {
+                continue;
+            }
+            let bytes = p.data(e, &*data).expect("segment data");
+            mem.write_bytes(CODE + p.p_vaddr(e), bytes).unwrap();
+        }
+        if let Some(relocs) = elf.dynamic_relocations() {
+            for (offset, r) in relocs {
+                if let object::RelocationFlags::Elf { r_type: 13 } = r.flags() {
+                    let v = CODE.wrapping_add_signed(r.addend());
+                    mem.write_bytes(CODE + offset, &v.to_le_bytes()).unwrap();
+                }
+            }
+        }
+        let symbols = elf.symbols().filter_map(|s| Some((s.name().ok()?.to_string(), CODE + s.address()))).collect();
+        mem.map(KERNARG, 4096, false).unwrap();
+        mem.map(PACKET, 64, false).unwrap();
+        Gpu { mem, symbols, next: BUFFERS }
+    }
+
+    fn alloc(&mut self, bytes: &[u8]) -> u64 {
+        let at = self.next;
+        let len = (bytes.len() as u64).max(4);
+        self.mem.map(at, len, true).unwrap();
+        self.mem.write_bytes(at, bytes).unwrap();
+        self.next = (at + len).next_multiple_of(1 << 20) + (1 << 20);
+        at
+    }
+
+    fn read(&self, at: u64, len: usize) -> Vec<u8> {
+        self.mem.read_bytes(at, len).unwrap()
+    }
+
+    /// Runs `name` with explicit arguments `args` (already laid out), grid and block in
+    /// work-items and work-items per group.
+    fn run(&mut self, name: &str, args: &Args, grid: [u32; 3], block: [u16; 3], threads: usize) -> Result<Report, ExecError<FlatFault>> {
+        let kd_at = *self.symbols.get(&format!("{name}.kd")).unwrap_or_else(|| panic!("no {name}.kd"));
+        let mut descriptor = [0u8; 64];
+        descriptor.copy_from_slice(&self.read(kd_at, 64));
+        // Hidden arguments (code object v5) at the 8-aligned end of the explicit ones.
+        let mut k = args.bytes.clone();
+        k.resize(k.len().next_multiple_of(8), 0);
+        let h = k.len();
+        k.resize(h + 256, 0);
+        for d in 0..3 {
+            let count = grid[d].div_ceil(u32::from(block[d]));
+            k[h + 4 * d..h + 4 * d + 4].copy_from_slice(&count.to_le_bytes());
+            k[h + 12 + 2 * d..h + 14 + 2 * d].copy_from_slice(&block[d].to_le_bytes());
+            let rem = (grid[d] % u32::from(block[d])) as u16;
+            k[h + 18 + 2 * d..h + 20 + 2 * d].copy_from_slice(&rem.to_le_bytes());
+        }
+        let dims: u16 = if grid[2] > 1 { 3 } else if grid[1] > 1 { 2 } else { 1 };
+        k[h + 64..h + 66].copy_from_slice(&dims.to_le_bytes());
+        self.mem.write_bytes(KERNARG, &k).unwrap();
+        // The dispatch packet (code object v4 kernels read sizes from it).
+        let mut p = [0u8; 64];
+        p[2..4].copy_from_slice(&dims.to_le_bytes());
+        for d in 0..3 {
+            p[4 + 2 * d..6 + 2 * d].copy_from_slice(&block[d].to_le_bytes());
+            p[12 + 4 * d..16 + 4 * d].copy_from_slice(&grid[d].to_le_bytes());
+        }
+        self.mem.write_bytes(PACKET, &p).unwrap();
+        let group = u32::from_le_bytes([descriptor[0], descriptor[1], descriptor[2], descriptor[3]]);
+        let private = u32::from_le_bytes([descriptor[4], descriptor[5], descriptor[6], descriptor[7]]);
+        let d = Dispatch {
+            descriptor,
+            descriptor_address: kd_at,
+            grid,
+            workgroup: block,
+            kernarg_address: KERNARG,
+            packet_address: PACKET,
+            queue_address: 0,
+            dispatch_id: 0,
+            group_segment_size: group,
+            private_segment_size: private,
+            shared_aperture: 1 << 48,
+            private_aperture: 2 << 48,
+        };
+        let emu = Emulator::new(Config { threads, timeout: Some(Duration::from_secs(60)), ..Config::default() });
+        emu.run(&d, &self.mem, &NoServices)
+    }
+}
+
+/// Explicit kernel arguments, each at its natural alignment.
+#[derive(Default)]
+struct Args {
+    bytes: Vec<u8>,
+}
+
+impl Args {
+    fn put(mut self, b: &[u8]) -> Self {
+        self.bytes.resize(self.bytes.len().next_multiple_of(b.len()), 0);
+        self.bytes.extend_from_slice(b);
+        self
+    }
+    fn ptr(self, p: u64) -> Self {
+        self.put(&p.to_le_bytes())
+    }
+    fn i32(self, v: i32) -> Self {
+        self.put(&v.to_le_bytes())
+    }
+    fn f32(self, v: f32) -> Self {
+        self.put(&v.to_le_bytes())
+    }
+}
+
+fn bytes_of<T: Copy>(v: &[T]) -> Vec<u8> {
+    // SAFETY: T is a plain number type here (f32, u32, i32, u64, i64): any bytes are valid to
+    // read and the slice is fully initialised.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }.to_vec()
+}
+
+fn u32s(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+fn u64s(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+}
+
+const LEVELS: [&str; 3] = ["O0", "O2", "O3"];
+
+fn each_level(f: impl Fn(&str, &mut Gpu)) {
+    for level in LEVELS {
+        let mut gpu = Gpu::load(&format!("basic-{level}.co"));
+        f(level, &mut gpu);
+    }
+}
+
+fn ok(level: &str, r: Result<Report, ExecError<FlatFault>>) -> Report {
+    r.unwrap_or_else(|e| panic!("-{level}: {e}"))
+}
+
+#[test]
+fn vadd_with_a_partial_last_group() {
+    each_level(|level, gpu| {
+        let n = 1000;
+        let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+        let b: Vec<f32> = (0..n).map(|i| 1.0 / (i as f32 + 1.0)).collect();
+        let (pa, pb, pc) = (gpu.alloc(&bytes_of(&a)), gpu.alloc(&bytes_of(&b)), gpu.alloc(&vec![0; 4 * n]));
+        let args = Args::default().ptr(pa).ptr(pb).ptr(pc).i32(n as i32);
+        ok(level, gpu.run("vadd", &args, [n as u32, 1, 1], [256, 1, 1], 2));
+        let c = u32s(&gpu.read(pc, 4 * n));
+        for i in 0..n {
+            assert_eq!(c[i], (a[i] + b[i]).to_bits(), "-{level} item {i}");
+        }
+    });
+}
+
+#[test]
+fn float_division_matches_the_host() {
+    each_level(|level, gpu| {
+        let n = 512;
+        let x: Vec<f32> = (0..n).map(|i| (i as f32 - 200.0) * 0.37 + 1e-3).collect();
+        let y: Vec<f32> = (0..n).map(|i| (i as f32).sqrt() * 3.1 - 7.0).collect();
+        let (px, py) = (gpu.alloc(&bytes_of(&x)), gpu.alloc(&bytes_of(&y)));
+        let a = 1.75f32;
+        ok(level, gpu.run("saxpy_div", &Args::default().ptr(px).ptr(py).f32(a).i32(n as i32), [n as u32, 1, 1], [128, 1, 1], 1));
+        let out = u32s(&gpu.read(py, 4 * n));
+        for i in 0..n {
+            let q = y[i] / (x[i] + 1.5);
+            let (fused, plain) = (a.mul_add(x[i], q), a * x[i] + q);
+            assert!(out[i] == fused.to_bits() || out[i] == plain.to_bits(), "-{level} item {i}: {} vs {fused}", f32::from_bits(out[i]));
+        }
+    });
+}
+
+#[test]
+fn shuffle_reduction_with_atomics() {
+    each_level(|level, gpu| {
+        let n = 3000;
+        let v: Vec<i32> = (0..n).map(|i| (i * 7919 % 1000) - 500).collect();
+        let (pin, pout) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&[0; 4]));
+        ok(level, gpu.run("reduce_shfl", &Args::default().ptr(pin).ptr(pout).i32(n), [3072, 1, 1], [256, 1, 1], 2));
+        assert_eq!(u32s(&gpu.read(pout, 4))[0] as i32, v.iter().sum::<i32>(), "-{level}");
+    });
+}
+
+#[test]
+fn tiled_matmul_through_shared_memory() {
+    each_level(|level, gpu| {
+        let n = 48usize;
+        let a: Vec<f32> = (0..n * n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 16.0).collect();
+        let b: Vec<f32> = (0..n * n).map(|i| ((i * 53 % 97) as f32 - 48.0) / 8.0).collect();
+        let (pa, pb, pc) = (gpu.alloc(&bytes_of(&a)), gpu.alloc(&bytes_of(&b)), gpu.alloc(&vec![0; 4 * n * n]));
+        ok(level, gpu.run("matmul_tiled", &Args::default().ptr(pa).ptr(pb).ptr(pc).i32(n as i32), [n as u32, n as u32, 1], [16, 16, 1], 2));
+        let c = u32s(&gpu.read(pc, 4 * n * n));
+        for r in 0..n {
+            for col in 0..n {
+                // Products of these values and their sums are exact in f32, so every order and
+                // contraction gives the same bits.
+                let want: f32 = (0..n).map(|k| a[r * n + k] * b[k * n + col]).sum();
+                assert_eq!(f32::from_bits(c[r * n + col]), want, "-{level} C[{r}][{col}]");
+            }
+        }
+    });
+}
+
+#[test]
+fn block_scan() {
+    each_level(|level, gpu| {
+        let v: Vec<i32> = (0..1024).map(|i| (i * 31 % 17) - 8).collect();
+        let (pin, pout) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&[0; 4096]));
+        ok(level, gpu.run("scan_block", &Args::default().ptr(pin).ptr(pout), [1024, 1, 1], [256, 1, 1], 2));
+        let out = u32s(&gpu.read(pout, 4096));
+        for blk in 0..4 {
+            let mut acc = 0i32;
+            for t in 0..256 {
+                acc += v[blk * 256 + t];
+                assert_eq!(out[blk * 256 + t] as i32, acc, "-{level} block {blk} item {t}");
+            }
+        }
+    });
+}
+
+#[test]
+fn histogram_with_shared_and_global_atomics() {
+    each_level(|level, gpu| {
+        let n = 10_000;
+        let v: Vec<u32> = (0..n).map(|i: u32| i.wrapping_mul(2654435761) >> 7).collect();
+        let (pin, pbins) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&[0; 256]));
+        ok(level, gpu.run("histogram", &Args::default().ptr(pin).ptr(pbins).i32(n as i32), [8 * 128, 1, 1], [128, 1, 1], 2));
+        let mut want = [0u32; 64];
+        for x in &v {
+            want[(x % 64) as usize] += 1;
+        }
+        assert_eq!(u32s(&gpu.read(pbins, 256)), want.to_vec(), "-{level}");
+    });
+}
+
+#[test]
+fn division_of_64_bit_integers() {
+    each_level(|level, gpu| {
+        let n = 300;
+        let a: Vec<u64> = (0..n).map(|i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7)).collect();
+        let b: Vec<i64> = (0..n).map(|i: u64| {
+            let m = ((i * 2_654_435_761) % 1_000_003) as i64 + 1;
+            if i % 3 == 0 { -m << (i % 40) } else { m << (i % 23) }
+        }).collect();
+        let (pa, pb) = (gpu.alloc(&bytes_of(&a)), gpu.alloc(&bytes_of(&b)));
+        let (pq, pr) = (gpu.alloc(&vec![0; 8 * n as usize]), gpu.alloc(&vec![0; 8 * n as usize]));
+        let args = Args::default().ptr(pa).ptr(pb).ptr(pq).ptr(pr).i32(n as i32);
+        ok(level, gpu.run("div64", &args, [n as u32, 1, 1], [64, 1, 1], 2));
+        let (q, r) = (u64s(&gpu.read(pq, 8 * n as usize)), u64s(&gpu.read(pr, 8 * n as usize)));
+        for i in 0..n as usize {
+            assert_eq!(q[i], a[i] / b[i].unsigned_abs(), "-{level} q[{i}]");
+            assert_eq!(r[i] as i64, (a[i] as i64) % b[i], "-{level} r[{i}]");
+        }
+    });
+}
+
+#[test]
+fn three_dimensional_grid() {
+    each_level(|level, gpu| {
+        let (nx, ny, nz) = (20u32, 6u32, 5u32);
+        let pout = gpu.alloc(&vec![0xff; 4 * (nx * ny * nz) as usize]);
+        ok(level, gpu.run("grid3d", &Args::default().ptr(pout).i32(nx as i32).i32(ny as i32), [nx, ny, nz], [8, 4, 2], 2));
+        let out = u32s(&gpu.read(pout, 4 * (nx * ny * nz) as usize));
+        for z in 0..nz {
+            for y in 0..ny {
+                for x in 0..nx {
+                    assert_eq!(out[((z * ny + y) * nx + x) as usize], x | y << 10 | z << 20, "-{level} ({x},{y},{z})");
+                }
+            }
+        }
+    });
+}
