@@ -324,3 +324,195 @@ fn three_dimensional_grid() {
         }
     });
 }
+
+fn each(file: &str, f: impl Fn(&str, &mut Gpu)) {
+    for level in LEVELS {
+        let mut gpu = Gpu::load(&format!("{file}-{level}.co"));
+        f(level, &mut gpu);
+    }
+}
+
+fn collatz(mut x: u32) -> i32 {
+    let mut n = 0;
+    while x != 1 {
+        x = if x & 1 == 1 { 3 * x + 1 } else { x / 2 };
+        n += 1;
+    }
+    n
+}
+
+fn fib(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib(n - 1) + fib(n - 2)
+    }
+}
+
+#[test]
+fn calls_recursion_and_function_pointers() {
+    each("calls", |level, gpu| {
+        let n = 100usize;
+        let sel: Vec<i32> = (0..n as i32).map(|i| i * 5 % 7).collect();
+        let psel = gpu.alloc(&bytes_of(&sel));
+        let (ps, pf, pp) = (gpu.alloc(&vec![0; 4 * n]), gpu.alloc(&vec![0; 8 * n]), gpu.alloc(&vec![0; 4 * n]));
+        let args = Args::default().ptr(ps).ptr(pf).ptr(pp).ptr(psel).i32(n as i32);
+        ok(level, gpu.run("calls", &args, [n as u32, 1, 1], [64, 1, 1], 2));
+        let (steps, fibs, fp) = (u32s(&gpu.read(ps, 4 * n)), u64s(&gpu.read(pf, 8 * n)), u32s(&gpu.read(pp, 4 * n)));
+        for i in 0..n {
+            assert_eq!(steps[i] as i32, collatz(i as u32 + 1), "-{level} steps[{i}]");
+            assert_eq!(fibs[i], fib(i as u64 % 14), "-{level} fib[{i}]");
+            let x = i as f32 + 0.25;
+            let want = match sel[i] % 3 {
+                0 => 2.0 * x,
+                1 => x * x,
+                _ => -x,
+            };
+            assert_eq!(f32::from_bits(fp[i]), want, "-{level} fp[{i}]");
+        }
+    });
+}
+
+#[test]
+fn private_arrays_live_in_scratch() {
+    each("calls", |level, gpu| {
+        let n = 96usize;
+        let idx: Vec<i32> = (0..n as i32).map(|i| i * 13 + 5).collect();
+        let (pidx, pout) = (gpu.alloc(&bytes_of(&idx)), gpu.alloc(&vec![0; 4 * n]));
+        ok(level, gpu.run("private_array", &Args::default().ptr(pidx).ptr(pout).i32(n as i32), [n as u32, 1, 1], [32, 1, 1], 2));
+        let out = u32s(&gpu.read(pout, 4 * n));
+        for i in 0..n {
+            let mut a: Vec<i32> = (0..40).map(|k| k * k + i as i32).collect();
+            for k in 0..40usize {
+                let j = (k * 7 + i) % 40;
+                a[j] += a[k] / 3;
+            }
+            assert_eq!(out[i] as i32, a[(idx[i] % 40) as usize], "-{level} item {i}");
+        }
+    });
+}
+
+#[test]
+fn grid_and_block_sizes_come_from_the_dispatch() {
+    each("calls", |level, gpu| {
+        let pout = gpu.alloc(&vec![0; 4 * 192]);
+        ok(level, gpu.run("sizes", &Args::default().ptr(pout), [192, 1, 1], [64, 1, 1], 1));
+        let out = u32s(&gpu.read(pout, 4 * 192));
+        for (i, &v) in out.iter().enumerate() {
+            assert_eq!(v, 3 * 1_000_000 + 64 * 1000 + (i % 64) as u32, "-{level} item {i}");
+        }
+    });
+}
+
+/// Distance in units in the last place between two floats of the same sign class.
+fn ulps32(a: f32, b: f32) -> u64 {
+    if a.is_nan() && b.is_nan() || a == b {
+        return 0;
+    }
+    let key = |x: f32| {
+        let i = x.to_bits() as i32;
+        i64::from(if i < 0 { i32::MIN - i } else { i })
+    };
+    key(a).abs_diff(key(b))
+}
+
+fn ulps64(a: f64, b: f64) -> u64 {
+    if a.is_nan() && b.is_nan() || a == b {
+        return 0;
+    }
+    let key = |x: f64| {
+        let i = x.to_bits() as i64;
+        i128::from(if i < 0 { i64::MIN - i } else { i })
+    };
+    key(a).abs_diff(key(b)) as u64
+}
+
+#[test]
+fn f32_math_library_within_hip_ulp_bounds() {
+    each("math", |level, gpu| {
+        let n = 256usize;
+        let x: Vec<f32> = (0..n).map(|i| (i as f32 - 128.0) * 0.731 + (i % 7) as f32 * 1e-3).collect();
+        let (px, pout) = (gpu.alloc(&bytes_of(&x)), gpu.alloc(&vec![0; 32 * n]));
+        ok(level, gpu.run("math_f32", &Args::default().ptr(px).ptr(pout).i32(n as i32), [n as u32, 1, 1], [64, 1, 1], 2));
+        let out = u32s(&gpu.read(pout, 32 * n));
+        // HIP's documented bounds (ulp): sin 2, cos 2, exp 2, log 1, sqrt 1, pow 4, tanh 2,
+        // atan2 3; +1 for the host reference rounding (computed in f64, rounded once).
+        let cases: [(&str, u64, fn(f64) -> f64); 8] = [
+            ("sinf", 3, f64::sin),
+            ("cosf", 3, f64::cos),
+            ("expf", 3, |v| (v * f64::from(0.1f32)).exp()),
+            ("logf", 2, |v| (v.abs() + f64::from(1e-3f32)).ln()),
+            ("sqrtf", 2, |v| v.abs().sqrt()),
+            ("powf", 5, |v| (v.abs() + 0.5).powf(f64::from(1.7f32))),
+            ("tanhf", 3, |v| (v * f64::from(0.05f32)).tanh()),
+            ("atan2f", 4, |v| v.atan2(3.0)),
+        ];
+        for i in 0..n {
+            for (k, (name, bound, f)) in cases.iter().enumerate() {
+                // The device rounds its intermediate products to f32 first where the source does.
+                let v = f64::from(x[i]);
+                let arg = match *name {
+                    "expf" => f64::from(x[i] * 0.1),
+                    "logf" => f64::from(x[i].abs() + 1e-3),
+                    "powf" => f64::from(x[i].abs() + 0.5),
+                    "tanhf" => f64::from(x[i] * 0.05),
+                    _ => v,
+                };
+                let want = match *name {
+                    "expf" => arg.exp(),
+                    "logf" => arg.ln(),
+                    "powf" => arg.powf(f64::from(1.7f32)),
+                    "tanhf" => arg.tanh(),
+                    _ => f(v),
+                } as f32;
+                let got = f32::from_bits(out[8 * i + k]);
+                assert!(ulps32(got, want) <= *bound, "-{level} {name}({}) = {got:e}, host {want:e}", x[i]);
+            }
+        }
+    });
+}
+
+#[test]
+fn f64_math_library_within_hip_ulp_bounds() {
+    each("math", |level, gpu| {
+        let n = 128usize;
+        let x: Vec<f64> = (0..n).map(|i| (i as f64 - 64.0) * 1.37 + (i % 5) as f64 * 1e-7).collect();
+        let (px, pout) = (gpu.alloc(&bytes_of(&x)), gpu.alloc(&vec![0; 48 * n]));
+        ok(level, gpu.run("math_f64", &Args::default().ptr(px).ptr(pout).i32(n as i32), [n as u32, 1, 1], [64, 1, 1], 2));
+        let out = u64s(&gpu.read(pout, 48 * n));
+        // HIP's bounds: sin 2, cos 2, exp 1, log 1, sqrt 0, division 0; +1 for the host libm.
+        let cases: [(&str, u64, fn(f64) -> f64); 6] = [
+            ("sin", 3, f64::sin),
+            ("cos", 3, f64::cos),
+            ("exp", 2, |v| (v * 0.1).exp()),
+            ("log", 2, |v| (v.abs() + 1e-3).ln()),
+            ("sqrt", 0, |v| v.abs().sqrt()),
+            ("div", 0, |v| v / 7.0),
+        ];
+        for i in 0..n {
+            for (k, (name, bound, f)) in cases.iter().enumerate() {
+                let (got, want) = (f64::from_bits(out[6 * i + k]), f(x[i]));
+                assert!(ulps64(got, want) <= *bound, "-{level} {name}({}) = {got:e}, host {want:e}", x[i]);
+            }
+        }
+    });
+}
+
+#[test]
+fn f16_arithmetic_rounds_like_half() {
+    each("math", |level, gpu| {
+        let n = 200usize;
+        let x: Vec<f32> = (0..n).map(|i| (i as f32 - 100.0) * 0.173).collect();
+        let (px, pout) = (gpu.alloc(&bytes_of(&x)), gpu.alloc(&vec![0; 16 * n]));
+        ok(level, gpu.run("math_f16", &Args::default().ptr(px).ptr(pout).i32(n as i32), [n as u32, 1, 1], [64, 1, 1], 2));
+        let out = u32s(&gpu.read(pout, 16 * n));
+        for i in 0..n {
+            let h = half::f16::from_f32(x[i]).to_f32();
+            let r = |v: f64| half::f16::from_f64(v).to_f32();
+            let want = [r(f64::from(h) + 2.0), r(f64::from(h) * f64::from(h)), r(f64::from(h.abs()).sqrt()), r(f64::from(h).mul_add(2.0, f64::from(h)))];
+            for k in 0..4 {
+                assert_eq!(f32::from_bits(out[4 * i + k]), want[k], "-{level} item {i} op {k}");
+            }
+        }
+    });
+}
