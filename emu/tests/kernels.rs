@@ -516,3 +516,103 @@ fn f16_arithmetic_rounds_like_half() {
         }
     });
 }
+
+#[test]
+fn code_object_v4_reads_sizes_from_the_dispatch_packet() {
+    let mut gpu = Gpu::load("calls-v4-O2.co");
+    let pout = gpu.alloc(&vec![0; 4 * 192]);
+    ok("O2 v4", gpu.run("sizes", &Args::default().ptr(pout), [192, 1, 1], [64, 1, 1], 1));
+    let out = u32s(&gpu.read(pout, 4 * 192));
+    for (i, &v) in out.iter().enumerate() {
+        assert_eq!(v, 3 * 1_000_000 + 64 * 1000 + (i % 64) as u32, "item {i}");
+    }
+}
+
+#[test]
+fn warp_shuffles_scan_and_reduce() {
+    each("sync", |level, gpu| {
+        let n = 256usize;
+        let v: Vec<i32> = (0..n as i32).map(|i| (i * 37 % 23) - 11).collect();
+        let (pin, pout, pxor) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&vec![0; 4 * n]), gpu.alloc(&vec![0; 4 * n]));
+        ok(level, gpu.run("warp_scan", &Args::default().ptr(pin).ptr(pout).ptr(pxor), [n as u32, 1, 1], [128, 1, 1], 1));
+        let (out, xors) = (u32s(&gpu.read(pout, 4 * n)), u32s(&gpu.read(pxor, 4 * n)));
+        for w in 0..n / 32 {
+            let lanes = &v[32 * w..32 * w + 32];
+            let max = *lanes.iter().max().unwrap();
+            let mut acc = 0;
+            for l in 0..32 {
+                acc += lanes[l];
+                assert_eq!(out[32 * w + l] as i32, acc, "-{level} scan lane {l} of wave {w}");
+                assert_eq!(xors[32 * w + l] as i32, max, "-{level} max lane {l} of wave {w}");
+            }
+        }
+    });
+}
+
+#[test]
+fn chained_scan_across_groups_with_sleep_polling() {
+    each("sync", |level, gpu| {
+        let groups = 40usize;
+        let v: Vec<i32> = (0..groups as i32 * 64).map(|i| i % 9 - 3).collect();
+        let (pin, ptot, pout) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&vec![0; 4 * groups]), gpu.alloc(&vec![0; 4 * 64 * groups]));
+        for threads in [1, 2] {
+            gpu.mem.write_bytes(ptot, &vec![0; 4 * groups]).unwrap();
+            ok(level, gpu.run("chained_scan", &Args::default().ptr(pin).ptr(ptot).ptr(pout), [64 * groups as u32, 1, 1], [64, 1, 1], threads));
+            let out = u32s(&gpu.read(pout, 4 * 64 * groups));
+            let mut total = 0;
+            for g in 0..groups {
+                total += v[64 * g..64 * g + 64].iter().sum::<i32>();
+                assert_eq!(out[64 * g] as i32, total, "-{level} {threads} threads, group {g}");
+            }
+        }
+    });
+}
+
+#[test]
+fn a_kernel_that_never_ends_is_a_typed_timeout() {
+    let mut gpu = Gpu::load("sync-O2.co");
+    let flag = gpu.alloc(&[0; 4]);
+    let kd_at = gpu.symbols["spin_forever.kd"];
+    let mut descriptor = [0u8; 64];
+    descriptor.copy_from_slice(&gpu.read(kd_at, 64));
+    let mut k = Args::default().ptr(flag).bytes;
+    k.resize(256, 0);
+    gpu.mem.write_bytes(KERNARG, &k).unwrap();
+    let d = Dispatch {
+        descriptor,
+        descriptor_address: kd_at,
+        grid: [64, 1, 1],
+        workgroup: [64, 1, 1],
+        kernarg_address: KERNARG,
+        packet_address: PACKET,
+        queue_address: 0,
+        dispatch_id: 0,
+        group_segment_size: 0,
+        private_segment_size: 0,
+        shared_aperture: 1 << 48,
+        private_aperture: 2 << 48,
+    };
+    let emu = Emulator::new(Config { threads: 1, timeout: Some(Duration::from_millis(300)), ..Config::default() });
+    match emu.run(&d, &gpu.mem, &NoServices) {
+        Err(ExecError::Timeout { workgroups_done: 0, workgroups: 1, site: Some(site), .. }) => {
+            assert!(!site.instruction.is_empty(), "{site}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn reading_past_a_buffer_is_a_typed_fault_naming_lane_and_address() {
+    each("sync", |level, gpu| {
+        let (pin, pout) = (gpu.alloc(&vec![0; 4 * 64]), gpu.alloc(&vec![0; 4 * 64]));
+        // Stride 3: lane 22 is the first to read past the 64 ints (22 * 3 = 66).
+        match gpu.run("out_of_bounds", &Args::default().ptr(pin).ptr(pout).i32(3), [64, 1, 1], [64, 1, 1], 1) {
+            Err(ExecError::MemoryFault { site, lane, address, kind: rocload_emu::FaultKind::Guest(f) }) => {
+                assert_eq!((lane, address), (22, pin + 4 * 66), "-{level}");
+                assert_eq!(f.address, address);
+                assert!(site.instruction.contains("load"), "-{level}: {site}");
+            }
+            other => panic!("-{level}: {other:?}"),
+        }
+    });
+}
