@@ -16,7 +16,10 @@ fn main() {
     let mut rates = Vec::new();
     let mut emu_1 = 0.0;
     for threads in [1usize, 2] {
-        let emu = Emulator::new(Config { threads, ..Config::default() });
+        let emu = Emulator::new(Config {
+            threads,
+            ..Config::default()
+        });
         common::load(&emu, &prog);
         let mem = common::memory(items);
         let d = common::dispatch(groups);
@@ -29,11 +32,17 @@ fn main() {
             best = best.min(t.elapsed().as_secs_f64());
         }
         let r = report.expect("ran");
-        let got = mem.read_bytes(common::DATA, 4 * items as usize).expect("output");
+        let got = mem
+            .read_bytes(common::DATA, 4 * items as usize)
+            .expect("output");
         for gid in 0..items {
             let i = 4 * gid as usize;
             let x = f32::from_le_bytes([got[i], got[i + 1], got[i + 2], got[i + 3]]);
-            assert_eq!(x.to_bits(), common::alu_native(gid).to_bits(), "work-item {gid}");
+            assert_eq!(
+                x.to_bits(),
+                common::alu_native(gid).to_bits(),
+                "work-item {gid}"
+            );
         }
         rates.push(r.wave_instructions as f64 / best / 1e6);
         if threads == 1 {
@@ -45,12 +54,19 @@ fn main() {
         let t = Instant::now();
         let mut sink = 0u32;
         for first in (0..items).step_by(32) {
-            sink ^= native_items(std::hint::black_box(first)).iter().fold(0, |a, x| a ^ x.to_bits());
+            sink ^= native_items(std::hint::black_box(first))
+                .iter()
+                .fold(0, |a, x| a ^ x.to_bits());
         }
         std::hint::black_box(sink);
         native = native.min(t.elapsed().as_secs_f64());
     }
-    println!("alu_fma_loop: {:.1} M wave-instructions/s on 1 thread, {:.1} on 2 threads, native {:.1}x", rates[0], rates[1], emu_1 / native);
+    println!(
+        "alu_fma_loop: {:.1} M wave-instructions/s on 1 thread, {:.1} on 2 threads, native {:.1}x",
+        rates[0],
+        rates[1],
+        emu_1 / native
+    );
 }
 
 /// The host computation with the host's FMA instructions when it has them (what a compiler
@@ -58,7 +74,8 @@ fn main() {
 fn native_items(first: u32) -> [f32; 32] {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2")
+        {
             // SAFETY: the CPU supports FMA and AVX2, checked just above.
             return unsafe { native_fma(first) };
         }

@@ -100,7 +100,8 @@ pub struct KernelDescriptor {
 impl KernelDescriptor {
     /// Reads the fields at their AMDGPUUsage offsets.
     pub fn parse(bytes: &[u8; 64]) -> KernelDescriptor {
-        let u32_at = |o: usize| u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
+        let u32_at =
+            |o: usize| u32::from_le_bytes([bytes[o], bytes[o + 1], bytes[o + 2], bytes[o + 3]]);
         let mut e = [0u8; 8];
         e.copy_from_slice(&bytes[16..24]);
         KernelDescriptor {
@@ -194,19 +195,24 @@ impl Layout {
     /// # Errors
     /// [`DispatchError`] for a wave64 kernel, empty or oversized grids and work-groups, too much
     /// LDS or scratch, or a descriptor asking for SGPRs past s105.
-    pub fn new(d: &Dispatch, dynamic_stack: u32, scratch_cap: u32) -> Result<Layout, DispatchError> {
+    pub fn new(
+        d: &Dispatch,
+        dynamic_stack: u32,
+        scratch_cap: u32,
+    ) -> Result<Layout, DispatchError> {
         let kd = KernelDescriptor::parse(&d.descriptor);
         if !kd.wave32() {
             return Err(DispatchError::Wave64);
         }
         let wg_items: u64 = d.workgroup.iter().map(|&v| u64::from(v)).product();
         if wg_items == 0 || wg_items > 1024 || d.grid.contains(&0) {
-            return Err(DispatchError::BadSize { grid: d.grid, workgroup: d.workgroup });
+            return Err(DispatchError::BadSize {
+                grid: d.grid,
+                workgroup: d.workgroup,
+            });
         }
-        let mut groups = [0u32; 3];
-        for i in 0..3 {
-            groups[i] = d.grid[i].div_ceil(u32::from(d.workgroup[i]));
-        }
+        let groups: [u32; 3] =
+            std::array::from_fn(|i| d.grid[i].div_ceil(u32::from(d.workgroup[i])));
         let lds_bytes = d.group_segment_size.max(kd.group_segment_fixed_size);
         if lds_bytes > MAX_LDS {
             return Err(DispatchError::TooMuchLds { bytes: lds_bytes });
@@ -216,7 +222,10 @@ impl Layout {
             scratch = scratch.max(dynamic_stack);
         }
         if scratch > scratch_cap {
-            return Err(DispatchError::TooMuchScratch { bytes: scratch, cap: scratch_cap });
+            return Err(DispatchError::TooMuchScratch {
+                bytes: scratch,
+                cap: scratch_cap,
+            });
         }
         let entry = d.descriptor_address.wrapping_add_signed(kd.entry_offset);
 
@@ -227,7 +236,10 @@ impl Layout {
         if p & kcp::PRIVATE_SEGMENT_BUFFER != 0 {
             // A swizzled V# over this wave's scratch: base, stride 0 with swizzle_enable (bit 31
             // of word 1), num_records, word 3 with ADD_TID_ENABLE and INDEX_STRIDE 32.
-            vals.extend([lo(SCRATCH_BASE), SgprValue::Const(((SCRATCH_BASE >> 32) as u32 & 0xffff) | 1 << 31)]);
+            vals.extend([
+                lo(SCRATCH_BASE),
+                SgprValue::Const(((SCRATCH_BASE >> 32) as u32 & 0xffff) | 1 << 31),
+            ]);
             vals.push(SgprValue::Const(u32::MAX));
             vals.push(SgprValue::Const(SCRATCH_V3));
         }
@@ -260,7 +272,11 @@ impl Layout {
                 vals.len()
             )));
         }
-        let mut sgprs: Vec<(u8, SgprValue)> = vals.into_iter().enumerate().map(|(i, v)| (i as u8, v)).collect();
+        let mut sgprs: Vec<(u8, SgprValue)> = vals
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (i as u8, v))
+            .collect();
         let mut next = user;
         let r2 = kd.rsrc2;
         for dim in 0..3u8 {
@@ -280,9 +296,19 @@ impl Layout {
             next += 1;
         }
         if next > 106 {
-            return Err(DispatchError::BadDescriptor(format!("initial SGPRs reach s{}", next - 1)));
+            return Err(DispatchError::BadDescriptor(format!(
+                "initial SGPRs reach s{}",
+                next - 1
+            )));
         }
-        tracing::debug!(entry = format_args!("{entry:#x}"), ?groups, lds_bytes, scratch, sgprs = sgprs.len(), "dispatch layout");
+        tracing::debug!(
+            entry = format_args!("{entry:#x}"),
+            ?groups,
+            lds_bytes,
+            scratch,
+            sgprs = sgprs.len(),
+            "dispatch layout"
+        );
         Ok(Layout {
             modes: kd.float_modes(),
             id_vgprs: kd.workitem_id_vgprs(),
@@ -377,28 +403,50 @@ mod tests {
         assert_eq!(l.sgprs[4].1, SgprValue::Const(0x4444_5555)); // dispatch ptr
         assert_eq!(l.sgprs[6].1, SgprValue::Const(0x6666)); // queue ptr
         assert_eq!(l.sgprs[10].1, SgprValue::Const(7)); // dispatch id
-        assert_eq!(l.sgprs[15..18].iter().map(|s| s.1).collect::<Vec<_>>(), vec![
-            SgprValue::WorkgroupId(0),
-            SgprValue::WorkgroupId(1),
-            SgprValue::WorkgroupId(2)
-        ]);
+        assert_eq!(
+            l.sgprs[15..18].iter().map(|s| s.1).collect::<Vec<_>>(),
+            vec![
+                SgprValue::WorkgroupId(0),
+                SgprValue::WorkgroupId(1),
+                SgprValue::WorkgroupId(2)
+            ]
+        );
     }
 
     #[test]
     fn refuses_wave64_empty_grids_and_short_user_counts() {
-        let l = Layout::new(&dispatch(descriptor(kcp::PRIVATE_SEGMENT_BUFFER, 4 << 1)), 0, 1 << 20);
+        let l = Layout::new(
+            &dispatch(descriptor(kcp::PRIVATE_SEGMENT_BUFFER, 4 << 1)),
+            0,
+            1 << 20,
+        );
         assert_eq!(l.unwrap_err(), DispatchError::Wave64);
         let mut d = dispatch(descriptor(kcp::WAVEFRONT_SIZE32, 0));
         d.grid[1] = 0;
-        assert!(matches!(Layout::new(&d, 0, 1 << 20), Err(DispatchError::BadSize { .. })));
-        let d = dispatch(descriptor(kcp::PRIVATE_SEGMENT_BUFFER | kcp::WAVEFRONT_SIZE32, 2 << 1));
-        assert!(matches!(Layout::new(&d, 0, 1 << 20), Err(DispatchError::BadDescriptor(_))));
+        assert!(matches!(
+            Layout::new(&d, 0, 1 << 20),
+            Err(DispatchError::BadSize { .. })
+        ));
+        let d = dispatch(descriptor(
+            kcp::PRIVATE_SEGMENT_BUFFER | kcp::WAVEFRONT_SIZE32,
+            2 << 1,
+        ));
+        assert!(matches!(
+            Layout::new(&d, 0, 1 << 20),
+            Err(DispatchError::BadDescriptor(_))
+        ));
         let mut d = dispatch(descriptor(kcp::WAVEFRONT_SIZE32, 0));
         d.group_segment_size = MAX_LDS + 1;
-        assert!(matches!(Layout::new(&d, 0, 1 << 20), Err(DispatchError::TooMuchLds { .. })));
+        assert!(matches!(
+            Layout::new(&d, 0, 1 << 20),
+            Err(DispatchError::TooMuchLds { .. })
+        ));
         d.group_segment_size = 0;
         d.private_segment_size = 1 << 21;
-        assert!(matches!(Layout::new(&d, 0, 1 << 20), Err(DispatchError::TooMuchScratch { .. })));
+        assert!(matches!(
+            Layout::new(&d, 0, 1 << 20),
+            Err(DispatchError::TooMuchScratch { .. })
+        ));
     }
 
     #[test]

@@ -46,9 +46,14 @@ impl fmt::Display for DispatchError {
             DispatchError::BadSize { grid, workgroup } => {
                 write!(f, "invalid sizes: grid {grid:?}, work-group {workgroup:?} (at most 1024 work-items, none empty)")
             }
-            DispatchError::TooMuchLds { bytes } => write!(f, "{bytes} bytes of LDS (at most 65536)"),
+            DispatchError::TooMuchLds { bytes } => {
+                write!(f, "{bytes} bytes of LDS (at most 65536)")
+            }
             DispatchError::TooMuchScratch { bytes, cap } => {
-                write!(f, "{bytes} bytes of scratch per work-item (the cap is {cap})")
+                write!(
+                    f,
+                    "{bytes} bytes of scratch per work-item (the cap is {cap})"
+                )
             }
             DispatchError::BadDescriptor(why) => write!(f, "kernel descriptor: {why}"),
         }
@@ -158,11 +163,23 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ExecError::Dispatch(e) => write!(f, "dispatch refused: {e}"),
-            ExecError::MemoryFault { site, lane, address, kind } => {
-                write!(f, "memory fault at {site}, lane {lane}, address {address:#x}: ")?;
+            ExecError::MemoryFault {
+                site,
+                lane,
+                address,
+                kind,
+            } => {
+                write!(
+                    f,
+                    "memory fault at {site}, lane {lane}, address {address:#x}: "
+                )?;
                 match kind {
                     FaultKind::Guest(p) => write!(f, "{p}"),
-                    FaultKind::Lds(l) => write!(f, "LDS access of {} bytes at {:#x} past its {} bytes", l.len, l.address, l.size),
+                    FaultKind::Lds(l) => write!(
+                        f,
+                        "LDS access of {} bytes at {:#x} past its {} bytes",
+                        l.len, l.address, l.size
+                    ),
                     FaultKind::Scratch(s) => write!(
                         f,
                         "scratch offset {:#x} of lane {} past its {} bytes",
@@ -172,15 +189,32 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
                     ),
                 }
             }
-            ExecError::Fetch { pc, fault } => write!(f, "cannot fetch instructions at {pc:#x}: {fault}"),
+            ExecError::Fetch { pc, fault } => {
+                write!(f, "cannot fetch instructions at {pc:#x}: {fault}")
+            }
             ExecError::Trap { site, code } => write!(f, "s_trap {code} at {site}"),
-            ExecError::Unsupported { site, mnemonic, encoding } => {
-                write!(f, "unsupported instruction {mnemonic} ({encoding}) at {site}")
+            ExecError::Unsupported {
+                site,
+                mnemonic,
+                encoding,
+            } => {
+                write!(
+                    f,
+                    "unsupported instruction {mnemonic} ({encoding}) at {site}"
+                )
             }
             ExecError::Invalid { site, word, detail } => {
-                write!(f, "invalid instruction word {word:#010x} at {site}: {detail}")
+                write!(
+                    f,
+                    "invalid instruction word {word:#010x} at {site}: {detail}"
+                )
             }
-            ExecError::Timeout { elapsed, workgroups_done, workgroups, site } => {
+            ExecError::Timeout {
+                elapsed,
+                workgroups_done,
+                workgroups,
+                site,
+            } => {
                 write!(f, "timed out after {elapsed:?} with {workgroups_done} of {workgroups} work-groups done")?;
                 if let Some(s) = site {
                     write!(f, "; a wave was at {s}")?;

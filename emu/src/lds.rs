@@ -23,7 +23,9 @@ pub struct Lds {
 impl Lds {
     /// Zeroed LDS of `size` bytes (the caller caps it at [`crate::dispatch::MAX_LDS`]).
     pub fn new(size: u32) -> Lds {
-        Lds { bytes: vec![0; size as usize] }
+        Lds {
+            bytes: vec![0; size as usize],
+        }
     }
 
     /// Size in bytes.
@@ -34,7 +36,11 @@ impl Lds {
     fn range(&self, address: u32, len: u32) -> Result<std::ops::Range<usize>, LdsFault> {
         let end = u64::from(address) + u64::from(len);
         if end > self.bytes.len() as u64 {
-            return Err(LdsFault { address, len, size: self.size() });
+            return Err(LdsFault {
+                address,
+                len,
+                size: self.size(),
+            });
         }
         Ok(address as usize..end as usize)
     }
@@ -89,7 +95,14 @@ mod tests {
         let mut l = Lds::new(16);
         l.write(12, &[1, 2, 3, 4]).unwrap();
         assert_eq!(l.read_u32(12).unwrap(), 0x0403_0201);
-        assert_eq!(l.read_u32(13).unwrap_err(), LdsFault { address: 13, len: 4, size: 16 });
+        assert_eq!(
+            l.read_u32(13).unwrap_err(),
+            LdsFault {
+                address: 13,
+                len: 4,
+                size: 16
+            }
+        );
         assert!(l.read_u64(u32::MAX).is_err());
     }
 }

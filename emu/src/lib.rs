@@ -21,8 +21,8 @@ pub mod isa;
 pub mod lds;
 pub mod memory;
 pub mod program;
-pub mod scratch;
 pub mod sched;
+pub mod scratch;
 pub mod wave;
 
 pub use dispatch::Dispatch;

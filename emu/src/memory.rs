@@ -59,7 +59,8 @@ pub unsafe trait GuestMemory: Sync {
     ///
     /// # Errors
     /// The embedder's fault payload.
-    fn translate(&self, address: u64, len: u64, access: Access) -> Result<NonNull<u8>, Self::Fault>;
+    fn translate(&self, address: u64, len: u64, access: Access)
+        -> Result<NonNull<u8>, Self::Fault>;
 
     /// A memory fence of the given scope (`s_waitcnt` after a release, `buffer_gl*_inv`): the
     /// default is a host sequentially-consistent fence, which orders everything this emulator
@@ -82,7 +83,8 @@ pub(crate) unsafe fn load<const N: usize>(p: NonNull<u8>) -> [u8; N] {
         for i in 0..N / 4 {
             // SAFETY: in bounds (i*4+4 <= N) and 4-aligned; the caller guarantees validity, and
             // every emulator access to guest memory is atomic.
-            let v = unsafe { AtomicU32::from_ptr(p.add(i * 4).cast::<u32>()) }.load(Ordering::Relaxed);
+            let v =
+                unsafe { AtomicU32::from_ptr(p.add(i * 4).cast::<u32>()) }.load(Ordering::Relaxed);
             out[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
         }
     } else if N == 2 && addr % 2 == 0 {
@@ -207,7 +209,11 @@ pub struct FlatFault {
 
 impl fmt::Display for FlatFault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} of {} bytes at {:#x} outside every region", self.access, self.len, self.address)
+        write!(
+            f,
+            "{} of {} bytes at {:#x} outside every region",
+            self.access, self.len, self.address
+        )
     }
 }
 
@@ -222,24 +228,40 @@ impl FlatMemory {
     /// # Errors
     /// A description when it overlaps another region, wraps around, or is larger than 1 GiB.
     pub fn map(&mut self, guest: u64, len: u64, writable: bool) -> Result<(), String> {
-        let end = guest.checked_add(len).ok_or_else(|| format!("{guest:#x}+{len} wraps"))?;
+        let end = guest
+            .checked_add(len)
+            .ok_or_else(|| format!("{guest:#x}+{len} wraps"))?;
         if len > 1 << 30 {
             return Err(format!("region of {len} bytes is over the 1 GiB cap"));
         }
-        if let Some(r) = self.regions.iter().find(|r| r.guest < end && guest < r.guest + r.len) {
-            return Err(format!("{guest:#x}+{len} overlaps the region at {:#x}", r.guest));
+        if let Some(r) = self
+            .regions
+            .iter()
+            .find(|r| r.guest < end && guest < r.guest + r.len)
+        {
+            return Err(format!(
+                "{guest:#x}+{len} overlaps the region at {:#x}",
+                r.guest
+            ));
         }
         let words = usize::try_from(len.div_ceil(8)).map_err(|e| e.to_string())?;
         let host: Box<[AtomicU64]> = (0..words).map(|_| AtomicU64::new(0)).collect();
-        self.regions.push(Region { guest, host, len, writable });
+        self.regions.push(Region {
+            guest,
+            host,
+            len,
+            writable,
+        });
         Ok(())
     }
 
     fn find(&self, address: u64, len: u64) -> Option<(&Region, usize)> {
-        let r = self
-            .regions
-            .iter()
-            .find(|r| address >= r.guest && address.checked_add(len).is_some_and(|e| e <= r.guest + r.len))?;
+        let r = self.regions.iter().find(|r| {
+            address >= r.guest
+                && address
+                    .checked_add(len)
+                    .is_some_and(|e| e <= r.guest + r.len)
+        })?;
         Some((r, usize::try_from(address - r.guest).ok()?))
     }
 
@@ -250,7 +272,11 @@ impl FlatMemory {
     /// The fault when the range is not inside one region.
     pub fn write_bytes(&self, address: u64, bytes: &[u8]) -> Result<(), FlatFault> {
         let len = bytes.len() as u64;
-        let fault = FlatFault { address, len, access: Access::Write };
+        let fault = FlatFault {
+            address,
+            len,
+            access: Access::Write,
+        };
         let (r, off) = self.find(address, len).ok_or(fault)?;
         let base = r.host.as_ptr().cast::<u8>().cast_mut();
         // SAFETY: off + len <= region length <= the buffer's bytes; the buffer is made of atomics.
@@ -265,13 +291,19 @@ impl FlatMemory {
     /// # Errors
     /// The fault when the range is not inside one region.
     pub fn read_bytes(&self, address: u64, len: usize) -> Result<Vec<u8>, FlatFault> {
-        let fault = FlatFault { address, len: len as u64, access: Access::Read };
+        let fault = FlatFault {
+            address,
+            len: len as u64,
+            access: Access::Read,
+        };
         let (r, off) = self.find(address, len as u64).ok_or(fault)?;
         let base = r.host.as_ptr().cast::<u8>();
         let mut out = Vec::with_capacity(len);
         for i in 0..len {
             // SAFETY: off + i < region length; the storage is atomics.
-            out.push(unsafe { AtomicU8::from_ptr(base.add(off + i).cast_mut()) }.load(Ordering::Relaxed));
+            out.push(
+                unsafe { AtomicU8::from_ptr(base.add(off + i).cast_mut()) }.load(Ordering::Relaxed),
+            );
         }
         Ok(out)
     }
@@ -283,7 +315,11 @@ unsafe impl GuestMemory for FlatMemory {
     type Fault = FlatFault;
 
     fn translate(&self, address: u64, len: u64, access: Access) -> Result<NonNull<u8>, FlatFault> {
-        let fault = FlatFault { address, len, access };
+        let fault = FlatFault {
+            address,
+            len,
+            access,
+        };
         let (r, off) = self.find(address, len).ok_or(fault.clone())?;
         if access.writes() && !r.writable {
             return Err(fault);
@@ -304,7 +340,10 @@ mod tests {
         m.map(0x1000, 16, true).unwrap();
         m.map(0x2000, 8, false).unwrap();
         assert!(m.translate(0x1000, 16, Access::Read).is_ok());
-        assert!(m.translate(0x100c, 8, Access::Read).is_err(), "runs past the end");
+        assert!(
+            m.translate(0x100c, 8, Access::Read).is_err(),
+            "runs past the end"
+        );
         assert!(m.translate(0x2000, 4, Access::Write).is_err(), "read-only");
         assert!(m.translate(0x2000, 4, Access::Read).is_ok());
         assert!(m.map(0x100f, 4, true).is_err(), "overlap");
@@ -315,8 +354,14 @@ mod tests {
     fn loads_and_stores_round_trip_aligned_and_not() {
         let mut m = FlatMemory::new();
         m.map(0x1000, 64, true).unwrap();
-        for (addr, bytes) in [(0x1000u64, &[1u8, 2, 3, 4, 5, 6, 7, 8][..]), (0x1011, &[9, 10, 11]), (0x1021, &[1, 2, 3, 4])] {
-            let p = m.translate(addr, bytes.len() as u64, Access::Write).unwrap();
+        for (addr, bytes) in [
+            (0x1000u64, &[1u8, 2, 3, 4, 5, 6, 7, 8][..]),
+            (0x1011, &[9, 10, 11]),
+            (0x1021, &[1, 2, 3, 4]),
+        ] {
+            let p = m
+                .translate(addr, bytes.len() as u64, Access::Write)
+                .unwrap();
             // SAFETY: translated for this length.
             unsafe { store(p, bytes) };
             assert_eq!(m.read_bytes(addr, bytes.len()).unwrap(), bytes);

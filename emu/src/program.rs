@@ -48,12 +48,22 @@ impl Program {
 
     /// The block starting at `pc`, decoding it from `mem` on first use.
     pub fn block(&self, pc: u64, mem: &dyn DynMemory) -> Arc<Block> {
-        if let Some(b) = self.blocks.read().unwrap_or_else(|p| p.into_inner()).get(&pc) {
+        if let Some(b) = self
+            .blocks
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&pc)
+        {
             return b.clone();
         }
         let (block, stop) = lower::decode_block(pc, mem);
         let block = Arc::new(block);
-        tracing::debug!(pc = format_args!("{pc:#x}"), uops = block.uops.len(), stopped = block.stopped, "decoded block");
+        tracing::debug!(
+            pc = format_args!("{pc:#x}"),
+            uops = block.uops.len(),
+            stopped = block.stopped,
+            "decoded block"
+        );
         // A block that faulted on fetch at once is not cached: memory may become readable.
         if matches!(stop, Some(DecodeStop::Fetch { .. })) && block.uops.is_empty() {
             return block;
@@ -64,16 +74,22 @@ impl Program {
 
     /// Puts a block in the cache (tests, and embedders that build uops themselves).
     pub fn insert(&self, block: Block) {
-        self.blocks.write().unwrap_or_else(|p| p.into_inner()).insert(block.start, Arc::new(block));
+        self.blocks
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(block.start, Arc::new(block));
     }
 
     /// Forgets every block overlapping `[start, start + len)` (code unloaded or rewritten).
     pub fn forget(&self, start: u64, len: u64) {
         let end = start.saturating_add(len);
-        self.blocks.write().unwrap_or_else(|p| p.into_inner()).retain(|_, b| {
-            let last = b.uops.last().map_or(b.start, |u| u.next_pc());
-            last <= start || b.start >= end
-        });
+        self.blocks
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, b| {
+                let last = b.uops.last().map_or(b.start, |u| u.next_pc());
+                last <= start || b.start >= end
+            });
     }
 
     /// Number of cached blocks.

@@ -19,8 +19,8 @@ use crate::program::{DecodeStop, Program};
 use crate::scratch::Scratch;
 use crate::wave::{sreg, Status, Wave, LANES};
 
-use rustc_hash::FxHashMap;
 use crate::Services;
+use rustc_hash::FxHashMap;
 
 /// How the emulator runs dispatches.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,7 +162,10 @@ enum TurnEnd {
 impl Emulator {
     /// An emulator with `config`.
     pub fn new(config: Config) -> Emulator {
-        Emulator { config, program: Program::new() }
+        Emulator {
+            config,
+            program: Program::new(),
+        }
     }
 
     /// The configuration.
@@ -185,11 +188,21 @@ impl Emulator {
     /// # Errors
     /// [`ExecError`]: a refused dispatch, the first memory fault (with `mem`'s payload), trap,
     /// unsupported or invalid instruction, or a timeout.
-    pub fn run<M: GuestMemory, S: Services>(&self, d: &Dispatch, mem: &M, services: &S) -> Result<Report, ExecError<M::Fault>> {
+    pub fn run<M: GuestMemory, S: Services>(
+        &self,
+        d: &Dispatch,
+        mem: &M,
+        services: &S,
+    ) -> Result<Report, ExecError<M::Fault>> {
         let start = Instant::now();
         let layout = Layout::new(d, self.config.dynamic_stack, self.config.scratch_cap)?;
         let total = layout.workgroup_count();
-        let threads = self.config.threads.clamp(1, 256).min(usize::try_from(total).unwrap_or(usize::MAX)).max(1);
+        let threads = self
+            .config
+            .threads
+            .clamp(1, 256)
+            .min(usize::try_from(total).unwrap_or(usize::MAX))
+            .max(1);
         let entry = layout.entry;
         let shared = Shared {
             d,
@@ -214,14 +227,22 @@ impl Emulator {
                     .into_iter()
                     .map(|h| {
                         h.join().unwrap_or_else(|_| {
-                            shared.fail(Stop::Decode(DecodeStop::Invalid { pc: 0, word: 0, detail: "an emulator thread panicked".into() }));
+                            shared.fail(Stop::Decode(DecodeStop::Invalid {
+                                pc: 0,
+                                word: 0,
+                                detail: "an emulator thread panicked".into(),
+                            }));
                             Stats::default()
                         })
                     })
                     .collect()
             })
         };
-        let failure = shared.failure.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let failure = shared
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         if let Some(f) = failure {
             return Err(self.describe(f, entry, mem, &shared, start));
         }
@@ -233,45 +254,86 @@ impl Emulator {
         })
     }
 
-    fn describe<M: GuestMemory>(&self, stop: Stop, entry: u64, mem: &M, sh: &Shared<'_>, start: Instant) -> ExecError<M::Fault> {
+    fn describe<M: GuestMemory>(
+        &self,
+        stop: Stop,
+        entry: u64,
+        mem: &M,
+        sh: &Shared<'_>,
+        start: Instant,
+    ) -> ExecError<M::Fault> {
         let site_named = |pc: u64, name: &str| {
             let mut instruction = lower::describe(pc, mem);
             if instruction.is_empty() {
                 instruction = name.to_string();
             }
-            Site { pc, offset: pc.wrapping_sub(entry) as i64, instruction }
+            Site {
+                pc,
+                offset: pc.wrapping_sub(entry) as i64,
+                instruction,
+            }
         };
         let site = |pc: u64| site_named(pc, "");
         match stop {
-            Stop::Fault(Failure { fault, pc, name, encoding }) => {
+            Stop::Fault(Failure {
+                fault,
+                pc,
+                name,
+                encoding,
+            }) => {
                 let site = |pc: u64| site_named(pc, name);
                 match *fault {
-                Fault::Memory { lane, address, kind } => ExecError::MemoryFault {
-                    site: site(pc),
-                    lane,
-                    address,
-                    kind: match kind {
-                        FaultKind::Guest(p) => match downcast::<M::Fault>(p) {
-                            Ok(f) => FaultKind::Guest(f),
-                            Err(()) => {
-                                return ExecError::Invalid { site: site(pc), word: 0, detail: "fault payload of another type".into() }
-                            }
+                    Fault::Memory {
+                        lane,
+                        address,
+                        kind,
+                    } => ExecError::MemoryFault {
+                        site: site(pc),
+                        lane,
+                        address,
+                        kind: match kind {
+                            FaultKind::Guest(p) => match downcast::<M::Fault>(p) {
+                                Ok(f) => FaultKind::Guest(f),
+                                Err(()) => {
+                                    return ExecError::Invalid {
+                                        site: site(pc),
+                                        word: 0,
+                                        detail: "fault payload of another type".into(),
+                                    }
+                                }
+                            },
+                            FaultKind::Lds(l) => FaultKind::Lds(l),
+                            FaultKind::Scratch(s) => FaultKind::Scratch(s),
                         },
-                        FaultKind::Lds(l) => FaultKind::Lds(l),
-                        FaultKind::Scratch(s) => FaultKind::Scratch(s),
                     },
-                },
-                Fault::Trap(code) => ExecError::Trap { site: site(pc), code },
-                Fault::Unsupported => ExecError::Unsupported { site: site(pc), mnemonic: name.to_string(), encoding: encoding.to_string() },
+                    Fault::Trap(code) => ExecError::Trap {
+                        site: site(pc),
+                        code,
+                    },
+                    Fault::Unsupported => ExecError::Unsupported {
+                        site: site(pc),
+                        mnemonic: name.to_string(),
+                        encoding: encoding.to_string(),
+                    },
                 }
             }
             Stop::Decode(DecodeStop::Fetch { pc, fault }) => match downcast::<M::Fault>(fault) {
                 Ok(fault) => ExecError::Fetch { pc, fault },
-                Err(()) => ExecError::Invalid { site: site(pc), word: 0, detail: "instruction fetch failed".into() },
+                Err(()) => ExecError::Invalid {
+                    site: site(pc),
+                    word: 0,
+                    detail: "instruction fetch failed".into(),
+                },
             },
-            Stop::Decode(DecodeStop::Invalid { pc, word, detail }) => {
-                ExecError::Invalid { site: Site { pc, offset: pc.wrapping_sub(entry) as i64, instruction: String::new() }, word, detail }
-            }
+            Stop::Decode(DecodeStop::Invalid { pc, word, detail }) => ExecError::Invalid {
+                site: Site {
+                    pc,
+                    offset: pc.wrapping_sub(entry) as i64,
+                    instruction: String::new(),
+                },
+                word,
+                detail,
+            },
             Stop::Timeout(pc) => ExecError::Timeout {
                 elapsed: start.elapsed(),
                 workgroups_done: sh.done.load(Ordering::SeqCst),
@@ -300,13 +362,23 @@ fn worker(sh: &Shared<'_>) -> Stats {
         }
         if let Some(dl) = sh.deadline {
             if Instant::now() >= dl {
-                let pc = resident.first().and_then(|g| g.waves.iter().find(|s| s.wave.status != Status::Ended)).map_or(0, |s| s.wave.pc);
+                let pc = resident
+                    .first()
+                    .and_then(|g| g.waves.iter().find(|s| s.wave.status != Status::Ended))
+                    .map_or(0, |s| s.wave.pc);
                 sh.fail(Stop::Timeout(pc));
                 break;
             }
         }
         let all_waiting = !resident.is_empty()
-            && resident.iter().all(|g| g.waves.iter().all(|s| matches!(s.wave.status, Status::Sleeping | Status::Barrier | Status::Ended)));
+            && resident.iter().all(|g| {
+                g.waves.iter().all(|s| {
+                    matches!(
+                        s.wave.status,
+                        Status::Sleeping | Status::Barrier | Status::Ended
+                    )
+                })
+            });
         if resident.is_empty() || (all_waiting && resident.len() < sh.config.max_resident) {
             let n = sh.next.fetch_add(1, Ordering::SeqCst);
             if n < total {
@@ -326,7 +398,11 @@ fn worker(sh: &Shared<'_>) -> Stats {
                     return stats;
                 }
             }
-            if resident[i].waves.iter().all(|s| s.wave.status == Status::Ended) {
+            if resident[i]
+                .waves
+                .iter()
+                .all(|s| s.wave.status == Status::Ended)
+            {
                 let g = resident.swap_remove(i);
                 stats.waves += g.waves.len() as u64;
                 pool.extend(g.waves.into_iter().map(|s| s.wave));
@@ -374,10 +450,18 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
         }
         let first = wi * LANES as u32;
         let live = (items - first).min(LANES as u32);
-        w.s[sreg::EXEC as usize] = if live >= 32 { u32::MAX } else { (1u32 << live) - 1 };
+        w.s[sreg::EXEC as usize] = if live >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << live) - 1
+        };
         for lane in 0..LANES {
             let f = first + lane as u32;
-            let (x, y, z) = (f % ext[0], f / ext[0] % ext[1].max(1), f / (ext[0] * ext[1]).max(1));
+            let (x, y, z) = (
+                f % ext[0],
+                f / ext[0] % ext[1].max(1),
+                f / (ext[0] * ext[1]).max(1),
+            );
             if (lane as u32) < live {
                 w.v[0][lane] = x;
                 if l.id_vgprs >= 2 {
@@ -399,14 +483,26 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
         w.status = Status::Ready;
         w.index = wi;
         w.instructions = 0;
-        waves.push(Slot { wave: w, block: entry_block, idx: 0 });
+        waves.push(Slot {
+            wave: w,
+            block: entry_block,
+            idx: 0,
+        });
     }
-    Group { waves, lds: Lds::new(l.lds_bytes) }
+    Group {
+        waves,
+        lds: Lds::new(l.lds_bytes),
+    }
 }
 
 /// Gives every ready wave of `g` a turn. Returns whether any wave did more than go back to
 /// sleep or wait.
-fn run_group(sh: &Shared<'_>, g: &mut Group, local: &mut Code, stats: &mut Stats) -> Result<bool, Stop> {
+fn run_group(
+    sh: &Shared<'_>,
+    g: &mut Group,
+    local: &mut Code,
+    stats: &mut Stats,
+) -> Result<bool, Stop> {
     let mut progressed = false;
     // Sleepers from the last round may run again.
     for s in g.waves.iter_mut() {
@@ -418,7 +514,11 @@ fn run_group(sh: &Shared<'_>, g: &mut Group, local: &mut Code, stats: &mut Stats
         if g.waves[wi].wave.status != Status::Ready {
             continue;
         }
-        let mut env = Env { mem: sh.mem, lds: &mut g.lds, services: sh.services };
+        let mut env = Env {
+            mem: sh.mem,
+            lds: &mut g.lds,
+            services: sh.services,
+        };
         let slot = &mut g.waves[wi];
         let before = slot.wave.instructions;
         let end = turn(sh, slot, &mut env, local)?;
@@ -439,7 +539,11 @@ fn run_group(sh: &Shared<'_>, g: &mut Group, local: &mut Code, stats: &mut Stats
     }
     // Release the barrier when every wave still running has reached it.
     let waiting = g.waves.iter().any(|s| s.wave.status == Status::Barrier);
-    if waiting && g.waves.iter().all(|s| matches!(s.wave.status, Status::Barrier | Status::Ended)) {
+    if waiting
+        && g.waves
+            .iter()
+            .all(|s| matches!(s.wave.status, Status::Barrier | Status::Ended))
+    {
         for s in g.waves.iter_mut() {
             if s.wave.status == Status::Barrier {
                 s.wave.status = Status::Ready;
@@ -451,7 +555,12 @@ fn run_group(sh: &Shared<'_>, g: &mut Group, local: &mut Code, stats: &mut Stats
 }
 
 /// Runs one wave until its slice is used up or it sleeps, waits, ends or faults.
-fn turn(sh: &Shared<'_>, slot: &mut Slot, env: &mut Env<'_>, code: &mut Code) -> Result<TurnEnd, Stop> {
+fn turn(
+    sh: &Shared<'_>,
+    slot: &mut Slot,
+    env: &mut Env<'_>,
+    code: &mut Code,
+) -> Result<TurnEnd, Stop> {
     let budget = u64::from(sh.config.slice.max(1));
     let mut n = 0u64;
     let result = loop {
@@ -486,7 +595,12 @@ fn turn(sh: &Shared<'_>, slot: &mut Slot, env: &mut Env<'_>, code: &mut Code) ->
                     Err(fault) => {
                         slot.wave.pc = u.pc;
                         slot.wave.instructions += n;
-                        return Err(Stop::Fault(Failure { fault, pc: u.pc, name: u.name, encoding: u.encoding }));
+                        return Err(Stop::Fault(Failure {
+                            fault,
+                            pc: u.pc,
+                            name: u.name,
+                            encoding: u.encoding,
+                        }));
                     }
                 }
             }

@@ -56,7 +56,10 @@ pub struct Scratch {
 impl Scratch {
     /// Storage for `per_lane` bytes per lane (allocated on first access).
     pub fn new(per_lane: u32) -> Scratch {
-        Scratch { bytes: Vec::new(), per_lane }
+        Scratch {
+            bytes: Vec::new(),
+            per_lane,
+        }
     }
 
     /// Forgets the contents (a new wave in the same slot).
@@ -70,7 +73,10 @@ impl Scratch {
     }
 
     fn byte(&mut self, physical: u64) -> Result<&mut u8, ScratchFault> {
-        let fault = ScratchFault { physical, per_lane: self.per_lane };
+        let fault = ScratchFault {
+            physical,
+            per_lane: self.per_lane,
+        };
         if physical >= self.size() {
             return Err(fault);
         }
@@ -86,7 +92,11 @@ impl Scratch {
     ///
     /// # Errors
     /// [`ScratchFault`] for the first byte past the end.
-    pub fn read(&mut self, out: &mut [u8], physical_of: impl Fn(u32) -> u64) -> Result<(), ScratchFault> {
+    pub fn read(
+        &mut self,
+        out: &mut [u8],
+        physical_of: impl Fn(u32) -> u64,
+    ) -> Result<(), ScratchFault> {
         for (i, b) in out.iter_mut().enumerate() {
             *b = *self.byte(physical_of(i as u32))?;
         }
@@ -98,7 +108,11 @@ impl Scratch {
     /// # Errors
     /// [`ScratchFault`] for the first byte past the end (earlier bytes are written, as on the
     /// hardware a partial store may land before the fault).
-    pub fn write(&mut self, data: &[u8], physical_of: impl Fn(u32) -> u64) -> Result<(), ScratchFault> {
+    pub fn write(
+        &mut self,
+        data: &[u8],
+        physical_of: impl Fn(u32) -> u64,
+    ) -> Result<(), ScratchFault> {
         for (i, b) in data.iter().enumerate() {
             *self.byte(physical_of(i as u32))? = *b;
         }

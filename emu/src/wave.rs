@@ -230,10 +230,10 @@ impl Wave {
     pub fn vwrite64(&mut self, o: Opnd, mask: u32, val: &[u64; LANES]) {
         if let Opnd::V(r) = o {
             let r = r as usize;
-            for l in 0..LANES {
+            for (l, x) in val.iter().enumerate() {
                 if mask >> l & 1 != 0 {
-                    self.v[r][l] = val[l] as u32;
-                    self.v[r + 1][l] = (val[l] >> 32) as u32;
+                    self.v[r][l] = *x as u32;
+                    self.v[r + 1][l] = (*x >> 32) as u32;
                 }
             }
         }
@@ -272,6 +272,9 @@ mod tests {
         w.vwrite(Opnd::V(3), 0b101, &[7; LANES]);
         assert_eq!(&w.v[3][..4], &[7, 0, 7, 0]);
         w.vwrite64(Opnd::V(255), 1, &[u64::MAX; LANES]);
-        assert_eq!((w.v[255][0], w.v[256][0], w.v[255][1]), (u32::MAX, u32::MAX, 0));
+        assert_eq!(
+            (w.v[255][0], w.v[256][0], w.v[255][1]),
+            (u32::MAX, u32::MAX, 0)
+        );
     }
 }

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use object::read::elf::{ElfFile64, ProgramHeader};
 use object::{Object, ObjectSymbol};
-use rocload_emu::{Config, Dispatch, Emulator, ExecError, FlatFault, FlatMemory, NoServices, Report};
+use rocload_emu::{
+    Config, Dispatch, Emulator, ExecError, FlatFault, FlatMemory, NoServices, Report,
+};
 
 const CODE: u64 = 0x1_0000_0000;
 const KERNARG: u64 = 0x3_0000_0000;
@@ -71,10 +73,17 @@ impl Gpu {
                 }
             }
         }
-        let symbols = elf.symbols().filter_map(|s| Some((s.name().ok()?.to_string(), CODE + s.address()))).collect();
+        let symbols = elf
+            .symbols()
+            .filter_map(|s| Some((s.name().ok()?.to_string(), CODE + s.address())))
+            .collect();
         mem.map(KERNARG, 4096, false).unwrap();
         mem.map(PACKET, 64, false).unwrap();
-        Gpu { mem, symbols, next: BUFFERS }
+        Gpu {
+            mem,
+            symbols,
+            next: BUFFERS,
+        }
     }
 
     fn alloc(&mut self, bytes: &[u8]) -> u64 {
@@ -92,8 +101,18 @@ impl Gpu {
 
     /// Runs `name` with explicit arguments `args` (already laid out), grid and block in
     /// work-items and work-items per group.
-    fn run(&mut self, name: &str, args: &Args, grid: [u32; 3], block: [u16; 3], threads: usize) -> Result<Report, ExecError<FlatFault>> {
-        let kd_at = *self.symbols.get(&format!("{name}.kd")).unwrap_or_else(|| panic!("no {name}.kd"));
+    fn run(
+        &mut self,
+        name: &str,
+        args: &Args,
+        grid: [u32; 3],
+        block: [u16; 3],
+        threads: usize,
+    ) -> Result<Report, ExecError<FlatFault>> {
+        let kd_at = *self
+            .symbols
+            .get(&format!("{name}.kd"))
+            .unwrap_or_else(|| panic!("no {name}.kd"));
         let mut descriptor = [0u8; 64];
         descriptor.copy_from_slice(&self.read(kd_at, 64));
         // Hidden arguments (code object v5) at the 8-aligned end of the explicit ones.
@@ -108,7 +127,13 @@ impl Gpu {
             let rem = (grid[d] % u32::from(block[d])) as u16;
             k[h + 18 + 2 * d..h + 20 + 2 * d].copy_from_slice(&rem.to_le_bytes());
         }
-        let dims: u16 = if grid[2] > 1 { 3 } else if grid[1] > 1 { 2 } else { 1 };
+        let dims: u16 = if grid[2] > 1 {
+            3
+        } else if grid[1] > 1 {
+            2
+        } else {
+            1
+        };
         k[h + 64..h + 66].copy_from_slice(&dims.to_le_bytes());
         self.mem.write_bytes(KERNARG, &k).unwrap();
         // The dispatch packet (code object v4 kernels read sizes from it).
@@ -119,8 +144,10 @@ impl Gpu {
             p[12 + 4 * d..16 + 4 * d].copy_from_slice(&grid[d].to_le_bytes());
         }
         self.mem.write_bytes(PACKET, &p).unwrap();
-        let group = u32::from_le_bytes([descriptor[0], descriptor[1], descriptor[2], descriptor[3]]);
-        let private = u32::from_le_bytes([descriptor[4], descriptor[5], descriptor[6], descriptor[7]]);
+        let group =
+            u32::from_le_bytes([descriptor[0], descriptor[1], descriptor[2], descriptor[3]]);
+        let private =
+            u32::from_le_bytes([descriptor[4], descriptor[5], descriptor[6], descriptor[7]]);
         let d = Dispatch {
             descriptor,
             descriptor_address: kd_at,
@@ -135,7 +162,11 @@ impl Gpu {
             shared_aperture: 1 << 48,
             private_aperture: 2 << 48,
         };
-        let emu = Emulator::new(Config { threads, timeout: Some(Duration::from_secs(60)), ..Config::default() });
+        let emu = Emulator::new(Config {
+            threads,
+            timeout: Some(Duration::from_secs(60)),
+            ..Config::default()
+        });
         emu.run(&d, &self.mem, &NoServices)
     }
 }
@@ -148,7 +179,8 @@ struct Args {
 
 impl Args {
     fn put(mut self, b: &[u8]) -> Self {
-        self.bytes.resize(self.bytes.len().next_multiple_of(b.len()), 0);
+        self.bytes
+            .resize(self.bytes.len().next_multiple_of(b.len()), 0);
         self.bytes.extend_from_slice(b);
         self
     }
@@ -166,15 +198,20 @@ impl Args {
 fn bytes_of<T: Copy>(v: &[T]) -> Vec<u8> {
     // SAFETY: T is a plain number type here (f32, u32, i32, u64, i64): any bytes are valid to
     // read and the slice is fully initialised.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }.to_vec()
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+        .to_vec()
 }
 
 fn u32s(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 fn u64s(b: &[u8]) -> Vec<u64> {
-    b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect()
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 const LEVELS: [&str; 3] = ["O0", "O2", "O3"];
@@ -196,9 +233,16 @@ fn vadd_with_a_partial_last_group() {
         let n = 1000;
         let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
         let b: Vec<f32> = (0..n).map(|i| 1.0 / (i as f32 + 1.0)).collect();
-        let (pa, pb, pc) = (gpu.alloc(&bytes_of(&a)), gpu.alloc(&bytes_of(&b)), gpu.alloc(&vec![0; 4 * n]));
+        let (pa, pb, pc) = (
+            gpu.alloc(&bytes_of(&a)),
+            gpu.alloc(&bytes_of(&b)),
+            gpu.alloc(&vec![0; 4 * n]),
+        );
         let args = Args::default().ptr(pa).ptr(pb).ptr(pc).i32(n as i32);
-        ok(level, gpu.run("vadd", &args, [n as u32, 1, 1], [256, 1, 1], 2));
+        ok(
+            level,
+            gpu.run("vadd", &args, [n as u32, 1, 1], [256, 1, 1], 2),
+        );
         let c = u32s(&gpu.read(pc, 4 * n));
         for i in 0..n {
             assert_eq!(c[i], (a[i] + b[i]).to_bits(), "-{level} item {i}");
@@ -214,12 +258,25 @@ fn float_division_matches_the_host() {
         let y: Vec<f32> = (0..n).map(|i| (i as f32).sqrt() * 3.1 - 7.0).collect();
         let (px, py) = (gpu.alloc(&bytes_of(&x)), gpu.alloc(&bytes_of(&y)));
         let a = 1.75f32;
-        ok(level, gpu.run("saxpy_div", &Args::default().ptr(px).ptr(py).f32(a).i32(n as i32), [n as u32, 1, 1], [128, 1, 1], 1));
+        ok(
+            level,
+            gpu.run(
+                "saxpy_div",
+                &Args::default().ptr(px).ptr(py).f32(a).i32(n as i32),
+                [n as u32, 1, 1],
+                [128, 1, 1],
+                1,
+            ),
+        );
         let out = u32s(&gpu.read(py, 4 * n));
         for i in 0..n {
             let q = y[i] / (x[i] + 1.5);
             let (fused, plain) = (a.mul_add(x[i], q), a * x[i] + q);
-            assert!(out[i] == fused.to_bits() || out[i] == plain.to_bits(), "-{level} item {i}: {} vs {fused}", f32::from_bits(out[i]));
+            assert!(
+                out[i] == fused.to_bits() || out[i] == plain.to_bits(),
+                "-{level} item {i}: {} vs {fused}",
+                f32::from_bits(out[i])
+            );
         }
     });
 }
@@ -230,8 +287,21 @@ fn shuffle_reduction_with_atomics() {
         let n = 3000;
         let v: Vec<i32> = (0..n).map(|i| (i * 7919 % 1000) - 500).collect();
         let (pin, pout) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&[0; 4]));
-        ok(level, gpu.run("reduce_shfl", &Args::default().ptr(pin).ptr(pout).i32(n), [3072, 1, 1], [256, 1, 1], 2));
-        assert_eq!(u32s(&gpu.read(pout, 4))[0] as i32, v.iter().sum::<i32>(), "-{level}");
+        ok(
+            level,
+            gpu.run(
+                "reduce_shfl",
+                &Args::default().ptr(pin).ptr(pout).i32(n),
+                [3072, 1, 1],
+                [256, 1, 1],
+                2,
+            ),
+        );
+        assert_eq!(
+            u32s(&gpu.read(pout, 4))[0] as i32,
+            v.iter().sum::<i32>(),
+            "-{level}"
+        );
     });
 }
 
@@ -239,17 +309,38 @@ fn shuffle_reduction_with_atomics() {
 fn tiled_matmul_through_shared_memory() {
     each_level(|level, gpu| {
         let n = 48usize;
-        let a: Vec<f32> = (0..n * n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 16.0).collect();
-        let b: Vec<f32> = (0..n * n).map(|i| ((i * 53 % 97) as f32 - 48.0) / 8.0).collect();
-        let (pa, pb, pc) = (gpu.alloc(&bytes_of(&a)), gpu.alloc(&bytes_of(&b)), gpu.alloc(&vec![0; 4 * n * n]));
-        ok(level, gpu.run("matmul_tiled", &Args::default().ptr(pa).ptr(pb).ptr(pc).i32(n as i32), [n as u32, n as u32, 1], [16, 16, 1], 2));
+        let a: Vec<f32> = (0..n * n)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 16.0)
+            .collect();
+        let b: Vec<f32> = (0..n * n)
+            .map(|i| ((i * 53 % 97) as f32 - 48.0) / 8.0)
+            .collect();
+        let (pa, pb, pc) = (
+            gpu.alloc(&bytes_of(&a)),
+            gpu.alloc(&bytes_of(&b)),
+            gpu.alloc(&vec![0; 4 * n * n]),
+        );
+        ok(
+            level,
+            gpu.run(
+                "matmul_tiled",
+                &Args::default().ptr(pa).ptr(pb).ptr(pc).i32(n as i32),
+                [n as u32, n as u32, 1],
+                [16, 16, 1],
+                2,
+            ),
+        );
         let c = u32s(&gpu.read(pc, 4 * n * n));
         for r in 0..n {
             for col in 0..n {
                 // Products of these values and their sums are exact in f32, so every order and
                 // contraction gives the same bits.
                 let want: f32 = (0..n).map(|k| a[r * n + k] * b[k * n + col]).sum();
-                assert_eq!(f32::from_bits(c[r * n + col]), want, "-{level} C[{r}][{col}]");
+                assert_eq!(
+                    f32::from_bits(c[r * n + col]),
+                    want,
+                    "-{level} C[{r}][{col}]"
+                );
             }
         }
     });
@@ -260,13 +351,26 @@ fn block_scan() {
     each_level(|level, gpu| {
         let v: Vec<i32> = (0..1024).map(|i| (i * 31 % 17) - 8).collect();
         let (pin, pout) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&[0; 4096]));
-        ok(level, gpu.run("scan_block", &Args::default().ptr(pin).ptr(pout), [1024, 1, 1], [256, 1, 1], 2));
+        ok(
+            level,
+            gpu.run(
+                "scan_block",
+                &Args::default().ptr(pin).ptr(pout),
+                [1024, 1, 1],
+                [256, 1, 1],
+                2,
+            ),
+        );
         let out = u32s(&gpu.read(pout, 4096));
         for blk in 0..4 {
             let mut acc = 0i32;
             for t in 0..256 {
                 acc += v[blk * 256 + t];
-                assert_eq!(out[blk * 256 + t] as i32, acc, "-{level} block {blk} item {t}");
+                assert_eq!(
+                    out[blk * 256 + t] as i32,
+                    acc,
+                    "-{level} block {blk} item {t}"
+                );
             }
         }
     });
@@ -276,9 +380,20 @@ fn block_scan() {
 fn histogram_with_shared_and_global_atomics() {
     each_level(|level, gpu| {
         let n = 10_000;
-        let v: Vec<u32> = (0..n).map(|i: u32| i.wrapping_mul(2654435761) >> 7).collect();
+        let v: Vec<u32> = (0..n)
+            .map(|i: u32| i.wrapping_mul(2654435761) >> 7)
+            .collect();
         let (pin, pbins) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&[0; 256]));
-        ok(level, gpu.run("histogram", &Args::default().ptr(pin).ptr(pbins).i32(n as i32), [8 * 128, 1, 1], [128, 1, 1], 2));
+        ok(
+            level,
+            gpu.run(
+                "histogram",
+                &Args::default().ptr(pin).ptr(pbins).i32(n as i32),
+                [8 * 128, 1, 1],
+                [128, 1, 1],
+                2,
+            ),
+        );
         let mut want = [0u32; 64];
         for x in &v {
             want[(x % 64) as usize] += 1;
@@ -291,16 +406,38 @@ fn histogram_with_shared_and_global_atomics() {
 fn division_of_64_bit_integers() {
     each_level(|level, gpu| {
         let n = 300;
-        let a: Vec<u64> = (0..n).map(|i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7)).collect();
-        let b: Vec<i64> = (0..n).map(|i: u64| {
-            let m = ((i * 2_654_435_761) % 1_000_003) as i64 + 1;
-            if i % 3 == 0 { -m << (i % 40) } else { m << (i % 23) }
-        }).collect();
+        let a: Vec<u64> = (0..n)
+            .map(|i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i << 7))
+            .collect();
+        let b: Vec<i64> = (0..n)
+            .map(|i: u64| {
+                let m = ((i * 2_654_435_761) % 1_000_003) as i64 + 1;
+                if i % 3 == 0 {
+                    -m << (i % 40)
+                } else {
+                    m << (i % 23)
+                }
+            })
+            .collect();
         let (pa, pb) = (gpu.alloc(&bytes_of(&a)), gpu.alloc(&bytes_of(&b)));
-        let (pq, pr) = (gpu.alloc(&vec![0; 8 * n as usize]), gpu.alloc(&vec![0; 8 * n as usize]));
-        let args = Args::default().ptr(pa).ptr(pb).ptr(pq).ptr(pr).i32(n as i32);
-        ok(level, gpu.run("div64", &args, [n as u32, 1, 1], [64, 1, 1], 2));
-        let (q, r) = (u64s(&gpu.read(pq, 8 * n as usize)), u64s(&gpu.read(pr, 8 * n as usize)));
+        let (pq, pr) = (
+            gpu.alloc(&vec![0; 8 * n as usize]),
+            gpu.alloc(&vec![0; 8 * n as usize]),
+        );
+        let args = Args::default()
+            .ptr(pa)
+            .ptr(pb)
+            .ptr(pq)
+            .ptr(pr)
+            .i32(n as i32);
+        ok(
+            level,
+            gpu.run("div64", &args, [n as u32, 1, 1], [64, 1, 1], 2),
+        );
+        let (q, r) = (
+            u64s(&gpu.read(pq, 8 * n as usize)),
+            u64s(&gpu.read(pr, 8 * n as usize)),
+        );
         for i in 0..n as usize {
             assert_eq!(q[i], a[i] / b[i].unsigned_abs(), "-{level} q[{i}]");
             assert_eq!(r[i] as i64, (a[i] as i64) % b[i], "-{level} r[{i}]");
@@ -313,12 +450,25 @@ fn three_dimensional_grid() {
     each_level(|level, gpu| {
         let (nx, ny, nz) = (20u32, 6u32, 5u32);
         let pout = gpu.alloc(&vec![0xff; 4 * (nx * ny * nz) as usize]);
-        ok(level, gpu.run("grid3d", &Args::default().ptr(pout).i32(nx as i32).i32(ny as i32), [nx, ny, nz], [8, 4, 2], 2));
+        ok(
+            level,
+            gpu.run(
+                "grid3d",
+                &Args::default().ptr(pout).i32(nx as i32).i32(ny as i32),
+                [nx, ny, nz],
+                [8, 4, 2],
+                2,
+            ),
+        );
         let out = u32s(&gpu.read(pout, 4 * (nx * ny * nz) as usize));
         for z in 0..nz {
             for y in 0..ny {
                 for x in 0..nx {
-                    assert_eq!(out[((z * ny + y) * nx + x) as usize], x | y << 10 | z << 20, "-{level} ({x},{y},{z})");
+                    assert_eq!(
+                        out[((z * ny + y) * nx + x) as usize],
+                        x | y << 10 | z << 20,
+                        "-{level} ({x},{y},{z})"
+                    );
                 }
             }
         }
@@ -355,12 +505,32 @@ fn calls_recursion_and_function_pointers() {
         let n = 100usize;
         let sel: Vec<i32> = (0..n as i32).map(|i| i * 5 % 7).collect();
         let psel = gpu.alloc(&bytes_of(&sel));
-        let (ps, pf, pp) = (gpu.alloc(&vec![0; 4 * n]), gpu.alloc(&vec![0; 8 * n]), gpu.alloc(&vec![0; 4 * n]));
-        let args = Args::default().ptr(ps).ptr(pf).ptr(pp).ptr(psel).i32(n as i32);
-        ok(level, gpu.run("calls", &args, [n as u32, 1, 1], [64, 1, 1], 2));
-        let (steps, fibs, fp) = (u32s(&gpu.read(ps, 4 * n)), u64s(&gpu.read(pf, 8 * n)), u32s(&gpu.read(pp, 4 * n)));
+        let (ps, pf, pp) = (
+            gpu.alloc(&vec![0; 4 * n]),
+            gpu.alloc(&vec![0; 8 * n]),
+            gpu.alloc(&vec![0; 4 * n]),
+        );
+        let args = Args::default()
+            .ptr(ps)
+            .ptr(pf)
+            .ptr(pp)
+            .ptr(psel)
+            .i32(n as i32);
+        ok(
+            level,
+            gpu.run("calls", &args, [n as u32, 1, 1], [64, 1, 1], 2),
+        );
+        let (steps, fibs, fp) = (
+            u32s(&gpu.read(ps, 4 * n)),
+            u64s(&gpu.read(pf, 8 * n)),
+            u32s(&gpu.read(pp, 4 * n)),
+        );
         for i in 0..n {
-            assert_eq!(steps[i] as i32, collatz(i as u32 + 1), "-{level} steps[{i}]");
+            assert_eq!(
+                steps[i] as i32,
+                collatz(i as u32 + 1),
+                "-{level} steps[{i}]"
+            );
             assert_eq!(fibs[i], fib(i as u64 % 14), "-{level} fib[{i}]");
             let x = i as f32 + 0.25;
             let want = match sel[i] % 3 {
@@ -379,7 +549,16 @@ fn private_arrays_live_in_scratch() {
         let n = 96usize;
         let idx: Vec<i32> = (0..n as i32).map(|i| i * 13 + 5).collect();
         let (pidx, pout) = (gpu.alloc(&bytes_of(&idx)), gpu.alloc(&vec![0; 4 * n]));
-        ok(level, gpu.run("private_array", &Args::default().ptr(pidx).ptr(pout).i32(n as i32), [n as u32, 1, 1], [32, 1, 1], 2));
+        ok(
+            level,
+            gpu.run(
+                "private_array",
+                &Args::default().ptr(pidx).ptr(pout).i32(n as i32),
+                [n as u32, 1, 1],
+                [32, 1, 1],
+                2,
+            ),
+        );
         let out = u32s(&gpu.read(pout, 4 * n));
         for i in 0..n {
             let mut a: Vec<i32> = (0..40).map(|k| k * k + i as i32).collect();
@@ -387,7 +566,11 @@ fn private_arrays_live_in_scratch() {
                 let j = (k * 7 + i) % 40;
                 a[j] += a[k] / 3;
             }
-            assert_eq!(out[i] as i32, a[(idx[i] % 40) as usize], "-{level} item {i}");
+            assert_eq!(
+                out[i] as i32,
+                a[(idx[i] % 40) as usize],
+                "-{level} item {i}"
+            );
         }
     });
 }
@@ -396,10 +579,23 @@ fn private_arrays_live_in_scratch() {
 fn grid_and_block_sizes_come_from_the_dispatch() {
     each("calls", |level, gpu| {
         let pout = gpu.alloc(&vec![0; 4 * 192]);
-        ok(level, gpu.run("sizes", &Args::default().ptr(pout), [192, 1, 1], [64, 1, 1], 1));
+        ok(
+            level,
+            gpu.run(
+                "sizes",
+                &Args::default().ptr(pout),
+                [192, 1, 1],
+                [64, 1, 1],
+                1,
+            ),
+        );
         let out = u32s(&gpu.read(pout, 4 * 192));
         for (i, &v) in out.iter().enumerate() {
-            assert_eq!(v, 3 * 1_000_000 + 64 * 1000 + (i % 64) as u32, "-{level} item {i}");
+            assert_eq!(
+                v,
+                3 * 1_000_000 + 64 * 1000 + (i % 64) as u32,
+                "-{level} item {i}"
+            );
         }
     });
 }
@@ -431,57 +627,75 @@ fn ulps64(a: f64, b: f64) -> u64 {
 fn f32_math_library_within_hip_ulp_bounds() {
     each("math", |level, gpu| {
         let n = 256usize;
-        let x: Vec<f32> = (0..n).map(|i| (i as f32 - 128.0) * 0.731 + (i % 7) as f32 * 1e-3).collect();
+        let x: Vec<f32> = (0..n)
+            .map(|i| (i as f32 - 128.0) * 0.731 + (i % 7) as f32 * 1e-3)
+            .collect();
         let (px, pout) = (gpu.alloc(&bytes_of(&x)), gpu.alloc(&vec![0; 32 * n]));
-        ok(level, gpu.run("math_f32", &Args::default().ptr(px).ptr(pout).i32(n as i32), [n as u32, 1, 1], [64, 1, 1], 2));
+        ok(
+            level,
+            gpu.run(
+                "math_f32",
+                &Args::default().ptr(px).ptr(pout).i32(n as i32),
+                [n as u32, 1, 1],
+                [64, 1, 1],
+                2,
+            ),
+        );
         let out = u32s(&gpu.read(pout, 32 * n));
         // HIP's documented bounds (ulp): sin 2, cos 2, exp 2, log 1, sqrt 1, pow 4, tanh 2,
-        // atan2 3; +1 for the host reference rounding (computed in f64, rounded once).
-        let cases: [(&str, u64, fn(f64) -> f64); 8] = [
-            ("sinf", 3, f64::sin),
-            ("cosf", 3, f64::cos),
-            ("expf", 3, |v| (v * f64::from(0.1f32)).exp()),
-            ("logf", 2, |v| (v.abs() + f64::from(1e-3f32)).ln()),
-            ("sqrtf", 2, |v| v.abs().sqrt()),
-            ("powf", 5, |v| (v.abs() + 0.5).powf(f64::from(1.7f32))),
-            ("tanhf", 3, |v| (v * f64::from(0.05f32)).tanh()),
-            ("atan2f", 4, |v| v.atan2(3.0)),
+        // atan2 3; +1 for the host reference (computed in f64 from the same f32 intermediates
+        // the source computes, rounded once).
+        let cases: [Case32; 8] = [
+            ("sinf", 3, |v| f64::from(v).sin()),
+            ("cosf", 3, |v| f64::from(v).cos()),
+            ("expf", 3, |v| f64::from(v * 0.1).exp()),
+            ("logf", 2, |v| f64::from(v.abs() + 1e-3).ln()),
+            ("sqrtf", 2, |v| f64::from(v.abs()).sqrt()),
+            ("powf", 5, |v| {
+                f64::from(v.abs() + 0.5).powf(f64::from(1.7f32))
+            }),
+            ("tanhf", 3, |v| f64::from(v * 0.05).tanh()),
+            ("atan2f", 4, |v| f64::from(v).atan2(3.0)),
         ];
         for i in 0..n {
             for (k, (name, bound, f)) in cases.iter().enumerate() {
-                // The device rounds its intermediate products to f32 first where the source does.
-                let v = f64::from(x[i]);
-                let arg = match *name {
-                    "expf" => f64::from(x[i] * 0.1),
-                    "logf" => f64::from(x[i].abs() + 1e-3),
-                    "powf" => f64::from(x[i].abs() + 0.5),
-                    "tanhf" => f64::from(x[i] * 0.05),
-                    _ => v,
-                };
-                let want = match *name {
-                    "expf" => arg.exp(),
-                    "logf" => arg.ln(),
-                    "powf" => arg.powf(f64::from(1.7f32)),
-                    "tanhf" => arg.tanh(),
-                    _ => f(v),
-                } as f32;
-                let got = f32::from_bits(out[8 * i + k]);
-                assert!(ulps32(got, want) <= *bound, "-{level} {name}({}) = {got:e}, host {want:e}", x[i]);
+                let (got, want) = (f32::from_bits(out[8 * i + k]), f(x[i]) as f32);
+                assert!(
+                    ulps32(got, want) <= *bound,
+                    "-{level} {name}({}) = {got:e}, host {want:e}",
+                    x[i]
+                );
             }
         }
     });
 }
 
+/// A function name, its ulp bound, and the host reference.
+type Case32 = (&'static str, u64, fn(f32) -> f64);
+/// The same for f64.
+type Case64 = (&'static str, u64, fn(f64) -> f64);
+
 #[test]
 fn f64_math_library_within_hip_ulp_bounds() {
     each("math", |level, gpu| {
         let n = 128usize;
-        let x: Vec<f64> = (0..n).map(|i| (i as f64 - 64.0) * 1.37 + (i % 5) as f64 * 1e-7).collect();
+        let x: Vec<f64> = (0..n)
+            .map(|i| (i as f64 - 64.0) * 1.37 + (i % 5) as f64 * 1e-7)
+            .collect();
         let (px, pout) = (gpu.alloc(&bytes_of(&x)), gpu.alloc(&vec![0; 48 * n]));
-        ok(level, gpu.run("math_f64", &Args::default().ptr(px).ptr(pout).i32(n as i32), [n as u32, 1, 1], [64, 1, 1], 2));
+        ok(
+            level,
+            gpu.run(
+                "math_f64",
+                &Args::default().ptr(px).ptr(pout).i32(n as i32),
+                [n as u32, 1, 1],
+                [64, 1, 1],
+                2,
+            ),
+        );
         let out = u64s(&gpu.read(pout, 48 * n));
         // HIP's bounds: sin 2, cos 2, exp 1, log 1, sqrt 0, division 0; +1 for the host libm.
-        let cases: [(&str, u64, fn(f64) -> f64); 6] = [
+        let cases: [Case64; 6] = [
             ("sin", 3, f64::sin),
             ("cos", 3, f64::cos),
             ("exp", 2, |v| (v * 0.1).exp()),
@@ -492,7 +706,11 @@ fn f64_math_library_within_hip_ulp_bounds() {
         for i in 0..n {
             for (k, (name, bound, f)) in cases.iter().enumerate() {
                 let (got, want) = (f64::from_bits(out[6 * i + k]), f(x[i]));
-                assert!(ulps64(got, want) <= *bound, "-{level} {name}({}) = {got:e}, host {want:e}", x[i]);
+                assert!(
+                    ulps64(got, want) <= *bound,
+                    "-{level} {name}({}) = {got:e}, host {want:e}",
+                    x[i]
+                );
             }
         }
     });
@@ -504,14 +722,32 @@ fn f16_arithmetic_rounds_like_half() {
         let n = 200usize;
         let x: Vec<f32> = (0..n).map(|i| (i as f32 - 100.0) * 0.173).collect();
         let (px, pout) = (gpu.alloc(&bytes_of(&x)), gpu.alloc(&vec![0; 16 * n]));
-        ok(level, gpu.run("math_f16", &Args::default().ptr(px).ptr(pout).i32(n as i32), [n as u32, 1, 1], [64, 1, 1], 2));
+        ok(
+            level,
+            gpu.run(
+                "math_f16",
+                &Args::default().ptr(px).ptr(pout).i32(n as i32),
+                [n as u32, 1, 1],
+                [64, 1, 1],
+                2,
+            ),
+        );
         let out = u32s(&gpu.read(pout, 16 * n));
         for i in 0..n {
             let h = half::f16::from_f32(x[i]).to_f32();
             let r = |v: f64| half::f16::from_f64(v).to_f32();
-            let want = [r(f64::from(h) + 2.0), r(f64::from(h) * f64::from(h)), r(f64::from(h.abs()).sqrt()), r(f64::from(h).mul_add(2.0, f64::from(h)))];
+            let want = [
+                r(f64::from(h) + 2.0),
+                r(f64::from(h) * f64::from(h)),
+                r(f64::from(h.abs()).sqrt()),
+                r(f64::from(h).mul_add(2.0, f64::from(h))),
+            ];
             for k in 0..4 {
-                assert_eq!(f32::from_bits(out[4 * i + k]), want[k], "-{level} item {i} op {k}");
+                assert_eq!(
+                    f32::from_bits(out[4 * i + k]),
+                    want[k],
+                    "-{level} item {i} op {k}"
+                );
             }
         }
     });
@@ -521,7 +757,16 @@ fn f16_arithmetic_rounds_like_half() {
 fn code_object_v4_reads_sizes_from_the_dispatch_packet() {
     let mut gpu = Gpu::load("calls-v4-O2.co");
     let pout = gpu.alloc(&vec![0; 4 * 192]);
-    ok("O2 v4", gpu.run("sizes", &Args::default().ptr(pout), [192, 1, 1], [64, 1, 1], 1));
+    ok(
+        "O2 v4",
+        gpu.run(
+            "sizes",
+            &Args::default().ptr(pout),
+            [192, 1, 1],
+            [64, 1, 1],
+            1,
+        ),
+    );
     let out = u32s(&gpu.read(pout, 4 * 192));
     for (i, &v) in out.iter().enumerate() {
         assert_eq!(v, 3 * 1_000_000 + 64 * 1000 + (i % 64) as u32, "item {i}");
@@ -533,8 +778,21 @@ fn warp_shuffles_scan_and_reduce() {
     each("sync", |level, gpu| {
         let n = 256usize;
         let v: Vec<i32> = (0..n as i32).map(|i| (i * 37 % 23) - 11).collect();
-        let (pin, pout, pxor) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&vec![0; 4 * n]), gpu.alloc(&vec![0; 4 * n]));
-        ok(level, gpu.run("warp_scan", &Args::default().ptr(pin).ptr(pout).ptr(pxor), [n as u32, 1, 1], [128, 1, 1], 1));
+        let (pin, pout, pxor) = (
+            gpu.alloc(&bytes_of(&v)),
+            gpu.alloc(&vec![0; 4 * n]),
+            gpu.alloc(&vec![0; 4 * n]),
+        );
+        ok(
+            level,
+            gpu.run(
+                "warp_scan",
+                &Args::default().ptr(pin).ptr(pout).ptr(pxor),
+                [n as u32, 1, 1],
+                [128, 1, 1],
+                1,
+            ),
+        );
         let (out, xors) = (u32s(&gpu.read(pout, 4 * n)), u32s(&gpu.read(pxor, 4 * n)));
         for w in 0..n / 32 {
             let lanes = &v[32 * w..32 * w + 32];
@@ -542,8 +800,16 @@ fn warp_shuffles_scan_and_reduce() {
             let mut acc = 0;
             for l in 0..32 {
                 acc += lanes[l];
-                assert_eq!(out[32 * w + l] as i32, acc, "-{level} scan lane {l} of wave {w}");
-                assert_eq!(xors[32 * w + l] as i32, max, "-{level} max lane {l} of wave {w}");
+                assert_eq!(
+                    out[32 * w + l] as i32,
+                    acc,
+                    "-{level} scan lane {l} of wave {w}"
+                );
+                assert_eq!(
+                    xors[32 * w + l] as i32,
+                    max,
+                    "-{level} max lane {l} of wave {w}"
+                );
             }
         }
     });
@@ -554,15 +820,32 @@ fn chained_scan_across_groups_with_sleep_polling() {
     each("sync", |level, gpu| {
         let groups = 40usize;
         let v: Vec<i32> = (0..groups as i32 * 64).map(|i| i % 9 - 3).collect();
-        let (pin, ptot, pout) = (gpu.alloc(&bytes_of(&v)), gpu.alloc(&vec![0; 4 * groups]), gpu.alloc(&vec![0; 4 * 64 * groups]));
+        let (pin, ptot, pout) = (
+            gpu.alloc(&bytes_of(&v)),
+            gpu.alloc(&vec![0; 4 * groups]),
+            gpu.alloc(&vec![0; 4 * 64 * groups]),
+        );
         for threads in [1, 2] {
             gpu.mem.write_bytes(ptot, &vec![0; 4 * groups]).unwrap();
-            ok(level, gpu.run("chained_scan", &Args::default().ptr(pin).ptr(ptot).ptr(pout), [64 * groups as u32, 1, 1], [64, 1, 1], threads));
+            ok(
+                level,
+                gpu.run(
+                    "chained_scan",
+                    &Args::default().ptr(pin).ptr(ptot).ptr(pout),
+                    [64 * groups as u32, 1, 1],
+                    [64, 1, 1],
+                    threads,
+                ),
+            );
             let out = u32s(&gpu.read(pout, 4 * 64 * groups));
             let mut total = 0;
             for g in 0..groups {
                 total += v[64 * g..64 * g + 64].iter().sum::<i32>();
-                assert_eq!(out[64 * g] as i32, total, "-{level} {threads} threads, group {g}");
+                assert_eq!(
+                    out[64 * g] as i32,
+                    total,
+                    "-{level} {threads} threads, group {g}"
+                );
             }
         }
     });
@@ -592,9 +875,18 @@ fn a_kernel_that_never_ends_is_a_typed_timeout() {
         shared_aperture: 1 << 48,
         private_aperture: 2 << 48,
     };
-    let emu = Emulator::new(Config { threads: 1, timeout: Some(Duration::from_millis(300)), ..Config::default() });
+    let emu = Emulator::new(Config {
+        threads: 1,
+        timeout: Some(Duration::from_millis(300)),
+        ..Config::default()
+    });
     match emu.run(&d, &gpu.mem, &NoServices) {
-        Err(ExecError::Timeout { workgroups_done: 0, workgroups: 1, site: Some(site), .. }) => {
+        Err(ExecError::Timeout {
+            workgroups_done: 0,
+            workgroups: 1,
+            site: Some(site),
+            ..
+        }) => {
             assert!(!site.instruction.is_empty(), "{site}");
         }
         other => panic!("{other:?}"),
@@ -606,8 +898,19 @@ fn reading_past_a_buffer_is_a_typed_fault_naming_lane_and_address() {
     each("sync", |level, gpu| {
         let (pin, pout) = (gpu.alloc(&vec![0; 4 * 64]), gpu.alloc(&vec![0; 4 * 64]));
         // Stride 3: lane 22 is the first to read past the 64 ints (22 * 3 = 66).
-        match gpu.run("out_of_bounds", &Args::default().ptr(pin).ptr(pout).i32(3), [64, 1, 1], [64, 1, 1], 1) {
-            Err(ExecError::MemoryFault { site, lane, address, kind: rocload_emu::FaultKind::Guest(f) }) => {
+        match gpu.run(
+            "out_of_bounds",
+            &Args::default().ptr(pin).ptr(pout).i32(3),
+            [64, 1, 1],
+            [64, 1, 1],
+            1,
+        ) {
+            Err(ExecError::MemoryFault {
+                site,
+                lane,
+                address,
+                kind: rocload_emu::FaultKind::Guest(f),
+            }) => {
                 assert_eq!((lane, address), (22, pin + 4 * 66), "-{level}");
                 assert_eq!(f.address, address);
                 assert!(site.instruction.contains("load"), "-{level}: {site}");

@@ -34,10 +34,21 @@ fn target(i: i64) -> i64 {
 /// Puts the program in the emulator's decode cache: a block starting at every instruction,
 /// running to the next branch or end.
 fn load(emu: &Emulator, prog: Vec<Uop>) {
-    let ends = |u: &Uop| u.name.starts_with("s_branch") || u.name.starts_with("s_cbranch") || u.name == "s_endpgm" || u.name == "s_setpc_b64";
+    let ends = |u: &Uop| {
+        u.name.starts_with("s_branch")
+            || u.name.starts_with("s_cbranch")
+            || u.name == "s_endpgm"
+            || u.name == "s_setpc_b64"
+    };
     for start in 0..prog.len() {
-        let end = (start..prog.len()).find(|&i| ends(&prog[i])).unwrap_or(prog.len() - 1);
-        emu.program().insert(Block { start: prog[start].pc, uops: prog[start..=end].to_vec().into_boxed_slice(), stopped: false });
+        let end = (start..prog.len())
+            .find(|&i| ends(&prog[i]))
+            .unwrap_or(prog.len() - 1);
+        emu.program().insert(Block {
+            start: prog[start].pc,
+            uops: prog[start..=end].to_vec().into_boxed_slice(),
+            stopped: false,
+        });
     }
 }
 
@@ -47,7 +58,13 @@ fn assemble(items: Vec<I>) -> Vec<Uop> {
         .enumerate()
         .map(|(i, I(name, d, src, imm))| {
             let run = handler_for(name).unwrap_or(unsupported);
-            let mut u = Uop { d, s: src, imm, pc: CODE + 4 * i as u64, ..Uop::new(name, run) };
+            let mut u = Uop {
+                d,
+                s: src,
+                imm,
+                pc: CODE + 4 * i as u64,
+                ..Uop::new(name, run)
+            };
             if name.starts_with("s_branch") || name.starts_with("s_cbranch") {
                 u.imm = target(imm);
             }
@@ -94,11 +111,19 @@ fn memory(data_len: u64) -> FlatMemory {
 }
 
 fn config(threads: usize) -> Config {
-    Config { threads, timeout: Some(Duration::from_secs(20)), ..Config::default() }
+    Config {
+        threads,
+        timeout: Some(Duration::from_secs(20)),
+        ..Config::default()
+    }
 }
 
 fn words(m: &FlatMemory, n: usize) -> Vec<u32> {
-    m.read_bytes(DATA, 4 * n).unwrap().chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    m.read_bytes(DATA, 4 * n)
+        .unwrap()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 /// out[group * 64 + tid] = LDS[(tid + 32) % 64] after each lane wrote its tid: correct only
@@ -167,19 +192,31 @@ fn spin_waits_on_later_groups_make_progress() {
         let emu = Emulator::new(config(threads));
         load(&emu, prog.clone());
         let m = memory(64);
-        emu.run(&dispatch(last as u32 + 1, 1, 0), &m, &NoServices).unwrap();
+        emu.run(&dispatch(last as u32 + 1, 1, 0), &m, &NoServices)
+            .unwrap();
         assert_eq!(words(&m, last as usize + 1), vec![1; last as usize + 1]);
     }
 }
 
 #[test]
 fn a_kernel_that_never_ends_times_out() {
-    let prog = assemble(vec![I("s_sleep", [N, N], [N; 3], 1), I("s_branch", [N, N], [N; 3], 0)]);
-    let emu = Emulator::new(Config { timeout: Some(Duration::from_millis(200)), ..config(1) });
+    let prog = assemble(vec![
+        I("s_sleep", [N, N], [N; 3], 1),
+        I("s_branch", [N, N], [N; 3], 0),
+    ]);
+    let emu = Emulator::new(Config {
+        timeout: Some(Duration::from_millis(200)),
+        ..config(1)
+    });
     load(&emu, prog);
     let m = memory(64);
     match emu.run(&dispatch(2, 32, 0), &m, &NoServices) {
-        Err(ExecError::Timeout { workgroups_done: 0, workgroups: 2, site: Some(site), .. }) => {
+        Err(ExecError::Timeout {
+            workgroups_done: 0,
+            workgroups: 2,
+            site: Some(site),
+            ..
+        }) => {
             assert!(site.pc == CODE || site.pc == CODE + 4, "{site}");
         }
         other => panic!("{other:?}"),
@@ -207,7 +244,13 @@ fn atomics_are_atomic_across_host_threads() {
 #[test]
 fn traps_faults_and_unsupported_instructions_are_typed() {
     let emu = Emulator::new(config(1));
-    load(&emu, assemble(vec![I("s_nop", [N, N], [N; 3], 0), I("s_trap", [N, N], [N; 3], 2)]));
+    load(
+        &emu,
+        assemble(vec![
+            I("s_nop", [N, N], [N; 3], 0),
+            I("s_trap", [N, N], [N; 3], 2),
+        ]),
+    );
     let m = memory(64);
     match emu.run(&dispatch(1, 32, 0), &m, &NoServices) {
         Err(ExecError::Trap { site, code: 2 }) => assert_eq!((site.pc, site.offset), (CODE + 4, 4)),
@@ -223,16 +266,32 @@ fn traps_faults_and_unsupported_instructions_are_typed() {
     prog[1].mem.saddr = s(4); // kernarg segment base: lanes past 64 bytes fault
     load(&emu, prog);
     match emu.run(&dispatch(1, 32, 0), &m, &NoServices) {
-        Err(ExecError::MemoryFault { site, lane: 1, address, kind: FaultKind::Guest(f) }) => {
-            assert_eq!((site.pc, address, f.address), (CODE + 4, KERNARG + 4096, KERNARG + 4096));
+        Err(ExecError::MemoryFault {
+            site,
+            lane: 1,
+            address,
+            kind: FaultKind::Guest(f),
+        }) => {
+            assert_eq!(
+                (site.pc, address, f.address),
+                (CODE + 4, KERNARG + 4096, KERNARG + 4096)
+            );
         }
         other => panic!("{other:?}"),
     }
 
     let emu = Emulator::new(config(1));
-    load(&emu, assemble(vec![I("image_sample", [N, N], [N; 3], 0), I("s_endpgm", [N, N], [N; 3], 0)]));
+    load(
+        &emu,
+        assemble(vec![
+            I("image_sample", [N, N], [N; 3], 0),
+            I("s_endpgm", [N, N], [N; 3], 0),
+        ]),
+    );
     match emu.run(&dispatch(1, 32, 0), &m, &NoServices) {
-        Err(ExecError::Unsupported { site, mnemonic, .. }) => assert_eq!((site.pc, mnemonic.as_str()), (CODE, "image_sample")),
+        Err(ExecError::Unsupported { site, mnemonic, .. }) => {
+            assert_eq!((site.pc, mnemonic.as_str()), (CODE, "image_sample"))
+        }
         other => panic!("{other:?}"),
     }
 }

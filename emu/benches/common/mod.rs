@@ -23,7 +23,13 @@ const A: f32 = 0.999_9;
 const B: f32 = 0.000_1;
 
 fn uop(i: usize, name: &'static str, d: [Opnd; 2], s: [Opnd; 3], imm: i64) -> Uop {
-    Uop { d, s, imm, pc: CODE + 4 * i as u64, ..Uop::new(name, handler_for(name).unwrap_or(unsupported)) }
+    Uop {
+        d,
+        s,
+        imm,
+        pc: CODE + 4 * i as u64,
+        ..Uop::new(name, handler_for(name).unwrap_or(unsupported))
+    }
 }
 
 /// out[gid] = x after ITERS x FMAS steps of x = fma(x, A, B), x0 = gid as f32.
@@ -33,7 +39,13 @@ pub fn alu_kernel() -> Vec<Uop> {
     let fb = Imm(u64::from(B.to_bits()));
     let mut p = vec![
         uop(0, "s_load_dwordx2", [S(8), N], [S(4), N, N], 0),
-        uop(1, "s_mul_i32", [S(10), N], [S(6), Imm(u64::from(GROUP)), N], 0),
+        uop(
+            1,
+            "s_mul_i32",
+            [S(10), N],
+            [S(6), Imm(u64::from(GROUP)), N],
+            0,
+        ),
         uop(2, "v_add_nc_u32", [V(2), N], [S(10), V(0), N], 0),
         uop(3, "v_cvt_f32_u32", [V(1), N], [V(2), N, N], 0),
         uop(4, "v_lshlrev_b32", [V(2), N], [Imm(2), V(2), N], 0),
@@ -46,8 +58,20 @@ pub fn alu_kernel() -> Vec<Uop> {
     }
     let i = p.len();
     p.push(uop(i, "s_add_u32", [S(11), N], [S(11), Imm(1), N], 0));
-    p.push(uop(i + 1, "s_cmp_lt_u32", [N, N], [S(11), Imm(u64::from(ITERS)), N], 0));
-    p.push(uop(i + 2, "s_cbranch_scc1", [N, N], [N, N, N], (CODE + 4 * top as u64) as i64));
+    p.push(uop(
+        i + 1,
+        "s_cmp_lt_u32",
+        [N, N],
+        [S(11), Imm(u64::from(ITERS)), N],
+        0,
+    ));
+    p.push(uop(
+        i + 2,
+        "s_cbranch_scc1",
+        [N, N],
+        [N, N, N],
+        (CODE + 4 * top as u64) as i64,
+    ));
     let mut st = uop(i + 3, "global_store_dword", [N, N], [V(2), V(1), N], 0);
     st.mem.saddr = S(8);
     p.push(st);
@@ -85,10 +109,18 @@ pub fn alu_native(gid: u32) -> f32 {
 
 /// Puts a program in the decode cache (a block at every instruction, to the next branch).
 pub fn load(emu: &Emulator, prog: &[Uop]) {
-    let ends = |u: &Uop| u.name.starts_with("s_branch") || u.name.starts_with("s_cbranch") || u.name == "s_endpgm";
+    let ends = |u: &Uop| {
+        u.name.starts_with("s_branch") || u.name.starts_with("s_cbranch") || u.name == "s_endpgm"
+    };
     for start in 0..prog.len() {
-        let end = (start..prog.len()).find(|&i| ends(&prog[i])).unwrap_or(prog.len() - 1);
-        emu.program().insert(Block { start: prog[start].pc, uops: prog[start..=end].to_vec().into_boxed_slice(), stopped: false });
+        let end = (start..prog.len())
+            .find(|&i| ends(&prog[i]))
+            .unwrap_or(prog.len() - 1);
+        emu.program().insert(Block {
+            start: prog[start].pc,
+            uops: prog[start..=end].to_vec().into_boxed_slice(),
+            stopped: false,
+        });
     }
 }
 
@@ -122,6 +154,7 @@ pub fn memory(items: u32) -> FlatMemory {
     let mut m = FlatMemory::new();
     m.map(KERNARG, 64, false).expect("kernarg");
     m.map(DATA, 4 * u64::from(items), true).expect("data");
-    m.write_bytes(KERNARG, &DATA.to_le_bytes()).expect("pointer");
+    m.write_bytes(KERNARG, &DATA.to_le_bytes())
+        .expect("pointer");
     m
 }

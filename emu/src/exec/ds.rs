@@ -13,7 +13,11 @@ use crate::wave::{Wave, LANES};
 type R = Result<Step, Box<Fault>>;
 
 fn fault(l: usize, addr: u32, f: crate::lds::LdsFault) -> Box<Fault> {
-    Box::new(Fault::Memory { lane: l as u32, address: u64::from(addr), kind: FaultKind::Lds(f) })
+    Box::new(Fault::Memory {
+        lane: l as u32,
+        address: u64::from(addr),
+        kind: FaultKind::Lds(f),
+    })
 }
 
 fn vaddr(w: &Wave, u: &Uop, l: usize) -> u32 {
@@ -42,12 +46,16 @@ enum Ext {
 
 /// `ds_read_*`: `bytes` at vaddr + offset.
 fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, ext: Ext) -> R {
-    let Opnd::V(d) = u.d[0] else { return Ok(Step::Next) };
+    let Opnd::V(d) = u.d[0] else {
+        return Ok(Step::Next);
+    };
     let d = d as usize;
     for l in super::lanes_of(w.exec()) {
         let a = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
         let mut b = [0u8; 16];
-        e.lds.read(a, &mut b[..bytes as usize]).map_err(|f| fault(l, a, f))?;
+        e.lds
+            .read(a, &mut b[..bytes as usize])
+            .map_err(|f| fault(l, a, f))?;
         let v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         match (bytes, ext) {
             (1, Ext::Zero) => w.v[d][l] = v & 0xff,
@@ -62,11 +70,16 @@ fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, ext: Ext) -> R {
                 };
                 let old = w.v[d][l];
                 let hi = matches!(ext, Ext::D16Hi | Ext::SignD16Hi);
-                w.v[d][l] = if hi { (old & 0xffff) | x << 16 } else { (old & 0xffff_0000) | x };
+                w.v[d][l] = if hi {
+                    (old & 0xffff) | x << 16
+                } else {
+                    (old & 0xffff_0000) | x
+                };
             }
             _ => {
                 for k in 0..(bytes / 4) as usize {
-                    w.v[d + k][l] = u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
+                    w.v[d + k][l] =
+                        u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
                 }
             }
         }
@@ -80,31 +93,42 @@ fn store(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, hi: bool) -> R {
         let a = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
         let mut b = [0u8; 16];
         for k in 0..bytes.div_ceil(4) as u16 {
-            b[4 * k as usize..4 * k as usize + 4].copy_from_slice(&data(w, u.s[1], l, k).to_le_bytes());
+            b[4 * k as usize..4 * k as usize + 4]
+                .copy_from_slice(&data(w, u.s[1], l, k).to_le_bytes());
         }
         if hi {
             let v = data(w, u.s[1], l, 0) >> 16;
             b[..4].copy_from_slice(&v.to_le_bytes());
         }
-        e.lds.write(a, &b[..bytes as usize]).map_err(|f| fault(l, a, f))?;
+        e.lds
+            .write(a, &b[..bytes as usize])
+            .map_err(|f| fault(l, a, f))?;
     }
     Ok(Step::Next)
 }
 
 /// `ds_read2*`: two loads of `bytes` at offset0 and offset1 (times `bytes`, times 64 for st64).
 fn load2(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
-    let Opnd::V(d) = u.d[0] else { return Ok(Step::Next) };
+    let Opnd::V(d) = u.d[0] else {
+        return Ok(Step::Next);
+    };
     let d = d as usize;
     let scale = bytes * if st64 { 64 } else { 1 };
     let words = (bytes / 4) as usize;
     for l in super::lanes_of(w.exec()) {
         let base = vaddr(w, u, l);
-        for (i, off) in [u.mem.offset as u32 & 0xff, u32::from(u.mem.offset1) & 0xff].into_iter().enumerate() {
+        for (i, off) in [u.mem.offset as u32 & 0xff, u32::from(u.mem.offset1) & 0xff]
+            .into_iter()
+            .enumerate()
+        {
             let a = base.wrapping_add(off * scale);
             let mut b = [0u8; 8];
-            e.lds.read(a, &mut b[..bytes as usize]).map_err(|f| fault(l, a, f))?;
+            e.lds
+                .read(a, &mut b[..bytes as usize])
+                .map_err(|f| fault(l, a, f))?;
             for k in 0..words {
-                w.v[d + i * words + k][l] = u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
+                w.v[d + i * words + k][l] =
+                    u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);
             }
         }
     }
@@ -116,13 +140,19 @@ fn store2(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
     let scale = bytes * if st64 { 64 } else { 1 };
     for l in super::lanes_of(w.exec()) {
         let base = vaddr(w, u, l);
-        for (src, off) in [(u.s[1], u.mem.offset as u32 & 0xff), (u.s[2], u32::from(u.mem.offset1) & 0xff)] {
+        for (src, off) in [
+            (u.s[1], u.mem.offset as u32 & 0xff),
+            (u.s[2], u32::from(u.mem.offset1) & 0xff),
+        ] {
             let a = base.wrapping_add(off * scale);
             let mut b = [0u8; 8];
             for k in 0..(bytes / 4) as u16 {
-                b[4 * k as usize..4 * k as usize + 4].copy_from_slice(&data(w, src, l, k).to_le_bytes());
+                b[4 * k as usize..4 * k as usize + 4]
+                    .copy_from_slice(&data(w, src, l, k).to_le_bytes());
             }
-            e.lds.write(a, &b[..bytes as usize]).map_err(|f| fault(l, a, f))?;
+            e.lds
+                .write(a, &b[..bytes as usize])
+                .map_err(|f| fault(l, a, f))?;
         }
     }
     Ok(Step::Next)
@@ -166,9 +196,15 @@ fn apply64(op: At, old: u64, a: u64, b: u64, wide: bool) -> u64 {
         )
     };
     let (smin, smax) = if wide {
-        ((old as i64).min(a as i64) as u64, (old as i64).max(a as i64) as u64)
+        (
+            (old as i64).min(a as i64) as u64,
+            (old as i64).max(a as i64) as u64,
+        )
     } else {
-        (u64::from((old as i32).min(a as i32) as u32), u64::from((old as i32).max(a as i32) as u32))
+        (
+            u64::from((old as i32).min(a as i32) as u32),
+            u64::from((old as i32).max(a as i32) as u32),
+        )
     };
     let r = match op {
         At::Add => old.wrapping_add(a),
@@ -222,13 +258,23 @@ fn atomic(w: &mut Wave, u: &Uop, e: &mut Env<'_>, op: At, wide: bool, ret: bool)
     let len = if wide { 8 } else { 4 };
     for l in super::lanes_of(exec) {
         let addr = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
-        let rd = |o: Opnd| if wide { u64::from(data(w, o, l, 0)) | u64::from(data(w, o, l, 1)) << 32 } else { u64::from(data(w, o, l, 0)) };
+        let rd = |o: Opnd| {
+            if wide {
+                u64::from(data(w, o, l, 0)) | u64::from(data(w, o, l, 1)) << 32
+            } else {
+                u64::from(data(w, o, l, 0))
+            }
+        };
         let (a, b) = (rd(u.s[1]), rd(u.s[2]));
         let mut buf = [0u8; 8];
-        e.lds.read(addr, &mut buf[..len]).map_err(|f| fault(l, addr, f))?;
+        e.lds
+            .read(addr, &mut buf[..len])
+            .map_err(|f| fault(l, addr, f))?;
         let old = u64::from_le_bytes(buf);
         let new = apply64(op, old, a, b, wide);
-        e.lds.write(addr, &new.to_le_bytes()[..len]).map_err(|f| fault(l, addr, f))?;
+        e.lds
+            .write(addr, &new.to_le_bytes()[..len])
+            .map_err(|f| fault(l, addr, f))?;
         out[0][l] = old as u32;
         out[1][l] = (old >> 32) as u32;
     }
@@ -278,7 +324,11 @@ pub fn ds_swizzle_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
         let j = if off & 0x8000 != 0 {
             (l & !3) | (off as usize >> (2 * (l & 3)) & 3)
         } else {
-            let (and, or, xor) = (off as usize & 0x1f, off as usize >> 5 & 0x1f, off as usize >> 10 & 0x1f);
+            let (and, or, xor) = (
+                off as usize & 0x1f,
+                off as usize >> 5 & 0x1f,
+                off as usize >> 10 & 0x1f,
+            );
             ((l & and) | or) ^ xor
         };
         if exec >> j & 1 != 0 {

@@ -80,7 +80,11 @@ pub fn sdwa_dst(result: u32, old: u32, s: &Sdwa) -> u32 {
         2 => (old & !mask) | field,
         1 => {
             let sign = field >> (shift + bits - 1) & 1;
-            let above = if shift + bits >= 32 { 0 } else { u32::MAX << (shift + bits) };
+            let above = if shift + bits >= 32 {
+                0
+            } else {
+                u32::MAX << (shift + bits)
+            };
             field | if sign != 0 { above } else { 0 }
         }
         _ => field,
@@ -96,7 +100,13 @@ mod tests {
     }
 
     fn plain(ctrl: u16) -> Dpp {
-        Dpp { ctrl, row_mask: 0xf, bank_mask: 0xf, bound_ctrl: false, fi: false }
+        Dpp {
+            ctrl,
+            row_mask: 0xf,
+            bank_mask: 0xf,
+            bound_ctrl: false,
+            fi: false,
+        }
     }
 
     #[test]
@@ -110,7 +120,14 @@ mod tests {
         assert_eq!((v[1], v[17]), (0, 16));
         assert_eq!(w & (1 | 1 << 16), 0);
         // row_shl:2 and bound_ctrl: out-of-row lanes read 0 and are written.
-        let (v, w) = dpp(&iota(), u32::MAX, &Dpp { bound_ctrl: true, ..plain(0x102) });
+        let (v, w) = dpp(
+            &iota(),
+            u32::MAX,
+            &Dpp {
+                bound_ctrl: true,
+                ..plain(0x102)
+            },
+        );
         assert_eq!((v[0], v[14], v[15]), (2, 0, 0));
         assert_eq!(w, u32::MAX);
     }
@@ -127,13 +144,24 @@ mod tests {
 
     #[test]
     fn masks_and_inactive_sources() {
-        let d = Dpp { row_mask: 0b01, bank_mask: 0b0001, ..plain(0xe4) };
+        let d = Dpp {
+            row_mask: 0b01,
+            bank_mask: 0b0001,
+            ..plain(0xe4)
+        };
         let (_, w) = dpp(&iota(), u32::MAX, &d);
         assert_eq!(w, 0xf, "row 0, bank 0 only");
         // Source lane 0 inactive: without fi the lane reading it is not written.
         let (_, w) = dpp(&iota(), !1, &plain(0x00));
         assert_eq!(w & 0xf, 0);
-        let (v, w) = dpp(&iota(), !1, &Dpp { fi: true, ..plain(0x00) });
+        let (v, w) = dpp(
+            &iota(),
+            !1,
+            &Dpp {
+                fi: true,
+                ..plain(0x00)
+            },
+        );
         assert_eq!((v[3], w & 0xf), (0, 0xf));
     }
 
@@ -142,9 +170,18 @@ mod tests {
         assert_eq!(sdwa_src(0x80ff_1234, 5, false), 0x80ff);
         assert_eq!(sdwa_src(0x80ff_1234, 5, true), 0xffff_80ff);
         assert_eq!(sdwa_src(0x1234_5678, 1, false), 0x56);
-        let s = Sdwa { dst_sel: 5, dst_unused: 2, src_sel: [6, 6], sext: [false; 2] };
+        let s = Sdwa {
+            dst_sel: 5,
+            dst_unused: 2,
+            src_sel: [6, 6],
+            sext: [false; 2],
+        };
         assert_eq!(sdwa_dst(0xabcd, 0x1111_2222, &s), 0xabcd_2222);
-        let s = Sdwa { dst_sel: 0, dst_unused: 1, ..s };
+        let s = Sdwa {
+            dst_sel: 0,
+            dst_unused: 1,
+            ..s
+        };
         assert_eq!(sdwa_dst(0x80, 0, &s), 0xffff_ff80);
         let s = Sdwa { dst_unused: 0, ..s };
         assert_eq!(sdwa_dst(0x1ff, 0xffff_ffff, &s), 0xff);

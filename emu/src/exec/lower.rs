@@ -9,7 +9,9 @@
 //! `lds_direct`) gets the [`unsupported`] handler, so it fails only if reached. Not for
 //! decoding bytes ([`crate::isa`]).
 
-use super::{handler_for, unsupported, Block, Dpp, DynMemory, LaneMode, Mem, Mods, Opnd, Sdwa, Uop};
+use super::{
+    handler_for, unsupported, Block, Dpp, DynMemory, LaneMode, Mem, Mods, Opnd, Sdwa, Uop,
+};
 use crate::isa::{self, literal_bits, Encoding, Extra, Inst, Op, Operand, Special};
 use crate::memory;
 use crate::program::{DecodeStop, MAX_BLOCK};
@@ -48,7 +50,14 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
     let name = inst.op.name();
     let mut ok = !matches!(
         inst.encoding,
-        Encoding::Mtbuf | Encoding::Mimg | Encoding::Exp | Encoding::Vintrp | Encoding::Illegal | Encoding::Scratch | Encoding::Vop1Dpp8 | Encoding::Vop2Dpp8
+        Encoding::Mtbuf
+            | Encoding::Mimg
+            | Encoding::Exp
+            | Encoding::Vintrp
+            | Encoding::Illegal
+            | Encoding::Scratch
+            | Encoding::Vop1Dpp8
+            | Encoding::Vop2Dpp8
     );
     let mut r = |o: Operand| {
         opnd(o, inst.literal).unwrap_or_else(|| {
@@ -57,7 +66,12 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
         })
     };
     let d = [r(inst.dst[0]), r(inst.dst[1])];
-    let src = [r(inst.src[0]), r(inst.src[1]), r(inst.src[2]), r(inst.src[3])];
+    let src = [
+        r(inst.src[0]),
+        r(inst.src[1]),
+        r(inst.src[2]),
+        r(inst.src[3]),
+    ];
     let mut u = Uop {
         pc,
         size: inst.len,
@@ -69,9 +83,37 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
     u.mem.glc = inst.glc();
     match inst.extra {
         Extra::None | Extra::Dpp8 { .. } => {}
-        Extra::Vop3 { clamp, omod, neg, abs, op_sel } => u.m = Mods { neg, abs, op_sel, clamp, omod, ..u.m },
-        Extra::Vop3p { clamp, op_sel, op_sel_hi, neg_lo, neg_hi } => {
-            u.m = Mods { neg: neg_lo, neg_hi, op_sel, op_sel_hi, clamp, ..u.m }
+        Extra::Vop3 {
+            clamp,
+            omod,
+            neg,
+            abs,
+            op_sel,
+        } => {
+            u.m = Mods {
+                neg,
+                abs,
+                op_sel,
+                clamp,
+                omod,
+                ..u.m
+            }
+        }
+        Extra::Vop3p {
+            clamp,
+            op_sel,
+            op_sel_hi,
+            neg_lo,
+            neg_hi,
+        } => {
+            u.m = Mods {
+                neg: neg_lo,
+                neg_hi,
+                op_sel,
+                op_sel_hi,
+                clamp,
+                ..u.m
+            }
         }
         Extra::Sdwa(s) => {
             u.lanes = LaneMode::Sdwa(Sdwa {
@@ -80,26 +122,72 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
                 src_sel: [s.src0_sel, s.src1_sel],
                 sext: [s.sext & 1 != 0, s.sext & 2 != 0],
             });
-            u.m = Mods { neg: s.neg, abs: s.abs, clamp: s.clamp, omod: s.omod, ..u.m };
+            u.m = Mods {
+                neg: s.neg,
+                abs: s.abs,
+                clamp: s.clamp,
+                omod: s.omod,
+                ..u.m
+            };
         }
         Extra::Dpp16(p) => {
-            u.lanes = LaneMode::Dpp(Dpp { ctrl: p.ctrl, row_mask: p.row_mask, bank_mask: p.bank_mask, bound_ctrl: p.bound_ctrl, fi: p.fi });
-            u.m = Mods { neg: p.neg, abs: p.abs, ..u.m };
+            u.lanes = LaneMode::Dpp(Dpp {
+                ctrl: p.ctrl,
+                row_mask: p.row_mask,
+                bank_mask: p.bank_mask,
+                bound_ctrl: p.bound_ctrl,
+                fi: p.fi,
+            });
+            u.m = Mods {
+                neg: p.neg,
+                abs: p.abs,
+                ..u.m
+            };
         }
         Extra::Imm16(x) => u.imm = i64::from(x),
         Extra::Branch { target, .. } => u.imm = target as i64,
-        Extra::Smem { offset } => u.mem = Mem { offset, saddr: src[1], ..u.mem },
-        Extra::Ds { offset0, offset1, gds } => {
+        Extra::Smem { offset } => {
+            u.mem = Mem {
+                offset,
+                saddr: src[1],
+                ..u.mem
+            }
+        }
+        Extra::Ds {
+            offset0,
+            offset1,
+            gds,
+        } => {
             ok &= !gds;
-            u.mem = Mem { offset: i32::from(offset0) | i32::from(offset1) << 8, offset1: u16::from(offset1), ..u.mem };
+            u.mem = Mem {
+                offset: i32::from(offset0) | i32::from(offset1) << 8,
+                offset1: u16::from(offset1),
+                ..u.mem
+            };
         }
         Extra::Flat { offset, lds } => {
             ok &= !lds;
-            u.mem = Mem { offset: i32::from(offset), saddr: src[2], ..u.mem };
+            u.mem = Mem {
+                offset: i32::from(offset),
+                saddr: src[2],
+                ..u.mem
+            };
         }
-        Extra::Mubuf { offset, offen, idxen, lds, tfe } => {
+        Extra::Mubuf {
+            offset,
+            offen,
+            idxen,
+            lds,
+            tfe,
+        } => {
             ok &= !(lds || tfe);
-            u.mem = Mem { offset: i32::from(offset), offen, idxen, saddr: src[2], ..u.mem };
+            u.mem = Mem {
+                offset: i32::from(offset),
+                offen,
+                idxen,
+                saddr: src[2],
+                ..u.mem
+            };
             // The engine reads MUBUF as vaddr, data, descriptor.
             u.s = [src[0], src[3], src[1]];
         }
@@ -139,7 +227,11 @@ fn fetch(pc: u64, mem: &dyn DynMemory) -> Result<([u8; 20], usize), DecodeStop> 
     }
     match last {
         Some(fault) => Err(DecodeStop::Fetch { pc, fault }),
-        None => Err(DecodeStop::Invalid { pc, word: 0, detail: "no bytes".into() }),
+        None => Err(DecodeStop::Invalid {
+            pc,
+            word: 0,
+            detail: "no bytes".into(),
+        }),
     }
 }
 
@@ -166,18 +258,35 @@ pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>)
             }
             Err(_) if cache_invalidate(&bytes[..n]).is_some() => {
                 // Stopgap until the decoder's tables have them (see cache_invalidate).
-                let (name, run) = cache_invalidate(&bytes[..n]).unwrap_or(("buffer_gl0_inv", unsupported));
-                uops.push(Uop { pc: at, size: 8, encoding: "MUBUF", ..Uop::new(name, run) });
+                let (name, run) =
+                    cache_invalidate(&bytes[..n]).unwrap_or(("buffer_gl0_inv", unsupported));
+                uops.push(Uop {
+                    pc: at,
+                    size: 8,
+                    encoding: "MUBUF",
+                    ..Uop::new(name, run)
+                });
                 at = at.wrapping_add(8);
             }
             Err(e) => {
-                stop = Some(DecodeStop::Invalid { pc: at, word: u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]), detail: e.to_string() });
+                stop = Some(DecodeStop::Invalid {
+                    pc: at,
+                    word: u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
+                    detail: e.to_string(),
+                });
                 break;
             }
         }
     }
     let stopped = stop.is_some();
-    (Block { start: pc, uops: uops.into_boxed_slice(), stopped }, stop)
+    (
+        Block {
+            start: pc,
+            uops: uops.into_boxed_slice(),
+            stopped,
+        },
+        stop,
+    )
 }
 
 /// `buffer_gl0_inv` and `buffer_gl1_inv` (MUBUF opcodes 0x71 and 0x72, no operands): the
@@ -200,7 +309,9 @@ fn cache_invalidate(b: &[u8]) -> Option<(&'static str, super::Handler)> {
 /// The instruction at `pc` as the decoder prints it, or empty when it cannot be read.
 pub fn describe(pc: u64, mem: &dyn DynMemory) -> String {
     match fetch(pc, mem) {
-        Ok((bytes, n)) => isa::decode(&bytes[..n], pc).map(|i| i.to_string()).unwrap_or_default(),
+        Ok((bytes, n)) => isa::decode(&bytes[..n], pc)
+            .map(|i| i.to_string())
+            .unwrap_or_default(),
         Err(_) => String::new(),
     }
 }
@@ -232,7 +343,10 @@ mod tests {
         assert_eq!(b.uops[0].d[0], Opnd::S(0));
         let (b, stop) = decode_block(0x1008, &m);
         assert!(b.uops.is_empty() && b.stopped);
-        assert!(matches!(stop, Some(DecodeStop::Invalid { pc: 0x1008, .. })), "{stop:?}");
+        assert!(
+            matches!(stop, Some(DecodeStop::Invalid { pc: 0x1008, .. })),
+            "{stop:?}"
+        );
         // Past readable memory: a fetch stop with the embedder's payload.
         let (_, stop) = decode_block(0x2000, &m);
         assert!(matches!(stop, Some(DecodeStop::Fetch { pc: 0x2000, .. })));

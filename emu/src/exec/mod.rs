@@ -189,7 +189,10 @@ impl Uop {
             size: 4,
             d: [Opnd::None; 2],
             s: [Opnd::None; 3],
-            m: Mods { op_sel_hi: 0b111, ..Mods::default() },
+            m: Mods {
+                op_sel_hi: 0b111,
+                ..Mods::default()
+            },
             lanes: LaneMode::Plain,
             imm: 0,
             mem: Mem::default(),
@@ -245,15 +248,26 @@ pub trait DynMemory: Sync {
     ///
     /// # Errors
     /// The payload.
-    fn translate(&self, address: u64, len: u64, access: Access) -> Result<NonNull<u8>, Box<dyn Any + Send>>;
+    fn translate(
+        &self,
+        address: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<NonNull<u8>, Box<dyn Any + Send>>;
     /// [`GuestMemory::fence`].
     fn fence(&self);
 }
 
 impl<M: GuestMemory> DynMemory for M {
     #[inline]
-    fn translate(&self, address: u64, len: u64, access: Access) -> Result<NonNull<u8>, Box<dyn Any + Send>> {
-        GuestMemory::translate(self, address, len, access).map_err(|f| Box::new(f) as Box<dyn Any + Send>)
+    fn translate(
+        &self,
+        address: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<NonNull<u8>, Box<dyn Any + Send>> {
+        GuestMemory::translate(self, address, len, access)
+            .map_err(|f| Box::new(f) as Box<dyn Any + Send>)
     }
 
     fn fence(&self) {
@@ -273,7 +287,11 @@ pub struct Env<'a> {
 
 /// Builds a guest-memory fault for `lane` at `address`.
 pub(crate) fn guest_fault(lane: usize, address: u64, payload: Box<dyn Any + Send>) -> Box<Fault> {
-    Box::new(Fault::Memory { lane: lane as u32, address, kind: FaultKind::Guest(payload) })
+    Box::new(Fault::Memory {
+        lane: lane as u32,
+        address,
+        kind: FaultKind::Guest(payload),
+    })
 }
 
 /// The handler of instructions the engine does not execute.
@@ -311,10 +329,21 @@ pub fn lanes_of(mut mask: u32) -> impl Iterator<Item = usize> {
 /// The handler for a mnemonic (without encoding suffixes such as `_e32`, `_e64`, `_dpp`,
 /// `_sdwa`), or `None` when the engine does not execute it.
 pub fn handler_for(mnemonic: &str) -> Option<Handler> {
-    static MAP: std::sync::OnceLock<std::collections::HashMap<&'static str, Handler>> = std::sync::OnceLock::new();
+    static MAP: std::sync::OnceLock<std::collections::HashMap<&'static str, Handler>> =
+        std::sync::OnceLock::new();
     MAP.get_or_init(|| {
-        let tables: [&[(&str, Handler)]; 10] =
-            [salu::TABLE, salu::EXTRA, flow::TABLE, valu::TABLE, valu::EXTRA, vmem::TABLE, vmem::EXTRA, ds::TABLE, smem::TABLE, &[]];
+        let tables: [&[(&str, Handler)]; 10] = [
+            salu::TABLE,
+            salu::EXTRA,
+            flow::TABLE,
+            valu::TABLE,
+            valu::EXTRA,
+            vmem::TABLE,
+            vmem::EXTRA,
+            ds::TABLE,
+            smem::TABLE,
+            &[],
+        ];
         let mut m = std::collections::HashMap::new();
         for t in tables {
             for &(name, h) in t {
@@ -322,7 +351,11 @@ pub fn handler_for(mnemonic: &str) -> Option<Handler> {
             }
         }
         // v_cmpx_* are v_cmp_* writing EXEC ([`lower`] points their destination there).
-        let cmps: Vec<(&'static str, Handler)> = m.iter().filter(|(k, _)| k.starts_with("v_cmp_")).map(|(k, h)| (*k, *h)).collect();
+        let cmps: Vec<(&'static str, Handler)> = m
+            .iter()
+            .filter(|(k, _)| k.starts_with("v_cmp_"))
+            .map(|(k, h)| (*k, *h))
+            .collect();
         for (k, h) in cmps {
             let x: &'static str = Box::leak(k.replacen("v_cmp_", "v_cmpx_", 1).into_boxed_str());
             m.insert(x, h);
@@ -335,8 +368,21 @@ pub fn handler_for(mnemonic: &str) -> Option<Handler> {
 
 /// Number of mnemonics the engine executes (`v_cmpx_*` counted separately).
 pub fn handler_count() -> usize {
-    let tables = [salu::TABLE, salu::EXTRA, flow::TABLE, valu::TABLE, valu::EXTRA, vmem::TABLE, vmem::EXTRA, ds::TABLE, smem::TABLE];
-    let all: std::collections::HashSet<&str> = tables.iter().flat_map(|t| t.iter().map(|(k, _)| *k)).collect();
+    let tables = [
+        salu::TABLE,
+        salu::EXTRA,
+        flow::TABLE,
+        valu::TABLE,
+        valu::EXTRA,
+        vmem::TABLE,
+        vmem::EXTRA,
+        ds::TABLE,
+        smem::TABLE,
+    ];
+    let all: std::collections::HashSet<&str> = tables
+        .iter()
+        .flat_map(|t| t.iter().map(|(k, _)| *k))
+        .collect();
     all.len() + all.iter().filter(|k| k.starts_with("v_cmp_")).count()
 }
 

@@ -165,11 +165,23 @@ fn bfe64(v: u64, f: u64, signed: bool) -> u64 {
 
 /// Whole-quad mode: each nibble becomes all ones if any of its bits is set.
 fn wqm(v: u64, nibbles: u32) -> u64 {
-    (0..nibbles).fold(0, |acc, i| if v >> (4 * i) & 0xf != 0 { acc | 0xf << (4 * i) } else { acc })
+    (0..nibbles).fold(0, |acc, i| {
+        if v >> (4 * i) & 0xf != 0 {
+            acc | 0xf << (4 * i)
+        } else {
+            acc
+        }
+    })
 }
 
 fn quadmask(v: u64, nibbles: u32) -> u64 {
-    (0..nibbles).fold(0, |acc, i| if v >> (4 * i) & 0xf != 0 { acc | 1 << i } else { acc })
+    (0..nibbles).fold(0, |acc, i| {
+        if v >> (4 * i) & 0xf != 0 {
+            acc | 1 << i
+        } else {
+            acc
+        }
+    })
 }
 
 /// First bit from the MSB that differs from the sign bit, or -1 (`s_flbit_i32`).
@@ -301,7 +313,7 @@ handlers! {
     op1_64: s_bitset0_b64 => |a, o, _| (o & !(1 << (a & 63)), None);
     op1_64: s_bitset1_b64 => |a, o, _| (o | 1 << (a & 63), None);
     op1_64: s_quadmask_b64 => |a, _, _| { let r = quadmask(a, 16); (r, nz64(r)) };
-    op1_64: s_bitreplicate_b64_b32 => |a, _, _| ((0..32).fold(0u64, |acc, i| acc | ((a >> i) & 1) * (3 << (2 * i))), None);
+    op1_64: s_bitreplicate_b64_b32 => |a, _, _| ((0..32).fold(0u64, |acc, i| acc | (((a >> i) & 1) * (3 << (2 * i)))), None);
     op1_64to32: s_bcnt0_i32_b64 => |a| { let r = a.count_zeros(); (r, nz(r)) };
     op1_64to32: s_bcnt1_i32_b64 => |a| { let r = a.count_ones(); (r, nz(r)) };
     op1_64to32: s_ff0_i32_b64 => |a| (idx_or_neg1(a != u64::MAX, a.trailing_ones()), None);
@@ -402,14 +414,20 @@ fn hwreg_field(imm: i64) -> (u32, u32, u32) {
     let id = imm & 0x3f;
     let offset = (imm >> 6) & 0x1f;
     let size = ((imm >> 11) & 0x1f) + 1;
-    let mask = if size >= 32 { u32::MAX } else { (1u32 << size) - 1 };
+    let mask = if size >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << size) - 1
+    };
     (id, offset, mask)
 }
 
 fn hwreg_read(w: &Wave, id: u32) -> u32 {
     match id {
         hwreg::MODE => w.mode,
-        hwreg::STATUS => u32::from(w.scc) | u32::from(w.exec() == 0) << 9 | u32::from(w.vcc() == 0) << 10,
+        hwreg::STATUS => {
+            u32::from(w.scc) | u32::from(w.exec() == 0) << 9 | u32::from(w.vcc() == 0) << 10
+        }
         hwreg::TRAPSTS => w.trapsts,
         hwreg::SH_MEM_BASES => (w.private_base_hi >> 16) | (w.shared_base_hi >> 16) << 16,
         hwreg::FLAT_SCR_LO => w.flat_scratch as u32,
@@ -425,7 +443,11 @@ fn hwreg_write(w: &mut Wave, id: u32, v: u32) {
         hwreg::TRAPSTS => w.trapsts = v,
         hwreg::FLAT_SCR_LO => w.flat_scratch = (w.flat_scratch & !0xffff_ffff) | u64::from(v),
         hwreg::FLAT_SCR_HI => w.flat_scratch = (w.flat_scratch & 0xffff_ffff) | u64::from(v) << 32,
-        _ => tracing::debug!(id, value = v, "s_setreg of a hardware register the emulator ignores"),
+        _ => tracing::debug!(
+            id,
+            value = v,
+            "s_setreg of a hardware register the emulator ignores"
+        ),
     }
 }
 

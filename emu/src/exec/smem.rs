@@ -10,16 +10,23 @@ use crate::wave::Wave;
 type R = Result<Step, Box<Fault>>;
 
 fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, dwords: usize, buffer: bool) -> R {
-    let Opnd::S(d) = u.d[0] else { return Ok(Step::Next) };
+    let Opnd::S(d) = u.d[0] else {
+        return Ok(Step::Next);
+    };
     let soff = match u.mem.saddr {
         Opnd::None => 0,
         o => u64::from(w.sread(o)),
     };
     let off = (i64::from(u.mem.offset)).wrapping_add(soff as i64);
     let (base, limit) = if buffer {
-        let Opnd::S(r) = u.s[0] else { return Ok(Step::Next) };
+        let Opnd::S(r) = u.s[0] else {
+            return Ok(Step::Next);
+        };
         let r = r as usize;
-        (u64::from(w.s[r]) | u64::from(w.s[r + 1] & 0xffff) << 32, Some(u64::from(w.s[r + 2])))
+        (
+            u64::from(w.s[r]) | u64::from(w.s[r + 1] & 0xffff) << 32,
+            Some(u64::from(w.s[r + 2])),
+        )
     } else {
         (w.sread64(u.s[0]), None)
     };
@@ -29,7 +36,10 @@ fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, dwords: usize, buffer: bool) -> 
     let mut vals = [0u32; 16];
     let in_range = limit.map_or(true, |n| (off as u64).saturating_add(len) <= n);
     if in_range {
-        let p = e.mem.translate(addr, len, Access::Read).map_err(|f| guest_fault(0, addr, f))?;
+        let p = e
+            .mem
+            .translate(addr, len, Access::Read)
+            .map_err(|f| guest_fault(0, addr, f))?;
         for (k, v) in vals.iter_mut().enumerate().take(dwords) {
             // SAFETY: translate() approved `len` bytes at p; k * 4 + 4 <= len.
             *v = u32::from_le_bytes(unsafe { memory::load::<4>(p.add(4 * k)) });
@@ -37,7 +47,7 @@ fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, dwords: usize, buffer: bool) -> 
     }
     for (k, v) in vals.iter().enumerate().take(dwords) {
         let i = usize::from(d) + k;
-        if i < 106 || (i >= 108 && i < 124) {
+        if i < 106 || (108..124).contains(&i) {
             w.s[i] = *v;
         } else {
             w.swrite(Opnd::S(i as u8), *v);
@@ -80,7 +90,9 @@ smem! {
 
 /// `s_memtime`/`s_memrealtime`: a 64-bit counter (nanoseconds of host time).
 pub fn s_memtime(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
     w.swrite64(u.d[0], t);
     Ok(Step::Next)
 }

@@ -13,11 +13,19 @@ fn h(name: &'static str) -> Handler {
 }
 
 fn op(name: &'static str, d: [Opnd; 2], s: [Opnd; 3]) -> Uop {
-    Uop { d, s, ..Uop::new(name, h(name)) }
+    Uop {
+        d,
+        s,
+        ..Uop::new(name, h(name))
+    }
 }
 
 fn exec_on(w: &mut Wave, u: &Uop, mem: &FlatMemory, lds: &mut Lds) -> Result<Step, Box<Fault>> {
-    let mut env = Env { mem, lds, services: &NoServices };
+    let mut env = Env {
+        mem,
+        lds,
+        services: &NoServices,
+    };
     (u.run)(w, u, &mut env)
 }
 
@@ -36,9 +44,22 @@ fn wave() -> Wave {
 
 fn floats(seed: u32) -> [u32; LANES] {
     // A spread of magnitudes, signs, zeros, denormals, infinities and NaN.
-    let special = [0.0f32, -0.0, 1.0, -1.5, f32::MIN_POSITIVE / 4.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3.0e38, 1.0e-30];
+    let special = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.5,
+        f32::MIN_POSITIVE / 4.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        3.0e38,
+        1.0e-30,
+    ];
     std::array::from_fn(|l| {
-        let i = (l as u32).wrapping_mul(2654435761).wrapping_add(seed.wrapping_mul(40503));
+        let i = (l as u32)
+            .wrapping_mul(2654435761)
+            .wrapping_add(seed.wrapping_mul(40503));
         if l % 3 == 0 {
             special[(i as usize >> 3) % special.len()].to_bits()
         } else {
@@ -65,7 +86,14 @@ fn vop2_f32_ops_match_host_arithmetic_and_respect_exec() {
         ("v_mul_f32", |a, b| a * b),
     ] {
         w.v[3] = [0xdead_beef; LANES];
-        run(&mut w, &op(name, [Opnd::V(3), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::None]));
+        run(
+            &mut w,
+            &op(
+                name,
+                [Opnd::V(3), Opnd::None],
+                [Opnd::V(1), Opnd::V(2), Opnd::None],
+            ),
+        );
         for l in 0..LANES {
             if l % 2 == 0 {
                 let want = f(f32::from_bits(w.v[1][l]), f32::from_bits(w.v[2][l]));
@@ -82,8 +110,22 @@ fn inline_constants_and_sgpr_sources_broadcast() {
     let mut w = wave();
     w.v[1] = floats(3);
     w.s[7] = 2.5f32.to_bits();
-    run(&mut w, &op("v_mul_f32", [Opnd::V(2), Opnd::None], [Opnd::Imm(0.5f32.to_bits().into()), Opnd::V(1), Opnd::None]));
-    run(&mut w, &op("v_add_f32", [Opnd::V(3), Opnd::None], [Opnd::S(7), Opnd::V(2), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "v_mul_f32",
+            [Opnd::V(2), Opnd::None],
+            [Opnd::Imm(0.5f32.to_bits().into()), Opnd::V(1), Opnd::None],
+        ),
+    );
+    run(
+        &mut w,
+        &op(
+            "v_add_f32",
+            [Opnd::V(3), Opnd::None],
+            [Opnd::S(7), Opnd::V(2), Opnd::None],
+        ),
+    );
     for l in 0..LANES {
         assert!(same_f32(w.v[3][l], 2.5 + 0.5 * f32::from_bits(w.v[1][l])));
     }
@@ -94,7 +136,11 @@ fn vop3_modifiers_neg_abs_clamp_omod() {
     let mut w = wave();
     w.v[1] = floats(4);
     w.v[2] = floats(5);
-    let mut u = op("v_add_f32", [Opnd::V(3), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::None]);
+    let mut u = op(
+        "v_add_f32",
+        [Opnd::V(3), Opnd::None],
+        [Opnd::V(1), Opnd::V(2), Opnd::None],
+    );
     u.m.neg = 0b01;
     u.m.abs = 0b10;
     u.m.omod = 1;
@@ -114,14 +160,29 @@ fn fma_keeps_denormals_and_is_fused() {
     w.v[1] = floats(6);
     w.v[2] = floats(7);
     w.v[3] = floats(8);
-    run(&mut w, &op("v_fma_f32", [Opnd::V(4), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::V(3)]));
+    run(
+        &mut w,
+        &op(
+            "v_fma_f32",
+            [Opnd::V(4), Opnd::None],
+            [Opnd::V(1), Opnd::V(2), Opnd::V(3)],
+        ),
+    );
     for l in 0..LANES {
-        let want = f32::from_bits(w.v[1][l]).mul_add(f32::from_bits(w.v[2][l]), f32::from_bits(w.v[3][l]));
+        let want =
+            f32::from_bits(w.v[1][l]).mul_add(f32::from_bits(w.v[2][l]), f32::from_bits(w.v[3][l]));
         assert!(same_f32(w.v[4][l], want), "lane {l}");
     }
     // A denormal result stays denormal (mode 3 keeps them).
     w.v[1] = [f32::MIN_POSITIVE.to_bits(); LANES];
-    run(&mut w, &op("v_mul_f32", [Opnd::V(5), Opnd::None], [Opnd::V(1), Opnd::Imm(0.5f32.to_bits().into()), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "v_mul_f32",
+            [Opnd::V(5), Opnd::None],
+            [Opnd::V(1), Opnd::Imm(0.5f32.to_bits().into()), Opnd::None],
+        ),
+    );
     assert_eq!(w.v[5][0], (f32::MIN_POSITIVE * 0.5).to_bits());
 }
 
@@ -134,19 +195,54 @@ fn carry_chain_adds_64_bit_values() {
         (w.v[1][l], w.v[2][l]) = (a[l] as u32, (a[l] >> 32) as u32);
         (w.v[3][l], w.v[4][l]) = (b[l] as u32, (b[l] >> 32) as u32);
     }
-    run(&mut w, &op("v_add_co_u32", [Opnd::V(5), Opnd::S(sreg::VCC)], [Opnd::V(1), Opnd::V(3), Opnd::None]));
-    run(&mut w, &op("v_add_co_ci_u32", [Opnd::V(6), Opnd::S(sreg::VCC)], [Opnd::V(2), Opnd::V(4), Opnd::S(sreg::VCC)]));
+    run(
+        &mut w,
+        &op(
+            "v_add_co_u32",
+            [Opnd::V(5), Opnd::S(sreg::VCC)],
+            [Opnd::V(1), Opnd::V(3), Opnd::None],
+        ),
+    );
+    run(
+        &mut w,
+        &op(
+            "v_add_co_ci_u32",
+            [Opnd::V(6), Opnd::S(sreg::VCC)],
+            [Opnd::V(2), Opnd::V(4), Opnd::S(sreg::VCC)],
+        ),
+    );
     for l in 0..LANES {
         let sum = a[l].wrapping_add(b[l]);
-        assert_eq!(u64::from(w.v[5][l]) | u64::from(w.v[6][l]) << 32, sum, "lane {l}");
+        assert_eq!(
+            u64::from(w.v[5][l]) | u64::from(w.v[6][l]) << 32,
+            sum,
+            "lane {l}"
+        );
         let carry = (u128::from(a[l]) + u128::from(b[l])) >> 64 != 0;
         assert_eq!(w.vcc() >> l & 1 != 0, carry);
     }
     // Subtract with borrow gives the 64-bit difference.
-    run(&mut w, &op("v_sub_co_u32", [Opnd::V(7), Opnd::S(10)], [Opnd::V(1), Opnd::V(3), Opnd::None]));
-    run(&mut w, &op("v_sub_co_ci_u32", [Opnd::V(8), Opnd::S(11)], [Opnd::V(2), Opnd::V(4), Opnd::S(10)]));
+    run(
+        &mut w,
+        &op(
+            "v_sub_co_u32",
+            [Opnd::V(7), Opnd::S(10)],
+            [Opnd::V(1), Opnd::V(3), Opnd::None],
+        ),
+    );
+    run(
+        &mut w,
+        &op(
+            "v_sub_co_ci_u32",
+            [Opnd::V(8), Opnd::S(11)],
+            [Opnd::V(2), Opnd::V(4), Opnd::S(10)],
+        ),
+    );
     for l in 0..LANES {
-        assert_eq!(u64::from(w.v[7][l]) | u64::from(w.v[8][l]) << 32, a[l].wrapping_sub(b[l]));
+        assert_eq!(
+            u64::from(w.v[7][l]) | u64::from(w.v[8][l]) << 32,
+            a[l].wrapping_sub(b[l])
+        );
     }
 }
 
@@ -156,7 +252,16 @@ fn integer_multiply_and_bitfield_ops_match_their_definitions() {
     w.v[1] = std::array::from_fn(|l| 0x8765_4321u32.rotate_left(l as u32));
     w.v[2] = std::array::from_fn(|l| 0x1357_9bdfu32.wrapping_mul(l as u32 + 1));
     w.v[3] = std::array::from_fn(|l| (l as u32) * 3);
-    let s = |w: &mut Wave, n, d| run(w, &op(n, [Opnd::V(d), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::V(3)]));
+    let s = |w: &mut Wave, n, d| {
+        run(
+            w,
+            &op(
+                n,
+                [Opnd::V(d), Opnd::None],
+                [Opnd::V(1), Opnd::V(2), Opnd::V(3)],
+            ),
+        )
+    };
     s(&mut w, "v_mul_hi_u32", 10);
     s(&mut w, "v_mul_lo_u32", 11);
     s(&mut w, "v_mul_hi_i32", 12);
@@ -168,8 +273,14 @@ fn integer_multiply_and_bitfield_ops_match_their_definitions() {
         let (a, b, c) = (w.v[1][l], w.v[2][l], w.v[3][l]);
         assert_eq!(w.v[10][l], ((u64::from(a) * u64::from(b)) >> 32) as u32);
         assert_eq!(w.v[11][l], a.wrapping_mul(b));
-        assert_eq!(w.v[12][l], ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32);
-        assert_eq!(w.v[13][l], ((u64::from(a) << 32 | u64::from(b)) >> (c % 32)) as u32);
+        assert_eq!(
+            w.v[12][l],
+            ((i64::from(a as i32) * i64::from(b as i32)) >> 32) as u32
+        );
+        assert_eq!(
+            w.v[13][l],
+            ((u64::from(a) << 32 | u64::from(b)) >> (c % 32)) as u32
+        );
         assert_eq!(w.v[14][l], (a & b) | (!a & c));
         assert_eq!(w.v[15][l], a.abs_diff(b).wrapping_add(c));
         assert_eq!(w.v[16][l], (a ^ b).wrapping_add(c));
@@ -187,10 +298,21 @@ fn integer_multiply_and_bitfield_ops_match_their_definitions() {
     // v_mad_u64_u32 against u128 arithmetic.
     w.v[4] = [u32::MAX; LANES];
     w.v[5] = [u32::MAX - 1; LANES];
-    run(&mut w, &op("v_mad_u64_u32", [Opnd::V(20), Opnd::S(12)], [Opnd::V(1), Opnd::V(2), Opnd::V(4)]));
+    run(
+        &mut w,
+        &op(
+            "v_mad_u64_u32",
+            [Opnd::V(20), Opnd::S(12)],
+            [Opnd::V(1), Opnd::V(2), Opnd::V(4)],
+        ),
+    );
     for l in 0..LANES {
-        let p = u128::from(w.v[1][l]) * u128::from(w.v[2][l]) + u128::from(u64::from(w.v[4][l]) | u64::from(w.v[5][l]) << 32);
-        assert_eq!(u64::from(w.v[20][l]) | u64::from(w.v[21][l]) << 32, p as u64);
+        let p = u128::from(w.v[1][l]) * u128::from(w.v[2][l])
+            + u128::from(u64::from(w.v[4][l]) | u64::from(w.v[5][l]) << 32);
+        assert_eq!(
+            u64::from(w.v[20][l]) | u64::from(w.v[21][l]) << 32,
+            p as u64
+        );
         assert_eq!(w.s[12] >> l & 1 != 0, p >> 64 != 0);
     }
 }
@@ -201,8 +323,22 @@ fn compares_write_masks_vcc_sgprs_or_exec() {
     w.v[1] = floats(9);
     w.v[2] = floats(10);
     w.s[sreg::EXEC as usize] = 0xffff_0fff;
-    run(&mut w, &op("v_cmp_lt_f32", [Opnd::S(sreg::VCC), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::None]));
-    run(&mut w, &op("v_cmp_neq_f32", [Opnd::S(20), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "v_cmp_lt_f32",
+            [Opnd::S(sreg::VCC), Opnd::None],
+            [Opnd::V(1), Opnd::V(2), Opnd::None],
+        ),
+    );
+    run(
+        &mut w,
+        &op(
+            "v_cmp_neq_f32",
+            [Opnd::S(20), Opnd::None],
+            [Opnd::V(1), Opnd::V(2), Opnd::None],
+        ),
+    );
     for l in 0..LANES {
         let (a, b) = (f32::from_bits(w.v[1][l]), f32::from_bits(w.v[2][l]));
         let on = 0xffff_0fffu32 >> l & 1 != 0;
@@ -211,7 +347,14 @@ fn compares_write_masks_vcc_sgprs_or_exec() {
     }
     // v_cmpx writes EXEC (lowering points its destination there).
     w.v[3] = std::array::from_fn(|l| l as u32);
-    run(&mut w, &op("v_cmpx_gt_u32", [Opnd::S(sreg::EXEC), Opnd::None], [Opnd::V(3), Opnd::Imm(20), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "v_cmpx_gt_u32",
+            [Opnd::S(sreg::EXEC), Opnd::None],
+            [Opnd::V(3), Opnd::Imm(20), Opnd::None],
+        ),
+    );
     assert_eq!(w.exec(), 0xffe0_0000);
 }
 
@@ -221,7 +364,14 @@ fn cndmask_selects_by_lane_mask() {
     w.v[1] = [1; LANES];
     w.v[2] = [2; LANES];
     w.s[30] = 0xf0f0_f0f0;
-    run(&mut w, &op("v_cndmask_b32", [Opnd::V(3), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::S(30)]));
+    run(
+        &mut w,
+        &op(
+            "v_cndmask_b32",
+            [Opnd::V(3), Opnd::None],
+            [Opnd::V(1), Opnd::V(2), Opnd::S(30)],
+        ),
+    );
     for l in 0..LANES {
         assert_eq!(w.v[3][l], if 0xf0f0_f0f0u32 >> l & 1 != 0 { 2 } else { 1 });
     }
@@ -230,44 +380,73 @@ fn cndmask_selects_by_lane_mask() {
 #[test]
 fn f16_ops_round_like_half_and_keep_the_high_bits_on_gfx10() {
     let mut w = wave();
-    let a: [u32; LANES] = std::array::from_fn(|l| 0xabcd_0000 | u32::from(half::f16::from_f32(l as f32 * 0.3 - 3.0).to_bits()));
-    let b: [u32; LANES] = std::array::from_fn(|l| u32::from(half::f16::from_f32(1.0 / (l as f32 + 0.5)).to_bits()) << 16 | 0x1234);
+    let a: [u32; LANES] = std::array::from_fn(|l| {
+        0xabcd_0000 | u32::from(half::f16::from_f32(l as f32 * 0.3 - 3.0).to_bits())
+    });
+    let b: [u32; LANES] = std::array::from_fn(|l| {
+        u32::from(half::f16::from_f32(1.0 / (l as f32 + 0.5)).to_bits()) << 16 | 0x1234
+    });
     w.v[1] = a;
     w.v[2] = b;
     w.v[3] = [0x5555_0000; LANES];
-    let mut u = op("v_add_f16", [Opnd::V(3), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::None]);
+    let mut u = op(
+        "v_add_f16",
+        [Opnd::V(3), Opnd::None],
+        [Opnd::V(1), Opnd::V(2), Opnd::None],
+    );
     u.m.op_sel = 0b010; // src1 from its high half
     run(&mut w, &u);
     for l in 0..LANES {
-        let x = half::f16::from_bits(a[l] as u16).to_f32() + half::f16::from_bits((b[l] >> 16) as u16).to_f32();
-        assert_eq!(w.v[3][l], 0x5555_0000 | u32::from(half::f16::from_f32(x).to_bits()), "lane {l}");
+        let x = half::f16::from_bits(a[l] as u16).to_f32()
+            + half::f16::from_bits((b[l] >> 16) as u16).to_f32();
+        assert_eq!(
+            w.v[3][l],
+            0x5555_0000 | u32::from(half::f16::from_f32(x).to_bits()),
+            "lane {l}"
+        );
     }
 }
 
 #[test]
 fn packed_f16_uses_op_sel_and_op_sel_hi() {
     let mut w = wave();
-    let pack = |lo: f32, hi: f32| u32::from(half::f16::from_f32(lo).to_bits()) | u32::from(half::f16::from_f32(hi).to_bits()) << 16;
+    let pack = |lo: f32, hi: f32| {
+        u32::from(half::f16::from_f32(lo).to_bits())
+            | u32::from(half::f16::from_f32(hi).to_bits()) << 16
+    };
     w.v[1] = std::array::from_fn(|l| pack(l as f32, -(l as f32) * 0.5));
     w.v[2] = std::array::from_fn(|_| pack(0.25, 8.0));
-    let mut u = op("v_pk_mul_f16", [Opnd::V(3), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::None]);
+    let mut u = op(
+        "v_pk_mul_f16",
+        [Opnd::V(3), Opnd::None],
+        [Opnd::V(1), Opnd::V(2), Opnd::None],
+    );
     u.m.op_sel = 0b00;
     u.m.op_sel_hi = 0b01; // src0 high for the high half, src1 low for both
     run(&mut w, &u);
     for l in 0..LANES {
         let lo = half::f16::from_f32(l as f32 * 0.25);
         let hi = half::f16::from_f32(-(l as f32) * 0.5 * 0.25);
-        assert_eq!(w.v[3][l], u32::from(lo.to_bits()) | u32::from(hi.to_bits()) << 16, "lane {l}");
+        assert_eq!(
+            w.v[3][l],
+            u32::from(lo.to_bits()) | u32::from(hi.to_bits()) << 16,
+            "lane {l}"
+        );
     }
 }
 
 #[test]
 fn fma_mix_mixes_f16_and_f32_sources() {
     let mut w = wave();
-    w.v[1] = std::array::from_fn(|l| u32::from(half::f16::from_f32(l as f32 + 0.5).to_bits()) << 16);
+    w.v[1] =
+        std::array::from_fn(|l| u32::from(half::f16::from_f32(l as f32 + 0.5).to_bits()) << 16);
     w.v[2] = [3.0f32.to_bits(); LANES];
     w.v[3] = [(-1.0f32).to_bits(); LANES];
-    let mut u = op("v_fma_mix_f32", [Opnd::V(4), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::V(3)]);
+    let mut u = op(
+        "v_fma_mix_f32",
+        [Opnd::V(4), Opnd::None],
+        [Opnd::V(1), Opnd::V(2), Opnd::V(3)],
+    );
     u.m.op_sel_hi = 0b001;
     u.m.op_sel = 0b001;
     run(&mut w, &u);
@@ -281,11 +460,25 @@ fn dpp_row_shr_feeds_a_scan_step() {
     let mut w = wave();
     w.v[1] = std::array::from_fn(|l| l as u32 + 1);
     w.v[2] = [0; LANES];
-    let mut u = op("v_add_nc_u32", [Opnd::V(2), Opnd::None], [Opnd::V(1), Opnd::V(1), Opnd::None]);
-    u.lanes = LaneMode::Dpp(Dpp { ctrl: 0x111, row_mask: 0xf, bank_mask: 0xf, bound_ctrl: false, fi: false });
+    let mut u = op(
+        "v_add_nc_u32",
+        [Opnd::V(2), Opnd::None],
+        [Opnd::V(1), Opnd::V(1), Opnd::None],
+    );
+    u.lanes = LaneMode::Dpp(Dpp {
+        ctrl: 0x111,
+        row_mask: 0xf,
+        bank_mask: 0xf,
+        bound_ctrl: false,
+        fi: false,
+    });
     run(&mut w, &u);
     for l in 0..LANES {
-        let want = if l % 16 == 0 { 0 } else { (l as u32) + (l as u32 + 1) };
+        let want = if l % 16 == 0 {
+            0
+        } else {
+            (l as u32) + (l as u32 + 1)
+        };
         assert_eq!(w.v[2][l], want, "lane {l}");
     }
 }
@@ -296,8 +489,17 @@ fn sdwa_selects_source_bytes_and_merges_destination_words() {
     w.v[1] = [0x8899_aabb; LANES];
     w.v[2] = [0x0000_0001; LANES];
     w.v[3] = [0x1111_2222; LANES];
-    let mut u = op("v_add_nc_u32", [Opnd::V(3), Opnd::None], [Opnd::V(1), Opnd::V(2), Opnd::None]);
-    u.lanes = LaneMode::Sdwa(Sdwa { dst_sel: 5, dst_unused: 2, src_sel: [2, 6], sext: [true, false] });
+    let mut u = op(
+        "v_add_nc_u32",
+        [Opnd::V(3), Opnd::None],
+        [Opnd::V(1), Opnd::V(2), Opnd::None],
+    );
+    u.lanes = LaneMode::Sdwa(Sdwa {
+        dst_sel: 5,
+        dst_unused: 2,
+        src_sel: [2, 6],
+        sext: [true, false],
+    });
     run(&mut w, &u);
     // byte 2 of src0 = 0x99, sign-extended, + 1 = 0xffff_ff9a; its low word into the high half.
     assert_eq!(w.v[3][0], 0xff9a_2222);
@@ -308,16 +510,47 @@ fn lane_reads_and_writes() {
     let mut w = wave();
     w.v[1] = std::array::from_fn(|l| 100 + l as u32);
     w.s[sreg::EXEC as usize] = 0b1011_0000;
-    run(&mut w, &op("v_readfirstlane_b32", [Opnd::S(3), Opnd::None], [Opnd::V(1), Opnd::None, Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "v_readfirstlane_b32",
+            [Opnd::S(3), Opnd::None],
+            [Opnd::V(1), Opnd::None, Opnd::None],
+        ),
+    );
     assert_eq!(w.s[3], 104);
-    run(&mut w, &op("v_readlane_b32", [Opnd::S(4), Opnd::None], [Opnd::V(1), Opnd::Imm(31), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "v_readlane_b32",
+            [Opnd::S(4), Opnd::None],
+            [Opnd::V(1), Opnd::Imm(31), Opnd::None],
+        ),
+    );
     assert_eq!(w.s[4], 131);
-    run(&mut w, &op("v_writelane_b32", [Opnd::V(1), Opnd::None], [Opnd::Imm(7), Opnd::Imm(2), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "v_writelane_b32",
+            [Opnd::V(1), Opnd::None],
+            [Opnd::Imm(7), Opnd::Imm(2), Opnd::None],
+        ),
+    );
     assert_eq!(w.v[1][2], 7, "writelane ignores EXEC");
     w.s[sreg::EXEC as usize] = u32::MAX;
-    run(&mut w, &op("v_mbcnt_lo_u32_b32", [Opnd::V(2), Opnd::None], [Opnd::Imm(0xf0f0_f0f0), Opnd::Imm(5), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "v_mbcnt_lo_u32_b32",
+            [Opnd::V(2), Opnd::None],
+            [Opnd::Imm(0xf0f0_f0f0), Opnd::Imm(5), Opnd::None],
+        ),
+    );
     for l in 0..LANES {
-        assert_eq!(w.v[2][l], (0xf0f0_f0f0u32 & ((1u64 << l) - 1) as u32).count_ones() + 5);
+        assert_eq!(
+            w.v[2][l],
+            (0xf0f0_f0f0u32 & ((1u64 << l) - 1) as u32).count_ones() + 5
+        );
     }
 }
 
@@ -333,9 +566,26 @@ fn division_sequence_matches_host_f64_division() {
         (w.v[2][l], w.v[3][l]) = (d.to_bits() as u32, (d.to_bits() >> 32) as u32);
     }
     let v = Opnd::V;
-    run(&mut w, &op("v_div_scale_f64", [v(4), Opnd::S(40)], [v(2), v(2), v(0)]));
-    run(&mut w, &op("v_div_scale_f64", [v(6), Opnd::S(sreg::VCC)], [v(0), v(2), v(0)]));
-    run(&mut w, &op("v_rcp_f64", [v(8), Opnd::None], [v(4), Opnd::None, Opnd::None]));
+    run(
+        &mut w,
+        &op("v_div_scale_f64", [v(4), Opnd::S(40)], [v(2), v(2), v(0)]),
+    );
+    run(
+        &mut w,
+        &op(
+            "v_div_scale_f64",
+            [v(6), Opnd::S(sreg::VCC)],
+            [v(0), v(2), v(0)],
+        ),
+    );
+    run(
+        &mut w,
+        &op(
+            "v_rcp_f64",
+            [v(8), Opnd::None],
+            [v(4), Opnd::None, Opnd::None],
+        ),
+    );
     for l in 0..LANES {
         (w.v[30][l], w.v[31][l]) = (0, 0x3ff0_0000);
     }
@@ -357,7 +607,10 @@ fn division_sequence_matches_host_f64_division() {
         let d = f64::from_bits(u64::from(w.v[2][l]) | u64::from(w.v[3][l]) << 32);
         let got = f64::from_bits(u64::from(w.v[16][l]) | u64::from(w.v[17][l]) << 32);
         let want = n / d;
-        assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "lane {l}: {n:e}/{d:e} = {got:e}, host {want:e}");
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "lane {l}: {n:e}/{d:e} = {got:e}, host {want:e}"
+        );
     }
 }
 
@@ -367,30 +620,90 @@ fn salu_carry_chain_and_scc_rules() {
     let (a, b) = (0xffff_ffff_0000_0005u64, 0x0000_0001_ffff_fffeu64);
     w.swrite64(Opnd::S(0), a);
     w.swrite64(Opnd::S(2), b);
-    run(&mut w, &op("s_add_u32", [Opnd::S(4), Opnd::None], [Opnd::S(0), Opnd::S(2), Opnd::None]));
-    run(&mut w, &op("s_addc_u32", [Opnd::S(5), Opnd::None], [Opnd::S(1), Opnd::S(3), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "s_add_u32",
+            [Opnd::S(4), Opnd::None],
+            [Opnd::S(0), Opnd::S(2), Opnd::None],
+        ),
+    );
+    run(
+        &mut w,
+        &op(
+            "s_addc_u32",
+            [Opnd::S(5), Opnd::None],
+            [Opnd::S(1), Opnd::S(3), Opnd::None],
+        ),
+    );
     assert_eq!(w.sread64(Opnd::S(4)), a.wrapping_add(b));
     assert!(w.scc, "the high halves carry out");
-    run(&mut w, &op("s_sub_u32", [Opnd::S(6), Opnd::None], [Opnd::S(0), Opnd::S(2), Opnd::None]));
-    run(&mut w, &op("s_subb_u32", [Opnd::S(7), Opnd::None], [Opnd::S(1), Opnd::S(3), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "s_sub_u32",
+            [Opnd::S(6), Opnd::None],
+            [Opnd::S(0), Opnd::S(2), Opnd::None],
+        ),
+    );
+    run(
+        &mut w,
+        &op(
+            "s_subb_u32",
+            [Opnd::S(7), Opnd::None],
+            [Opnd::S(1), Opnd::S(3), Opnd::None],
+        ),
+    );
     assert_eq!(w.sread64(Opnd::S(6)), a.wrapping_sub(b));
-    run(&mut w, &op("s_bfe_u32", [Opnd::S(8), Opnd::None], [Opnd::Imm(0xabcd_1234), Opnd::Imm(4 | 8 << 16), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "s_bfe_u32",
+            [Opnd::S(8), Opnd::None],
+            [Opnd::Imm(0xabcd_1234), Opnd::Imm(4 | 8 << 16), Opnd::None],
+        ),
+    );
     assert_eq!(w.s[8], (0xabcd_1234u32 >> 4) & 0xff);
     assert!(w.scc);
-    run(&mut w, &op("s_min_i32", [Opnd::S(9), Opnd::None], [Opnd::Imm(-5i32 as u32 as u64), Opnd::Imm(3), Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "s_min_i32",
+            [Opnd::S(9), Opnd::None],
+            [Opnd::Imm(-5i32 as u32 as u64), Opnd::Imm(3), Opnd::None],
+        ),
+    );
     assert_eq!((w.s[9] as i32, w.scc), (-5, true));
-    run(&mut w, &op("s_ff1_i32_b32", [Opnd::S(10), Opnd::None], [Opnd::Imm(0), Opnd::None, Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "s_ff1_i32_b32",
+            [Opnd::S(10), Opnd::None],
+            [Opnd::Imm(0), Opnd::None, Opnd::None],
+        ),
+    );
     assert_eq!(w.s[10], u32::MAX);
     // s_and_saveexec: old EXEC to the destination, EXEC narrowed, SCC = EXEC != 0.
     w.s[sreg::EXEC as usize] = 0x0000_ffff;
-    run(&mut w, &op("s_and_saveexec_b32", [Opnd::S(11), Opnd::None], [Opnd::Imm(0x00ff_00f0), Opnd::None, Opnd::None]));
+    run(
+        &mut w,
+        &op(
+            "s_and_saveexec_b32",
+            [Opnd::S(11), Opnd::None],
+            [Opnd::Imm(0x00ff_00f0), Opnd::None, Opnd::None],
+        ),
+    );
     assert_eq!((w.s[11], w.exec(), w.scc), (0x0000_ffff, 0xf0, true));
 }
 
 #[test]
 fn hwreg_flat_scratch_and_mode() {
     let mut w = wave();
-    let mut u = op("s_setreg_b32", [Opnd::None; 2], [Opnd::Imm(0x1234_5678), Opnd::None, Opnd::None]);
+    let mut u = op(
+        "s_setreg_b32",
+        [Opnd::None; 2],
+        [Opnd::Imm(0x1234_5678), Opnd::None, Opnd::None],
+    );
     u.imm = 20 | 31 << 11; // hwreg(HW_REG_FLAT_SCR_LO), all 32 bits
     run(&mut w, &u);
     u.s[0] = Opnd::Imm(0xf000);
@@ -411,24 +724,46 @@ fn ds_write2_read2_and_bpermute() {
     w.v[1] = std::array::from_fn(|l| 4 * l as u32);
     w.v[2] = std::array::from_fn(|l| 1000 + l as u32);
     w.v[3] = std::array::from_fn(|l| 2000 + l as u32);
-    let mut u = op("ds_write2_b32", [Opnd::None; 2], [Opnd::V(1), Opnd::V(2), Opnd::V(3)]);
+    let mut u = op(
+        "ds_write2_b32",
+        [Opnd::None; 2],
+        [Opnd::V(1), Opnd::V(2), Opnd::V(3)],
+    );
     u.mem.offset = 0;
     u.mem.offset1 = 32;
     exec_on(&mut w, &u, &mem, &mut lds).unwrap();
-    let mut r = op("ds_read2_b32", [Opnd::V(4), Opnd::None], [Opnd::V(1), Opnd::None, Opnd::None]);
+    let mut r = op(
+        "ds_read2_b32",
+        [Opnd::V(4), Opnd::None],
+        [Opnd::V(1), Opnd::None, Opnd::None],
+    );
     r.mem.offset = 0;
     r.mem.offset1 = 32;
     exec_on(&mut w, &r, &mem, &mut lds).unwrap();
     assert_eq!((w.v[4][5], w.v[5][5]), (1005, 2005));
     // bpermute: lane l reads lane (31 - l).
     w.v[6] = std::array::from_fn(|l| 4 * (31 - l as u32));
-    let b = op("ds_bpermute_b32", [Opnd::V(7), Opnd::None], [Opnd::V(6), Opnd::V(2), Opnd::None]);
+    let b = op(
+        "ds_bpermute_b32",
+        [Opnd::V(7), Opnd::None],
+        [Opnd::V(6), Opnd::V(2), Opnd::None],
+    );
     exec_on(&mut w, &b, &mem, &mut lds).unwrap();
     assert_eq!((w.v[7][0], w.v[7][31]), (1031, 1000));
     // Past the end: a typed LDS fault naming the first bad lane.
     w.v[1][3] = 1022;
     let e = exec_on(&mut w, &r, &mem, &mut lds).unwrap_err();
-    assert!(matches!(*e, Fault::Memory { lane: 3, address: 1022, kind: FaultKind::Lds(_) }), "{e:?}");
+    assert!(
+        matches!(
+            *e,
+            Fault::Memory {
+                lane: 3,
+                address: 1022,
+                kind: FaultKind::Lds(_)
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -443,21 +778,37 @@ fn global_loads_stores_atomics_and_faults() {
     }
     w.v[2] = std::array::from_fn(|l| l as u32 * 11);
     w.v[3] = std::array::from_fn(|l| !(l as u32));
-    let st = op("global_store_dwordx2", [Opnd::None; 2], [Opnd::V(0), Opnd::V(2), Opnd::None]);
+    let st = op(
+        "global_store_dwordx2",
+        [Opnd::None; 2],
+        [Opnd::V(0), Opnd::V(2), Opnd::None],
+    );
     exec_on(&mut w, &st, &mem, &mut lds).unwrap();
-    let ld = op("global_load_dword", [Opnd::V(4), Opnd::None], [Opnd::V(0), Opnd::None, Opnd::None]);
+    let ld = op(
+        "global_load_dword",
+        [Opnd::V(4), Opnd::None],
+        [Opnd::V(0), Opnd::None, Opnd::None],
+    );
     exec_on(&mut w, &ld, &mem, &mut lds).unwrap();
     assert_eq!(w.v[4][9], 99);
     // saddr form: s[10:11] base + 32-bit vaddr offset + immediate.
     w.swrite64(Opnd::S(10), 0x10_0000);
     w.v[5] = std::array::from_fn(|l| 8 * l as u32);
-    let mut ld2 = op("global_load_sbyte", [Opnd::V(6), Opnd::None], [Opnd::V(5), Opnd::None, Opnd::None]);
+    let mut ld2 = op(
+        "global_load_sbyte",
+        [Opnd::V(6), Opnd::None],
+        [Opnd::V(5), Opnd::None, Opnd::None],
+    );
     ld2.mem.saddr = Opnd::S(10);
     ld2.mem.offset = 4;
     exec_on(&mut w, &ld2, &mem, &mut lds).unwrap();
     assert_eq!(w.v[6][2], !2u32 as u8 as i8 as i32 as u32);
     // Atomic add with return.
-    let mut at = op("global_atomic_add", [Opnd::V(7), Opnd::None], [Opnd::V(0), Opnd::V(2), Opnd::None]);
+    let mut at = op(
+        "global_atomic_add",
+        [Opnd::V(7), Opnd::None],
+        [Opnd::V(0), Opnd::V(2), Opnd::None],
+    );
     at.mem.glc = true;
     exec_on(&mut w, &at, &mem, &mut lds).unwrap();
     exec_on(&mut w, &ld, &mem, &mut lds).unwrap();
@@ -465,7 +816,11 @@ fn global_loads_stores_atomics_and_faults() {
     // cmpswap: data = {new, cmp}.
     w.v[8] = [5; LANES];
     w.v[9] = std::array::from_fn(|l| if l == 1 { 22 } else { 0 });
-    let mut cs = op("global_atomic_cmpswap", [Opnd::V(10), Opnd::None], [Opnd::V(0), Opnd::V(8), Opnd::None]);
+    let mut cs = op(
+        "global_atomic_cmpswap",
+        [Opnd::V(10), Opnd::None],
+        [Opnd::V(0), Opnd::V(8), Opnd::None],
+    );
     cs.mem.glc = true;
     exec_on(&mut w, &cs, &mem, &mut lds).unwrap();
     exec_on(&mut w, &ld, &mem, &mut lds).unwrap();
@@ -474,7 +829,11 @@ fn global_loads_stores_atomics_and_faults() {
     w.v[0][17] = 0x20_0000;
     let e = exec_on(&mut w, &ld, &mem, &mut lds).unwrap_err();
     match *e {
-        Fault::Memory { lane, address, kind: FaultKind::Guest(p) } => {
+        Fault::Memory {
+            lane,
+            address,
+            kind: FaultKind::Guest(p),
+        } => {
             assert_eq!((lane, address), (17, 0x20_0000));
             assert!(p.downcast_ref::<crate::FlatFault>().is_some());
         }
@@ -497,20 +856,38 @@ fn mubuf_scratch_and_flat_private_reach_the_same_bytes() {
     w.s[3] = crate::scratch::SCRATCH_V3;
     w.s[32] = 16 * 32; // wave-scaled stack pointer: 16 bytes per lane
     w.v[1] = std::array::from_fn(|l| 0x100 + l as u32);
-    let mut st = op("buffer_store_dword", [Opnd::None; 2], [Opnd::None, Opnd::V(1), Opnd::S(0)]);
+    let mut st = op(
+        "buffer_store_dword",
+        [Opnd::None; 2],
+        [Opnd::None, Opnd::V(1), Opnd::S(0)],
+    );
     st.mem.saddr = Opnd::S(32);
     st.mem.offset = 4;
     exec_on(&mut w, &st, &mem, &mut lds).unwrap();
     // Flat address of private offset 16 + 4 in every lane.
     w.v[2] = [20; LANES];
     w.v[3] = [0x2_0000; LANES];
-    let ld = op("flat_load_dword", [Opnd::V(4), Opnd::None], [Opnd::V(2), Opnd::None, Opnd::None]);
+    let ld = op(
+        "flat_load_dword",
+        [Opnd::V(4), Opnd::None],
+        [Opnd::V(2), Opnd::None, Opnd::None],
+    );
     exec_on(&mut w, &ld, &mem, &mut lds).unwrap();
     assert_eq!(w.v[4], w.v[1]);
     // Past the lane's 64 bytes: a scratch fault.
     w.v[2][6] = 64;
     let e = exec_on(&mut w, &ld, &mem, &mut lds).unwrap_err();
-    assert!(matches!(*e, Fault::Memory { lane: 6, kind: FaultKind::Scratch(_), .. }), "{e:?}");
+    assert!(
+        matches!(
+            *e,
+            Fault::Memory {
+                lane: 6,
+                kind: FaultKind::Scratch(_),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -522,7 +899,17 @@ fn flat_accesses_in_the_shared_aperture_reach_lds() {
     w.v[0] = std::array::from_fn(|l| 4 * l as u32);
     w.v[1] = [0x1_0000; LANES];
     w.v[2] = std::array::from_fn(|l| 7 * l as u32);
-    exec_on(&mut w, &op("flat_store_dword", [Opnd::None; 2], [Opnd::V(0), Opnd::V(2), Opnd::None]), &mem, &mut lds).unwrap();
+    exec_on(
+        &mut w,
+        &op(
+            "flat_store_dword",
+            [Opnd::None; 2],
+            [Opnd::V(0), Opnd::V(2), Opnd::None],
+        ),
+        &mem,
+        &mut lds,
+    )
+    .unwrap();
     assert_eq!(lds.read_u32(4 * 5).unwrap(), 35);
 }
 

@@ -7,6 +7,15 @@
 //! denormals kept, IEEE and DX10 clamp on). Lane-crossing ops (`v_readlane`, `v_permlane16`,
 //! `v_mbcnt`) and compares writing masks live here too. Not for memory instructions.
 
+// The unordered float compares (`!(a >= b)`) are written as the ISA defines them: true when
+// either side is NaN; `lg` is `a < b || a > b`, which is not `a != b` for NaN. Rewriting them
+// with partial_cmp would hide that.
+#![allow(
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::nonminimal_bool,
+    clippy::double_comparisons
+)]
+
 use half::f16;
 
 use super::lanes::{dpp, sdwa_dst, sdwa_src};
@@ -106,7 +115,9 @@ fn finish(w: &mut Wave, u: &Uop, k: K, mut out: [u32; LANES], mask: u32) -> R {
             _ => {}
         }
     }
-    let Opnd::V(d) = u.d[0] else { return Ok(Step::Next) };
+    let Opnd::V(d) = u.d[0] else {
+        return Ok(Step::Next);
+    };
     if let LaneMode::Sdwa(sd) = u.lanes {
         let old = w.v[d as usize];
         for l in 0..LANES {
@@ -116,7 +127,11 @@ fn finish(w: &mut Wave, u: &Uop, k: K, mut out: [u32; LANES], mask: u32) -> R {
         let old = w.v[d as usize];
         let hi = u.m.op_sel & 8 != 0;
         for l in 0..LANES {
-            out[l] = if hi { (old[l] & 0xffff) | out[l] << 16 } else { (old[l] & 0xffff_0000) | (out[l] & 0xffff) };
+            out[l] = if hi {
+                (old[l] & 0xffff) | out[l] << 16
+            } else {
+                (old[l] & 0xffff_0000) | (out[l] & 0xffff)
+            };
         }
     }
     w.vwrite(u.d[0], mask, &out);
@@ -162,17 +177,22 @@ fn f1(w: &mut Wave, u: &Uop, f: impl Fn(f32) -> f32) -> R {
 fn f2(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> f32) -> R {
     if matches!(u.lanes, LaneMode::Plain) && u.m.neg | u.m.abs == 0 && !u.m.clamp && u.m.omod == 0 {
         let (a, b) = (w.vread(u.s[0]), w.vread(u.s[1]));
-        let out: [u32; LANES] = std::array::from_fn(|l| f(f32::from_bits(a[l]), f32::from_bits(b[l])).to_bits());
+        let out: [u32; LANES] =
+            std::array::from_fn(|l| f(f32::from_bits(a[l]), f32::from_bits(b[l])).to_bits());
         let m = w.exec();
         w.vwrite(u.d[0], m, &out);
         return Ok(Step::Next);
     }
-    v::<2>(w, u, K::F32, |[a, b]| f(f32::from_bits(a), f32::from_bits(b)).to_bits())
+    v::<2>(w, u, K::F32, |[a, b]| {
+        f(f32::from_bits(a), f32::from_bits(b)).to_bits()
+    })
 }
 
 #[inline(always)]
 fn f3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
-    v::<3>(w, u, K::F32, |[a, b, c]| f(f32::from_bits(a), f32::from_bits(b), f32::from_bits(c)).to_bits())
+    v::<3>(w, u, K::F32, |[a, b, c]| {
+        f(f32::from_bits(a), f32::from_bits(b), f32::from_bits(c)).to_bits()
+    })
 }
 
 /// f32 multiply-accumulate into the destination (`v_fmac_f32`, `v_mac_f32`).
@@ -180,7 +200,14 @@ fn f3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
 fn fmac(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
     let acc = w.vread(u.d[0]);
     let (s, mask) = sources::<2>(w, u, K::F32);
-    let out: [u32; LANES] = std::array::from_fn(|l| f(f32::from_bits(s[0][l]), f32::from_bits(s[1][l]), f32::from_bits(acc[l])).to_bits());
+    let out: [u32; LANES] = std::array::from_fn(|l| {
+        f(
+            f32::from_bits(s[0][l]),
+            f32::from_bits(s[1][l]),
+            f32::from_bits(acc[l]),
+        )
+        .to_bits()
+    });
     finish(w, u, K::F32, out, mask)
 }
 
@@ -195,13 +222,21 @@ fn fma_lanes(a: &[u32; LANES], b: &[u32; LANES], c: &[u32; LANES]) -> [u32; LANE
             return unsafe { fma_lanes_hw(a, b, c) };
         }
     }
-    std::array::from_fn(|l| f32::from_bits(a[l]).mul_add(f32::from_bits(b[l]), f32::from_bits(c[l])).to_bits())
+    std::array::from_fn(|l| {
+        f32::from_bits(a[l])
+            .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
+            .to_bits()
+    })
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "fma")]
 unsafe fn fma_lanes_hw(a: &[u32; LANES], b: &[u32; LANES], c: &[u32; LANES]) -> [u32; LANES] {
-    std::array::from_fn(|l| f32::from_bits(a[l]).mul_add(f32::from_bits(b[l]), f32::from_bits(c[l])).to_bits())
+    std::array::from_fn(|l| {
+        f32::from_bits(a[l])
+            .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
+            .to_bits()
+    })
 }
 
 fn plain(u: &Uop) -> bool {
@@ -234,18 +269,26 @@ fn fmac_fast(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
 
 #[inline(always)]
 fn h1(w: &mut Wave, u: &Uop, f: impl Fn(f32) -> f32) -> R {
-    v::<1>(w, u, K::F16, |[a]| u32::from(fp::to_f16(f(fp::from_f16(a)))))
+    v::<1>(w, u, K::F16, |[a]| {
+        u32::from(fp::to_f16(f(fp::from_f16(a))))
+    })
 }
 
 #[inline(always)]
 fn h2(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> f32) -> R {
-    v::<2>(w, u, K::F16, |[a, b]| u32::from(fp::to_f16(f(fp::from_f16(a), fp::from_f16(b)))))
+    v::<2>(w, u, K::F16, |[a, b]| {
+        u32::from(fp::to_f16(f(fp::from_f16(a), fp::from_f16(b))))
+    })
 }
 
 #[inline(always)]
 fn h3(w: &mut Wave, u: &Uop, f: impl Fn(f64, f64, f64) -> f64) -> R {
     v::<3>(w, u, K::F16, |[a, b, c]| {
-        let r = f(f64::from(fp::from_f16(a)), f64::from(fp::from_f16(b)), f64::from(fp::from_f16(c)));
+        let r = f(
+            f64::from(fp::from_f16(a)),
+            f64::from(fp::from_f16(b)),
+            f64::from(fp::from_f16(c)),
+        );
         u32::from(f16::from_f64(r).to_bits())
     })
 }
@@ -256,7 +299,10 @@ fn hmac(w: &mut Wave, u: &Uop) -> R {
     let acc = w.vread(u.d[0]);
     let (s, mask) = sources::<2>(w, u, K::F16);
     let out: [u32; LANES] = std::array::from_fn(|l| {
-        let r = f64::from(fp::from_f16(s[0][l])).mul_add(f64::from(fp::from_f16(s[1][l])), f64::from(fp::from_f16(acc[l])));
+        let r = f64::from(fp::from_f16(s[0][l])).mul_add(
+            f64::from(fp::from_f16(s[1][l])),
+            f64::from(fp::from_f16(acc[l])),
+        );
         u32::from(f16::from_f64(r).to_bits())
     });
     finish(w, u, K::F16, out, mask)
@@ -339,7 +385,8 @@ fn q64<const N: usize>(w: &mut Wave, u: &Uop, f: impl Fn([u64; N]) -> u64) -> R 
 #[inline(always)]
 fn d64to32<const N: usize>(w: &mut Wave, u: &Uop, f: impl Fn([f64; N]) -> u32) -> R {
     let s = sources64::<N>(w, u, true);
-    let out: [u32; LANES] = std::array::from_fn(|l| f(std::array::from_fn(|i| f64::from_bits(s[i][l]))));
+    let out: [u32; LANES] =
+        std::array::from_fn(|l| f(std::array::from_fn(|i| f64::from_bits(s[i][l]))));
     let m = w.exec();
     w.vwrite(u.d[0], m, &out);
     Ok(Step::Next)
@@ -391,14 +438,18 @@ fn write_mask(w: &mut Wave, u: &Uop, bits: u32) -> R {
 #[inline(always)]
 fn cmp_f(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> bool) -> R {
     let (s, _) = sources::<2>(w, u, K::F32);
-    let bits = (0..LANES).fold(0u32, |acc, l| acc | u32::from(f(f32::from_bits(s[0][l]), f32::from_bits(s[1][l]))) << l);
+    let bits = (0..LANES).fold(0u32, |acc, l| {
+        acc | u32::from(f(f32::from_bits(s[0][l]), f32::from_bits(s[1][l]))) << l
+    });
     write_mask(w, u, bits)
 }
 
 #[inline(always)]
 fn cmp_h(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> bool) -> R {
     let (s, _) = sources::<2>(w, u, K::F16);
-    let bits = (0..LANES).fold(0u32, |acc, l| acc | u32::from(f(fp::from_f16(s[0][l]), fp::from_f16(s[1][l]))) << l);
+    let bits = (0..LANES).fold(0u32, |acc, l| {
+        acc | u32::from(f(fp::from_f16(s[0][l]), fp::from_f16(s[1][l]))) << l
+    });
     write_mask(w, u, bits)
 }
 
@@ -412,14 +463,18 @@ fn cmp_i(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32) -> bool) -> R {
 #[inline(always)]
 fn cmp_i16(w: &mut Wave, u: &Uop, f: impl Fn(u16, u16) -> bool) -> R {
     let (s, _) = sources::<2>(w, u, K::I16);
-    let bits = (0..LANES).fold(0u32, |acc, l| acc | u32::from(f(s[0][l] as u16, s[1][l] as u16)) << l);
+    let bits = (0..LANES).fold(0u32, |acc, l| {
+        acc | u32::from(f(s[0][l] as u16, s[1][l] as u16)) << l
+    });
     write_mask(w, u, bits)
 }
 
 #[inline(always)]
 fn cmp_d(w: &mut Wave, u: &Uop, f: impl Fn(f64, f64) -> bool) -> R {
     let s = sources64::<2>(w, u, true);
-    let bits = (0..LANES).fold(0u32, |acc, l| acc | u32::from(f(f64::from_bits(s[0][l]), f64::from_bits(s[1][l]))) << l);
+    let bits = (0..LANES).fold(0u32, |acc, l| {
+        acc | u32::from(f(f64::from_bits(s[0][l]), f64::from_bits(s[1][l]))) << l
+    });
     write_mask(w, u, bits)
 }
 
@@ -434,7 +489,9 @@ fn cmp_q(w: &mut Wave, u: &Uop, f: impl Fn(u64, u64) -> bool) -> R {
 fn class_d(w: &mut Wave, u: &Uop, _: ()) -> R {
     let a = sources64::<1>(w, u, true)[0];
     let m = w.vread(u.s[1]);
-    let bits = (0..LANES).fold(0u32, |acc, l| acc | u32::from(fp::class64(f64::from_bits(a[l])) & m[l] != 0) << l);
+    let bits = (0..LANES).fold(0u32, |acc, l| {
+        acc | u32::from(fp::class64(f64::from_bits(a[l])) & m[l] != 0) << l
+    });
     write_mask(w, u, bits)
 }
 
@@ -483,7 +540,11 @@ fn mix_sources(w: &Wave, u: &Uop) -> [[f32; LANES]; 3] {
         let raw = w.vread(u.s[i]);
         std::array::from_fn(|l| {
             let mut x = if u.m.op_sel_hi >> i & 1 != 0 {
-                let h = if u.m.op_sel >> i & 1 != 0 { raw[l] >> 16 } else { raw[l] & 0xffff };
+                let h = if u.m.op_sel >> i & 1 != 0 {
+                    raw[l] >> 16
+                } else {
+                    raw[l] & 0xffff
+                };
                 fp::from_f16(h)
             } else {
                 f32::from_bits(raw[l])
@@ -557,7 +618,11 @@ fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
         return 0;
     }
     let x = v >> off;
-    let m = if width + off >= 32 { x } else { x & ((1 << width) - 1) };
+    let m = if width + off >= 32 {
+        x
+    } else {
+        x & ((1 << width) - 1)
+    };
     if signed {
         let sh = 32 - width.min(32 - off).max(1);
         ((m << sh) as i32 >> sh) as u32
@@ -567,7 +632,9 @@ fn bfe(v: u32, off: u32, width: u32, signed: bool) -> u32 {
 }
 
 fn sad_u8(a: u32, b: u32) -> u32 {
-    (0..4).map(|i| ((a >> (8 * i)) as u8).abs_diff((b >> (8 * i)) as u8) as u32).sum()
+    (0..4)
+        .map(|i| ((a >> (8 * i)) as u8).abs_diff((b >> (8 * i)) as u8) as u32)
+        .sum()
 }
 
 /// `v_perm_b32` byte selection over {S0, S1}.
@@ -577,10 +644,34 @@ fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
         let k = (sel >> (8 * i)) & 0xff;
         let b: u32 = match k {
             0..=7 => (bytes >> (8 * k)) as u32 & 0xff,
-            8 => if s1 >> 15 & 1 != 0 { 0xff } else { 0 },
-            9 => if s1 >> 31 & 1 != 0 { 0xff } else { 0 },
-            10 => if s0 >> 15 & 1 != 0 { 0xff } else { 0 },
-            11 => if s0 >> 31 & 1 != 0 { 0xff } else { 0 },
+            8 => {
+                if s1 >> 15 & 1 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            }
+            9 => {
+                if s1 >> 31 & 1 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            }
+            10 => {
+                if s0 >> 15 & 1 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            }
+            11 => {
+                if s0 >> 31 & 1 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            }
             12 => 0,
             _ => 0xff,
         };
@@ -628,7 +719,8 @@ const IEEE: bool = true;
 
 /// Two f16 products and an f32 accumulator, rounded once to f32.
 fn dot2_f16(a: u32, b: u32, c: u32) -> u32 {
-    let p = f64::from(hf(a & 0xffff)) * f64::from(hf(b & 0xffff)) + f64::from(hf(a >> 16)) * f64::from(hf(b >> 16));
+    let p = f64::from(hf(a & 0xffff)) * f64::from(hf(b & 0xffff))
+        + f64::from(hf(a >> 16)) * f64::from(hf(b >> 16));
     ((p + f64::from(f32::from_bits(c))) as f32).to_bits()
 }
 
@@ -889,7 +981,7 @@ handlers! {
     d64: v_ldexp_f64 => |[a, b]| fp::ldexp64(a, b.to_bits() as u32 as i32);
     to64: v_cvt_f64_f32 => |a| f64::from(f32::from_bits(a));
     to64: v_cvt_f64_i32 => |a| f64::from(a as i32);
-    to64: v_cvt_f64_u32 => |a| f64::from(a);
+    to64: v_cvt_f64_u32 => f64::from;
     d64to32: v_cvt_f32_f64 => |[a]| (a as f32).to_bits();
     d64to32: v_cvt_i32_f64 => |[a]| fp::cvt_i32(a);
     d64to32: v_cvt_u32_f64 => |[a]| fp::cvt_u32(a);
@@ -925,14 +1017,14 @@ handlers! {
     pki: v_pk_mad_u16 => |[a, b, c]| a.wrapping_mul(b).wrapping_add(c);
     pki: v_pk_mad_i16 => |[a, b, c]| a.wrapping_mul(b).wrapping_add(c);
     // ---- dot products (VOP3P sources are whole dwords) ----
-    dot: v_dot2_f32_f16 => |a, b, c| dot2_f16(a, b, c);
+    dot: v_dot2_f32_f16 => dot2_f16;
     dot: v_dot2_i32_i16 => |a, b, c| (i32::from(a as i16) * i32::from(b as i16)).wrapping_add(i32::from((a >> 16) as i16) * i32::from((b >> 16) as i16)).wrapping_add(c as i32) as u32;
     dot: v_dot2_u32_u16 => |a, b, c| (a & 0xffff).wrapping_mul(b & 0xffff).wrapping_add((a >> 16) * (b >> 16)).wrapping_add(c);
     dot: v_dot4_i32_i8 => |a, b, c| (0..4).fold(c as i32, |acc, i| acc.wrapping_add(i32::from((a >> (8 * i)) as i8) * i32::from((b >> (8 * i)) as i8))) as u32;
     dot: v_dot4_u32_u8 => |a, b, c| (0..4).fold(c, |acc, i| acc.wrapping_add((a >> (8 * i) & 0xff) * (b >> (8 * i) & 0xff)));
     dot: v_dot8_i32_i4 => |a, b, c| (0..8).fold(c as i32, |acc, i| acc.wrapping_add((((a >> (4 * i)) << 28) as i32 >> 28) * (((b >> (4 * i)) << 28) as i32 >> 28))) as u32;
     dot: v_dot8_u32_u4 => |a, b, c| (0..8).fold(c, |acc, i| acc.wrapping_add((a >> (4 * i) & 0xf) * (b >> (4 * i) & 0xf)));
-    dotc: v_dot2c_f32_f16 => |a, b, c| dot2_f16(a, b, c);
+    dotc: v_dot2c_f32_f16 => dot2_f16;
     dotc: v_dot4c_i32_i8 => |a, b, c| (0..4).fold(c as i32, |acc, i| acc.wrapping_add(i32::from((a >> (8 * i)) as i8) * i32::from((b >> (8 * i)) as i8))) as u32;
     // ---- compares: f32 ----
     cmp_f: v_cmp_f_f32 => |_, _| false;
@@ -1065,7 +1157,8 @@ fn dotc(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32, u32) -> u32) -> R {
 pub fn v_cndmask_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     let sel = w.sread(u.s[2]);
     let (s, mask) = sources::<2>(w, u, K::F32);
-    let out: [u32; LANES] = std::array::from_fn(|l| if sel >> l & 1 != 0 { s[1][l] } else { s[0][l] });
+    let out: [u32; LANES] =
+        std::array::from_fn(|l| if sel >> l & 1 != 0 { s[1][l] } else { s[0][l] });
     finish(w, u, K::I32, out, mask)
 }
 
@@ -1077,9 +1170,14 @@ pub fn v_fmac_f16(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
 /// `v_pk_fmac_f16`: packed multiply-accumulate into the destination.
 pub fn v_pk_fmac_f16(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     let (a, b, c) = (w.vread(u.s[0]), w.vread(u.s[1]), w.vread(u.d[0]));
-    let fma = |x: u32, y: u32, z: u32| u32::from(f16::from_f64(f64::from(hf(x)).mul_add(f64::from(hf(y)), f64::from(hf(z)))).to_bits());
+    let fma = |x: u32, y: u32, z: u32| {
+        u32::from(
+            f16::from_f64(f64::from(hf(x)).mul_add(f64::from(hf(y)), f64::from(hf(z)))).to_bits(),
+        )
+    };
     let out: [u32; LANES] = std::array::from_fn(|l| {
-        fma(a[l] & 0xffff, b[l] & 0xffff, c[l] & 0xffff) | fma(a[l] >> 16, b[l] >> 16, c[l] >> 16) << 16
+        fma(a[l] & 0xffff, b[l] & 0xffff, c[l] & 0xffff)
+            | fma(a[l] >> 16, b[l] >> 16, c[l] >> 16) << 16
     });
     let m = w.exec();
     w.vwrite(u.d[0], m, &out);
@@ -1140,7 +1238,12 @@ pub fn v_div_scale_f64(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     let mut out = [0u64; LANES];
     let mut vcc = 0u32;
     for l in 0..LANES {
-        let (d, c) = fp::div_scale64(f64::from_bits(s[0][l]), f64::from_bits(s[1][l]), f64::from_bits(s[2][l]), 64);
+        let (d, c) = fp::div_scale64(
+            f64::from_bits(s[0][l]),
+            f64::from_bits(s[1][l]),
+            f64::from_bits(s[2][l]),
+            64,
+        );
         out[l] = d.to_bits();
         vcc |= u32::from(c) << l;
     }
@@ -1166,7 +1269,14 @@ pub fn v_div_fmas_f64(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     let vcc = w.vcc();
     let s = sources64::<3>(w, u, true);
     let out: [u64; LANES] = std::array::from_fn(|l| {
-        fp::div_fmas64(f64::from_bits(s[0][l]), f64::from_bits(s[1][l]), f64::from_bits(s[2][l]), vcc >> l & 1 != 0, 64).to_bits()
+        fp::div_fmas64(
+            f64::from_bits(s[0][l]),
+            f64::from_bits(s[1][l]),
+            f64::from_bits(s[2][l]),
+            vcc >> l & 1 != 0,
+            64,
+        )
+        .to_bits()
     });
     let m = w.exec();
     w.vwrite64(u.d[0], m, &out);
@@ -1187,7 +1297,11 @@ pub fn v_readlane_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
 /// `v_readfirstlane_b32`: the first active lane (lane 0 when EXEC is 0).
 pub fn v_readfirstlane_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     let exec = w.exec();
-    let lane = if exec == 0 { 0 } else { exec.trailing_zeros() as usize };
+    let lane = if exec == 0 {
+        0
+    } else {
+        exec.trailing_zeros() as usize
+    };
     let v = match u.s[0] {
         Opnd::V(r) => w.lane(r, lane),
         o => w.sread_b32(o),
@@ -1209,7 +1323,11 @@ pub fn v_writelane_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
 /// `v_mbcnt_lo_u32_b32`: set bits of `s0` below this lane, plus `s1`.
 pub fn v_mbcnt_lo_u32_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     let (s, mask) = sources::<2>(w, u, K::I32);
-    let out: [u32; LANES] = std::array::from_fn(|l| (s[0][l] & ((1u64 << l) - 1) as u32).count_ones().wrapping_add(s[1][l]));
+    let out: [u32; LANES] = std::array::from_fn(|l| {
+        (s[0][l] & ((1u64 << l) - 1) as u32)
+            .count_ones()
+            .wrapping_add(s[1][l])
+    });
     finish(w, u, K::I32, out, mask)
 }
 
@@ -1220,7 +1338,9 @@ pub fn v_mbcnt_hi_u32_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
 }
 
 fn permlane(w: &mut Wave, u: &Uop, cross: bool) -> R {
-    let Opnd::V(src) = u.s[0] else { return Ok(Step::Next) };
+    let Opnd::V(src) = u.s[0] else {
+        return Ok(Step::Next);
+    };
     let (sel_lo, sel_hi) = (w.sread(u.s[1]), w.sread(u.s[2]));
     let exec = w.exec();
     let fi = u.m.op_sel & 1 != 0;
@@ -1229,7 +1349,11 @@ fn permlane(w: &mut Wave, u: &Uop, cross: bool) -> R {
     let srcv = w.v[src as usize];
     let out: [u32; LANES] = std::array::from_fn(|l| {
         let i = l & 15;
-        let sel = if i < 8 { sel_lo >> (4 * i) } else { sel_hi >> (4 * (i - 8)) } & 15;
+        let sel = if i < 8 {
+            sel_lo >> (4 * i)
+        } else {
+            sel_hi >> (4 * (i - 8))
+        } & 15;
         let row = if cross { (l & 16) ^ 16 } else { l & 16 };
         let s = row + sel as usize;
         if fi || exec >> s & 1 != 0 {
@@ -1304,7 +1428,9 @@ pub fn v_nop(_: &mut Wave, _: &Uop, _: &mut Env<'_>) -> R {
 /// `v_trig_preop_f64`: 53 bits of 2/π starting at bit `s1 + exponent adjustment`, scaled.
 pub fn v_trig_preop_f64(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     let s = sources64::<2>(w, u, true);
-    let out: [u64; LANES] = std::array::from_fn(|l| crate::float::trig::preop(f64::from_bits(s[0][l]), s[1][l] as u32).to_bits());
+    let out: [u64; LANES] = std::array::from_fn(|l| {
+        crate::float::trig::preop(f64::from_bits(s[0][l]), s[1][l] as u32).to_bits()
+    });
     let m = w.exec();
     w.vwrite64(u.d[0], m, &out);
     Ok(Step::Next)

@@ -66,7 +66,10 @@ enum Space {
 enum Target {
     Guest(NonNull<u8>),
     Lds(u32),
-    Scratch { base: u64, offset: u32 },
+    Scratch {
+        base: u64,
+        offset: u32,
+    },
     /// Out of range of a raw buffer: loads read 0, stores are dropped.
     Nowhere,
 }
@@ -149,10 +152,13 @@ fn address(w: &Wave, u: &Uop, space: Space, l: usize) -> u64 {
                 Opnd::V(r) => w.v[r as usize][l],
                 _ => 0,
             };
-            w.sread64(u.mem.saddr).wrapping_add(u64::from(v)).wrapping_add_signed(off)
+            w.sread64(u.mem.saddr)
+                .wrapping_add(u64::from(v))
+                .wrapping_add_signed(off)
         }
         _ => match u.s[0] {
-            Opnd::V(r) => (u64::from(w.v[r as usize][l]) | u64::from(w.v[r as usize + 1][l]) << 32).wrapping_add_signed(off),
+            Opnd::V(r) => (u64::from(w.v[r as usize][l]) | u64::from(w.v[r as usize + 1][l]) << 32)
+                .wrapping_add_signed(off),
             _ => 0,
         },
     }
@@ -160,7 +166,9 @@ fn address(w: &Wave, u: &Uop, space: Space, l: usize) -> u64 {
 
 /// Buffer address of lane `l` for byte `extra` of the access (dword pieces swizzle apart).
 fn buffer_address(w: &Wave, u: &Uop, l: usize, extra: u32) -> (u64, bool) {
-    let Opnd::S(rs) = u.s[2] else { return (0, false) };
+    let Opnd::S(rs) = u.s[2] else {
+        return (0, false);
+    };
     let rs = rs as usize;
     let (w0, w1, w2, w3) = (w.s[rs], w.s[rs + 1], w.s[rs + 2], w.s[rs + 3]);
     let base = u64::from(w0) | u64::from(w1 & 0xffff) << 32;
@@ -175,13 +183,20 @@ fn buffer_address(w: &Wave, u: &Uop, l: usize, extra: u32) -> (u64, bool) {
     if add_tid {
         index += l as u64;
     }
-    let voff = if u.mem.offen { vaddr(u16::from(u.mem.idxen)) } else { 0 };
+    let voff = if u.mem.offen {
+        vaddr(u16::from(u.mem.idxen))
+    } else {
+        0
+    };
     let offset = u64::from(voff) + (u.mem.offset as u32 as u64 & 0xfff) + u64::from(extra);
     let soffset = u64::from(w.sread(u.mem.saddr));
     let addr = if swz {
         let istride = 8u64 << (w3 >> 21 & 3);
         let elem = 4u64;
-        base + soffset + (index / istride * stride + offset / elem * elem) * istride + (index % istride) * elem + offset % elem
+        base + soffset
+            + (index / istride * stride + offset / elem * elem) * istride
+            + (index % istride) * elem
+            + offset % elem
     } else {
         base + soffset + index * stride + offset
     };
@@ -190,14 +205,29 @@ fn buffer_address(w: &Wave, u: &Uop, l: usize, extra: u32) -> (u64, bool) {
     (addr, in_range)
 }
 
-fn resolve(w: &Wave, e: &Env<'_>, space: Space, addr: u64, l: usize, len: u32, acc: Access, in_range: bool) -> Result<Target, Box<Fault>> {
+// The access is described by its parts (space, address, lane, length, kind, range check);
+// bundling them in a struct would only move the list.
+#[allow(clippy::too_many_arguments)]
+fn resolve(
+    w: &Wave,
+    e: &Env<'_>,
+    space: Space,
+    addr: u64,
+    l: usize,
+    len: u32,
+    acc: Access,
+    in_range: bool,
+) -> Result<Target, Box<Fault>> {
     if space == Space::Flat {
         let hi = (addr >> 32) as u32;
         if hi == w.shared_base_hi {
             return Ok(Target::Lds(addr as u32));
         }
         if hi == w.private_base_hi {
-            return Ok(Target::Scratch { base: w.flat_scratch.wrapping_sub(SCRATCH_BASE), offset: addr as u32 });
+            return Ok(Target::Scratch {
+                base: w.flat_scratch.wrapping_sub(SCRATCH_BASE),
+                offset: addr as u32,
+            });
         }
     }
     if space == Space::Buffer {
@@ -206,22 +236,43 @@ fn resolve(w: &Wave, e: &Env<'_>, space: Space, addr: u64, l: usize, len: u32, a
         }
         if addr >= SCRATCH_BASE {
             // The swizzle is already in the address: a physical scratch offset, lane bits included.
-            return Ok(Target::Scratch { base: addr - SCRATCH_BASE, offset: u32::MAX });
+            return Ok(Target::Scratch {
+                base: addr - SCRATCH_BASE,
+                offset: u32::MAX,
+            });
         }
     }
-    e.mem.translate(addr, u64::from(len), acc).map(Target::Guest).map_err(|p| guest_fault(l, addr, p))
+    e.mem
+        .translate(addr, u64::from(len), acc)
+        .map(Target::Guest)
+        .map_err(|p| guest_fault(l, addr, p))
 }
 
 fn scratch_fault(l: usize, addr: u64, f: crate::scratch::ScratchFault) -> Box<Fault> {
-    Box::new(Fault::Memory { lane: l as u32, address: addr, kind: FaultKind::Scratch(f) })
+    Box::new(Fault::Memory {
+        lane: l as u32,
+        address: addr,
+        kind: FaultKind::Scratch(f),
+    })
 }
 
 fn lds_fault(l: usize, addr: u64, f: crate::lds::LdsFault) -> Box<Fault> {
-    Box::new(Fault::Memory { lane: l as u32, address: addr, kind: FaultKind::Lds(f) })
+    Box::new(Fault::Memory {
+        lane: l as u32,
+        address: addr,
+        kind: FaultKind::Lds(f),
+    })
 }
 
 /// Reads `out.len()` bytes for lane `l` from its target.
-fn read(w: &mut Wave, e: &Env<'_>, t: Target, l: usize, addr: u64, out: &mut [u8]) -> Result<(), Box<Fault>> {
+fn read(
+    w: &mut Wave,
+    e: &Env<'_>,
+    t: Target,
+    l: usize,
+    addr: u64,
+    out: &mut [u8],
+) -> Result<(), Box<Fault>> {
     match t {
         Target::Guest(p) => {
             // SAFETY: translate() approved `out.len()` (<= 16) bytes at p for reading.
@@ -234,7 +285,9 @@ fn read(w: &mut Wave, e: &Env<'_>, t: Target, l: usize, addr: u64, out: &mut [u8
             let r = if offset == u32::MAX {
                 w.scratch.read(out, |i| base + u64::from(i))
             } else {
-                w.scratch.read(out, |i| base.wrapping_add(swizzle(l as u32, offset.wrapping_add(i))))
+                w.scratch.read(out, |i| {
+                    base.wrapping_add(swizzle(l as u32, offset.wrapping_add(i)))
+                })
             };
             r.map_err(|f| scratch_fault(l, addr, f))
         }
@@ -252,11 +305,15 @@ fn read(w: &mut Wave, e: &Env<'_>, t: Target, l: usize, addr: u64, out: &mut [u8
 unsafe fn read_n(p: NonNull<u8>, n: usize) -> [u8; 16] {
     let mut buf = [0u8; 16];
     match n {
-        // SAFETY (these arms): the caller guarantees n readable bytes.
+        // SAFETY: the caller guarantees n = 4 readable bytes.
         4 => buf[..4].copy_from_slice(&unsafe { memory::load::<4>(p) }),
+        // SAFETY: the caller guarantees n = 8 readable bytes.
         8 => buf[..8].copy_from_slice(&unsafe { memory::load::<8>(p) }),
+        // SAFETY: the caller guarantees n = 12 readable bytes.
         12 => buf[..12].copy_from_slice(&unsafe { memory::load::<12>(p) }),
+        // SAFETY: the caller guarantees n = 16 readable bytes.
         16 => buf.copy_from_slice(&unsafe { memory::load::<16>(p) }),
+        // SAFETY: the caller guarantees n = 2 readable bytes.
         2 => buf[..2].copy_from_slice(&unsafe { memory::load::<2>(p) }),
         _ => {
             for (i, b) in buf.iter_mut().enumerate().take(n.min(16)) {
@@ -268,7 +325,14 @@ unsafe fn read_n(p: NonNull<u8>, n: usize) -> [u8; 16] {
     buf
 }
 
-fn write(w: &mut Wave, e: &mut Env<'_>, t: Target, l: usize, addr: u64, data: &[u8]) -> Result<(), Box<Fault>> {
+fn write(
+    w: &mut Wave,
+    e: &mut Env<'_>,
+    t: Target,
+    l: usize,
+    addr: u64,
+    data: &[u8],
+) -> Result<(), Box<Fault>> {
     match t {
         Target::Guest(p) => {
             // SAFETY: translate() approved `data.len()` bytes at p for writing.
@@ -280,7 +344,9 @@ fn write(w: &mut Wave, e: &mut Env<'_>, t: Target, l: usize, addr: u64, data: &[
             let r = if offset == u32::MAX {
                 w.scratch.write(data, |i| base + u64::from(i))
             } else {
-                w.scratch.write(data, |i| base.wrapping_add(swizzle(l as u32, offset.wrapping_add(i))))
+                w.scratch.write(data, |i| {
+                    base.wrapping_add(swizzle(l as u32, offset.wrapping_add(i)))
+                })
             };
             r.map_err(|f| scratch_fault(l, addr, f))
         }
@@ -289,8 +355,22 @@ fn write(w: &mut Wave, e: &mut Env<'_>, t: Target, l: usize, addr: u64, data: &[
 }
 
 /// Lane `l`'s address and target for byte `extra` of an access of `len` bytes.
-fn lane_target(w: &Wave, u: &Uop, e: &Env<'_>, space: Space, l: usize, extra: u32, len: u32, acc: Access) -> Result<(u64, Target), Box<Fault>> {
-    let (addr, ok) = if space == Space::Buffer { buffer_address(w, u, l, extra) } else { (address(w, u, space, l).wrapping_add(u64::from(extra)), true) };
+#[allow(clippy::too_many_arguments)]
+fn lane_target(
+    w: &Wave,
+    u: &Uop,
+    e: &Env<'_>,
+    space: Space,
+    l: usize,
+    extra: u32,
+    len: u32,
+    acc: Access,
+) -> Result<(u64, Target), Box<Fault>> {
+    let (addr, ok) = if space == Space::Buffer {
+        buffer_address(w, u, l, extra)
+    } else {
+        (address(w, u, space, l).wrapping_add(u64::from(extra)), true)
+    };
     Ok((addr, resolve(w, e, space, addr, l, len, acc, ok)?))
 }
 
@@ -298,7 +378,9 @@ fn run(w: &mut Wave, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
     let exec = w.exec();
     match op {
         Op::Load { bytes, sext, d16 } => {
-            let Opnd::V(d) = u.d[0] else { return Ok(Step::Next) };
+            let Opnd::V(d) = u.d[0] else {
+                return Ok(Step::Next);
+            };
             let d = d as usize;
             let words = bytes.div_ceil(4) as usize;
             for l in super::lanes_of(exec) {
@@ -317,7 +399,11 @@ fn run(w: &mut Wave, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
                 match (bytes, d16) {
                     (1 | 2, D16::No) => {
                         let x = if bytes == 1 {
-                            if sext { v as u8 as i8 as i32 as u32 } else { v & 0xff }
+                            if sext {
+                                v as u8 as i8 as i32 as u32
+                            } else {
+                                v & 0xff
+                            }
                         } else if sext {
                             v as u16 as i16 as i32 as u32
                         } else {
@@ -327,24 +413,35 @@ fn run(w: &mut Wave, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
                     }
                     (_, D16::Lo | D16::Hi) => {
                         let x = if bytes == 1 {
-                            if sext { u32::from(v as u8 as i8 as i16 as u16) } else { v & 0xff }
+                            if sext {
+                                u32::from(v as u8 as i8 as i16 as u16)
+                            } else {
+                                v & 0xff
+                            }
                         } else {
                             v & 0xffff
                         };
                         let old = w.v[d][l];
-                        w.v[d][l] = if d16 == D16::Hi { (old & 0xffff) | x << 16 } else { (old & 0xffff_0000) | x };
+                        w.v[d][l] = if d16 == D16::Hi {
+                            (old & 0xffff) | x << 16
+                        } else {
+                            (old & 0xffff_0000) | x
+                        };
                     }
                     _ => {
                         for k in 0..words {
                             let i = 4 * k;
-                            w.v[d + k][l] = u32::from_le_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
+                            w.v[d + k][l] =
+                                u32::from_le_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
                         }
                     }
                 }
             }
         }
         Op::Store { bytes, hi } => {
-            let Opnd::V(s) = u.s[1] else { return Ok(Step::Next) };
+            let Opnd::V(s) = u.s[1] else {
+                return Ok(Step::Next);
+            };
             let s = s as usize;
             for l in super::lanes_of(exec) {
                 let mut buf = [0u8; 16];
@@ -367,7 +464,9 @@ fn run(w: &mut Wave, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
             }
         }
         Op::Atomic { op, wide } => {
-            let Opnd::V(s) = u.s[1] else { return Ok(Step::Next) };
+            let Opnd::V(s) = u.s[1] else {
+                return Ok(Step::Next);
+            };
             let s = s as usize;
             let len = if wide { 8 } else { 4 };
             let mut out = [[0u32; LANES]; 2];
@@ -376,10 +475,16 @@ fn run(w: &mut Wave, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
                 let data = |k: usize| w.v[s + k][l];
                 let old: u64 = if wide {
                     let src = u64::from(data(0)) | u64::from(data(1)) << 32;
-                    let cmp = if matches!(op, At::Cmpswap | At::Fcmpswap) { u64::from(data(2)) | u64::from(data(3)) << 32 } else { 0 };
+                    let cmp = if matches!(op, At::Cmpswap | At::Fcmpswap) {
+                        u64::from(data(2)) | u64::from(data(3)) << 32
+                    } else {
+                        0
+                    };
                     match t {
                         // SAFETY: translate() approved 8 bytes for a read-modify-write.
-                        Target::Guest(p) => unsafe { memory::rmw64(p, |o| atomic64(op, o, src, cmp)) },
+                        Target::Guest(p) => unsafe {
+                            memory::rmw64(p, |o| atomic64(op, o, src, cmp))
+                        },
                         other => {
                             let mut b = [0u8; 8];
                             read(w, e, other, l, addr, &mut b)?;
@@ -393,10 +498,16 @@ fn run(w: &mut Wave, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
                     }
                 } else {
                     let src = data(0);
-                    let cmp = if matches!(op, At::Cmpswap | At::Fcmpswap) { data(1) } else { 0 };
+                    let cmp = if matches!(op, At::Cmpswap | At::Fcmpswap) {
+                        data(1)
+                    } else {
+                        0
+                    };
                     u64::from(match t {
                         // SAFETY: translate() approved 4 bytes for a read-modify-write.
-                        Target::Guest(p) => unsafe { memory::rmw32(p, |o| atomic32(op, o, src, cmp)) },
+                        Target::Guest(p) => unsafe {
+                            memory::rmw32(p, |o| atomic32(op, o, src, cmp))
+                        },
                         other => {
                             let mut b = [0u8; 4];
                             read(w, e, other, l, addr, &mut b)?;
@@ -439,10 +550,18 @@ macro_rules! mem {
 }
 
 const fn ld(bytes: u32, sext: bool) -> Op {
-    Op::Load { bytes, sext, d16: D16::No }
+    Op::Load {
+        bytes,
+        sext,
+        d16: D16::No,
+    }
 }
 const fn ld16(bytes: u32, sext: bool, hi: bool) -> Op {
-    Op::Load { bytes, sext, d16: if hi { D16::Hi } else { D16::Lo } }
+    Op::Load {
+        bytes,
+        sext,
+        d16: if hi { D16::Hi } else { D16::Lo },
+    }
 }
 const fn st(bytes: u32, hi: bool) -> Op {
     Op::Store { bytes, hi }
@@ -630,4 +749,7 @@ pub fn buffer_inv(_: &mut Wave, _: &Uop, e: &mut Env<'_>) -> R {
 }
 
 /// Handlers defined outside the table macro.
-pub const EXTRA: &[(&str, Handler)] = &[("buffer_gl0_inv", buffer_inv), ("buffer_gl1_inv", buffer_inv)];
+pub const EXTRA: &[(&str, Handler)] = &[
+    ("buffer_gl0_inv", buffer_inv),
+    ("buffer_gl1_inv", buffer_inv),
+];

@@ -91,7 +91,11 @@ pub fn min_f64(a: f64, b: f64, ieee: bool) -> f64 {
 
 /// Median of three (`v_med3_f32`): NaN inputs follow min/max.
 pub fn med3_f32(a: f32, b: f32, c: f32, ieee: bool) -> f32 {
-    max_f32(min_f32(a, b, ieee), min_f32(max_f32(a, b, ieee), c, ieee), ieee)
+    max_f32(
+        min_f32(a, b, ieee),
+        min_f32(max_f32(a, b, ieee), c, ieee),
+        ieee,
+    )
 }
 
 /// Whether `x` is a signalling NaN.
@@ -488,7 +492,11 @@ mod tests {
         assert_eq!(ldexp32(1.0, 200), f32::INFINITY);
         assert_eq!(ldexp32(1.0, -149), f32::from_bits(1));
         assert_eq!(ldexp64(1.0, -1075), 0.0);
-        assert_eq!(ldexp64(3.0, -1075), f64::from_bits(2), "one rounding, ties to even");
+        assert_eq!(
+            ldexp64(3.0, -1075),
+            f64::from_bits(2),
+            "one rounding, ties to even"
+        );
     }
 
     #[test]
@@ -509,9 +517,21 @@ mod tests {
             let q = div_fmas64(f64::from(e3), f64::from(r), f64::from(q), vcc, 32) as f32;
             div_fixup64(f64::from(q), b, a, 32) as f32
         };
-        for (a, b) in [(1.0f32, 3.0f32), (7.0, -2.5), (1e-40, 3.0), (3e38, 1e-5), (1.0, 3e38), (0.0, 0.0), (5.0, 0.0), (f32::INFINITY, 2.0)] {
+        for (a, b) in [
+            (1.0f32, 3.0f32),
+            (7.0, -2.5),
+            (1e-40, 3.0),
+            (3e38, 1e-5),
+            (1.0, 3e38),
+            (0.0, 0.0),
+            (5.0, 0.0),
+            (f32::INFINITY, 2.0),
+        ] {
             let (got, want) = (div(a, b), a / b);
-            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{a:e}/{b:e}: {got:e} vs {want:e}");
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{a:e}/{b:e}: {got:e} vs {want:e}"
+            );
         }
     }
 
