@@ -5,10 +5,20 @@
 use rocload_emu::exec::{ds, flow, salu, smem, valu, vmem};
 
 fn main() {
-    let mut names: Vec<&str> = [salu::TABLE, salu::EXTRA, flow::TABLE, valu::TABLE, valu::EXTRA, vmem::TABLE, vmem::EXTRA, ds::TABLE, smem::TABLE]
-        .iter()
-        .flat_map(|t| t.iter().map(|(k, _)| *k))
-        .collect();
+    let mut names: Vec<&str> = [
+        salu::TABLE,
+        salu::EXTRA,
+        flow::TABLE,
+        valu::TABLE,
+        valu::EXTRA,
+        vmem::TABLE,
+        vmem::EXTRA,
+        ds::TABLE,
+        smem::TABLE,
+    ]
+    .iter()
+    .flat_map(|t| t.iter().map(|(k, _)| *k))
+    .collect();
     names.sort_unstable();
     names.dedup();
     for n in names {

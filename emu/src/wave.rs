@@ -195,6 +195,19 @@ impl Wave {
         }
     }
 
+    /// A 32-bit vector-ALU source by reference: the VGPR itself, or a scalar or constant
+    /// broadcast into `tmp` (the fast paths avoid copying registers).
+    #[inline(always)]
+    pub fn vref<'a>(&'a self, o: Opnd, tmp: &'a mut [u32; LANES]) -> &'a [u32; LANES] {
+        match o {
+            Opnd::V(r) => &self.v[r as usize],
+            _ => {
+                *tmp = [self.sread_b32(o); LANES];
+                tmp
+            }
+        }
+    }
+
     /// Reads a 64-bit vector-ALU source for every lane (a VGPR pair, an SGPR pair or a 64-bit
     /// constant broadcast).
     #[inline(always)]

@@ -920,4 +920,3 @@ fn every_mnemonic_has_one_handler_and_unknown_ones_none() {
     assert!(handler_for("image_sample").is_none());
     assert!(handler_count() > 500, "{}", handler_count());
 }
-

@@ -149,13 +149,14 @@ fn v<const N: usize>(w: &mut Wave, u: &Uop, k: K, f: impl Fn([u32; N]) -> u32) -
 #[inline(always)]
 fn i2(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32) -> u32) -> R {
     if matches!(u.lanes, LaneMode::Plain) {
-        let (a, b) = (w.vread(u.s[0]), w.vread(u.s[1]));
+        let (mut t0, mut t1) = ([0; LANES], [0; LANES]);
+        let (a, b) = (w.vref(u.s[0], &mut t0), w.vref(u.s[1], &mut t1));
         let out: [u32; LANES] = std::array::from_fn(|l| f(a[l], b[l]));
         let m = w.exec();
         w.vwrite(u.d[0], m, &out);
         return Ok(Step::Next);
     }
-    v::<2>(w, u, K::I32, |[a, b]| f(a, b))
+    slow(|| v::<2>(w, u, K::I32, |[a, b]| f(a, b)))
 }
 
 #[inline(always)]
@@ -175,8 +176,9 @@ fn f1(w: &mut Wave, u: &Uop, f: impl Fn(f32) -> f32) -> R {
 
 #[inline(always)]
 fn f2(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> f32) -> R {
-    if matches!(u.lanes, LaneMode::Plain) && u.m.neg | u.m.abs == 0 && !u.m.clamp && u.m.omod == 0 {
-        let (a, b) = (w.vread(u.s[0]), w.vread(u.s[1]));
+    if plain(u) {
+        let (mut t0, mut t1) = ([0; LANES], [0; LANES]);
+        let (a, b) = (w.vref(u.s[0], &mut t0), w.vref(u.s[1], &mut t1));
         let out: [u32; LANES] =
             std::array::from_fn(|l| f(f32::from_bits(a[l]), f32::from_bits(b[l])).to_bits());
         let m = w.exec();
@@ -239,6 +241,14 @@ unsafe fn fma_lanes_hw(a: &[u32; LANES], b: &[u32; LANES], c: &[u32; LANES]) -> 
     })
 }
 
+/// Runs a general (modifier, DPP or SDWA) path out of line, so the fast paths' handlers stay
+/// small (no big stack frame to set up for the common case).
+#[cold]
+#[inline(never)]
+fn slow(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 fn plain(u: &Uop) -> bool {
     matches!(u.lanes, LaneMode::Plain) && u.m.neg | u.m.abs == 0 && !u.m.clamp && u.m.omod == 0
 }
@@ -247,24 +257,34 @@ fn plain(u: &Uop) -> bool {
 #[inline(always)]
 fn fma3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
     if plain(u) {
-        let out = fma_lanes(&w.vread(u.s[0]), &w.vread(u.s[1]), &w.vread(u.s[2]));
+        let (mut t0, mut t1, mut t2) = ([0; LANES], [0; LANES], [0; LANES]);
+        let out = fma_lanes(
+            w.vref(u.s[0], &mut t0),
+            w.vref(u.s[1], &mut t1),
+            w.vref(u.s[2], &mut t2),
+        );
         let m = w.exec();
         w.vwrite(u.d[0], m, &out);
         return Ok(Step::Next);
     }
-    f3(w, u, f)
+    slow(|| f3(w, u, f))
 }
 
 /// `v_fmac_f32`: the FMA fast path into the destination.
 #[inline(always)]
 fn fmac_fast(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
     if plain(u) {
-        let out = fma_lanes(&w.vread(u.s[0]), &w.vread(u.s[1]), &w.vread(u.d[0]));
+        let (mut t0, mut t1, mut t2) = ([0; LANES], [0; LANES], [0; LANES]);
+        let out = fma_lanes(
+            w.vref(u.s[0], &mut t0),
+            w.vref(u.s[1], &mut t1),
+            w.vref(u.d[0], &mut t2),
+        );
         let m = w.exec();
         w.vwrite(u.d[0], m, &out);
         return Ok(Step::Next);
     }
-    fmac(w, u, f)
+    slow(|| fmac(w, u, f))
 }
 
 #[inline(always)]
@@ -745,7 +765,7 @@ fn i1w(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> u32) -> R {
         w.vwrite(u.d[0], m, &out);
         return Ok(Step::Next);
     }
-    i1(w, u, f)
+    slow(|| i1(w, u, f))
 }
 
 /// One source typed `kin`, the result typed `kout`.
