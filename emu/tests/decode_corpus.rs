@@ -7,6 +7,7 @@
 //! - By default a deterministic sample is checked (every object, at most
 //!   `ROCLOAD_EMU_SAMPLE` instructions per object, default 20000);
 //!   `ROCLOAD_EMU_FULL_CORPUS=1` checks everything.
+//! - `ROCLOAD_EMU_FAILURES=FILE` writes every mismatch to FILE.
 //! - `ROCLOAD_EMU_CORPUS` overrides the corpus directory, `LLVM_OBJDUMP` the tool.
 
 use rocload_emu::isa::disassemble;
@@ -172,6 +173,9 @@ fn corpus_prints_like_llvm_objdump() {
         failures.len(),
         started.elapsed().as_secs_f64()
     );
+    if let Some(path) = std::env::var_os("ROCLOAD_EMU_FAILURES") {
+        std::fs::write(&path, failures.join("\n")).expect("writing the failure list");
+    }
     if !failures.is_empty() {
         let n = failures.len();
         let shown: Vec<_> = failures.into_iter().take(40).collect();
