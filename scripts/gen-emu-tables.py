@@ -653,7 +653,8 @@ def assign_roles(enc, fm):
         elif f == "sdst":
             role = "Src(0)" if (enc == "SOPK" and canon.startswith(SOPK_SRC_SDST)) else "Dst(0)"
         elif f == "sdst2":
-            role = "Dst(1)"
+            # VOPC SDWA: the compare result, like VOPC's vcc_lo / VOP3 sdst.
+            role = "Dst(0)" if enc == "VOPC_SDWA" else "Dst(1)"
         elif f == "src0":
             role = "Src(0)"
         elif f in ("src1", "vsrc1"):
@@ -892,7 +893,10 @@ def enumerate_all():
 
     # --- MUBUF
     mk = {"vdata": "V", "vaddr": "V", "srsrc": "S", "soffset": "SS"}
-    T["MUBUF"] = probe_forms(range(256), subsets({"vdata": 10, "vaddr": 20, "srsrc": 16, "soffset": 24}), mubuf_words, mk)
+    # Cache-invalidate opcodes (buffer_gl0_inv) decode only with every field zero.
+    mvars = subsets({"vdata": 10, "vaddr": 20, "srsrc": 16, "soffset": 24})
+    mvars += [dict(fs, offen=0) for fs in subsets({"vdata": 10, "vaddr": 20, "srsrc": 16, "soffset": 24})]
+    T["MUBUF"] = probe_forms(range(256), mvars, mubuf_words, mk)
     probe_cpol(T["MUBUF"], mubuf_words, [("glc", {"glc": 1}), ("slc", {"slc": 1}), ("dlc", {"dlc": 1})])
     return T
 

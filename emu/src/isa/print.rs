@@ -107,6 +107,10 @@ impl Inst {
             Extra::Vop3 { neg, abs, .. } => (neg, abs, 0),
             Extra::Sdwa(s) => (s.neg, s.abs, s.sext),
             Extra::Dpp16(d) => (d.neg, d.abs, 0),
+            // v_fma_mix*: neg_lo negates and neg_hi takes the absolute value.
+            Extra::Vop3p { neg_lo, neg_hi, .. } if is_mix(self.op) => {
+                return (neg_lo >> i & 1 != 0, neg_hi >> i & 1 != 0, false);
+            }
             _ => (0, 0, 0),
         };
         let bit = |m: u8, allowed: u8| m >> i & 1 != 0 && spec.src_mods & allowed != 0;
@@ -376,6 +380,11 @@ impl Inst {
             _ => Ok(()),
         }
     }
+}
+
+/// The mixed-precision FMAs: VOP3P encoding, but not packed math.
+fn is_mix(op: Op) -> bool {
+    matches!(op, Op::VFmaMixF32 | Op::VFmaMixloF16 | Op::VFmaMixhiF16)
 }
 
 fn write_omod(f: &mut fmt::Formatter<'_>, omod: u8) -> fmt::Result {
