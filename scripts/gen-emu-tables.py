@@ -815,7 +815,10 @@ def enumerate_all():
     b = {k: v for k, v in T["VOP3"].items() if v["fs"].get("sdst2")}
     negs = [("neg%d" % i, {"neg": 1 << i}) for i in range(3)]
     abss = [("abs%d" % i, {"abs": 1 << i}) for i in range(3)]
-    probe_mods(a, vop3_words, [("clamp", {"clamp": 1}), ("omod", {"omod": 1}), ("opsel", {"opsel": 15})] + negs + abss, {"clamp": 1, "omod": 1, "neg": 7, "abs": 7, "opsel": 15})
+    # op_sel has one bit per source plus bit 3 for the destination; an opcode
+    # with fewer sources rejects the extra bits, so try several masks.
+    opsels = [("opsel%d" % m, {"opsel": m}) for m in (15, 11, 9, 7, 3, 1)]
+    probe_mods(a, vop3_words, [("clamp", {"clamp": 1}), ("omod", {"omod": 1})] + opsels + negs + abss, {"clamp": 1, "omod": 1, "neg": 7, "abs": 7, "opsel": 15})
     probe_mods(b, vop3_words, [("clamp", {"clamp": 1}), ("omod", {"omod": 1})] + negs, {"clamp": 1, "omod": 1, "neg": 7})
     T["VOP3P"] = probe_forms(range(128), subsets({"vdst": 10, "src0": 0x114, "src1": 0x11E, "src2": 0x128}), vop3p_words, v3k)
     probe_types(T["VOP3P"], vop3p_words, ("src0", "src1", "src2"))

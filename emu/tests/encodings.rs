@@ -230,8 +230,9 @@ fn assembled_lines_decode_and_print_like_llvm_mc() {
         !err.contains("error"),
         "llvm-mc rejected test assembly:\n{err}"
     );
-    let mut n = 0;
-    let mut failures = Vec::new();
+    // The reference text is llvm-mc's disassembly of those bytes (what
+    // llvm-objdump shows), not the assembler's echo.
+    let mut encoded = Vec::new();
     for line in out.lines() {
         let Some((text, enc)) = line.split_once("; encoding: [") else {
             continue;
@@ -241,9 +242,39 @@ fn assembled_lines_decode_and_print_like_llvm_mc() {
             .split(',')
             .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).expect("hex byte"))
             .collect();
-        let text = text.trim();
+        encoded.push((text.trim().to_string(), bytes));
+    }
+    let input: String = encoded
+        .iter()
+        .map(|(_, b)| {
+            b.iter()
+                .map(|x| format!("0x{x:02x}"))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
+        .collect();
+    let Some((dis, _)) = run_mc(
+        &["--disassemble", "-triple=amdgcn", "-mcpu=gfx1030"],
+        &input,
+    ) else {
+        return;
+    };
+    let texts: Vec<&str> = dis
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && *l != ".text")
+        .collect();
+    assert_eq!(
+        texts.len(),
+        encoded.len(),
+        "llvm-mc could not disassemble its own encodings"
+    );
+    let mut n = 0;
+    let mut failures = Vec::new();
+    for ((_, bytes), text) in encoded.iter().zip(texts) {
         n += 1;
-        match decode(&bytes, 0x1000) {
+        match decode(bytes, 0x1000) {
             Ok(inst) => {
                 let got = inst.to_string();
                 if got != text || inst.len as usize != bytes.len() {

@@ -151,11 +151,7 @@ impl Inst {
         if sext {
             f.write_str("sext(")?;
         }
-        if spec.kind == Kind::Lit && self.encoding == Encoding::Sopk {
-            write!(f, "{:#x}", self.literal)?;
-        } else {
-            write_value(f, op, self.literal)?;
-        }
+        write_value(f, op, self.literal)?;
         if sext {
             f.write_char(')')?;
         }
@@ -442,7 +438,7 @@ fn write_swizzle(f: &mut fmt::Formatter<'_>, imm: u16) -> fmt::Result {
         return Ok(());
     }
     f.write_str(" offset:")?;
-    if imm & 0x8000 != 0 {
+    if imm & 0xff00 == 0x8000 {
         // Quad permutation mode.
         return write!(
             f,
@@ -453,7 +449,7 @@ fn write_swizzle(f: &mut fmt::Formatter<'_>, imm: u16) -> fmt::Result {
             imm >> 6 & 3
         );
     }
-    if imm & 0xc000 == 0 {
+    if imm & 0x8000 == 0 {
         // Bit-mask mode: lane = ((lane & and) | or) ^ xor over 5 bits.
         let and = imm & 0x1f;
         let or = imm >> 5 & 0x1f;
