@@ -77,7 +77,10 @@ impl<F: IsaFamily> DecodeCache<F> {
         Self {
             code: code.into(),
             base,
-            inner: RwLock::new(Inner { by_pc: HashMap::new(), blocks: Vec::new() }),
+            inner: RwLock::new(Inner {
+                by_pc: HashMap::new(),
+                blocks: Vec::new(),
+            }),
             _isa: PhantomData,
         }
     }
@@ -123,7 +126,11 @@ impl<F: IsaFamily> DecodeCache<F> {
     }
 
     fn decode_block(&self, pc: u64) -> Result<Block, CacheError> {
-        let out_of_range = || CacheError::OutOfRange { pc, base: self.base, end: self.end() };
+        let out_of_range = || CacheError::OutOfRange {
+            pc,
+            base: self.base,
+            end: self.end(),
+        };
         if pc < self.base || pc >= self.end() || (pc - self.base) % 4 != 0 {
             return Err(out_of_range());
         }
@@ -149,7 +156,13 @@ impl<F: IsaFamily> DecodeCache<F> {
                 }
             }
         }
-        Ok(Block { start: pc, insts: insts.into(), addrs: addrs.into(), end: at, stop })
+        Ok(Block {
+            start: pc,
+            insts: insts.into(),
+            addrs: addrs.into(),
+            end: at,
+            stop,
+        })
     }
 }
 
@@ -175,7 +188,10 @@ mod tests {
         assert_eq!(b2.insts.len(), 1);
         assert_eq!(cache.block_at(0x1000).unwrap().0, id);
         assert!(matches!(cache.block_at(0x1008), Err(CacheError::Decode(_))));
-        assert!(matches!(cache.block_at(0x2000), Err(CacheError::OutOfRange { .. })));
+        assert!(matches!(
+            cache.block_at(0x2000),
+            Err(CacheError::OutOfRange { .. })
+        ));
         assert_eq!(cache.block_count(), 2);
     }
 
@@ -193,7 +209,9 @@ mod tests {
         let code = words(&[0x7E00_0301, 0xBF81_0000]);
         let cache: Arc<DecodeCache> = Arc::new(DecodeCache::new(code, 0));
         let ids: Vec<BlockId> = std::thread::scope(|s| {
-            let hs: Vec<_> = (0..8).map(|_| s.spawn(|| cache.block_at(0).unwrap().0)).collect();
+            let hs: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| cache.block_at(0).unwrap().0))
+                .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
         assert!(ids.iter().all(|&i| i == ids[0]));

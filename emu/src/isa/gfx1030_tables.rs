@@ -10163,7 +10163,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_add_nc_u16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::B16, 0), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::B16, 0)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10172,7 +10172,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_sub_nc_u16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::B16, 0), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::B16, 0)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10244,7 +10244,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_add_nc_i16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::B16, 0), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::B16, 0)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10253,7 +10253,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_sub_nc_i16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::B16, 0), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::B16, 0)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10280,7 +10280,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_pack_b32_f16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10289,7 +10289,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_cvt_pknorm_i16_f16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10298,7 +10298,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_cvt_pknorm_u16_f16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
