@@ -653,7 +653,8 @@ def assign_roles(enc, fm):
         elif f == "sdst":
             role = "Src(0)" if (enc == "SOPK" and canon.startswith(SOPK_SRC_SDST)) else "Dst(0)"
         elif f == "sdst2":
-            role = "Dst(1)"
+            # VOPC SDWA: the compare result, like VOPC's vcc_lo / VOP3 sdst.
+            role = "Dst(0)" if enc == "VOPC_SDWA" else "Dst(1)"
         elif f == "src0":
             role = "Src(0)"
         elif f in ("src1", "vsrc1"):
@@ -814,7 +815,10 @@ def enumerate_all():
     b = {k: v for k, v in T["VOP3"].items() if v["fs"].get("sdst2")}
     negs = [("neg%d" % i, {"neg": 1 << i}) for i in range(3)]
     abss = [("abs%d" % i, {"abs": 1 << i}) for i in range(3)]
-    probe_mods(a, vop3_words, [("clamp", {"clamp": 1}), ("omod", {"omod": 1}), ("opsel", {"opsel": 15})] + negs + abss, {"clamp": 1, "omod": 1, "neg": 7, "abs": 7, "opsel": 15})
+    # op_sel has one bit per source plus bit 3 for the destination; an opcode
+    # with fewer sources rejects the extra bits, so try several masks.
+    opsels = [("opsel%d" % m, {"opsel": m}) for m in (15, 11, 9, 7, 3, 1)]
+    probe_mods(a, vop3_words, [("clamp", {"clamp": 1}), ("omod", {"omod": 1})] + opsels + negs + abss, {"clamp": 1, "omod": 1, "neg": 7, "abs": 7, "opsel": 15})
     probe_mods(b, vop3_words, [("clamp", {"clamp": 1}), ("omod", {"omod": 1})] + negs, {"clamp": 1, "omod": 1, "neg": 7})
     T["VOP3P"] = probe_forms(range(128), subsets({"vdst": 10, "src0": 0x114, "src1": 0x11E, "src2": 0x128}), vop3p_words, v3k)
     probe_types(T["VOP3P"], vop3p_words, ("src0", "src1", "src2"))
@@ -892,7 +896,10 @@ def enumerate_all():
 
     # --- MUBUF
     mk = {"vdata": "V", "vaddr": "V", "srsrc": "S", "soffset": "SS"}
-    T["MUBUF"] = probe_forms(range(256), subsets({"vdata": 10, "vaddr": 20, "srsrc": 16, "soffset": 24}), mubuf_words, mk)
+    # Cache-invalidate opcodes (buffer_gl0_inv) decode only with every field zero.
+    mvars = subsets({"vdata": 10, "vaddr": 20, "srsrc": 16, "soffset": 24})
+    mvars += [dict(fs, offen=0) for fs in subsets({"vdata": 10, "vaddr": 20, "srsrc": 16, "soffset": 24})]
+    T["MUBUF"] = probe_forms(range(256), mvars, mubuf_words, mk)
     probe_cpol(T["MUBUF"], mubuf_words, [("glc", {"glc": 1}), ("slc", {"slc": 1}), ("dlc", {"dlc": 1})])
     return T
 

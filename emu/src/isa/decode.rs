@@ -604,11 +604,10 @@ fn flat(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
         _ => 0,
     })?;
     // The `off` of an absent vaddr/saddr goes to its slot (src[0] or src[2]).
-    for (i, s) in specs.iter().enumerate() {
-        if s.field == Field::Off {
-            let slot = if i == 1 { 0 } else { 2 };
-            inst.src[slot] = Operand::Off;
-        }
+    // The printed `off` stands for the address register that is absent:
+    // vaddr when a scalar base is used (SCRATCH), else saddr.
+    if specs.iter().any(|s| s.field == Field::Off) {
+        inst.src[if has_saddr { 0 } else { 2 }] = Operand::Off;
     }
     inst.flags |= mem_flags(info, glc, w0 >> 17 & 1, w0 >> 12 & 1);
     let raw = (w0 & 0xfff) as i16;
@@ -691,9 +690,11 @@ pub(crate) fn info_of(inst: &Inst) -> Option<&'static OpInfo> {
         Encoding::Vop3p => &tables::VOP3P,
         Encoding::Ds => &tables::DS,
         Encoding::Flat => &tables::FLAT,
-        Encoding::Global if inst.src[2] != Operand::Off => &tables::GLOBAL_SADDR,
+        Encoding::Global if matches!(inst.src[2], Operand::Sgpr { .. }) => &tables::GLOBAL_SADDR,
         Encoding::Global => &tables::GLOBAL,
-        Encoding::Scratch if inst.src[2] != Operand::Off => &tables::SCRATCH_SADDR,
+        Encoding::Scratch if !matches!(inst.src[2], Operand::Off | Operand::None) => {
+            &tables::SCRATCH_SADDR
+        }
         Encoding::Scratch => &tables::SCRATCH,
         Encoding::Mubuf => &tables::MUBUF,
         _ => return None,

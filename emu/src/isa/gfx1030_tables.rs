@@ -45,6 +45,8 @@ pub enum Op {
     BufferAtomicUminX2,
     BufferAtomicXor,
     BufferAtomicXorX2,
+    BufferGl0Inv,
+    BufferGl1Inv,
     BufferLoadDword,
     BufferLoadDwordx2,
     BufferLoadDwordx3,
@@ -1025,7 +1027,7 @@ pub enum Op {
 }
 
 /// Canonical mnemonic of each `Op`, indexed by its discriminant.
-pub(crate) static OP_NAMES: [&str; 1005] = [
+pub(crate) static OP_NAMES: [&str; 1007] = [
     "buffer_atomic_add",
     "buffer_atomic_add_x2",
     "buffer_atomic_and",
@@ -1059,6 +1061,8 @@ pub(crate) static OP_NAMES: [&str; 1005] = [
     "buffer_atomic_umin_x2",
     "buffer_atomic_xor",
     "buffer_atomic_xor_x2",
+    "buffer_gl0_inv",
+    "buffer_gl1_inv",
     "buffer_load_dword",
     "buffer_load_dwordx2",
     "buffer_load_dwordx3",
@@ -10159,7 +10163,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_add_nc_u16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::B16, 0), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::B16, 0)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10168,7 +10172,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_sub_nc_u16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::B16, 0), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::B16, 0)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10240,7 +10244,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_add_nc_i16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::B16, 0), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::B16, 0)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10249,7 +10253,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_sub_nc_i16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::B16, 0), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::B16, 0)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10276,7 +10280,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_pack_b32_f16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10285,7 +10289,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_cvt_pknorm_i16_f16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -10294,7 +10298,7 @@ pub(crate) static VOP3: [Option<OpInfo>; 1024] = {
         mnemonic: "v_cvt_pknorm_u16_f16",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Src1, Kind::Vs, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
-        mods: &[Mod::Clamp],
+        mods: &[Mod::Clamp, Mod::OpSel(3)],
         imm: ImmStyle::None,
         flags: 0,
     });
@@ -11846,7 +11850,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x0] = Some(OpInfo {
         op: Op::VCmpFF32,
         mnemonic: "v_cmp_f_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11855,7 +11859,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x1] = Some(OpInfo {
         op: Op::VCmpLtF32,
         mnemonic: "v_cmp_lt_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11864,7 +11868,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x2] = Some(OpInfo {
         op: Op::VCmpEqF32,
         mnemonic: "v_cmp_eq_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11873,7 +11877,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x3] = Some(OpInfo {
         op: Op::VCmpLeF32,
         mnemonic: "v_cmp_le_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11882,7 +11886,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x4] = Some(OpInfo {
         op: Op::VCmpGtF32,
         mnemonic: "v_cmp_gt_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11891,7 +11895,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x5] = Some(OpInfo {
         op: Op::VCmpLgF32,
         mnemonic: "v_cmp_lg_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11900,7 +11904,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x6] = Some(OpInfo {
         op: Op::VCmpGeF32,
         mnemonic: "v_cmp_ge_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11909,7 +11913,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x7] = Some(OpInfo {
         op: Op::VCmpOF32,
         mnemonic: "v_cmp_o_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11918,7 +11922,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x8] = Some(OpInfo {
         op: Op::VCmpUF32,
         mnemonic: "v_cmp_u_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11927,7 +11931,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x9] = Some(OpInfo {
         op: Op::VCmpNgeF32,
         mnemonic: "v_cmp_nge_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11936,7 +11940,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xa] = Some(OpInfo {
         op: Op::VCmpNlgF32,
         mnemonic: "v_cmp_nlg_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11945,7 +11949,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xb] = Some(OpInfo {
         op: Op::VCmpNgtF32,
         mnemonic: "v_cmp_ngt_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11954,7 +11958,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc] = Some(OpInfo {
         op: Op::VCmpNleF32,
         mnemonic: "v_cmp_nle_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11963,7 +11967,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xd] = Some(OpInfo {
         op: Op::VCmpNeqF32,
         mnemonic: "v_cmp_neq_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11972,7 +11976,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xe] = Some(OpInfo {
         op: Op::VCmpNltF32,
         mnemonic: "v_cmp_nlt_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11981,7 +11985,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xf] = Some(OpInfo {
         op: Op::VCmpTruF32,
         mnemonic: "v_cmp_tru_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11990,7 +11994,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x80] = Some(OpInfo {
         op: Op::VCmpFI32,
         mnemonic: "v_cmp_f_i32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -11999,7 +12003,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x81] = Some(OpInfo {
         op: Op::VCmpLtI32,
         mnemonic: "v_cmp_lt_i32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12008,7 +12012,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x82] = Some(OpInfo {
         op: Op::VCmpEqI32,
         mnemonic: "v_cmp_eq_i32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12017,7 +12021,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x83] = Some(OpInfo {
         op: Op::VCmpLeI32,
         mnemonic: "v_cmp_le_i32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12026,7 +12030,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x84] = Some(OpInfo {
         op: Op::VCmpGtI32,
         mnemonic: "v_cmp_gt_i32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12035,7 +12039,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x85] = Some(OpInfo {
         op: Op::VCmpNeI32,
         mnemonic: "v_cmp_ne_i32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12044,7 +12048,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x86] = Some(OpInfo {
         op: Op::VCmpGeI32,
         mnemonic: "v_cmp_ge_i32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12053,7 +12057,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x87] = Some(OpInfo {
         op: Op::VCmpTI32,
         mnemonic: "v_cmp_t_i32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12062,7 +12066,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x88] = Some(OpInfo {
         op: Op::VCmpClassF32,
         mnemonic: "v_cmp_class_f32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12071,7 +12075,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x89] = Some(OpInfo {
         op: Op::VCmpLtI16,
         mnemonic: "v_cmp_lt_i16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12080,7 +12084,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x8a] = Some(OpInfo {
         op: Op::VCmpEqI16,
         mnemonic: "v_cmp_eq_i16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12089,7 +12093,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x8b] = Some(OpInfo {
         op: Op::VCmpLeI16,
         mnemonic: "v_cmp_le_i16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12098,7 +12102,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x8c] = Some(OpInfo {
         op: Op::VCmpGtI16,
         mnemonic: "v_cmp_gt_i16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12107,7 +12111,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x8d] = Some(OpInfo {
         op: Op::VCmpNeI16,
         mnemonic: "v_cmp_ne_i16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12116,7 +12120,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x8e] = Some(OpInfo {
         op: Op::VCmpGeI16,
         mnemonic: "v_cmp_ge_i16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12125,7 +12129,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0x8f] = Some(OpInfo {
         op: Op::VCmpClassF16,
         mnemonic: "v_cmp_class_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12134,7 +12138,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xa9] = Some(OpInfo {
         op: Op::VCmpLtU16,
         mnemonic: "v_cmp_lt_u16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12143,7 +12147,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xaa] = Some(OpInfo {
         op: Op::VCmpEqU16,
         mnemonic: "v_cmp_eq_u16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12152,7 +12156,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xab] = Some(OpInfo {
         op: Op::VCmpLeU16,
         mnemonic: "v_cmp_le_u16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12161,7 +12165,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xac] = Some(OpInfo {
         op: Op::VCmpGtU16,
         mnemonic: "v_cmp_gt_u16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12170,7 +12174,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xad] = Some(OpInfo {
         op: Op::VCmpNeU16,
         mnemonic: "v_cmp_ne_u16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12179,7 +12183,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xae] = Some(OpInfo {
         op: Op::VCmpGeU16,
         mnemonic: "v_cmp_ge_u16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B16, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B16, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12188,7 +12192,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc0] = Some(OpInfo {
         op: Op::VCmpFU32,
         mnemonic: "v_cmp_f_u32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12197,7 +12201,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc1] = Some(OpInfo {
         op: Op::VCmpLtU32,
         mnemonic: "v_cmp_lt_u32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12206,7 +12210,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc2] = Some(OpInfo {
         op: Op::VCmpEqU32,
         mnemonic: "v_cmp_eq_u32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12215,7 +12219,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc3] = Some(OpInfo {
         op: Op::VCmpLeU32,
         mnemonic: "v_cmp_le_u32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12224,7 +12228,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc4] = Some(OpInfo {
         op: Op::VCmpGtU32,
         mnemonic: "v_cmp_gt_u32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12233,7 +12237,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc5] = Some(OpInfo {
         op: Op::VCmpNeU32,
         mnemonic: "v_cmp_ne_u32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12242,7 +12246,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc6] = Some(OpInfo {
         op: Op::VCmpGeU32,
         mnemonic: "v_cmp_ge_u32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12251,7 +12255,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc7] = Some(OpInfo {
         op: Op::VCmpTU32,
         mnemonic: "v_cmp_t_u32_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::B32, SRC_SEXT), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::B32, SRC_SEXT)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12260,7 +12264,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc8] = Some(OpInfo {
         op: Op::VCmpFF16,
         mnemonic: "v_cmp_f_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12269,7 +12273,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xc9] = Some(OpInfo {
         op: Op::VCmpLtF16,
         mnemonic: "v_cmp_lt_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12278,7 +12282,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xca] = Some(OpInfo {
         op: Op::VCmpEqF16,
         mnemonic: "v_cmp_eq_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12287,7 +12291,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xcb] = Some(OpInfo {
         op: Op::VCmpLeF16,
         mnemonic: "v_cmp_le_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12296,7 +12300,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xcc] = Some(OpInfo {
         op: Op::VCmpGtF16,
         mnemonic: "v_cmp_gt_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12305,7 +12309,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xcd] = Some(OpInfo {
         op: Op::VCmpLgF16,
         mnemonic: "v_cmp_lg_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12314,7 +12318,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xce] = Some(OpInfo {
         op: Op::VCmpGeF16,
         mnemonic: "v_cmp_ge_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12323,7 +12327,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xcf] = Some(OpInfo {
         op: Op::VCmpOF16,
         mnemonic: "v_cmp_o_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12332,7 +12336,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xe8] = Some(OpInfo {
         op: Op::VCmpUF16,
         mnemonic: "v_cmp_u_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12341,7 +12345,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xe9] = Some(OpInfo {
         op: Op::VCmpNgeF16,
         mnemonic: "v_cmp_nge_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12350,7 +12354,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xea] = Some(OpInfo {
         op: Op::VCmpNlgF16,
         mnemonic: "v_cmp_nlg_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12359,7 +12363,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xeb] = Some(OpInfo {
         op: Op::VCmpNgtF16,
         mnemonic: "v_cmp_ngt_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12368,7 +12372,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xec] = Some(OpInfo {
         op: Op::VCmpNleF16,
         mnemonic: "v_cmp_nle_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12377,7 +12381,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xed] = Some(OpInfo {
         op: Op::VCmpNeqF16,
         mnemonic: "v_cmp_neq_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12386,7 +12390,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xee] = Some(OpInfo {
         op: Op::VCmpNltF16,
         mnemonic: "v_cmp_nlt_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -12395,7 +12399,7 @@ pub(crate) static VOPC_SDWA: [Option<OpInfo>; 256] = {
     t[0xef] = Some(OpInfo {
         op: Op::VCmpTruF16,
         mnemonic: "v_cmp_tru_f16_sdwa",
-        operands: &[o(Role::Dst(1), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
+        operands: &[o(Role::Dst(0), Field::Sdst2, Kind::S, 1, Ty::None, 0), o(Role::Src(0), Field::Src0, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG), o(Role::Src(1), Field::Vsrc1, Kind::V, 1, Ty::F16, SRC_ABS | SRC_NEG)],
         rtn_operands: &[],
         mods: &[Mod::Src0Sel, Mod::Src1Sel],
         imm: ImmStyle::None,
@@ -17243,7 +17247,7 @@ pub(crate) static GLOBAL_SADDR: [Option<OpInfo>; 128] = {
     t
 };
 
-/// MUBUF opcodes (73 defined).
+/// MUBUF opcodes (75 defined).
 pub(crate) static MUBUF: [Option<OpInfo>; 256] = {
     let mut t: [Option<OpInfo>; 256] = [None; 256];
     t[0x0] = Some(OpInfo {
@@ -17830,6 +17834,24 @@ pub(crate) static MUBUF: [Option<OpInfo>; 256] = {
         mods: &[],
         imm: ImmStyle::None,
         flags: ATOMIC | GLC | SLC,
+    });
+    t[0x71] = Some(OpInfo {
+        op: Op::BufferGl0Inv,
+        mnemonic: "buffer_gl0_inv",
+        operands: &[],
+        rtn_operands: &[],
+        mods: &[],
+        imm: ImmStyle::None,
+        flags: 0,
+    });
+    t[0x72] = Some(OpInfo {
+        op: Op::BufferGl1Inv,
+        mnemonic: "buffer_gl1_inv",
+        operands: &[],
+        rtn_operands: &[],
+        mods: &[],
+        imm: ImmStyle::None,
+        flags: 0,
     });
     t[0x80] = Some(OpInfo {
         op: Op::BufferLoadFormatD16X,
