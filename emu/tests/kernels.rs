@@ -13,7 +13,7 @@ use std::time::Duration;
 use object::read::elf::{ElfFile64, ProgramHeader};
 use object::{Object, ObjectSymbol};
 use rocload_emu::{
-    Config, Dispatch, Emulator, ExecError, FlatFault, FlatMemory, NoServices, Report,
+    Config, Dispatch, Emulator, ExecError, FlatFault, FlatMemory, NoServices, Report, Services,
 };
 
 const CODE: u64 = 0x1_0000_0000;
@@ -102,12 +102,28 @@ impl Gpu {
     /// Runs `name` with explicit arguments `args` (already laid out), grid and block in
     /// work-items and work-items per group.
     fn run(
-        &mut self,
+        &self,
         name: &str,
         args: &Args,
         grid: [u32; 3],
         block: [u16; 3],
         threads: usize,
+    ) -> Result<Report, ExecError<FlatFault>> {
+        self.run_with(name, args, &[], grid, block, threads, &NoServices)
+    }
+
+    /// [`Gpu::run`] with hidden arguments set at offsets from the start of the hidden ones, and
+    /// services.
+    #[allow(clippy::too_many_arguments)]
+    fn run_with(
+        &self,
+        name: &str,
+        args: &Args,
+        hidden: &[(usize, u64)],
+        grid: [u32; 3],
+        block: [u16; 3],
+        threads: usize,
+        services: &dyn Services,
     ) -> Result<Report, ExecError<FlatFault>> {
         let kd_at = *self
             .symbols
@@ -135,6 +151,9 @@ impl Gpu {
             1
         };
         k[h + 64..h + 66].copy_from_slice(&dims.to_le_bytes());
+        for &(off, v) in hidden {
+            k[h + off..h + off + 8].copy_from_slice(&v.to_le_bytes());
+        }
         self.mem.write_bytes(KERNARG, &k).unwrap();
         // The dispatch packet (code object v4 kernels read sizes from it).
         let mut p = [0u8; 64];
@@ -167,7 +186,19 @@ impl Gpu {
             timeout: Some(Duration::from_secs(60)),
             ..Config::default()
         });
-        emu.run(&d, &self.mem, &NoServices)
+        emu.run(&d, &self.mem, &Dyn(services))
+    }
+}
+
+/// Passes a `&dyn Services` where a sized one is expected.
+struct Dyn<'a>(&'a dyn Services);
+
+impl Services for Dyn<'_> {
+    fn interrupt(&self, m0: u32) {
+        self.0.interrupt(m0)
+    }
+    fn idle(&self) {
+        self.0.idle()
     }
 }
 
@@ -917,5 +948,213 @@ fn reading_past_a_buffer_is_a_typed_fault_naming_lane_and_address() {
             }
             other => panic!("-{level}: {other:?}"),
         }
+    });
+}
+
+/// A minimal host side of the hostcall protocol (the layout rocload's runtime uses: buffer_t,
+/// packet headers, payloads of 64 lanes x 8 words, a doorbell signal with an event mailbox),
+/// collecting printf messages instead of printing them.
+struct Hostcall<'a> {
+    mem: &'a FlatMemory,
+    base: u64,
+    state: std::sync::Mutex<Messages>,
+    interrupts: std::sync::atomic::AtomicU32,
+}
+
+const PACKETS: u64 = 16;
+
+/// Printf messages: the last id given, the open messages by id, the finished ones in order.
+type Messages = (u64, HashMap<u64, Vec<u64>>, Vec<Vec<u64>>);
+
+impl<'a> Hostcall<'a> {
+    fn headers(base: u64) -> u64 {
+        base + 64
+    }
+    fn payloads(base: u64) -> u64 {
+        (Self::headers(base) + (PACKETS + 1) * 24).next_multiple_of(64)
+    }
+    fn size() -> u64 {
+        Self::payloads(0) + (PACKETS + 1) * 4096 + 64 + 8
+    }
+
+    /// Lays out a buffer with every packet free.
+    fn create(gpu: &mut Gpu) -> u64 {
+        let base = gpu.alloc(&vec![0; Self::size() as usize]);
+        let (h, p) = (Self::headers(base), Self::payloads(base));
+        let signal = p + (PACKETS + 1) * 4096;
+        let w = |m: &FlatMemory, at: u64, v: u64| m.write_bytes(at, &v.to_le_bytes()).unwrap();
+        for i in 1..=PACKETS {
+            w(&gpu.mem, h + i * 24, if i == PACKETS { 0 } else { i + 1 });
+        }
+        // buffer_t: headers, payloads, doorbell, free stack, ready stack, and the mask that
+        // takes a packet index out of a tagged stack pointer (the device ANDs the 64-bit word
+        // at +40 with the pointer).
+        for (off, v) in [
+            (0, h),
+            (8, p),
+            (16, signal),
+            (24, 1),
+            (32, 0),
+            (40, 0xffff_ffff),
+        ] {
+            w(&gpu.mem, base + off, v);
+        }
+        w(&gpu.mem, signal, 1);
+        w(&gpu.mem, signal + 16, signal + 64);
+        w(&gpu.mem, signal + 24, 7);
+        base
+    }
+
+    fn new(mem: &'a FlatMemory, base: u64) -> Self {
+        Hostcall {
+            mem,
+            base,
+            state: Default::default(),
+            interrupts: Default::default(),
+        }
+    }
+
+    fn word(&self, at: u64) -> &std::sync::atomic::AtomicU64 {
+        let p = rocload_emu::GuestMemory::translate(self.mem, at, 8, rocload_emu::Access::Atomic)
+            .unwrap();
+        // SAFETY: FlatMemory's storage is 8-aligned atomics (every address here is a multiple
+        // of 8 from an aligned base), alive as long as `self.mem`.
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(p.as_ptr().cast()) }
+    }
+
+    fn serve(&self) {
+        use std::sync::atomic::Ordering::*;
+        let (h, p) = (Self::headers(self.base), Self::payloads(self.base));
+        let mut ptr = self.word(self.base + 32).swap(0, Acquire);
+        let mut ready = Vec::new();
+        while ptr != 0 && ready.len() <= PACKETS as usize {
+            let index = ptr & 0xffff_ffff;
+            assert!((1..=PACKETS).contains(&index), "packet pointer {ptr:#x}");
+            ready.push(index);
+            ptr = self.word(h + index * 24).load(Relaxed);
+        }
+        let mut st = self.state.lock().unwrap();
+        for &index in ready.iter().rev() {
+            let header = h + index * 24;
+            let mask = self.word(header + 8).load(Relaxed);
+            let service = self.word(header + 16).load(Relaxed) as u32;
+            assert_eq!(service, 2, "printf service");
+            for lane in 0..64 {
+                if mask >> lane & 1 == 0 {
+                    continue;
+                }
+                let slot = p + index * 4096 + lane * 64;
+                let words: Vec<u64> = (0..8)
+                    .map(|i| self.word(slot + 8 * i).load(Relaxed))
+                    .collect();
+                let desc = words[0];
+                let len = ((desc >> 5) & 7) as usize;
+                let id = if desc & 1 != 0 {
+                    st.0 += 1;
+                    let id = st.0;
+                    st.1.insert(id, Vec::new());
+                    id
+                } else {
+                    desc >> 8
+                };
+                let msg = st.1.get_mut(&id).expect("open message");
+                msg.extend_from_slice(&words[1..1 + len]);
+                if desc & 2 != 0 {
+                    let done = st.1.remove(&id).unwrap_or_default();
+                    st.2.push(done);
+                    self.word(slot).store(1, Relaxed);
+                } else {
+                    self.word(slot).store(id << 8, Relaxed);
+                }
+            }
+            // Clear the ready flag (bit 0 of the control word at +20).
+            self.word(header + 16).fetch_and(!(1u64 << 32), Release);
+        }
+    }
+
+    /// The messages received: format string and the 8-byte words after it.
+    fn messages(&self) -> Vec<(String, Vec<u64>)> {
+        let st = self.state.lock().unwrap();
+        st.2.iter()
+            .map(|m| {
+                let bytes: Vec<u8> = m[1..].iter().flat_map(|w| w.to_le_bytes()).collect();
+                let nul = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+                let words = m[1 + (nul + 1).div_ceil(8)..].to_vec();
+                (String::from_utf8_lossy(&bytes[..nul]).into_owned(), words)
+            })
+            .collect()
+    }
+}
+
+impl Services for Hostcall<'_> {
+    fn interrupt(&self, _m0: u32) {
+        self.interrupts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.serve();
+    }
+    fn idle(&self) {
+        self.serve();
+    }
+}
+
+#[test]
+fn device_printf_goes_through_hostcall_interrupts() {
+    each("printf", |level, gpu| {
+        let buffer = Hostcall::create(gpu);
+        let n = 40;
+        let args = Args::default().i32(n);
+        let host = Hostcall::new(&gpu.mem, buffer);
+        ok(
+            level,
+            gpu.run_with(
+                "hello",
+                &args,
+                &[(80, buffer)],
+                [64, 1, 1],
+                [64, 1, 1],
+                1,
+                &host,
+            ),
+        );
+        let mut msgs = host.messages();
+        assert_eq!(msgs.len(), n as usize, "-{level}");
+        assert!(
+            host.interrupts.load(std::sync::atomic::Ordering::Relaxed) > 0,
+            "-{level}: no s_sendmsg interrupt"
+        );
+        msgs.sort_by_key(|m| m.1[0]);
+        for (i, (fmt, words)) in msgs.iter().enumerate() {
+            assert_eq!(fmt, "item %d of %d: %s\n", "-{level}");
+            assert_eq!((words[0], words[1]), (i as u64, n as u64), "-{level}");
+            let s = words[2].to_le_bytes();
+            let want: &[u8] = if i % 2 == 1 { b"odd" } else { b"even" };
+            assert_eq!(&s[..want.len()], want, "-{level} message {i}");
+        }
+    });
+}
+
+#[test]
+fn assert_prints_and_traps() {
+    each("printf", |level, gpu| {
+        let buffer = Hostcall::create(gpu);
+        let v: Vec<i32> = (0..64).map(|i| if i == 37 { -1 } else { i + 1 }).collect();
+        let pv = gpu.alloc(&bytes_of(&v));
+        let host = Hostcall::new(&gpu.mem, buffer);
+        match gpu.run_with(
+            "check_positive",
+            &Args::default().ptr(pv),
+            &[(80, buffer)],
+            [64, 1, 1],
+            [64, 1, 1],
+            1,
+            &host,
+        ) {
+            Err(ExecError::Trap { code: 2, site }) => {
+                assert!(site.instruction.starts_with("s_trap"), "-{level}: {site}")
+            }
+            other => panic!("-{level}: {other:?}"),
+        }
+        let msgs = host.messages();
+        assert!(!msgs.is_empty(), "-{level}: assert printed nothing");
     });
 }
