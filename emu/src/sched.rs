@@ -439,7 +439,9 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
     for wi in 0..nwaves {
         let mut w = pool.pop().unwrap_or_default();
         w.s = [0; crate::wave::SREGS];
-        for r in w.v.iter_mut() {
+        // VGPRs start undefined on the hardware; zero the ones the kernel may use so runs are
+        // deterministic (a pooled wave may hold an earlier group's values).
+        for r in w.v.iter_mut().take(l.kd.vgprs() as usize) {
             *r = [0; LANES];
         }
         for &(i, v) in &l.sgprs {

@@ -920,3 +920,42 @@ fn every_mnemonic_has_one_handler_and_unknown_ones_none() {
     assert!(handler_for("image_sample").is_none());
     assert!(handler_count() > 500, "{}", handler_count());
 }
+
+#[test]
+fn denormal_modes_flush_inputs_and_outputs_as_mode_says() {
+    let tiny = f32::MIN_POSITIVE;
+    let half_tiny = tiny * 0.5; // a denormal
+                                // (FP_DENORM for f32, mul tiny * 0.5, add half_tiny + 0): flush both, out only, in only, none.
+    for (m, mul, add) in [
+        (0u32, 0.0f32, 0.0f32),
+        (1, 0.0, 0.0),
+        (2, half_tiny, 0.0),
+        (3, half_tiny, half_tiny),
+    ] {
+        let mut w = wave();
+        w.mode = (w.mode & !0x30) | m << 4;
+        w.v[1] = [tiny.to_bits(); LANES];
+        w.v[2] = [half_tiny.to_bits(); LANES];
+        run(
+            &mut w,
+            &op(
+                "v_mul_f32",
+                [Opnd::V(3), Opnd::None],
+                [Opnd::V(1), Opnd::Imm(0.5f32.to_bits().into()), Opnd::None],
+            ),
+        );
+        run(
+            &mut w,
+            &op(
+                "v_add_f32",
+                [Opnd::V(4), Opnd::None],
+                [Opnd::V(2), Opnd::Imm(0), Opnd::None],
+            ),
+        );
+        assert_eq!(
+            (f32::from_bits(w.v[3][0]), f32::from_bits(w.v[4][0])),
+            (mul, add),
+            "FP_DENORM {m}"
+        );
+    }
+}

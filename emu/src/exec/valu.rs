@@ -66,6 +66,13 @@ fn sources<const N: usize>(w: &Wave, u: &Uop, k: K) -> ([[u32; LANES]; N], u32) 
             }
         }
     }
+    if k == K::F32 && flush_in32(w.mode) {
+        for src in s.iter_mut() {
+            for x in src.iter_mut() {
+                *x = flush32(*x);
+            }
+        }
+    }
     if u.m.neg | u.m.abs != 0 {
         let sign = match k {
             K::F32 => 0x8000_0000,
@@ -113,6 +120,11 @@ fn finish(w: &mut Wave, u: &Uop, k: K, mut out: [u32; LANES], mask: u32) -> R {
                 }
             }
             _ => {}
+        }
+    }
+    if k == K::F32 && flush_out32(w.mode) {
+        for x in out.iter_mut() {
+            *x = flush32(*x);
         }
     }
     let Opnd::V(d) = u.d[0] else {
@@ -176,7 +188,7 @@ fn f1(w: &mut Wave, u: &Uop, f: impl Fn(f32) -> f32) -> R {
 
 #[inline(always)]
 fn f2(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> f32) -> R {
-    if plain(u) {
+    if plain(u) && host_f32(w.mode) {
         let (mut t0, mut t1) = ([0; LANES], [0; LANES]);
         let (a, b) = (w.vref(u.s[0], &mut t0), w.vref(u.s[1], &mut t1));
         let out: [u32; LANES] =
@@ -200,7 +212,10 @@ fn f3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
 /// f32 multiply-accumulate into the destination (`v_fmac_f32`, `v_mac_f32`).
 #[inline(always)]
 fn fmac(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
-    let acc = w.vread(u.d[0]);
+    let mut acc = w.vread(u.d[0]);
+    if flush_in32(w.mode) {
+        acc = acc.map(flush32);
+    }
     let (s, mask) = sources::<2>(w, u, K::F32);
     let out: [u32; LANES] = std::array::from_fn(|l| {
         f(
@@ -253,10 +268,34 @@ fn plain(u: &Uop) -> bool {
     matches!(u.lanes, LaneMode::Plain) && u.m.neg | u.m.abs == 0 && !u.m.clamp && u.m.omod == 0
 }
 
+/// FP_DENORM for f32 (MODE bits 5:4): 0 flushes inputs and outputs, 1 outputs, 2 inputs,
+/// 3 neither (what clang's HIP kernels ask for).
+fn flush_in32(mode: u32) -> bool {
+    matches!(mode >> 4 & 3, 0 | 2)
+}
+
+fn flush_out32(mode: u32) -> bool {
+    matches!(mode >> 4 & 3, 0 | 1)
+}
+
+/// Whether f32 ops run exactly as the host's (no denormal flushing): the fast paths' premise.
+fn host_f32(mode: u32) -> bool {
+    mode >> 4 & 3 == 3
+}
+
+/// An f32 denormal becomes a zero of the same sign.
+fn flush32(x: u32) -> u32 {
+    if x & 0x7f80_0000 == 0 {
+        x & 0x8000_0000
+    } else {
+        x
+    }
+}
+
 /// `v_fma_f32` and its literal forms: the FMA fast path when nothing modifies the lanes.
 #[inline(always)]
 fn fma3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
-    if plain(u) {
+    if plain(u) && host_f32(w.mode) {
         let (mut t0, mut t1, mut t2) = ([0; LANES], [0; LANES], [0; LANES]);
         let out = fma_lanes(
             w.vref(u.s[0], &mut t0),
@@ -273,7 +312,7 @@ fn fma3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
 /// `v_fmac_f32`: the FMA fast path into the destination.
 #[inline(always)]
 fn fmac_fast(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
-    if plain(u) {
+    if plain(u) && host_f32(w.mode) {
         let (mut t0, mut t1, mut t2) = ([0; LANES], [0; LANES], [0; LANES]);
         let out = fma_lanes(
             w.vref(u.s[0], &mut t0),
