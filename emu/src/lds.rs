@@ -65,6 +65,27 @@ impl Lds {
         Ok(())
     }
 
+    /// Reads `N` bytes (a fixed-size copy, no length dispatch).
+    ///
+    /// # Errors
+    /// [`LdsFault`] past the end.
+    #[inline(always)]
+    pub fn read_n<const N: usize>(&self, address: u32) -> Result<[u8; N], LdsFault> {
+        let a = address as usize;
+        match self
+            .bytes
+            .get(a..a.wrapping_add(N))
+            .and_then(|s| <[u8; N]>::try_from(s).ok())
+        {
+            Some(b) if a.checked_add(N).is_some() => Ok(b),
+            _ => Err(LdsFault {
+                address,
+                len: N as u32,
+                size: self.size(),
+            }),
+        }
+    }
+
     /// Reads a little-endian u32.
     ///
     /// # Errors

@@ -27,7 +27,7 @@ pub mod wave;
 
 pub use dispatch::Dispatch;
 pub use error::{DispatchError, ExecError, FaultKind, Site};
-pub use memory::{Access, FlatFault, FlatMemory, GuestMemory};
+pub use memory::{Access, FlatFault, FlatMemory, GuestMemory, Span};
 pub use sched::{Config, Emulator, Report};
 
 /// What the emulator asks of its embedder while a dispatch runs.

@@ -62,11 +62,45 @@ pub unsafe trait GuestMemory: Sync {
     fn translate(&self, address: u64, len: u64, access: Access)
         -> Result<NonNull<u8>, Self::Fault>;
 
+    /// Optional fast path: the whole range around `address` that [`translate`] would approve
+    /// for `access`, so the emulator can check the other lanes of an instruction against it
+    /// without asking again. Whatever it returns must stay valid, as translated pointers do,
+    /// until the dispatch ends. The default (`None`) means "ask `translate` for every access".
+    ///
+    /// [`translate`]: GuestMemory::translate
+    fn span(&self, _address: u64, _access: Access) -> Option<Span> {
+        None
+    }
+
     /// A memory fence of the given scope (`s_waitcnt` after a release, `buffer_gl*_inv`): the
     /// default is a host sequentially-consistent fence, which orders everything this emulator
     /// does through [`translate`](GuestMemory::translate)'d pointers.
     fn fence(&self) {
         std::sync::atomic::fence(Ordering::SeqCst);
+    }
+}
+
+/// A range of guest memory and where it is on the host (see [`GuestMemory::span`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// First guest address.
+    pub start: u64,
+    /// Bytes.
+    pub len: u64,
+    /// Host address of `start`.
+    pub host: NonNull<u8>,
+}
+
+impl Span {
+    /// The host address of `[address, address + len)` if the span holds all of it.
+    #[inline(always)]
+    pub fn get(&self, address: u64, len: u64) -> Option<NonNull<u8>> {
+        let off = address.checked_sub(self.start)?;
+        if off.checked_add(len)? > self.len {
+            return None;
+        }
+        // SAFETY: off + len <= self.len, so the result stays inside the span's host range.
+        Some(unsafe { self.host.add(off as usize) })
     }
 }
 
@@ -327,6 +361,19 @@ unsafe impl GuestMemory for FlatMemory {
         let base = r.host.as_ptr().cast::<u8>().cast_mut();
         // SAFETY: off < region length <= the buffer's size in bytes.
         Ok(unsafe { NonNull::new_unchecked(base.add(off)) })
+    }
+
+    fn span(&self, address: u64, access: Access) -> Option<Span> {
+        let (r, _) = self.find(address, 1)?;
+        if access.writes() && !r.writable {
+            return None;
+        }
+        let host = NonNull::new(r.host.as_ptr().cast::<u8>().cast_mut())?;
+        Some(Span {
+            start: r.guest,
+            len: r.len,
+            host,
+        })
     }
 }
 

@@ -516,11 +516,7 @@ fn run_group(
         if g.waves[wi].wave.status != Status::Ready {
             continue;
         }
-        let mut env = Env {
-            mem: sh.mem,
-            lds: &mut g.lds,
-            services: sh.services,
-        };
+        let mut env = Env::new(sh.mem, &mut g.lds, sh.services);
         let slot = &mut g.waves[wi];
         let before = slot.wave.instructions;
         let end = turn(sh, slot, &mut env, local)?;

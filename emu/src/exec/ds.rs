@@ -53,9 +53,15 @@ fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, ext: Ext) -> R {
     for l in super::lanes_of(w.exec()) {
         let a = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
         let mut b = [0u8; 16];
-        e.lds
-            .read(a, &mut b[..bytes as usize])
-            .map_err(|f| fault(l, a, f))?;
+        match bytes {
+            4 => b[..4].copy_from_slice(&e.lds.read_n::<4>(a).map_err(|f| fault(l, a, f))?),
+            8 => b[..8].copy_from_slice(&e.lds.read_n::<8>(a).map_err(|f| fault(l, a, f))?),
+            16 => b.copy_from_slice(&e.lds.read_n::<16>(a).map_err(|f| fault(l, a, f))?),
+            _ => e
+                .lds
+                .read(a, &mut b[..bytes as usize])
+                .map_err(|f| fault(l, a, f))?,
+        }
         let v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
         match (bytes, ext) {
             (1, Ext::Zero) => w.v[d][l] = v & 0xff,
@@ -123,9 +129,11 @@ fn load2(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
         {
             let a = base.wrapping_add(off * scale);
             let mut b = [0u8; 8];
-            e.lds
-                .read(a, &mut b[..bytes as usize])
-                .map_err(|f| fault(l, a, f))?;
+            if bytes == 4 {
+                b[..4].copy_from_slice(&e.lds.read_n::<4>(a).map_err(|f| fault(l, a, f))?);
+            } else {
+                b = e.lds.read_n::<8>(a).map_err(|f| fault(l, a, f))?;
+            }
             for k in 0..words {
                 w.v[d + i * words + k][l] =
                     u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]]);

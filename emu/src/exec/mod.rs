@@ -254,6 +254,8 @@ pub trait DynMemory: Sync {
         len: u64,
         access: Access,
     ) -> Result<NonNull<u8>, Box<dyn Any + Send>>;
+    /// [`GuestMemory::span`].
+    fn span(&self, address: u64, access: Access) -> Option<crate::memory::Span>;
     /// [`GuestMemory::fence`].
     fn fence(&self);
 }
@@ -270,6 +272,11 @@ impl<M: GuestMemory> DynMemory for M {
             .map_err(|f| Box::new(f) as Box<dyn Any + Send>)
     }
 
+    #[inline]
+    fn span(&self, address: u64, access: Access) -> Option<crate::memory::Span> {
+        GuestMemory::span(self, address, access)
+    }
+
     fn fence(&self) {
         GuestMemory::fence(self)
     }
@@ -283,6 +290,20 @@ pub struct Env<'a> {
     pub lds: &'a mut Lds,
     /// Hostcall and friends.
     pub services: &'a dyn Services,
+    /// The last guest spans approved for reading and for writing ([`DynMemory::span`]).
+    pub spans: [std::cell::Cell<Option<crate::memory::Span>>; 2],
+}
+
+impl<'a> Env<'a> {
+    /// An environment with empty span caches.
+    pub fn new(mem: &'a dyn DynMemory, lds: &'a mut Lds, services: &'a dyn Services) -> Env<'a> {
+        Env {
+            mem,
+            lds,
+            services,
+            spans: Default::default(),
+        }
+    }
 }
 
 /// Builds a guest-memory fault for `lane` at `address`.

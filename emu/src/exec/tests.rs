@@ -21,11 +21,7 @@ fn op(name: &'static str, d: [Opnd; 2], s: [Opnd; 3]) -> Uop {
 }
 
 fn exec_on(w: &mut Wave, u: &Uop, mem: &FlatMemory, lds: &mut Lds) -> Result<Step, Box<Fault>> {
-    let mut env = Env {
-        mem,
-        lds,
-        services: &NoServices,
-    };
+    let mut env = Env::new(mem, lds, &NoServices);
     (u.run)(w, u, &mut env)
 }
 

@@ -242,10 +242,17 @@ fn resolve(
             });
         }
     }
-    e.mem
+    // Other lanes usually hit the span the last translation came from: check it first.
+    let cache = &e.spans[usize::from(acc.writes())];
+    if let Some(p) = cache.get().and_then(|s| s.get(addr, u64::from(len))) {
+        return Ok(Target::Guest(p));
+    }
+    let p = e
+        .mem
         .translate(addr, u64::from(len), acc)
-        .map(Target::Guest)
-        .map_err(|p| guest_fault(l, addr, p))
+        .map_err(|p| guest_fault(l, addr, p))?;
+    cache.set(e.mem.span(addr, acc));
+    Ok(Target::Guest(p))
 }
 
 fn scratch_fault(l: usize, addr: u64, f: crate::scratch::ScratchFault) -> Box<Fault> {
@@ -275,12 +282,29 @@ fn read(
 ) -> Result<(), Box<Fault>> {
     match t {
         Target::Guest(p) => {
-            // SAFETY: translate() approved `out.len()` (<= 16) bytes at p for reading.
-            let buf = unsafe { read_n(p, out.len()) };
-            out.copy_from_slice(&buf[..out.len()]);
+            match out.len() {
+                // SAFETY: translate() approved 4 readable bytes at p.
+                4 => out.copy_from_slice(&unsafe { memory::load::<4>(p) }),
+                // SAFETY: translate() approved 8 readable bytes at p.
+                8 => out.copy_from_slice(&unsafe { memory::load::<8>(p) }),
+                // SAFETY: translate() approved 16 readable bytes at p.
+                16 => out.copy_from_slice(&unsafe { memory::load::<16>(p) }),
+                n => {
+                    // SAFETY: translate() approved n (<= 16) readable bytes at p.
+                    let buf = unsafe { read_n(p, n) };
+                    out.copy_from_slice(&buf[..n]);
+                }
+            }
             Ok(())
         }
-        Target::Lds(a) => e.lds.read(a, out).map_err(|f| lds_fault(l, addr, f)),
+        Target::Lds(a) => {
+            let r = match out.len() {
+                4 => e.lds.read_n::<4>(a).map(|b| out.copy_from_slice(&b)),
+                8 => e.lds.read_n::<8>(a).map(|b| out.copy_from_slice(&b)),
+                _ => e.lds.read(a, out),
+            };
+            r.map_err(|f| lds_fault(l, addr, f))
+        }
         Target::Scratch { base, offset } => {
             let r = if offset == u32::MAX {
                 w.scratch.read(out, |i| base + u64::from(i))
