@@ -46,10 +46,9 @@ fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, dwords: usize, buffer: bool) -> 
         }
     }
     for (k, v) in vals.iter().enumerate().take(dwords) {
+        // Destinations past s127 (a malformed encoding) are dropped, never indexed.
         let i = usize::from(d) + k;
-        if i < 106 || (108..124).contains(&i) {
-            w.s[i] = *v;
-        } else {
+        if i < 128 {
             w.swrite(Opnd::S(i as u8), *v);
         }
     }

@@ -955,3 +955,32 @@ fn denormal_modes_flush_inputs_and_outputs_as_mode_says() {
         );
     }
 }
+
+#[test]
+fn scalar_loads_fill_register_ranges_and_never_write_past_s127() {
+    let mut mem = FlatMemory::new();
+    mem.map(0x1000, 64, false).unwrap();
+    let words: Vec<u8> = (0..16u32).flat_map(|i| (i * 3 + 1).to_le_bytes()).collect();
+    mem.write_bytes(0x1000, &words).unwrap();
+    let mut lds = Lds::new(0);
+    let mut w = wave();
+    w.swrite64(Opnd::S(2), 0x1000);
+    let mut u = op(
+        "s_load_dwordx4",
+        [Opnd::S(8), Opnd::None],
+        [Opnd::S(2), Opnd::None, Opnd::None],
+    );
+    u.mem.offset = 8;
+    exec_on(&mut w, &u, &mem, &mut lds).unwrap();
+    assert_eq!(&w.s[8..12], &[7, 10, 13, 16]);
+    // A 16-dword load aimed at s120 writes s120..s127 (TTMPs, M0, NULL dropped, EXEC) and no
+    // further.
+    let mut u = op(
+        "s_load_dwordx16",
+        [Opnd::S(120), Opnd::None],
+        [Opnd::S(2), Opnd::None, Opnd::None],
+    );
+    u.mem.offset = 0;
+    exec_on(&mut w, &u, &mem, &mut lds).unwrap();
+    assert_eq!((w.s[120], w.s[125], w.s[127]), (1, 0, 22));
+}
