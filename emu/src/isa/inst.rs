@@ -152,6 +152,8 @@ pub enum Extra {
     Smem {
         /// Signed 21-bit byte offset.
         offset: i32,
+        /// The sdata field when it is an immediate (`s_atc_probe`), else 0.
+        sdata_imm: u8,
     },
     /// LDS/GDS.
     Ds {
