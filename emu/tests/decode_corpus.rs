@@ -101,11 +101,12 @@ fn corpus_prints_like_llvm_objdump() {
         eprintln!("SKIPPED: {msg}");
         return;
     }
-    let full = std::env::var_os("ROCLOAD_EMU_FULL_CORPUS").is_some_and(|v| v != "0");
-    let cap: usize = std::env::var("ROCLOAD_EMU_SAMPLE")
+    let sample: Option<usize> = std::env::var("ROCLOAD_EMU_SAMPLE")
         .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20_000);
+        .and_then(|s| s.parse().ok());
+    let forced = std::env::var_os("ROCLOAD_EMU_FULL_CORPUS").is_some_and(|v| v != "0");
+    let full = forced || sample.is_none();
+    let cap = sample.unwrap_or(usize::MAX);
     let started = Instant::now();
     let mut checked = 0usize;
     let mut mnemonics = BTreeSet::new();
