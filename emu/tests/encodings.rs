@@ -112,6 +112,7 @@ s_buffer_load_dword s2, s[4:7], 0x10
 s_memtime s[2:3]
 s_dcache_inv
 s_gl1_inv
+s_atc_probe 7, s[4:5], 0x10
 v_mov_b32_e32 v0, v1
 v_mov_b32_e32 v0, 1.0
 v_mov_b32_e32 v0, 0x42280000

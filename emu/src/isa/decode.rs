@@ -393,7 +393,16 @@ fn smem(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     }
     inst.flags |= mem_flags(info, w0 >> 16 & 1, 0, w0 >> 14 & 1);
     let offset = ((w1 & 0x1f_ffff) << 11) as i32 >> 11;
-    inst.extra = Extra::Smem { offset };
+    let sdata_imm = if info
+        .operands
+        .iter()
+        .any(|s| s.field == Field::Sdata && s.kind == Kind::Imm)
+    {
+        ((w0 >> 6) & 0x7f) as u8
+    } else {
+        0
+    };
+    inst.extra = Extra::Smem { offset, sdata_imm };
     Ok(inst)
 }
 

@@ -115,7 +115,10 @@ pub enum Extra {
         /// op_sel: bit i selects the high half of source i; bit 3 the destination.
         op_sel: u8,
     },
-    /// VOP3P (packed) modifiers. Bit i of a mask is source i.
+    /// VOP3P (packed) modifiers. Bit i of a mask is source i. For the
+    /// mixed-precision `v_fma_mix*` (not packed math) `neg_lo` negates and
+    /// `neg_hi` takes the absolute value of source i, and `op_sel_hi` bit i
+    /// says source i is f16 (`op_sel` then picks its half).
     Vop3p {
         /// Clamp the result.
         clamp: bool,
@@ -152,6 +155,8 @@ pub enum Extra {
     Smem {
         /// Signed 21-bit byte offset.
         offset: i32,
+        /// The sdata field when it is an immediate (`s_atc_probe`), else 0.
+        sdata_imm: u8,
     },
     /// LDS/GDS.
     Ds {

@@ -171,7 +171,7 @@ impl Inst {
         spec: &OperandSpec,
     ) -> fmt::Result {
         match (self.extra, spec.field) {
-            (Extra::Smem { offset }, Field::Offset) => match self.src[1] {
+            (Extra::Smem { offset, .. }, Field::Offset) => match self.src[1] {
                 Operand::None => {
                     if offset != 0 {
                         write_signed_hex(f, offset as i64)
@@ -181,16 +181,11 @@ impl Inst {
                 }
                 reg => write_value(f, reg, 0),
             },
-            (Extra::Smem { .. }, _) => write!(f, "{}", self.smem_sdata_imm()),
+            (Extra::Smem { sdata_imm, .. }, _) => write!(f, "{sdata_imm}"),
             (Extra::Imm16(v), _) => write_imm16(f, info.imm, v),
             (Extra::Branch { simm16, .. }, _) => write!(f, "{simm16}"),
             _ => Ok(()),
         }
-    }
-
-    fn smem_sdata_imm(&self) -> u8 {
-        // s_atc_probe: the sdata field is an immediate; decode kept no operand.
-        0
     }
 
     fn write_modifiers(
@@ -200,7 +195,7 @@ impl Inst {
         specs: &[OperandSpec],
     ) -> fmt::Result {
         match self.extra {
-            Extra::Smem { offset } => {
+            Extra::Smem { offset, .. } => {
                 if !matches!(self.src[1], Operand::None) && offset != 0 {
                     f.write_str(" offset:")?;
                     write_signed_hex(f, offset as i64)?;
