@@ -146,7 +146,7 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
         }
         Extra::Imm16(x) => u.imm = i64::from(x),
         Extra::Branch { target, .. } => u.imm = target as i64,
-        Extra::Smem { offset } => {
+        Extra::Smem { offset, .. } => {
             u.mem = Mem {
                 offset,
                 saddr: src[1],
@@ -256,18 +256,6 @@ pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>)
                     break;
                 }
             }
-            Err(_) if cache_invalidate(&bytes[..n]).is_some() => {
-                // Stopgap until the decoder's tables have them (see cache_invalidate).
-                let (name, run) =
-                    cache_invalidate(&bytes[..n]).unwrap_or(("buffer_gl0_inv", unsupported));
-                uops.push(Uop {
-                    pc: at,
-                    size: 8,
-                    encoding: "MUBUF",
-                    ..Uop::new(name, run)
-                });
-                at = at.wrapping_add(8);
-            }
             Err(e) => {
                 stop = Some(DecodeStop::Invalid {
                     pc: at,
@@ -287,23 +275,6 @@ pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>)
         },
         stop,
     )
-}
-
-/// `buffer_gl0_inv` and `buffer_gl1_inv` (MUBUF opcodes 0x71 and 0x72, no operands): the
-/// decoder's generated tables do not have them yet (llvm-mc prints them, the table probe
-/// missed them), and every kernel with `__syncthreads` at -O0 uses them. Recognised here from
-/// the two words until the tables do.
-fn cache_invalidate(b: &[u8]) -> Option<(&'static str, super::Handler)> {
-    let w = u32::from_le_bytes([*b.first()?, *b.get(1)?, *b.get(2)?, *b.get(3)?]);
-    if b.len() < 8 || w >> 26 != 0b111000 {
-        return None;
-    }
-    let name = match (w >> 18) & 0x7f {
-        0x71 => "buffer_gl0_inv",
-        0x72 => "buffer_gl1_inv",
-        _ => return None,
-    };
-    Some((name, handler_for(name)?))
 }
 
 /// The instruction at `pc` as the decoder prints it, or empty when it cannot be read.
