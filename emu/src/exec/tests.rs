@@ -984,3 +984,325 @@ fn scalar_loads_fill_register_ranges_and_never_write_past_s127() {
     exec_on(&mut w, &u, &mem, &mut lds).unwrap();
     assert_eq!((w.s[120], w.s[125], w.s[127]), (1, 0, 22));
 }
+
+#[test]
+fn conversions_saturate_and_round_like_the_isa_says() {
+    let mut w = wave();
+    let xs = [
+        0.0f32,
+        -0.0,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        3e9,
+        -3e9,
+        4.5e9,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.49999997,
+        123456.7,
+    ];
+    w.v[1] = std::array::from_fn(|l| xs[l % xs.len()].to_bits());
+    let one = |w: &mut Wave, name: &'static str, d: u16| {
+        run(
+            w,
+            &op(
+                name,
+                [Opnd::V(d), Opnd::None],
+                [Opnd::V(1), Opnd::None, Opnd::None],
+            ),
+        )
+    };
+    one(&mut w, "v_cvt_i32_f32", 2);
+    one(&mut w, "v_cvt_u32_f32", 3);
+    one(&mut w, "v_cvt_flr_i32_f32", 4);
+    one(&mut w, "v_cvt_rpi_i32_f32", 5);
+    one(&mut w, "v_cvt_f16_f32", 6);
+    one(&mut w, "v_trunc_f32", 7);
+    one(&mut w, "v_rndne_f32", 8);
+    for l in 0..LANES {
+        let x = f32::from_bits(w.v[1][l]);
+        // The ISA: truncate, clamp to the integer range, NaN gives 0 (Rust's `as` does exactly this).
+        assert_eq!(w.v[2][l], x as i32 as u32, "cvt_i32({x})");
+        assert_eq!(w.v[3][l], x as u32, "cvt_u32({x})");
+        assert_eq!(
+            w.v[4][l],
+            f64::from(x).floor() as i32 as u32,
+            "cvt_flr({x})"
+        );
+        assert_eq!(
+            w.v[5][l],
+            (f64::from(x) + 0.5).floor() as i32 as u32,
+            "cvt_rpi({x})"
+        );
+        assert_eq!(
+            w.v[6][l] & 0xffff,
+            u32::from(half::f16::from_f32(x).to_bits()),
+            "cvt_f16({x})"
+        );
+        assert!(
+            same_f32(w.v[7][l], x.trunc()) && same_f32(w.v[8][l], x.round_ties_even()),
+            "{x}"
+        );
+    }
+}
+
+#[test]
+fn transcendentals_are_within_one_ulp_of_the_host() {
+    let mut w = wave();
+    w.v[1] = std::array::from_fn(|l| {
+        (0.37f32 * (l as f32 + 1.0) * if l % 2 == 0 { 1.0 } else { 7.3 }).to_bits()
+    });
+    let ulps =
+        |a: u32, b: f32| (i64::from(a as i32) - i64::from(b.to_bits() as i32)).unsigned_abs();
+    let cases: [(&'static str, fn(f64) -> f64); 7] = [
+        ("v_rcp_f32", |x| 1.0 / x),
+        ("v_rsq_f32", |x| 1.0 / x.sqrt()),
+        ("v_sqrt_f32", f64::sqrt),
+        ("v_exp_f32", f64::exp2),
+        ("v_log_f32", f64::log2),
+        ("v_sin_f32", |x| (x * std::f64::consts::TAU).sin()),
+        ("v_cos_f32", |x| (x * std::f64::consts::TAU).cos()),
+    ];
+    for (name, f) in cases {
+        run(
+            &mut w,
+            &op(
+                name,
+                [Opnd::V(2), Opnd::None],
+                [Opnd::V(1), Opnd::None, Opnd::None],
+            ),
+        );
+        for l in 0..LANES {
+            let x = f32::from_bits(w.v[1][l]);
+            let want = f(f64::from(x)) as f32;
+            // Sin and cos of large arguments lose absolute accuracy in the revolution reduction,
+            // as the hardware's do; compare those absolutely.
+            if name.ends_with("sin_f32") || name.ends_with("cos_f32") {
+                assert!(
+                    (f32::from_bits(w.v[2][l]) - want).abs() < 2e-6,
+                    "{name}({x})"
+                );
+            } else {
+                assert!(
+                    ulps(w.v[2][l], want) <= 1,
+                    "{name}({x}): {} vs {want}",
+                    f32::from_bits(w.v[2][l])
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn ds_atomics_return_old_values_and_cmpst_compares_data0() {
+    let mem = FlatMemory::new();
+    let mut lds = Lds::new(256);
+    let mut w = wave();
+    w.v[1] = [16; LANES]; // every lane hits the same word: lanes apply in order
+    w.v[2] = std::array::from_fn(|l| l as u32 + 1);
+    let add = op(
+        "ds_add_rtn_u32",
+        [Opnd::V(3), Opnd::None],
+        [Opnd::V(1), Opnd::V(2), Opnd::None],
+    );
+    exec_on(&mut w, &add, &mem, &mut lds).unwrap();
+    for l in 0..LANES {
+        assert_eq!(
+            w.v[3][l],
+            (1..=l as u32).sum::<u32>(),
+            "old value seen by lane {l}"
+        );
+    }
+    assert_eq!(lds.read_u32(16).unwrap(), (1..=32).sum::<u32>());
+    // cmpst: data0 is compared, data1 stored; only the lane whose data0 matches swaps.
+    let cur = lds.read_u32(16).unwrap();
+    w.v[4] = std::array::from_fn(|l| if l == 9 { cur } else { 0 });
+    w.v[5] = [777; LANES];
+    let cs = op(
+        "ds_cmpst_rtn_b32",
+        [Opnd::V(6), Opnd::None],
+        [Opnd::V(1), Opnd::V(4), Opnd::V(5)],
+    );
+    exec_on(&mut w, &cs, &mem, &mut lds).unwrap();
+    assert_eq!(lds.read_u32(16).unwrap(), 777);
+    assert_eq!((w.v[6][8], w.v[6][9], w.v[6][10]), (cur, cur, 777));
+    // Float max without return.
+    w.v[7] = std::array::from_fn(|l| (l as f32 - 3.5).to_bits());
+    lds.write(32, &(-100.0f32).to_bits().to_le_bytes()).unwrap();
+    w.v[1] = [32; LANES];
+    exec_on(
+        &mut w,
+        &op(
+            "ds_max_f32",
+            [Opnd::None; 2],
+            [Opnd::V(1), Opnd::V(7), Opnd::None],
+        ),
+        &mem,
+        &mut lds,
+    )
+    .unwrap();
+    assert_eq!(f32::from_bits(lds.read_u32(32).unwrap()), 31.0 - 3.5);
+}
+
+#[test]
+fn permlane16_and_x16_select_lanes_by_nibbles() {
+    let mut w = wave();
+    w.v[1] = std::array::from_fn(|l| 100 + l as u32);
+    // Lane i of each row reads lane (15 - i) of the same row (16 nibbles: f, e, ..., 0).
+    let (lo, hi) = (0x89ab_cdefu64, 0x0123_4567u64);
+    run(
+        &mut w,
+        &op(
+            "v_permlane16_b32",
+            [Opnd::V(2), Opnd::None],
+            [Opnd::V(1), Opnd::Imm(lo), Opnd::Imm(hi)],
+        ),
+    );
+    run(
+        &mut w,
+        &op(
+            "v_permlanex16_b32",
+            [Opnd::V(3), Opnd::None],
+            [Opnd::V(1), Opnd::Imm(lo), Opnd::Imm(hi)],
+        ),
+    );
+    for l in 0..LANES {
+        let (row, i) = (l & 16, l & 15);
+        assert_eq!(w.v[2][l], 100 + (row + 15 - i) as u32);
+        assert_eq!(w.v[3][l], 100 + ((row ^ 16) + 15 - i) as u32);
+    }
+}
+
+#[test]
+fn perm_dot_med3_and_packing_follow_their_definitions() {
+    let mut w = wave();
+    w.v[1] = std::array::from_fn(|l| 0x0403_0201u32.wrapping_mul(l as u32 + 3));
+    w.v[2] = std::array::from_fn(|l| 0xfffe_0807u32.rotate_left(l as u32));
+    w.v[3] = std::array::from_fn(|l| 0x0c06_0500u32 | (l as u32 % 8));
+    let three = |w: &mut Wave, n: &'static str, d: u16| {
+        run(
+            w,
+            &op(
+                n,
+                [Opnd::V(d), Opnd::None],
+                [Opnd::V(1), Opnd::V(2), Opnd::V(3)],
+            ),
+        )
+    };
+    three(&mut w, "v_perm_b32", 10);
+    three(&mut w, "v_dot4_u32_u8", 11);
+    three(&mut w, "v_dot2_i32_i16", 12);
+    three(&mut w, "v_med3_i32", 13);
+    for l in 0..LANES {
+        let (a, b, c) = (w.v[1][l], w.v[2][l], w.v[3][l]);
+        // v_perm_b32: selector bytes 0-7 pick from {a:b} (b is bytes 0-3), 12 gives 0x00.
+        let pool = (u64::from(a) << 32 | u64::from(b)).to_le_bytes();
+        let want: Vec<u8> = c
+            .to_le_bytes()
+            .iter()
+            .map(|&s| match s {
+                0..=7 => pool[s as usize],
+                12 => 0,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(w.v[10][l].to_le_bytes().to_vec(), want, "perm lane {l}");
+        let dot4: u32 = (0..4)
+            .map(|i| (a >> (8 * i) & 0xff) * (b >> (8 * i) & 0xff))
+            .sum::<u32>()
+            .wrapping_add(c);
+        assert_eq!(w.v[11][l], dot4);
+        let dot2 = i32::from(a as i16) * i32::from(b as i16)
+            + i32::from((a >> 16) as i16) * i32::from((b >> 16) as i16);
+        assert_eq!(w.v[12][l] as i32, dot2.wrapping_add(c as i32));
+        let mut v = [a as i32, b as i32, c as i32];
+        v.sort_unstable();
+        assert_eq!(w.v[13][l] as i32, v[1]);
+    }
+    w.v[4] = [1.0f32.to_bits(); LANES];
+    w.v[5] = [(1.0f32 + f32::EPSILON * 8192.0 * 1.5).to_bits(); LANES];
+    run(
+        &mut w,
+        &op(
+            "v_cvt_pkrtz_f16_f32",
+            [Opnd::V(14), Opnd::None],
+            [Opnd::V(5), Opnd::V(4), Opnd::None],
+        ),
+    );
+    // Round toward zero: 1 + 1.5 ulp(f16) becomes 1 + 1 ulp, not 1 + 2.
+    assert_eq!(w.v[14][0], 0x3c01 | 0x3c00 << 16);
+}
+
+#[test]
+fn calls_save_the_return_address_and_jump() {
+    let mut w = wave();
+    w.swrite64(Opnd::S(4), 0x5000);
+    let mut u = op(
+        "s_swappc_b64",
+        [Opnd::S(30), Opnd::None],
+        [Opnd::S(4), Opnd::None, Opnd::None],
+    );
+    u.pc = 0x1000;
+    assert_eq!(run(&mut w, &u), Step::Jump(0x5000));
+    assert_eq!(w.sread64(Opnd::S(30)), 0x1004);
+    let mut g = op("s_getpc_b64", [Opnd::S(8), Opnd::None], [Opnd::None; 3]);
+    g.pc = 0x2000;
+    run(&mut w, &g);
+    assert_eq!(
+        w.sread64(Opnd::S(8)),
+        0x2004,
+        "the address of the next instruction"
+    );
+    assert_eq!(
+        run(
+            &mut w,
+            &op(
+                "s_setpc_b64",
+                [Opnd::None; 2],
+                [Opnd::S(30), Opnd::None, Opnd::None]
+            )
+        ),
+        Step::Jump(0x1004)
+    );
+    // readfirstlane with EXEC = 0 reads lane 0.
+    w.v[1] = std::array::from_fn(|l| 50 + l as u32);
+    w.s[sreg::EXEC as usize] = 0;
+    run(
+        &mut w,
+        &op(
+            "v_readfirstlane_b32",
+            [Opnd::S(3), Opnd::None],
+            [Opnd::V(1), Opnd::None, Opnd::None],
+        ),
+    );
+    assert_eq!(w.s[3], 50);
+}
+
+#[test]
+fn raw_buffers_drop_out_of_range_accesses() {
+    let mut mem = FlatMemory::new();
+    mem.map(0x8000, 64, true).unwrap();
+    mem.write_bytes(0x8000, &[7; 64]).unwrap();
+    let mut lds = Lds::new(0);
+    let mut w = wave();
+    // A raw (stride 0, unswizzled) descriptor over 16 bytes at 0x8000.
+    w.s[4] = 0x8000;
+    w.s[5] = 0;
+    w.s[6] = 16;
+    w.s[7] = 0;
+    w.v[1] = std::array::from_fn(|l| 4 * l as u32);
+    let mut u = op(
+        "buffer_load_dword",
+        [Opnd::V(2), Opnd::None],
+        [Opnd::V(1), Opnd::None, Opnd::S(4)],
+    );
+    u.mem.offen = true;
+    exec_on(&mut w, &u, &mem, &mut lds).unwrap();
+    assert_eq!(
+        &w.v[2][..6],
+        &[0x0707_0707, 0x0707_0707, 0x0707_0707, 0x0707_0707, 0, 0]
+    );
+}
