@@ -1049,6 +1049,9 @@ fn conversions_saturate_and_round_like_the_isa_says() {
     }
 }
 
+/// An instruction and the host function it approximates.
+type Reference = (&'static str, fn(f64) -> f64);
+
 #[test]
 fn transcendentals_are_within_one_ulp_of_the_host() {
     let mut w = wave();
@@ -1057,7 +1060,7 @@ fn transcendentals_are_within_one_ulp_of_the_host() {
     });
     let ulps =
         |a: u32, b: f32| (i64::from(a as i32) - i64::from(b.to_bits() as i32)).unsigned_abs();
-    let cases: [(&'static str, fn(f64) -> f64); 7] = [
+    let cases: [Reference; 7] = [
         ("v_rcp_f32", |x| 1.0 / x),
         ("v_rsq_f32", |x| 1.0 / x.sqrt()),
         ("v_sqrt_f32", f64::sqrt),
