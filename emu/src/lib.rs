@@ -1,8 +1,48 @@
-//! rocload-emu: an RDNA2 (gfx1030, wave32) instruction-set emulator.
+//! rocload-emu: an RDNA2 (gfx1030, wave32) emulator that runs AMD GPU kernels on the CPU.
 //!
-//! It decodes AMD GPU machine code ([`isa`]) and runs kernels on the CPU, given guest memory,
-//! a dispatch and services. It knows nothing of HIP, bundles or loading: rocload's software
-//! agent hands it dispatches.
+//! Two halves. The decoder ([`isa`]) turns gfx1030 machine code into a compact predecoded
+//! form ([`isa::Inst`]) and prints it exactly as `llvm-objdump-19 -d --mcpu=gfx1030` does.
+//! The engine ([`exec`], [`sched`]) lowers instructions into uops, cached per code address
+//! ([`program`]), and runs dispatches: give it guest memory (a [`GuestMemory`] whose every
+//! access can fault), a [`Dispatch`] (kernel descriptor, code address, grid, kernarg and
+//! packet addresses, segment sizes, apertures) and [`Services`] (hostcall interrupts), and
+//! [`Emulator::run`] returns a [`Report`] or a typed [`ExecError`].
+//!
+//! It knows nothing of HIP, fat binaries or code-object loading. See `docs/emulator.md`.
+
 #![deny(missing_docs)]
 
+pub mod cache;
+pub mod dispatch;
+pub mod error;
+pub mod exec;
+pub mod float;
 pub mod isa;
+pub mod lds;
+pub mod memory;
+pub mod program;
+pub mod sched;
+pub mod scratch;
+pub mod wave;
+
+pub use dispatch::Dispatch;
+pub use error::{DispatchError, ExecError, FaultKind, Site};
+pub use memory::{Access, FlatFault, FlatMemory, GuestMemory, Span};
+pub use sched::{Config, Emulator, Report};
+
+/// What the emulator asks of its embedder while a dispatch runs.
+pub trait Services: Sync {
+    /// `s_sendmsg sendmsg(MSG_INTERRUPT)` with the wave's M0 (the hostcall protocol's doorbell:
+    /// serve the hostcall buffer now).
+    fn interrupt(&self, _m0: u32) {}
+
+    /// Every wave on some host thread is waiting (sleeping or at a barrier): a chance to serve
+    /// hostcall buffers whose waves do not send interrupts.
+    fn idle(&self) {}
+}
+
+/// Services that do nothing (kernels without hostcalls).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoServices;
+
+impl Services for NoServices {}

@@ -1,468 +1,712 @@
-//! Bytes to [`Inst`]: the encoding from the top bits of the first dword, the opcode looked up in
-//! the generated tables, the operand fields extracted by the ISA's field layout (RDNA2 ISA guide,
-//! "Microcode Formats"; checked against llvm-mc's encodings), and the instruction's length
-//! (literal, SDWA and DPP dwords included).
-//!
-//! Never panics on any input: a short buffer, an unknown encoding or an opcode LLVM does not
-//! decode is a [`DecodeError`] naming the address, the words and what is wrong. Not for printing
-//! or executing.
+//! gfx1030 instruction decoding: bytes + address to a predecoded [`Inst`].
+//! Field layouts of each encoding live here; what each opcode's operands are
+//! comes from the generated tables. Never panics on any input; failures are
+//! typed [`DecodeError`]s naming the encoding, the words and the address.
+//! Not printing (`print.rs`), not caching (`crate::cache`).
 
-use super::gfx1030_tables as t;
-use super::{code, Encoding, Form, Inst, OpDesc, Operand};
+use super::gfx1030_tables as tables;
+use super::inst::{inst_flags, Dpp16, Encoding, Extra, Inst, Sdwa};
+use super::operand::{Operand, Special};
+use super::spec::*;
 
-/// Why bytes do not decode.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum DecodeError {
-    /// The bytes end inside the instruction.
-    #[error("{address:#x}: truncated {what}: needs {needed} bytes, {available} left")]
+/// Why some bytes are not a decodable instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeErrorKind {
+    /// The first word matches no gfx1030 encoding.
+    UnknownEncoding,
+    /// The opcode is not defined for this encoding on gfx1030.
+    UnknownOpcode(u16),
+    /// An operand field holds a reserved value.
+    ReservedOperand {
+        /// Which field.
+        field: &'static str,
+        /// Its value.
+        value: u16,
+    },
+    /// The code ends inside the instruction.
     Truncated {
-        /// Address of the instruction.
-        address: u64,
-        /// What was being read.
-        what: &'static str,
         /// Bytes the instruction needs.
-        needed: usize,
+        needed: u8,
         /// Bytes available.
-        available: usize,
-    },
-    /// No encoding the emulator knows has these top bits.
-    #[error("{address:#x}: unknown encoding {word0:#010x}")]
-    UnknownEncoding {
-        /// Address of the instruction.
-        address: u64,
-        /// First dword.
-        word0: u32,
-    },
-    /// The encoding is known, the opcode is not one gfx1030 has (or the emulator models).
-    #[error("{address:#x}: invalid {encoding} opcode {opcode:#x} in {word0:#010x}")]
-    InvalidOpcode {
-        /// Address of the instruction.
-        address: u64,
-        /// Encoding name.
-        encoding: &'static str,
-        /// The opcode field.
-        opcode: u32,
-        /// First dword.
-        word0: u32,
-    },
-    /// An encoding the emulator recognises but does not decode (MIMG, MTBUF, EXP, VINTRP).
-    #[error("{address:#x}: {encoding} instructions are not supported ({word0:#010x})")]
-    Unsupported {
-        /// Address of the instruction.
-        address: u64,
-        /// Encoding name.
-        encoding: &'static str,
-        /// First dword.
-        word0: u32,
+        available: u8,
     },
 }
 
-fn bits(w: u32, lo: u32, width: u32) -> u32 {
-    (w >> lo) & ((1u32 << width) - 1)
+/// A failure to decode the instruction at `address`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cannot decode {encoding} instruction at {address:#x} (words {}): {}", fmt_words(&self.words[..self.nwords as usize]), fmt_kind(&self.kind))]
+pub struct DecodeError {
+    /// What went wrong.
+    pub kind: DecodeErrorKind,
+    /// Encoding name (e.g. "VOP3"), or "?" when none matched.
+    pub encoding: &'static str,
+    /// Address of the instruction.
+    pub address: u64,
+    /// The words read so far (up to three).
+    pub words: [u32; 3],
+    /// How many of `words` are valid.
+    pub nwords: u8,
 }
 
+fn fmt_words(w: &[u32]) -> String {
+    if w.is_empty() {
+        return "none".into();
+    }
+    w.iter()
+        .map(|w| format!("{w:08X}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn fmt_kind(k: &DecodeErrorKind) -> String {
+    match k {
+        DecodeErrorKind::UnknownEncoding => "no gfx1030 encoding has this bit pattern".into(),
+        DecodeErrorKind::UnknownOpcode(op) => format!("opcode {op:#x} is not defined"),
+        DecodeErrorKind::ReservedOperand { field, value } => {
+            format!("field {field} holds reserved value {value}")
+        }
+        DecodeErrorKind::Truncated { needed, available } => {
+            format!("instruction needs {needed} bytes, only {available} remain")
+        }
+    }
+}
+
+/// Reading state for one instruction: the words and where they came from.
 struct Reader<'a> {
-    bytes: &'a [u8],
+    code: &'a [u8],
     address: u64,
+    words: [u32; 3],
+    nwords: u8,
+    encoding: &'static str,
 }
 
 impl Reader<'_> {
-    fn dword(&self, index: usize, what: &'static str) -> Result<u32, DecodeError> {
+    fn word(&mut self, index: usize) -> Result<u32, DecodeError> {
         let start = index * 4;
-        self.bytes
-            .get(start..start + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .ok_or(DecodeError::Truncated {
-                address: self.address,
-                what,
-                needed: start + 4,
-                available: self.bytes.len(),
-            })
+        match self.code.get(start..start + 4) {
+            Some(b) => {
+                let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                if index < 3 && index as u8 >= self.nwords {
+                    self.words[index] = w;
+                    self.nwords = index as u8 + 1;
+                }
+                Ok(w)
+            }
+            None => Err(self.err(DecodeErrorKind::Truncated {
+                needed: (start + 4).min(255) as u8,
+                available: self.code.len().min(255) as u8,
+            })),
+        }
     }
+
+    fn err(&self, kind: DecodeErrorKind) -> DecodeError {
+        DecodeError {
+            kind,
+            encoding: self.encoding,
+            address: self.address,
+            words: self.words,
+            nwords: self.nwords,
+        }
+    }
+}
+
+/// Decode the instruction at the start of `code`, which lives at `address`.
+pub fn decode(code: &[u8], address: u64) -> Result<Inst, DecodeError> {
+    let mut r = Reader {
+        code,
+        address,
+        words: [0; 3],
+        nwords: 0,
+        encoding: "?",
+    };
+    let w0 = r.word(0)?;
+    if w0 == 0 {
+        return Ok(bare(Op::VIllegal, Encoding::Illegal, 4));
+    }
+    if w0 >> 31 == 0 {
+        return match (w0 >> 25) & 0x3f {
+            0x3e => vop_short(&mut r, w0, Encoding::Vopc),
+            0x3f => vop_short(&mut r, w0, Encoding::Vop1),
+            _ => vop_short(&mut r, w0, Encoding::Vop2),
+        };
+    }
+    if w0 >> 30 == 0b10 {
+        return match w0 >> 23 {
+            0x17d => scalar(&mut r, w0, Encoding::Sop1),
+            0x17e => scalar(&mut r, w0, Encoding::Sopc),
+            0x17f => scalar(&mut r, w0, Encoding::Sopp),
+            _ if w0 >> 28 == 0b1011 => scalar(&mut r, w0, Encoding::Sopk),
+            _ => scalar(&mut r, w0, Encoding::Sop2),
+        };
+    }
+    match w0 >> 26 {
+        0x35 => vop3(&mut r, w0, false),
+        0x33 => vop3(&mut r, w0, true),
+        0x36 => ds(&mut r, w0),
+        0x37 => flat(&mut r, w0),
+        0x38 => mubuf(&mut r, w0),
+        0x3d => smem(&mut r, w0),
+        0x3a => length_only(&mut r, Op::Mtbuf, Encoding::Mtbuf, 8),
+        0x3c => {
+            // MIMG: bits 2:1 count extra dwords of NSA (non-sequential) addresses.
+            let extra = ((w0 >> 1) & 3) as u8;
+            length_only(&mut r, Op::Mimg, Encoding::Mimg, 8 + 4 * extra)
+        }
+        0x3e => length_only(&mut r, Op::Exp, Encoding::Exp, 8),
+        0x32 => length_only(&mut r, Op::Vintrp, Encoding::Vintrp, 4),
+        _ => Err(r.err(DecodeErrorKind::UnknownEncoding)),
+    }
+}
+
+fn bare(op: Op, encoding: Encoding, len: u8) -> Inst {
+    Inst {
+        op,
+        opcode: 0,
+        encoding,
+        len,
+        flags: 0,
+        literal: 0,
+        dst: [Operand::None; 2],
+        src: [Operand::None; 4],
+        extra: Extra::None,
+    }
+}
+
+fn length_only(r: &mut Reader, op: Op, encoding: Encoding, len: u8) -> Result<Inst, DecodeError> {
+    r.encoding = encoding.name();
+    r.word(len as usize / 4 - 1)?;
+    Ok(bare(op, encoding, len))
 }
 
 fn lookup(
-    table: &'static [Option<OpDesc>],
-    opcode: u32,
-    encoding: &'static str,
-    address: u64,
-    word0: u32,
-) -> Result<&'static OpDesc, DecodeError> {
-    table
-        .get(opcode as usize)
-        .and_then(Option::as_ref)
-        .ok_or(DecodeError::InvalidOpcode {
-            address,
-            encoding,
-            opcode,
-            word0,
-        })
-}
-
-fn opnd(code: u32, width: u8) -> Operand {
-    if width == 0 {
-        Operand::NONE
-    } else {
-        Operand {
-            code: code as u16,
-            width,
-        }
+    r: &Reader,
+    table: &'static [Option<OpInfo>],
+    opcode: u16,
+) -> Result<&'static OpInfo, DecodeError> {
+    match table.get(opcode as usize) {
+        Some(Some(info)) => Ok(info),
+        _ => Err(r.err(DecodeErrorKind::UnknownOpcode(opcode))),
     }
 }
 
-/// A scalar register field (7 bits in SOP destinations), aligned down for tuples of four or more
-/// dwords, as the hardware and llvm-objdump read them.
-fn sreg(field: u32, width: u8) -> Operand {
-    let field = if width >= 4 && field <= code::SGPR_MAX as u32 {
-        field & !3
-    } else {
-        field
-    };
-    opnd(field, width)
-}
-
-/// Decodes the instruction at the start of `bytes`, which sits at `address`.
-///
-/// # Errors
-/// A [`DecodeError`] naming the address and the words.
-pub fn decode(bytes: &[u8], address: u64) -> Result<Inst, DecodeError> {
-    let r = Reader { bytes, address };
-    let w0 = r.dword(0, "instruction")?;
-    let mut inst = Inst {
-        op: t::SOPP[0].map_or(super::Op::SNop, |d| d.op),
-        enc: Encoding::Sopp,
-        form: Form::Plain,
-        len: 4,
-        dst: Operand::NONE,
-        sdst: Operand::NONE,
-        src: [Operand::NONE; 3],
-        literal: 0,
-        word0: w0,
-        word1: 0,
-        desc: &NOP_DESC,
-    };
-    let set = |inst: &mut Inst, desc: &'static OpDesc, enc: Encoding| {
-        inst.op = desc.op;
-        inst.desc = desc;
-        inst.enc = enc;
-    };
-    if w0 >> 30 == 0b10 {
-        // Scalar ALU.
-        match w0 >> 23 {
-            0x17D => {
-                let d = lookup(&t::SOP1, bits(w0, 8, 8), "SOP1", address, w0)?;
-                set(&mut inst, d, Encoding::Sop1);
-                inst.dst = sreg(bits(w0, 16, 7), d.w[0]);
-                inst.src[0] = opnd(bits(w0, 0, 8), d.w[1]);
-            }
-            0x17E => {
-                let d = lookup(&t::SOPC, bits(w0, 16, 7), "SOPC", address, w0)?;
-                set(&mut inst, d, Encoding::Sopc);
-                inst.src[0] = opnd(bits(w0, 0, 8), d.w[1]);
-                inst.src[1] = opnd(bits(w0, 8, 8), d.w[2]);
-            }
-            0x17F => {
-                let d = lookup(&t::SOPP, bits(w0, 16, 7), "SOPP", address, w0)?;
-                set(&mut inst, d, Encoding::Sopp);
-            }
-            _ if w0 >> 28 == 0b1011 => {
-                let d = lookup(&t::SOPK, bits(w0, 23, 5), "SOPK", address, w0)?;
-                set(&mut inst, d, Encoding::Sopk);
-                inst.dst = sreg(bits(w0, 16, 7), d.w[0]);
-            }
-            _ => {
-                let d = lookup(&t::SOP2, bits(w0, 23, 7), "SOP2", address, w0)?;
-                set(&mut inst, d, Encoding::Sop2);
-                inst.dst = sreg(bits(w0, 16, 7), d.w[0]);
-                inst.src[0] = opnd(bits(w0, 0, 8), d.w[1]);
-                inst.src[1] = opnd(bits(w0, 8, 8), d.w[2]);
-            }
-        }
-        let needs_literal = inst.desc.literal
-            || inst
-                .src
-                .iter()
-                .any(|s| s.present() && s.code == code::LITERAL);
-        if needs_literal {
-            inst.literal = r.dword(1, "literal")?;
-            inst.len = 8;
-        }
-        return Ok(inst);
-    }
-    if w0 >> 31 == 0 {
-        return decode_vop_short(&r, w0, inst, set);
-    }
-    match w0 >> 26 {
-        0x35 => decode_vop3(&r, w0, inst, set, false),
-        0x33 => decode_vop3(&r, w0, inst, set, true),
-        0x3D => {
-            let w1 = r.dword(1, "SMEM second dword")?;
-            let d = lookup(&t::SMEM, bits(w0, 18, 8), "SMEM", address, w0)?;
-            set(&mut inst, d, Encoding::Smem);
-            inst.len = 8;
-            inst.word1 = w1;
-            inst.dst = sreg(bits(w0, 6, 7), d.w[0]);
-            inst.src[0] = opnd(bits(w0, 0, 6) << 1, d.w[1]);
-            let soffset = bits(w1, 25, 7);
-            if soffset as u16 != code::NULL {
-                inst.src[1] = opnd(soffset, 1);
-            }
-            Ok(inst)
-        }
-        0x36 => {
-            let w1 = r.dword(1, "DS second dword")?;
-            let d = lookup(&t::DS, bits(w0, 18, 8), "DS", address, w0)?;
-            set(&mut inst, d, Encoding::Ds);
-            inst.len = 8;
-            inst.word1 = w1;
-            inst.dst = opnd(256 + bits(w1, 24, 8), d.w[0]);
-            inst.src[0] = opnd(256 + bits(w1, 0, 8), d.w[1]);
-            inst.src[1] = opnd(256 + bits(w1, 8, 8), d.w[2]);
-            inst.src[2] = opnd(256 + bits(w1, 16, 8), d.w[3]);
-            Ok(inst)
-        }
-        0x37 => {
-            let w1 = r.dword(1, "FLAT second dword")?;
-            let saddr = bits(w1, 16, 7);
-            let scalar = saddr as u16 != code::NULL;
-            let (table, enc, name): (&'static [Option<OpDesc>], Encoding, &str) =
-                match (bits(w0, 14, 2), scalar) {
-                    (0, _) => (&t::FLAT, Encoding::Flat, "FLAT"),
-                    (1, false) => (&t::SCRATCH, Encoding::Scratch, "SCRATCH"),
-                    (1, true) => (&t::SCRATCH_SADDR, Encoding::Scratch, "SCRATCH"),
-                    (2, false) => (&t::GLOBAL, Encoding::Global, "GLOBAL"),
-                    (2, true) => (&t::GLOBAL_SADDR, Encoding::Global, "GLOBAL"),
-                    _ => {
-                        return Err(DecodeError::InvalidOpcode {
-                            address,
-                            encoding: "FLAT segment",
-                            opcode: 3,
-                            word0: w0,
-                        })
-                    }
-                };
-            let d = lookup(table, bits(w0, 18, 7), name, address, w0)?;
-            set(&mut inst, d, enc);
-            inst.len = 8;
-            inst.word1 = w1;
-            inst.dst = opnd(256 + bits(w1, 24, 8), d.w[0]);
-            inst.src[0] = opnd(256 + bits(w1, 0, 8), d.w[1]);
-            inst.src[1] = opnd(256 + bits(w1, 8, 8), d.w[2]);
-            if scalar {
-                inst.src[2] = opnd(saddr, d.w[3].max(1));
-            }
-            if super::print::returning_flat_atomic(&inst) {
-                // The old value comes back in vdst: as wide as the data, half for cmpswap.
-                let data = d.w[2];
-                let width = if d.mnemonic.contains("cmpswap") {
-                    data / 2
-                } else {
-                    data
-                };
-                inst.dst = opnd(256 + bits(w1, 24, 8), width);
-            }
-            Ok(inst)
-        }
-        0x38 => {
-            let w1 = r.dword(1, "MUBUF second dword")?;
-            let opcode = bits(w0, 18, 7) | bits(w0, 25, 1) << 7;
-            let d = lookup(&t::MUBUF, opcode, "MUBUF", address, w0)?;
-            set(&mut inst, d, Encoding::Mubuf);
-            inst.len = 8;
-            inst.word1 = w1;
-            let (offen, idxen) = (bits(w0, 12, 1) != 0, bits(w0, 13, 1) != 0);
-            let vaddr_width = u8::from(offen) + u8::from(idxen);
-            inst.dst = opnd(256 + bits(w1, 8, 8), d.w[0]);
-            inst.src[0] = opnd(256 + bits(w1, 0, 8), vaddr_width);
-            inst.src[1] = opnd(256 + bits(w1, 8, 8), d.w[0]);
-            inst.src[2] = opnd(bits(w1, 16, 5) << 2, 4);
-            inst.sdst = opnd(bits(w1, 24, 8), 1);
-            Ok(inst)
-        }
-        0x3A => Err(DecodeError::Unsupported {
-            address,
-            encoding: "MTBUF",
-            word0: w0,
-        }),
-        0x3C => Err(DecodeError::Unsupported {
-            address,
-            encoding: "MIMG",
-            word0: w0,
-        }),
-        0x3E => Err(DecodeError::Unsupported {
-            address,
-            encoding: "EXP",
-            word0: w0,
-        }),
-        0x32 => Err(DecodeError::Unsupported {
-            address,
-            encoding: "VINTRP",
-            word0: w0,
-        }),
-        _ => Err(DecodeError::UnknownEncoding { address, word0: w0 }),
+fn field_name(f: Field) -> &'static str {
+    match f {
+        Field::Sdst => "sdst",
+        Field::Ssrc0 => "ssrc0",
+        Field::Ssrc1 => "ssrc1",
+        Field::Simm16 => "simm16",
+        Field::Literal => "literal",
+        Field::Vdst => "vdst",
+        Field::Sdst2 => "sdst",
+        Field::Src0 => "src0",
+        Field::Src1 => "src1",
+        Field::Src2 => "src2",
+        Field::Vsrc1 => "vsrc1",
+        Field::Sdata => "sdata",
+        Field::Sbase => "sbase",
+        Field::Offset => "offset",
+        Field::Addr => "addr",
+        Field::Data0 => "data0",
+        Field::Data1 => "data1",
+        Field::Data => "data",
+        Field::Saddr => "saddr",
+        Field::Vaddr => "vaddr",
+        Field::Vdata => "vdata",
+        Field::Srsrc => "srsrc",
+        Field::Soffset => "soffset",
+        Field::VccLo => "vcc_lo",
+        Field::Off => "off",
+        Field::Null => "null",
     }
 }
 
-/// The table entry of a placeholder instruction (never printed: replaced before returning).
-static NOP_DESC: OpDesc = OpDesc {
-    op: super::Op::SNop,
-    mnemonic: "s_nop",
-    template: "{simm16:hex}",
-    w: [0; 5],
-    literal: false,
-    vop3b: false,
-};
-
-type Setter = fn(&mut Inst, &'static OpDesc, Encoding);
-
-/// VOP1, VOP2 and VOPC, with their SDWA, DPP16 and DPP8 forms.
-fn decode_vop_short(
-    r: &Reader<'_>,
-    w0: u32,
-    mut inst: Inst,
-    set: Setter,
-) -> Result<Inst, DecodeError> {
-    let address = r.address;
-    let src0 = bits(w0, 0, 9);
-    let form = match src0 as u16 {
-        code::SDWA => Form::Sdwa,
-        code::DPP16 => Form::Dpp16,
-        code::DPP8 | code::DPP8_FI => Form::Dpp8,
-        _ => Form::Plain,
-    };
-    let (kind, opcode) = match w0 >> 25 {
-        0x3F => ("VOP1", bits(w0, 9, 8)),
-        0x3E => ("VOPC", bits(w0, 17, 8)),
-        _ => ("VOP2", bits(w0, 25, 6)),
-    };
-    let (table, enc): (&'static [Option<OpDesc>], Encoding) = match (kind, form) {
-        ("VOP1", Form::Sdwa) => (&t::VOP1_SDWA, Encoding::Vop1),
-        ("VOP1", Form::Dpp16 | Form::Dpp8) => (&t::VOP1_DPP, Encoding::Vop1),
-        ("VOP1", Form::Plain) => (&t::VOP1, Encoding::Vop1),
-        ("VOP2", Form::Sdwa) => (&t::VOP2_SDWA, Encoding::Vop2),
-        ("VOP2", Form::Dpp16 | Form::Dpp8) => (&t::VOP2_DPP, Encoding::Vop2),
-        ("VOP2", Form::Plain) => (&t::VOP2, Encoding::Vop2),
-        ("VOPC", Form::Sdwa) => (&t::VOPC_SDWA, Encoding::Vopc),
-        ("VOPC", Form::Plain) => (&t::VOPC, Encoding::Vopc),
-        _ => {
-            return Err(DecodeError::InvalidOpcode {
-                address,
-                encoding: "VOPC DPP",
-                opcode,
-                word0: w0,
+/// Fill the operand slots of `inst` from `specs`, reading raw field values
+/// through `get`. Reads the literal dword (at `base_len`) when an operand
+/// needs it, and sets `inst.len`.
+fn fill(
+    r: &mut Reader,
+    inst: &mut Inst,
+    specs: &[OperandSpec],
+    base_len: u8,
+    sdwa: Option<bool>,
+    get: impl Fn(Field) -> u16,
+) -> Result<(), DecodeError> {
+    let mut needs_literal = false;
+    for spec in specs {
+        let value = get(spec.field);
+        let mut kind = spec.kind;
+        if let Some(sd) = sdwa {
+            // SDWA sources may be scalar codes (their S0/S1 bits were folded
+            // into the value); VOPC SDWA without SD writes VCC.
+            match spec.field {
+                Field::Src0 | Field::Vsrc1 => kind = Kind::Vs,
+                Field::Sdst2 if !sd => {
+                    inst.dst[0] = Operand::Special {
+                        reg: Special::VccLo,
+                        dwords: 1,
+                    };
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        let operand = match kind {
+            Kind::V => Some(Operand::Vgpr {
+                first: value as u8,
+                dwords: spec.dwords,
+            }),
+            Kind::S | Kind::Ss => Operand::scalar(value, spec.dwords, spec.ty),
+            Kind::Vs => Operand::vector_source(value, spec.dwords, spec.ty),
+            Kind::Lit => Some(Operand::Literal(spec.ty)),
+            Kind::Imm => continue,
+            Kind::Fixed => Some(match spec.field {
+                Field::VccLo => Operand::Special {
+                    reg: Special::VccLo,
+                    dwords: 1,
+                },
+                Field::Null => Operand::Special {
+                    reg: Special::Null,
+                    dwords: 1,
+                },
+                _ => Operand::Off,
+            }),
+        };
+        let operand = operand.ok_or_else(|| {
+            r.err(DecodeErrorKind::ReservedOperand {
+                field: field_name(spec.field),
+                value,
             })
+        })?;
+        if let Operand::Literal(_) = operand {
+            needs_literal = true;
         }
+        match spec.role {
+            Role::Dst(i) => inst.dst[i as usize & 1] = operand,
+            Role::Src(i) => inst.src[i as usize & 3] = operand,
+            Role::None => {}
+        }
+    }
+    inst.len = base_len;
+    if needs_literal {
+        inst.literal = r.word(base_len as usize / 4)?;
+        inst.flags |= inst_flags::HAS_LITERAL;
+        inst.len = base_len + 4;
+    }
+    Ok(())
+}
+
+fn start(info: &OpInfo, encoding: Encoding, opcode: u16) -> Inst {
+    let mut inst = bare(info.op, encoding, 4);
+    inst.opcode = opcode;
+    if info.flags & WRITES_EXEC != 0 {
+        inst.dst[0] = Operand::Special {
+            reg: Special::ExecLo,
+            dwords: 1,
+        };
+    }
+    inst
+}
+
+fn scalar(r: &mut Reader, w0: u32, encoding: Encoding) -> Result<Inst, DecodeError> {
+    r.encoding = encoding.name();
+    let (table, opcode): (&'static [Option<OpInfo>], u16) = match encoding {
+        Encoding::Sop1 => (&tables::SOP1, ((w0 >> 8) & 0xff) as u16),
+        Encoding::Sopc => (&tables::SOPC, ((w0 >> 16) & 0x7f) as u16),
+        Encoding::Sopp => (&tables::SOPP, ((w0 >> 16) & 0x7f) as u16),
+        Encoding::Sopk => (&tables::SOPK, ((w0 >> 23) & 0x1f) as u16),
+        _ => (&tables::SOP2, ((w0 >> 23) & 0x7f) as u16),
     };
-    let d = lookup(table, opcode, kind, address, w0)?;
-    set(&mut inst, d, enc);
-    inst.form = form;
-    let vdst = bits(w0, 17, 8);
-    let vsrc1 = 256 + bits(w0, 9, 8);
-    match enc {
-        Encoding::Vop1 => {
-            // v_readfirstlane_b32 writes an SGPR.
-            let dst = if d.template.starts_with("{vdst}") && d.op == super::Op::VReadfirstlaneB32 {
-                vdst
-            } else {
-                256 + vdst
-            };
-            inst.dst = opnd(dst, d.w[0]);
+    let info = lookup(r, table, opcode)?;
+    let mut inst = start(info, encoding, opcode);
+    fill(r, &mut inst, info.operands, 4, None, |f| match f {
+        Field::Sdst => ((w0 >> 16) & 0x7f) as u16,
+        Field::Ssrc0 => (w0 & 0xff) as u16,
+        Field::Ssrc1 => ((w0 >> 8) & 0xff) as u16,
+        _ => 0,
+    })?;
+    if matches!(encoding, Encoding::Sopp | Encoding::Sopk) {
+        let simm16 = (w0 & 0xffff) as u16;
+        inst.extra = if info.flags & BRANCH != 0 {
+            let next = r.address.wrapping_add(inst.len as u64);
+            let target = next.wrapping_add(((simm16 as i16 as i64) * 4) as u64);
+            Extra::Branch { target, simm16 }
+        } else {
+            Extra::Imm16(simm16)
+        };
+    }
+    if ends_block(info.op) {
+        inst.flags |= inst_flags::ENDS_BLOCK;
+    }
+    Ok(inst)
+}
+
+/// Operations after which execution does not simply fall through to the
+/// next instruction (or may not: conditional branches end a run too).
+pub(crate) fn ends_block(op: Op) -> bool {
+    matches!(
+        op,
+        Op::SEndpgm
+            | Op::SEndpgmSaved
+            | Op::SEndpgmOrderedPsDone
+            | Op::SCodeEnd
+            | Op::SBranch
+            | Op::SCbranchScc0
+            | Op::SCbranchScc1
+            | Op::SCbranchVccz
+            | Op::SCbranchVccnz
+            | Op::SCbranchExecz
+            | Op::SCbranchExecnz
+            | Op::SCbranchCdbgsys
+            | Op::SCbranchCdbguser
+            | Op::SCbranchCdbgsysOrUser
+            | Op::SCbranchCdbgsysAndUser
+            | Op::SSetpcB64
+            | Op::SSwappcB64
+            | Op::SCallB64
+            | Op::SRfeB64
+            | Op::SSubvectorLoopBegin
+            | Op::SSubvectorLoopEnd
+            | Op::STrap
+            | Op::SSethalt
+    )
+}
+
+fn smem(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
+    r.encoding = "SMEM";
+    let w1 = r.word(1)?;
+    let opcode = ((w0 >> 18) & 0xff) as u16;
+    let info = lookup(r, &tables::SMEM, opcode)?;
+    let mut inst = start(info, Encoding::Smem, opcode);
+    fill(r, &mut inst, info.operands, 8, None, |f| match f {
+        Field::Sdata => ((w0 >> 6) & 0x7f) as u16,
+        Field::Sbase => ((w0 & 0x3f) << 1) as u16,
+        _ => 0,
+    })?;
+    let soffset = (w1 >> 25) as u16;
+    if soffset != 125 && info.operands.iter().any(|s| s.field == Field::Offset) {
+        inst.src[1] = Operand::scalar(soffset, 1, Ty::None).ok_or_else(|| {
+            r.err(DecodeErrorKind::ReservedOperand {
+                field: "soffset",
+                value: soffset,
+            })
+        })?;
+    }
+    inst.flags |= mem_flags(info, w0 >> 16 & 1, 0, w0 >> 14 & 1);
+    let offset = ((w1 & 0x1f_ffff) << 11) as i32 >> 11;
+    let sdata_imm = if info
+        .operands
+        .iter()
+        .any(|s| s.field == Field::Sdata && s.kind == Kind::Imm)
+    {
+        ((w0 >> 6) & 0x7f) as u8
+    } else {
+        0
+    };
+    inst.extra = Extra::Smem { offset, sdata_imm };
+    Ok(inst)
+}
+
+fn mem_flags(info: &OpInfo, glc: u32, slc: u32, dlc: u32) -> u8 {
+    let mut f = 0;
+    if glc != 0 && info.flags & GLC != 0 {
+        f |= inst_flags::GLC;
+    }
+    if slc != 0 && info.flags & SLC != 0 {
+        f |= inst_flags::SLC;
+    }
+    if dlc != 0 && info.flags & DLC != 0 {
+        f |= inst_flags::DLC;
+    }
+    f
+}
+
+fn vop_short(r: &mut Reader, w0: u32, base: Encoding) -> Result<Inst, DecodeError> {
+    let (opcode, vdst) = match base {
+        Encoding::Vop1 => (((w0 >> 9) & 0xff) as u16, ((w0 >> 17) & 0xff) as u16),
+        Encoding::Vopc => (((w0 >> 17) & 0xff) as u16, 0),
+        _ => (((w0 >> 25) & 0x3f) as u16, ((w0 >> 17) & 0xff) as u16),
+    };
+    let vsrc1 = ((w0 >> 9) & 0xff) as u16;
+    let src0 = (w0 & 0x1ff) as u16;
+    let (encoding, table): (Encoding, &'static [Option<OpInfo>]) = match (base, src0) {
+        (Encoding::Vop1, 0xf9) => (Encoding::Vop1Sdwa, &tables::VOP1_SDWA),
+        (Encoding::Vop2, 0xf9) => (Encoding::Vop2Sdwa, &tables::VOP2_SDWA),
+        (Encoding::Vopc, 0xf9) => (Encoding::VopcSdwa, &tables::VOPC_SDWA),
+        (Encoding::Vop1, 0xfa) => (Encoding::Vop1Dpp16, &tables::VOP1_DPP),
+        (Encoding::Vop2, 0xfa) => (Encoding::Vop2Dpp16, &tables::VOP2_DPP),
+        (Encoding::Vop1, 0xe9 | 0xea) => (Encoding::Vop1Dpp8, &tables::VOP1_DPP8),
+        (Encoding::Vop2, 0xe9 | 0xea) => (Encoding::Vop2Dpp8, &tables::VOP2_DPP8),
+        (Encoding::Vop1, _) => (Encoding::Vop1, &tables::VOP1),
+        (Encoding::Vopc, _) => (Encoding::Vopc, &tables::VOPC),
+        _ => (Encoding::Vop2, &tables::VOP2),
+    };
+    r.encoding = encoding.name();
+    let info = lookup(r, table, opcode)?;
+    let mut inst = start(info, encoding, opcode);
+    match encoding {
+        Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc => {
+            fill(r, &mut inst, info.operands, 4, None, |f| match f {
+                Field::Vdst => vdst,
+                Field::Src0 => src0,
+                Field::Vsrc1 => vsrc1,
+                _ => 0,
+            })?;
         }
-        Encoding::Vop2 => {
-            inst.dst = opnd(256 + vdst, d.w[0]);
-            inst.src[1] = opnd(vsrc1, d.w[2]);
+        Encoding::Vop1Sdwa | Encoding::Vop2Sdwa | Encoding::VopcSdwa => {
+            let w1 = r.word(1)?;
+            // With the S0/S1 bits a source is a scalar code, else a VGPR.
+            let s0 = (w1 & 0xff) as u16 + if w1 >> 23 & 1 == 0 { 256 } else { 0 };
+            let s1 = vsrc1 + if w1 >> 31 == 0 { 256 } else { 0 };
+            let sd = w1 >> 15 & 1 != 0;
+            let sdst = ((w1 >> 8) & 0x7f) as u16;
+            fill(r, &mut inst, info.operands, 8, Some(sd), |f| match f {
+                Field::Vdst => vdst,
+                Field::Src0 => s0,
+                Field::Vsrc1 => s1,
+                Field::Sdst2 => sdst,
+                _ => 0,
+            })?;
+            let vopc = encoding == Encoding::VopcSdwa;
+            inst.extra = Extra::Sdwa(Sdwa {
+                dst_sel: if vopc { 6 } else { ((w1 >> 8) & 7) as u8 },
+                dst_unused: if vopc { 0 } else { ((w1 >> 11) & 3) as u8 },
+                src0_sel: ((w1 >> 16) & 7) as u8,
+                src1_sel: ((w1 >> 24) & 7) as u8,
+                sext: ((w1 >> 19) & 1 | ((w1 >> 27) & 1) << 1) as u8,
+                neg: ((w1 >> 20) & 1 | ((w1 >> 28) & 1) << 1) as u8,
+                abs: ((w1 >> 21) & 1 | ((w1 >> 29) & 1) << 1) as u8,
+                clamp: !vopc && w1 >> 13 & 1 != 0,
+                omod: if vopc { 0 } else { ((w1 >> 14) & 3) as u8 },
+            });
+        }
+        Encoding::Vop1Dpp16 | Encoding::Vop2Dpp16 => {
+            let w1 = r.word(1)?;
+            fill(r, &mut inst, info.operands, 8, None, |f| match f {
+                Field::Vdst => vdst,
+                Field::Src0 => (w1 & 0xff) as u16 + 256,
+                Field::Vsrc1 => vsrc1,
+                _ => 0,
+            })?;
+            inst.extra = Extra::Dpp16(Dpp16 {
+                ctrl: ((w1 >> 8) & 0x1ff) as u16,
+                row_mask: (w1 >> 28) as u8,
+                bank_mask: ((w1 >> 24) & 0xf) as u8,
+                bound_ctrl: w1 >> 19 & 1 != 0,
+                fi: w1 >> 18 & 1 != 0,
+                neg: ((w1 >> 20) & 1 | ((w1 >> 22) & 1) << 1) as u8,
+                abs: ((w1 >> 21) & 1 | ((w1 >> 23) & 1) << 1) as u8,
+            });
         }
         _ => {
-            inst.dst = opnd(code::VCC_LO as u32, 1);
-            inst.src[1] = opnd(vsrc1, d.w[2]);
-        }
-    }
-    match form {
-        Form::Plain => {
-            inst.src[0] = opnd(src0, d.w[1]);
-            if d.literal || src0 as u16 == code::LITERAL {
-                inst.literal = r.dword(1, "literal")?;
-                inst.len = 8;
-            }
-        }
-        Form::Sdwa => {
-            let w1 = r.dword(1, "SDWA dword")?;
-            inst.word1 = w1;
-            inst.len = 8;
-            let s0 = bits(w1, 0, 8) + if bits(w1, 23, 1) != 0 { 0 } else { 256 };
-            inst.src[0] = opnd(s0, d.w[1]);
-            if enc != Encoding::Vop1 && bits(w1, 31, 1) != 0 {
-                inst.src[1] = opnd(bits(w0, 9, 8), d.w[2]);
-            }
-            if enc == Encoding::Vopc && bits(w1, 15, 1) != 0 {
-                inst.dst = opnd(bits(w1, 8, 7), 1);
-            }
-        }
-        Form::Dpp16 | Form::Dpp8 => {
-            let w1 = r.dword(1, "DPP dword")?;
-            inst.word1 = w1;
-            inst.len = 8;
-            inst.src[0] = opnd(256 + bits(w1, 0, 8), d.w[1]);
+            let w1 = r.word(1)?;
+            fill(r, &mut inst, info.operands, 8, None, |f| match f {
+                Field::Vdst => vdst,
+                Field::Src0 => (w1 & 0xff) as u16 + 256,
+                Field::Vsrc1 => vsrc1,
+                _ => 0,
+            })?;
+            inst.extra = Extra::Dpp8 {
+                lanes: w1 >> 8,
+                fi: src0 == 0xea,
+            };
         }
     }
     Ok(inst)
 }
 
-/// VOP3 (incl. VOP3B) and VOP3P.
-fn decode_vop3(
-    r: &Reader<'_>,
-    w0: u32,
-    mut inst: Inst,
-    set: Setter,
-    packed: bool,
-) -> Result<Inst, DecodeError> {
-    let address = r.address;
-    if packed && w0 >> 24 != 0xCC {
-        return Err(DecodeError::UnknownEncoding { address, word0: w0 });
-    }
-    let w1 = r.dword(1, "VOP3 second dword")?;
-    let d = if packed {
-        lookup(&t::VOP3P, bits(w0, 16, 7), "VOP3P", address, w0)?
+fn vop3(r: &mut Reader, w0: u32, packed: bool) -> Result<Inst, DecodeError> {
+    r.encoding = if packed { "VOP3P" } else { "VOP3" };
+    let w1 = r.word(1)?;
+    let (encoding, table, opcode): (Encoding, &'static [Option<OpInfo>], u16) = if packed {
+        (Encoding::Vop3p, &tables::VOP3P, ((w0 >> 16) & 0x7f) as u16)
     } else {
-        lookup(&t::VOP3, bits(w0, 16, 10), "VOP3", address, w0)?
+        (Encoding::Vop3, &tables::VOP3, ((w0 >> 16) & 0x3ff) as u16)
     };
-    set(
-        &mut inst,
-        d,
-        if packed {
-            Encoding::Vop3p
-        } else {
-            Encoding::Vop3
-        },
-    );
-    inst.len = 8;
-    inst.word1 = w1;
-    let vdst = bits(w0, 0, 8);
-    // Compares and v_readlane/v_cmp write SGPRs through the same field.
-    let scalar_dst = d.template.starts_with("{vdst}") && writes_sgpr(d);
-    inst.dst = opnd(if scalar_dst { vdst } else { 256 + vdst }, d.w[0]);
-    if d.vop3b {
-        inst.sdst = opnd(bits(w0, 8, 7), 1);
-    }
-    for i in 0..3 {
-        inst.src[i] = opnd(bits(w1, 9 * i as u32, 9), d.w[1 + i]);
-    }
-    if inst
-        .src
-        .iter()
-        .any(|s| s.present() && s.code == code::LITERAL)
-    {
-        inst.literal = r.dword(2, "literal")?;
-        inst.len = 12;
-    }
+    let info = lookup(r, table, opcode)?;
+    let mut inst = start(info, encoding, opcode);
+    fill(r, &mut inst, info.operands, 8, None, |f| match f {
+        Field::Vdst => (w0 & 0xff) as u16,
+        Field::Sdst2 => ((w0 >> 8) & 0x7f) as u16,
+        Field::Src0 => (w1 & 0x1ff) as u16,
+        Field::Src1 => ((w1 >> 9) & 0x1ff) as u16,
+        Field::Src2 => ((w1 >> 18) & 0x1ff) as u16,
+        _ => 0,
+    })?;
+    let clamp = w0 >> 15 & 1 != 0;
+    let neg = (w1 >> 29) as u8;
+    inst.extra = if packed {
+        Extra::Vop3p {
+            clamp,
+            op_sel: ((w0 >> 11) & 7) as u8,
+            op_sel_hi: ((w1 >> 27) & 3 | ((w0 >> 14) & 1) << 2) as u8,
+            neg_lo: neg,
+            neg_hi: ((w0 >> 8) & 7) as u8,
+        }
+    } else {
+        let vop3b = info.operands.iter().any(|s| s.field == Field::Sdst2);
+        Extra::Vop3 {
+            clamp,
+            omod: ((w1 >> 27) & 3) as u8,
+            neg,
+            abs: if vop3b { 0 } else { ((w0 >> 8) & 7) as u8 },
+            op_sel: if vop3b { 0 } else { ((w0 >> 11) & 0xf) as u8 },
+        }
+    };
     Ok(inst)
 }
 
-/// Whether a VOP3 opcode's destination field names SGPRs (compares, `v_readlane_b32`,
-/// `v_cmp_class_*`), from its mnemonic.
-fn writes_sgpr(d: &OpDesc) -> bool {
-    let m = d.mnemonic;
-    (m.starts_with("v_cmp_") || m.starts_with("v_readlane") || m.starts_with("v_readfirstlane"))
-        && !m.starts_with("v_cmpx_")
+fn ds(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
+    r.encoding = "DS";
+    let w1 = r.word(1)?;
+    let opcode = ((w0 >> 18) & 0xff) as u16;
+    let info = lookup(r, &tables::DS, opcode)?;
+    let mut inst = start(info, Encoding::Ds, opcode);
+    fill(r, &mut inst, info.operands, 8, None, |f| match f {
+        Field::Addr => (w1 & 0xff) as u16,
+        Field::Data0 => ((w1 >> 8) & 0xff) as u16,
+        Field::Data1 => ((w1 >> 16) & 0xff) as u16,
+        Field::Vdst => (w1 >> 24) as u16,
+        _ => 0,
+    })?;
+    inst.extra = Extra::Ds {
+        offset0: w0 as u8,
+        offset1: (w0 >> 8) as u8,
+        gds: w0 >> 17 & 1 != 0,
+    };
+    Ok(inst)
+}
+
+fn flat(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
+    let seg = (w0 >> 14) & 3;
+    let saddr = ((r.code.get(6).copied().unwrap_or(0)) & 0x7f) as u16;
+    let has_saddr = saddr != 125;
+    let (encoding, table): (Encoding, &'static [Option<OpInfo>]) = match (seg, has_saddr) {
+        (0, _) => (Encoding::Flat, &tables::FLAT),
+        (1, false) => (Encoding::Scratch, &tables::SCRATCH),
+        (1, true) => (Encoding::Scratch, &tables::SCRATCH_SADDR),
+        (2, false) => (Encoding::Global, &tables::GLOBAL),
+        (2, true) => (Encoding::Global, &tables::GLOBAL_SADDR),
+        _ => {
+            r.encoding = "FLAT";
+            return Err(r.err(DecodeErrorKind::ReservedOperand {
+                field: "seg",
+                value: 3,
+            }));
+        }
+    };
+    r.encoding = encoding.name();
+    let w1 = r.word(1)?;
+    let opcode = ((w0 >> 18) & 0x7f) as u16;
+    let info = lookup(r, table, opcode)?;
+    let mut inst = start(info, encoding, opcode);
+    let glc = w0 >> 16 & 1;
+    let specs = if glc != 0 && !info.rtn_operands.is_empty() {
+        info.rtn_operands
+    } else {
+        info.operands
+    };
+    fill(r, &mut inst, specs, 8, None, |f| match f {
+        Field::Addr => (w1 & 0xff) as u16,
+        Field::Data => ((w1 >> 8) & 0xff) as u16,
+        Field::Saddr => saddr,
+        Field::Vdst => (w1 >> 24) as u16,
+        _ => 0,
+    })?;
+    // The `off` of an absent vaddr/saddr goes to its slot (src[0] or src[2]).
+    // The printed `off` stands for the address register that is absent:
+    // vaddr when a scalar base is used (SCRATCH), else saddr.
+    if specs.iter().any(|s| s.field == Field::Off) {
+        inst.src[if has_saddr { 0 } else { 2 }] = Operand::Off;
+    }
+    inst.flags |= mem_flags(info, glc, w0 >> 17 & 1, w0 >> 12 & 1);
+    let raw = (w0 & 0xfff) as i16;
+    let offset = if encoding == Encoding::Flat {
+        raw
+    } else {
+        (raw << 4) >> 4
+    };
+    inst.extra = Extra::Flat {
+        offset,
+        lds: w0 >> 13 & 1 != 0,
+    };
+    Ok(inst)
+}
+
+fn mubuf(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
+    r.encoding = "MUBUF";
+    let w1 = r.word(1)?;
+    let opcode = (((w0 >> 18) & 0x7f) | ((w0 >> 25) & 1) << 7) as u16;
+    let info = lookup(r, &tables::MUBUF, opcode)?;
+    let mut inst = start(info, Encoding::Mubuf, opcode);
+    let offen = w0 >> 12 & 1 != 0;
+    let idxen = w0 >> 13 & 1 != 0;
+    let glc = w0 >> 14 & 1;
+    fill(r, &mut inst, info.operands, 8, None, |f| match f {
+        Field::Vaddr => (w1 & 0xff) as u16,
+        Field::Vdata => ((w1 >> 8) & 0xff) as u16,
+        Field::Srsrc => (((w1 >> 16) & 0x1f) << 2) as u16,
+        Field::Soffset => (w1 >> 24) as u16,
+        _ => 0,
+    })?;
+    if info.operands.iter().any(|s| s.field == Field::Vaddr) {
+        let vaddr = (w1 & 0xff) as u8;
+        inst.src[0] = match (offen, idxen) {
+            (false, false) => Operand::Off,
+            (true, true) => Operand::Vgpr {
+                first: vaddr,
+                dwords: 2,
+            },
+            _ => Operand::Vgpr {
+                first: vaddr,
+                dwords: 1,
+            },
+        };
+    }
+    if info.flags & ATOMIC != 0 && glc != 0 {
+        inst.dst[0] = inst.src[3];
+    }
+    inst.flags |= mem_flags(info, glc, w1 >> 22 & 1, w0 >> 15 & 1);
+    inst.extra = Extra::Mubuf {
+        offset: (w0 & 0xfff) as u16,
+        offen,
+        idxen,
+        lds: w0 >> 16 & 1 != 0,
+        tfe: w1 >> 23 & 1 != 0,
+    };
+    Ok(inst)
+}
+
+/// The table entry an instruction was decoded from (for printing).
+pub(crate) fn info_of(inst: &Inst) -> Option<&'static OpInfo> {
+    let table: &'static [Option<OpInfo>] = match inst.encoding {
+        Encoding::Sop1 => &tables::SOP1,
+        Encoding::Sop2 => &tables::SOP2,
+        Encoding::Sopk => &tables::SOPK,
+        Encoding::Sopc => &tables::SOPC,
+        Encoding::Sopp => &tables::SOPP,
+        Encoding::Smem => &tables::SMEM,
+        Encoding::Vop1 => &tables::VOP1,
+        Encoding::Vop2 => &tables::VOP2,
+        Encoding::Vopc => &tables::VOPC,
+        Encoding::Vop1Sdwa => &tables::VOP1_SDWA,
+        Encoding::Vop2Sdwa => &tables::VOP2_SDWA,
+        Encoding::VopcSdwa => &tables::VOPC_SDWA,
+        Encoding::Vop1Dpp16 => &tables::VOP1_DPP,
+        Encoding::Vop2Dpp16 => &tables::VOP2_DPP,
+        Encoding::Vop1Dpp8 => &tables::VOP1_DPP8,
+        Encoding::Vop2Dpp8 => &tables::VOP2_DPP8,
+        Encoding::Vop3 => &tables::VOP3,
+        Encoding::Vop3p => &tables::VOP3P,
+        Encoding::Ds => &tables::DS,
+        Encoding::Flat => &tables::FLAT,
+        Encoding::Global if matches!(inst.src[2], Operand::Sgpr { .. }) => &tables::GLOBAL_SADDR,
+        Encoding::Global => &tables::GLOBAL,
+        Encoding::Scratch if !matches!(inst.src[2], Operand::Off | Operand::None) => {
+            &tables::SCRATCH_SADDR
+        }
+        Encoding::Scratch => &tables::SCRATCH,
+        Encoding::Mubuf => &tables::MUBUF,
+        _ => return None,
+    };
+    table.get(inst.opcode as usize).and_then(|x| x.as_ref())
 }

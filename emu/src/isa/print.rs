@@ -1,686 +1,734 @@
-//! [`Inst`] to text, exactly as `llvm-objdump-19 -d --mcpu=gfx1030` prints the instruction
-//! (mnemonic and operands, without the trailing `// address: encoding` comment). Operands follow
-//! the opcode's template from the generated tables; modifiers are printed from the encoding's
-//! fields in LLVM's order. Checked against llvm-objdump on every instruction of a corpus of real
-//! code objects (`emu/tests/decode_corpus.rs`).
-//!
-//! Not for decoding or executing.
+//! Text form of decoded instructions, matching llvm-objdump-19's instruction
+//! text (mnemonic, operands, modifiers; no address/encoding comment). Number
+//! spellings follow how LLVM prints each operand type. Not decoding.
 
-use std::fmt::{self, Write};
+use super::decode::{decode, info_of};
+use super::gfx1030_tables::{DEPCTR_FIELDS, HWREG_NAMES, SENDMSG_TEXT};
+use super::inst::{Encoding, Extra, Inst};
+use super::operand::{Operand, Special};
+use super::spec::*;
+use super::DecodeError;
+use core::fmt::{self, Write};
 
-use super::{code, Encoding, Form, Inst, Op, Operand};
-
-/// Formats an instruction at its address (branch targets need it).
-#[derive(Debug, Clone, Copy)]
-pub struct Printer<'a> {
-    /// The instruction.
-    pub inst: &'a Inst,
-    /// Its address.
-    pub address: u64,
+/// Iterator over the instructions of a code range; see [`disassemble`].
+pub struct Disassembly<'a> {
+    code: &'a [u8],
+    address: u64,
+    offset: usize,
 }
 
-impl fmt::Display for Printer<'_> {
+/// Decode `code` (located at `address`) instruction by instruction. After an
+/// undecodable word the iterator moves on by 4 bytes, as llvm-objdump does.
+pub fn disassemble(code: &[u8], address: u64) -> Disassembly<'_> {
+    Disassembly {
+        code,
+        address,
+        offset: 0,
+    }
+}
+
+impl Iterator for Disassembly<'_> {
+    type Item = (u64, Result<Inst, DecodeError>);
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.offset + 4 > self.code.len() {
+            return None;
+        }
+        let at = self.address.wrapping_add(self.offset as u64);
+        let res = decode(&self.code[self.offset..], at);
+        self.offset += match &res {
+            Ok(inst) => inst.len as usize,
+            Err(_) => 4,
+        };
+        Some((at, res))
+    }
+}
+
+impl fmt::Display for Inst {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::with_capacity(64);
-        print(self.inst, &mut out);
-        f.write_str(&out)
+        let Some(info) = info_of(self) else {
+            // Length-only encodings: name the operation.
+            return f.write_str(self.op_name());
+        };
+        f.write_str(info.mnemonic)?;
+        let specs = match self.encoding {
+            Encoding::Flat | Encoding::Global | Encoding::Scratch
+                if self.glc() && !info.rtn_operands.is_empty() =>
+            {
+                info.rtn_operands
+            }
+            _ => info.operands,
+        };
+        let mut first = true;
+        for spec in specs {
+            if spec.kind == Kind::Imm && info.imm == ImmStyle::OptionalDec {
+                if let Extra::Imm16(v) = self.extra {
+                    if v != 0 {
+                        write!(f, " {v}")?;
+                    }
+                }
+                continue;
+            }
+            f.write_str(if first { " " } else { ", " })?;
+            first = false;
+            self.write_operand(f, info, spec)?;
+        }
+        self.write_modifiers(f, info, specs)
     }
 }
 
-/// The address a SOPP branch jumps to: the next instruction plus `simm16` dwords.
-pub fn branch_target(inst: &Inst, address: u64) -> u64 {
-    address
-        .wrapping_add(4)
-        .wrapping_add_signed(i64::from(inst.simm16()) * 4)
-}
+const SDWA_SEL: [&str; 8] = [
+    "BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD", "DWORD",
+];
+const SDWA_UNUSED: [&str; 4] = [
+    "UNUSED_PAD",
+    "UNUSED_SEXT",
+    "UNUSED_PRESERVE",
+    "UNUSED_PRESERVE",
+];
 
-fn bits(w: u32, lo: u32, width: u32) -> u32 {
-    (w >> lo) & ((1u32 << width) - 1)
-}
+impl Inst {
+    fn slot(&self, role: Role) -> Operand {
+        match role {
+            Role::Dst(i) => self.dst[i as usize & 1],
+            Role::Src(i) => self.src[i as usize & 3],
+            Role::None => Operand::None,
+        }
+    }
 
-/// The register or constant an operand names.
-fn operand(out: &mut String, o: Operand, literal: u32) {
-    let c = o.code;
-    let w = u16::from(o.width.max(1));
-    let range = |out: &mut String, prefix: &str, n: u16| {
-        if w == 1 {
-            let _ = write!(out, "{prefix}{n}");
+    /// Source-modifier bits (neg, abs, sext) applying to a source spec.
+    fn src_mod_bits(&self, spec: &OperandSpec) -> (bool, bool, bool) {
+        let i = match spec.field {
+            Field::Src0 => 0,
+            Field::Src1 | Field::Vsrc1 => 1,
+            Field::Src2 => 2,
+            _ => return (false, false, false),
+        };
+        let (neg, abs, sext) = match self.extra {
+            Extra::Vop3 { neg, abs, .. } => (neg, abs, 0),
+            Extra::Sdwa(s) => (s.neg, s.abs, s.sext),
+            Extra::Dpp16(d) => (d.neg, d.abs, 0),
+            // v_fma_mix*: neg_lo negates and neg_hi takes the absolute value.
+            Extra::Vop3p { neg_lo, neg_hi, .. } if is_mix(self.op) => {
+                return (neg_lo >> i & 1 != 0, neg_hi >> i & 1 != 0, false);
+            }
+            _ => (0, 0, 0),
+        };
+        let bit = |m: u8, allowed: u8| m >> i & 1 != 0 && spec.src_mods & allowed != 0;
+        (bit(neg, SRC_NEG), bit(abs, SRC_ABS), bit(sext, SRC_SEXT))
+    }
+
+    fn write_operand(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        info: &OpInfo,
+        spec: &OperandSpec,
+    ) -> fmt::Result {
+        match spec.kind {
+            Kind::Fixed => {
+                return f.write_str(match spec.field {
+                    Field::VccLo => "vcc_lo",
+                    Field::Null => "null",
+                    _ => "off",
+                })
+            }
+            Kind::Imm => return self.write_imm(f, info, spec),
+            _ => {}
+        }
+        let op = if spec.kind == Kind::Lit {
+            Operand::Literal(spec.ty)
         } else {
-            let _ = write!(out, "{prefix}[{n}:{}]", n + w - 1);
+            self.slot(spec.role)
+        };
+        let (neg, abs, sext) = self.src_mod_bits(spec);
+        let constant = matches!(op, Operand::Inline(_) | Operand::Literal(_));
+        let neg_fn = neg && !abs && constant;
+        if neg {
+            f.write_str(if neg_fn { "neg(" } else { "-" })?;
         }
-    };
+        if abs {
+            f.write_char('|')?;
+        }
+        if sext {
+            f.write_str("sext(")?;
+        }
+        write_value(f, op, self.literal)?;
+        if sext {
+            f.write_char(')')?;
+        }
+        if abs {
+            f.write_char('|')?;
+        }
+        if neg_fn {
+            f.write_char(')')?;
+        }
+        Ok(())
+    }
+
+    fn write_imm(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        info: &OpInfo,
+        spec: &OperandSpec,
+    ) -> fmt::Result {
+        match (self.extra, spec.field) {
+            (Extra::Smem { offset, .. }, Field::Offset) => match self.src[1] {
+                Operand::None => {
+                    if offset != 0 {
+                        write_signed_hex(f, offset as i64)
+                    } else {
+                        f.write_str("null")
+                    }
+                }
+                reg => write_value(f, reg, 0),
+            },
+            (Extra::Smem { sdata_imm, .. }, _) => write!(f, "{sdata_imm}"),
+            (Extra::Imm16(v), _) => write_imm16(f, info.imm, v),
+            (Extra::Branch { simm16, .. }, _) => write!(f, "{simm16}"),
+            _ => Ok(()),
+        }
+    }
+
+    fn write_modifiers(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        info: &OpInfo,
+        specs: &[OperandSpec],
+    ) -> fmt::Result {
+        match self.extra {
+            Extra::Smem { offset, .. } => {
+                if !matches!(self.src[1], Operand::None) && offset != 0 {
+                    f.write_str(" offset:")?;
+                    write_signed_hex(f, offset as i64)?;
+                }
+                self.write_cpol(f)
+            }
+            Extra::Ds {
+                offset0,
+                offset1,
+                gds,
+            } => {
+                if info.flags & DS_OFFSET8X2 != 0 {
+                    if offset0 != 0 {
+                        write!(f, " offset0:{offset0}")?;
+                    }
+                    if offset1 != 0 {
+                        write!(f, " offset1:{offset1}")?;
+                    }
+                } else if info.flags & DS_SWIZZLE != 0 {
+                    write_swizzle(f, offset0 as u16 | (offset1 as u16) << 8)?;
+                } else if info.flags & DS_OFFSET16 != 0 {
+                    let off = offset0 as u16 | (offset1 as u16) << 8;
+                    if off != 0 {
+                        write!(f, " offset:{off}")?;
+                    }
+                }
+                if gds && info.flags & GDS != 0 {
+                    f.write_str(" gds")?;
+                }
+                Ok(())
+            }
+            Extra::Flat { offset, .. } => {
+                if offset != 0 {
+                    if self.encoding == Encoding::Flat {
+                        write!(f, " offset:{}", offset as u16 & 0xfff)?;
+                    } else {
+                        write!(f, " offset:{offset}")?;
+                    }
+                }
+                self.write_cpol(f)
+            }
+            Extra::Mubuf {
+                offset,
+                offen,
+                idxen,
+                lds,
+                tfe,
+            } => {
+                if !specs.is_empty() {
+                    if idxen {
+                        f.write_str(" idxen")?;
+                    }
+                    if offen {
+                        f.write_str(" offen")?;
+                    }
+                    if offset != 0 {
+                        write!(f, " offset:{offset}")?;
+                    }
+                }
+                self.write_cpol(f)?;
+                if lds && !specs.is_empty() {
+                    f.write_str(" lds")?;
+                }
+                if tfe && !specs.is_empty() {
+                    f.write_str(" tfe")?;
+                }
+                Ok(())
+            }
+            _ => {
+                for m in info.mods {
+                    self.write_mod(f, info, specs, *m)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn write_cpol(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.glc() {
+            f.write_str(" glc")?;
+        }
+        if self.slc() {
+            f.write_str(" slc")?;
+        }
+        if self.dlc() {
+            f.write_str(" dlc")?;
+        }
+        Ok(())
+    }
+
+    fn write_mod(
+        &self,
+        f: &mut fmt::Formatter<'_>,
+        info: &OpInfo,
+        specs: &[OperandSpec],
+        m: Mod,
+    ) -> fmt::Result {
+        let nsrc = specs
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.field,
+                    Field::Src0 | Field::Src1 | Field::Src2 | Field::Vsrc1
+                )
+            })
+            .count() as u8;
+        match (m, self.extra) {
+            (Mod::Clamp, Extra::Vop3 { clamp: true, .. } | Extra::Vop3p { clamp: true, .. }) => {
+                f.write_str(" clamp")
+            }
+            (Mod::Clamp, Extra::Sdwa(s)) if s.clamp => f.write_str(" clamp"),
+            (Mod::Omod, Extra::Vop3 { omod, .. }) => write_omod(f, omod),
+            (Mod::Omod, Extra::Sdwa(s)) => write_omod(f, s.omod),
+            (Mod::OpSel(n), Extra::Vop3 { op_sel, .. }) => {
+                // With one more entry than sources, the last is the destination (bit 3).
+                let bits = if n > nsrc {
+                    op_sel & ((1 << nsrc) - 1) | (op_sel >> 3 & 1) << nsrc
+                } else {
+                    op_sel
+                };
+                write_list(f, " op_sel:[", bits, n, 0)
+            }
+            (Mod::OpSel(n), Extra::Vop3p { op_sel, .. }) => {
+                write_list(f, " op_sel:[", op_sel, n, 0)
+            }
+            (Mod::OpSelHi(n), Extra::Vop3p { op_sel_hi, .. }) => {
+                let packed = !matches!(
+                    info.op,
+                    Op::VFmaMixF32 | Op::VFmaMixloF16 | Op::VFmaMixhiF16
+                );
+                write_list(
+                    f,
+                    " op_sel_hi:[",
+                    op_sel_hi,
+                    n,
+                    if packed { (1 << n) - 1 } else { 0 },
+                )
+            }
+            (Mod::NegLo(n), Extra::Vop3p { neg_lo, .. }) => {
+                write_list(f, " neg_lo:[", neg_lo, n, 0)
+            }
+            (Mod::NegHi(n), Extra::Vop3p { neg_hi, .. }) => {
+                write_list(f, " neg_hi:[", neg_hi, n, 0)
+            }
+            (Mod::DstSel, Extra::Sdwa(s)) => {
+                write!(f, " dst_sel:{}", SDWA_SEL[s.dst_sel as usize & 7])
+            }
+            (Mod::DstUnused, Extra::Sdwa(s)) => {
+                write!(f, " dst_unused:{}", SDWA_UNUSED[s.dst_unused as usize & 3])
+            }
+            (Mod::Src0Sel, Extra::Sdwa(s)) => {
+                write!(f, " src0_sel:{}", SDWA_SEL[s.src0_sel as usize & 7])
+            }
+            (Mod::Src1Sel, Extra::Sdwa(s)) => {
+                write!(f, " src1_sel:{}", SDWA_SEL[s.src1_sel as usize & 7])
+            }
+            (Mod::DppCtrl, Extra::Dpp16(d)) => write_dpp_ctrl(f, d.ctrl),
+            (Mod::RowMask, Extra::Dpp16(d)) => write!(f, " row_mask:{:#x}", d.row_mask),
+            (Mod::BankMask, Extra::Dpp16(d)) => write!(f, " bank_mask:{:#x}", d.bank_mask),
+            (Mod::BoundCtrl, Extra::Dpp16(d)) if d.bound_ctrl => f.write_str(" bound_ctrl:1"),
+            (Mod::Fi, Extra::Dpp16(d)) if d.fi => f.write_str(" fi:1"),
+            (Mod::Dpp8, Extra::Dpp8 { lanes, .. }) => {
+                f.write_str(" dpp8:[")?;
+                for i in 0..8 {
+                    if i > 0 {
+                        f.write_char(',')?;
+                    }
+                    write!(f, "{}", lanes >> (3 * i) & 7)?;
+                }
+                f.write_char(']')
+            }
+            (Mod::Fi, Extra::Dpp8 { fi: true, .. }) => f.write_str(" fi:1"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The mixed-precision FMAs: VOP3P encoding, but not packed math.
+fn is_mix(op: Op) -> bool {
+    matches!(op, Op::VFmaMixF32 | Op::VFmaMixloF16 | Op::VFmaMixhiF16)
+}
+
+fn write_omod(f: &mut fmt::Formatter<'_>, omod: u8) -> fmt::Result {
+    match omod {
+        1 => f.write_str(" mul:2"),
+        2 => f.write_str(" mul:4"),
+        3 => f.write_str(" div:2"),
+        _ => Ok(()),
+    }
+}
+
+fn write_list(f: &mut fmt::Formatter<'_>, name: &str, bits: u8, n: u8, default: u8) -> fmt::Result {
+    let mask = (1u8 << n) - 1;
+    if bits & mask == default & mask {
+        return Ok(());
+    }
+    f.write_str(name)?;
+    for i in 0..n {
+        if i > 0 {
+            f.write_char(',')?;
+        }
+        write!(f, "{}", bits >> i & 1)?;
+    }
+    f.write_char(']')
+}
+
+fn write_dpp_ctrl(f: &mut fmt::Formatter<'_>, c: u16) -> fmt::Result {
     match c {
-        0..=105 => range(out, "s", c),
-        code::VCC_LO => out.push_str(if w == 2 { "vcc" } else { "vcc_lo" }),
-        code::VCC_HI => out.push_str("vcc_hi"),
-        108..=123 => range(out, "ttmp", c - 108),
-        code::M0 => out.push_str("m0"),
-        code::NULL => out.push_str("null"),
-        code::EXEC_LO => out.push_str(if w == 2 { "exec" } else { "exec_lo" }),
-        code::EXEC_HI => out.push_str("exec_hi"),
-        128..=192 => {
-            let _ = write!(out, "{}", c - 128);
-        }
-        193..=208 => {
-            let _ = write!(out, "-{}", c - 192);
-        }
-        code::SHARED_BASE => out.push_str("src_shared_base"),
-        code::SHARED_LIMIT => out.push_str("src_shared_limit"),
-        code::PRIVATE_BASE => out.push_str("src_private_base"),
-        code::PRIVATE_LIMIT => out.push_str("src_private_limit"),
-        code::POPS_EXITING_WAVE_ID => out.push_str("src_pops_exiting_wave_id"),
-        240 => out.push_str("0.5"),
-        241 => out.push_str("-0.5"),
-        242 => out.push_str("1.0"),
-        243 => out.push_str("-1.0"),
-        244 => out.push_str("2.0"),
-        245 => out.push_str("-2.0"),
-        246 => out.push_str("4.0"),
-        247 => out.push_str("-4.0"),
-        code::INV_2PI => out.push_str("0.15915494"),
-        code::VCCZ => out.push_str("vccz"),
-        code::EXECZ => out.push_str("execz"),
-        code::SCC => out.push_str("scc"),
-        code::LDS_DIRECT => out.push_str("src_lds_direct"),
-        code::LITERAL => literal32(out, literal),
-        LITERAL16 => {
-            let _ = write!(out, "0x{:x}", literal & 0xFFFF);
-        }
-        256..=511 => range(out, "v", c - 256),
-        _ => {
-            let _ = write!(out, "<code {c}>");
-        }
+        0..=0xff => write!(
+            f,
+            " quad_perm:[{},{},{},{}]",
+            c & 3,
+            c >> 2 & 3,
+            c >> 4 & 3,
+            c >> 6 & 3
+        ),
+        0x101..=0x10f => write!(f, " row_shl:{}", c & 0xf),
+        0x111..=0x11f => write!(f, " row_shr:{}", c & 0xf),
+        0x121..=0x12f => write!(f, " row_ror:{}", c & 0xf),
+        0x130 => f.write_str(" /* wave_shl is not supported starting from GFX10 */"),
+        0x134 => f.write_str(" /* wave_rol is not supported starting from GFX10 */"),
+        0x138 => f.write_str(" /* wave_shr is not supported starting from GFX10 */"),
+        0x13c => f.write_str(" /* wave_ror is not supported starting from GFX10 */"),
+        0x140 => f.write_str(" row_mirror"),
+        0x141 => f.write_str(" row_half_mirror"),
+        0x142 | 0x143 => f.write_str(" /* row_bcast is not supported starting from GFX10 */"),
+        0x150..=0x15f => write!(f, " row_share:{}", c & 0xf),
+        0x160..=0x16f => write!(f, " row_xmask:{}", c & 0xf),
+        _ => f.write_str(" /* Invalid dpp_ctrl value */"),
     }
 }
 
-/// Pseudo operand code: a literal read by a 16-bit operand (printed as its low 16 bits).
-const LITERAL16: u16 = 0xFFFF;
-
-/// Whether the sources of `mnemonic` are 16-bit (its last type suffix is `f16`/`i16`/`u16`/`b16`).
-fn sources_are_16bit(mnemonic: &str) -> bool {
-    let base = mnemonic
-        .trim_end_matches("_e32")
-        .trim_end_matches("_e64")
-        .trim_end_matches("_sdwa")
-        .trim_end_matches("_dpp");
-    matches!(base.rsplit('_').next(), Some("f16" | "i16" | "u16" | "b16"))
+fn write_swizzle(f: &mut fmt::Formatter<'_>, imm: u16) -> fmt::Result {
+    if imm == 0 {
+        return Ok(());
+    }
+    f.write_str(" offset:")?;
+    if imm & 0xff00 == 0x8000 {
+        // Quad permutation mode.
+        return write!(
+            f,
+            "swizzle(QUAD_PERM,{},{},{},{})",
+            imm & 3,
+            imm >> 2 & 3,
+            imm >> 4 & 3,
+            imm >> 6 & 3
+        );
+    }
+    if imm & 0x8000 == 0 {
+        // Bit-mask mode: lane = ((lane & and) | or) ^ xor over 5 bits.
+        let and = imm & 0x1f;
+        let or = imm >> 5 & 0x1f;
+        let xor = imm >> 10 & 0x1f;
+        if and == 0x1f && or == 0 && xor.count_ones() == 1 {
+            return write!(f, "swizzle(SWAP,{xor})");
+        }
+        if and == 0x1f && or == 0 && xor > 0 && (xor + 1).is_power_of_two() {
+            return write!(f, "swizzle(REVERSE,{})", xor + 1);
+        }
+        let group = 0x1f - and + 1;
+        if group > 1 && group.is_power_of_two() && or < group && xor == 0 {
+            return write!(f, "swizzle(BROADCAST,{group},{or})");
+        }
+        f.write_str("swizzle(BITMASK_PERM,\"")?;
+        let p0 = or ^ xor;
+        let p1 = (0x1f & and | or) ^ xor;
+        for bit in (0..5).rev() {
+            let (a, b) = (p0 >> bit & 1, p1 >> bit & 1);
+            f.write_char(match (a, b) {
+                (0, 0) => '0',
+                (1, 1) => '1',
+                (0, _) => 'p',
+                _ => 'i',
+            })?;
+        }
+        return f.write_str("\")");
+    }
+    write!(f, "{imm}")
 }
 
-/// A 32-bit literal: LLVM prints values an inline constant could hold as that constant.
-fn literal32(out: &mut String, v: u32) {
-    let i = v as i32;
-    if (-16..=64).contains(&i) {
-        let _ = write!(out, "{i}");
+fn write_signed_hex(f: &mut fmt::Formatter<'_>, v: i64) -> fmt::Result {
+    if v < 0 {
+        write!(f, "-{:#x}", v.unsigned_abs())
     } else {
-        let _ = write!(out, "0x{v:x}");
+        write!(f, "{v:#x}")
     }
 }
 
-fn print(inst: &Inst, out: &mut String) {
-    out.push_str(inst.desc.mnemonic);
-    let template = inst.desc.template;
-    if !template.is_empty() {
-        out.push(' ');
-    }
-    if returning_flat_atomic(inst) {
-        operand(out, inst.dst, 0);
-        out.push_str(", ");
-    }
-    let mut rest = template;
-    if inst.enc == Encoding::Vopc && inst.form == Form::Sdwa && bits(inst.word1, 15, 1) != 0 {
-        // SDWA compares may name their SGPR destination instead of VCC.
-        if let Some(after) = rest.strip_prefix("vcc_lo") {
-            operand(out, inst.dst, 0);
-            rest = after;
-        }
-    }
-    while let Some(start) = rest.find('{') {
-        out.push_str(&rest[..start]);
-        let end = rest[start..].find('}').map_or(rest.len(), |e| start + e);
-        let name = &rest[start + 1..end];
-        placeholder(inst, name, out);
-        rest = rest.get(end + 1..).unwrap_or("");
-    }
-    out.push_str(rest);
-    modifiers(inst, out);
-}
-
-/// A FLAT/GLOBAL atomic with GLC set returns the old value into `vdst`, which the template (made
-/// without GLC) does not show.
-pub(super) fn returning_flat_atomic(inst: &Inst) -> bool {
-    matches!(inst.enc, Encoding::Flat | Encoding::Global)
-        && bits(inst.word0, 16, 1) != 0
-        && inst.desc.mnemonic.contains("_atomic_")
-}
-
-/// The operand slot a template placeholder names, by encoding family.
-fn slot(inst: &Inst, name: &str) -> Option<Operand> {
-    Some(match name {
-        "sdst" if matches!(inst.enc, Encoding::Vop3 | Encoding::Vop3p) => inst.sdst,
-        "vdst" | "sdst" | "sdata" | "vdata" => inst.dst,
-        "src0" | "ssrc0" | "addr" | "sbase" | "vaddr" => inst.src[0],
-        "src1" | "ssrc1" | "data0" | "data" => inst.src[1],
-        "src2" | "data1" | "saddr" | "srsrc" => inst.src[2],
-        "soffset" => inst.sdst,
-        _ => return None,
-    })
-}
-
-fn placeholder(inst: &Inst, name: &str, out: &mut String) {
-    match name {
-        "lit" => {
-            let _ = write!(out, "0x{:x}", inst.literal);
-        }
-        "simm16:hex" | "simm16:hex?" => {
-            let v = inst.word0 & 0xFFFF;
-            if v == 0 && name.ends_with('?') {
-                trim_space(out);
+fn write_imm16(f: &mut fmt::Formatter<'_>, style: ImmStyle, v: u16) -> fmt::Result {
+    match style {
+        ImmStyle::Dec | ImmStyle::OptionalDec => write!(f, "{v}"),
+        ImmStyle::Imm32 => {
+            if v <= 64 {
+                write!(f, "{v}")
             } else {
-                let _ = write!(out, "0x{v:x}");
+                write!(f, "{v:#x}")
             }
         }
-        "simm16:dec" | "simm16:dec?" => {
-            let v = inst.word0 & 0xFFFF;
-            if v == 0 && name.ends_with('?') {
-                trim_space(out);
+        ImmStyle::Waitcnt => {
+            let vm = (v & 0xf) | (v >> 14 & 3) << 4;
+            let exp = v >> 4 & 7;
+            let lgkm = v >> 8 & 0x3f;
+            let all = vm == 63 && exp == 7 && lgkm == 63;
+            let mut sep = "";
+            if vm != 63 || all {
+                write!(f, "vmcnt({vm})")?;
+                sep = " ";
+            }
+            if exp != 7 || all {
+                write!(f, "{sep}expcnt({exp})")?;
+                sep = " ";
+            }
+            if lgkm != 63 || all {
+                write!(f, "{sep}lgkmcnt({lgkm})")?;
+            }
+            Ok(())
+        }
+        ImmStyle::Depctr => {
+            let field_bits: u16 = DEPCTR_FIELDS
+                .iter()
+                .map(|&(_, s, w)| ((1u16 << w) - 1) << s)
+                .fold(0, |a, b| a | b);
+            if v & !field_bits != 0 {
+                return write!(f, "{v:#x}");
+            }
+            let value = |s: u8, w: u8| v >> s & ((1 << w) - 1);
+            let any_non_default = DEPCTR_FIELDS
+                .iter()
+                .any(|&(_, s, w)| value(s, w) != (1 << w) - 1);
+            let mut sep = "";
+            for &(name, s, w) in DEPCTR_FIELDS {
+                let val = value(s, w);
+                if val != (1 << w) - 1 || !any_non_default {
+                    write!(f, "{sep}{name}({val})")?;
+                    sep = " ";
+                }
+            }
+            Ok(())
+        }
+        ImmStyle::Sendmsg => {
+            let key = v & 0x37f;
+            if let Ok(i) = SENDMSG_TEXT.binary_search_by_key(&key, |&(k, _)| k) {
+                f.write_str(SENDMSG_TEXT[i].1)
+            } else if v & !0x37f == 0 {
+                write!(f, "sendmsg({}, {}, {})", v & 0xf, v >> 4 & 7, v >> 8 & 3)
             } else {
-                let _ = write!(out, "{v}");
+                write!(f, "{v}")
             }
         }
-        "hwreg" => hwreg(out, inst.word0 & 0xFFFF),
-        "waitcnt" => waitcnt(out, inst.word0 & 0xFFFF),
-        "sendmsg" => sendmsg(out, inst.word0 & 0xFFFF),
-        "depctr" => {
-            let _ = write!(out, "0x{:x}", inst.word0 & 0xFFFF);
-        }
-        "offset" => smem_offset(inst, out),
-        "sdata_imm" => {
-            let _ = write!(out, "{}", bits(inst.word0, 6, 7));
-        }
-        "vaddr" if !inst.src[0].present() => out.push_str("off"),
-        _ => match slot(inst, name) {
-            Some(o) => source(inst, name, o, out),
-            None => {
-                let _ = write!(out, "{{{name}}}");
+        ImmStyle::Hwreg => {
+            let id = v & 0x3f;
+            let offset = v >> 6 & 0x1f;
+            let width = (v >> 11 & 0x1f) + 1;
+            f.write_str("hwreg(")?;
+            match HWREG_NAMES.iter().find(|&&(i, _)| i == id) {
+                Some((_, name)) => f.write_str(name)?,
+                None => write!(f, "{id}")?,
             }
+            if width != 32 || offset != 0 {
+                write!(f, ", {offset}, {width}")?;
+            }
+            f.write_char(')')
+        }
+        ImmStyle::Hex | ImmStyle::Version | ImmStyle::None | ImmStyle::NoImm => write!(f, "{v:#x}"),
+    }
+}
+
+/// Print a register or constant operand as LLVM does.
+fn write_value(f: &mut fmt::Formatter<'_>, op: Operand, literal: u32) -> fmt::Result {
+    match op {
+        Operand::None => Ok(()),
+        Operand::Sgpr { first, dwords } => write_range(f, "s", first as u32, dwords),
+        Operand::Vgpr { first, dwords } => write_range(f, "v", first as u32, dwords),
+        Operand::Ttmp { first, dwords } => write_range(f, "ttmp", first as u32, dwords),
+        Operand::Special { reg, dwords } => f.write_str(special_name(reg, dwords)),
+        Operand::Off => f.write_str("off"),
+        Operand::Inline(c) => match c.int_value() {
+            Some(v) => write!(f, "{v}"),
+            None => match c.ty() {
+                Ty::B16 => write_b16(f, c.bits() as u32),
+                Ty::B64 | Ty::F64 => write_f64(f, c.bits()),
+                Ty::F16 | Ty::V2F16 => write_f16(f, c.bits() as u16),
+                _ => write_imm32(f, c.bits() as u32),
+            },
+        },
+        Operand::Literal(ty) => match ty {
+            Ty::B16 => write_b16(f, literal),
+            Ty::F16 => write_f16(f, literal as u16),
+            Ty::V2F16 => {
+                if (literal as i32) >= -16 && (literal as i32) <= 64 {
+                    write!(f, "{}", literal as i32)
+                } else if let Some(name) = f16_name(literal) {
+                    f.write_str(name)
+                } else {
+                    write!(f, "{literal:#x}")
+                }
+            }
+            Ty::F64 => {
+                if literal == 0 {
+                    f.write_str("0")
+                } else if let Some(name) = f64_name((literal as u64) << 32) {
+                    f.write_str(name)
+                } else {
+                    write!(f, "{literal:#x}")
+                }
+            }
+            Ty::B64 => write_f64(f, literal as u64),
+            _ => write_imm32(f, literal),
         },
     }
 }
 
-/// A source operand with its VOP3/SDWA/DPP modifiers (neg, abs, sext).
-fn source(inst: &Inst, name: &str, o: Operand, out: &mut String) {
-    let index = match name {
-        "src0" => Some(0),
-        "src1" => Some(1),
-        "src2" => Some(2),
-        _ => None,
-    };
-    let (neg, abs, sext) = match (index, inst.enc, inst.form) {
-        (Some(i), Encoding::Vop3, _) => (
-            bits(inst.word1, 29 + i, 1) != 0,
-            bits(inst.word0, 8 + i, 1) != 0 && !inst.desc.vop3b,
-            false,
-        ),
-        (Some(i), _, Form::Sdwa) if i < 2 => {
-            let base = 16 + 8 * i;
-            (
-                bits(inst.word1, base + 4, 1) != 0,
-                bits(inst.word1, base + 5, 1) != 0,
-                bits(inst.word1, base + 3, 1) != 0,
-            )
-        }
-        (Some(i), _, Form::Dpp16) if i < 2 => (
-            bits(inst.word1, 20 + 2 * i, 1) != 0,
-            bits(inst.word1, 21 + 2 * i, 1) != 0,
-            false,
-        ),
-        _ => (false, false, false),
-    };
-    if sext {
-        out.push_str("sext(");
-    }
-    if neg {
-        out.push('-');
-    }
-    if abs {
-        out.push('|');
-    }
-    let o = if o.code == code::LITERAL && index.is_some() && sources_are_16bit(inst.desc.mnemonic) {
-        Operand {
-            code: LITERAL16,
-            ..o
-        }
+fn write_range(f: &mut fmt::Formatter<'_>, prefix: &str, first: u32, dwords: u8) -> fmt::Result {
+    if dwords <= 1 {
+        write!(f, "{prefix}{first}")
     } else {
-        o
-    };
-    operand(out, o, inst.literal);
-    if abs {
-        out.push('|');
-    }
-    if sext {
-        out.push(')');
+        write!(f, "{prefix}[{first}:{}]", first + dwords as u32 - 1)
     }
 }
 
-/// Drops the space before an operand that is not printed.
-fn trim_space(out: &mut String) {
-    if out.ends_with(' ') {
-        out.pop();
+fn special_name(reg: Special, dwords: u8) -> &'static str {
+    match (reg, dwords) {
+        (Special::VccLo, 2) => "vcc",
+        (Special::VccLo, _) => "vcc_lo",
+        (Special::VccHi, _) => "vcc_hi",
+        (Special::ExecLo, 2) => "exec",
+        (Special::ExecLo, _) => "exec_lo",
+        (Special::ExecHi, _) => "exec_hi",
+        (Special::M0, _) => "m0",
+        (Special::Null, _) => "null",
+        (Special::SharedBase, _) => "src_shared_base",
+        (Special::SharedLimit, _) => "src_shared_limit",
+        (Special::PrivateBase, _) => "src_private_base",
+        (Special::PrivateLimit, _) => "src_private_limit",
+        (Special::PopsExitingWaveId, _) => "src_pops_exiting_wave_id",
+        (Special::Vccz, _) => "src_vccz",
+        (Special::Execz, _) => "src_execz",
+        (Special::Scc, _) => "src_scc",
+        (Special::LdsDirect, _) => "src_lds_direct",
     }
 }
 
-/// SMEM's third operand: the scalar offset register when there is one (with the immediate
-/// offset as a modifier), else the immediate (`null` when the instruction uses neither).
-fn smem_offset(inst: &Inst, out: &mut String) {
-    let offset = bits(inst.word1, 0, 21);
-    if inst.src[1].present() {
-        operand(out, inst.src[1], 0);
-    } else if offset == 0 && bits(inst.word1, 25, 7) as u16 == code::NULL {
-        out.push_str("null");
+fn f32_name(v: u32) -> Option<&'static str> {
+    Some(match v {
+        0x3f00_0000 => "0.5",
+        0xbf00_0000 => "-0.5",
+        0x3f80_0000 => "1.0",
+        0xbf80_0000 => "-1.0",
+        0x4000_0000 => "2.0",
+        0xc000_0000 => "-2.0",
+        0x4080_0000 => "4.0",
+        0xc080_0000 => "-4.0",
+        0x3e22_f983 => "0.15915494",
+        _ => return None,
+    })
+}
+
+fn f16_name(v: u32) -> Option<&'static str> {
+    Some(match v {
+        0x3800 => "0.5",
+        0xb800 => "-0.5",
+        0x3c00 => "1.0",
+        0xbc00 => "-1.0",
+        0x4000 => "2.0",
+        0xc000 => "-2.0",
+        0x4400 => "4.0",
+        0xc400 => "-4.0",
+        0x3118 => "0.15915494",
+        _ => return None,
+    })
+}
+
+fn f64_name(v: u64) -> Option<&'static str> {
+    Some(match v {
+        0x3fe0_0000_0000_0000 => "0.5",
+        0xbfe0_0000_0000_0000 => "-0.5",
+        0x3ff0_0000_0000_0000 => "1.0",
+        0xbff0_0000_0000_0000 => "-1.0",
+        0x4000_0000_0000_0000 => "2.0",
+        0xc000_0000_0000_0000 => "-2.0",
+        0x4010_0000_0000_0000 => "4.0",
+        0xc010_0000_0000_0000 => "-4.0",
+        0x3fc4_5f30_6dc9_c882 => "0.15915494309189532",
+        _ => return None,
+    })
+}
+
+/// 32-bit operands: small integers in decimal, the inline float values by
+/// name, anything else in hex.
+fn write_imm32(f: &mut fmt::Formatter<'_>, v: u32) -> fmt::Result {
+    let s = v as i32;
+    if (-16..=64).contains(&s) {
+        write!(f, "{s}")
+    } else if let Some(name) = f32_name(v) {
+        f.write_str(name)
     } else {
-        signed_hex(out, smem_offset_value(inst));
+        write!(f, "{v:#x}")
     }
 }
 
-/// SMEM's 21-bit signed immediate offset.
-pub(super) fn smem_offset_value(inst: &Inst) -> i32 {
-    ((bits(inst.word1, 0, 21) << 11) as i32) >> 11
-}
-
-fn signed_hex(out: &mut String, v: i32) {
-    if v < 0 {
-        let _ = write!(out, "-0x{:x}", v.unsigned_abs());
+/// 16-bit float operands: the low half, as an integer, float name or hex.
+fn write_f16(f: &mut fmt::Formatter<'_>, v: u16) -> fmt::Result {
+    let s = v as i16;
+    if (-16..=64).contains(&s) {
+        write!(f, "{s}")
+    } else if let Some(name) = f16_name(v as u32) {
+        f.write_str(name)
     } else {
-        let _ = write!(out, "0x{v:x}");
+        write!(f, "{v:#x}")
     }
 }
 
-fn hwreg(out: &mut String, simm: u32) {
-    let id = simm & 0x3F;
-    let offset = (simm >> 6) & 0x1F;
-    let size = ((simm >> 11) & 0x1F) + 1;
-    let name = match id {
-        1 => Some("HW_REG_MODE"),
-        2 => Some("HW_REG_STATUS"),
-        3 => Some("HW_REG_TRAPSTS"),
-        4 => Some("HW_REG_HW_ID"),
-        5 => Some("HW_REG_GPR_ALLOC"),
-        6 => Some("HW_REG_LDS_ALLOC"),
-        7 => Some("HW_REG_IB_STS"),
-        15 => Some("HW_REG_SH_MEM_BASES"),
-        16 => Some("HW_REG_TBA_LO"),
-        17 => Some("HW_REG_TBA_HI"),
-        18 => Some("HW_REG_TMA_LO"),
-        19 => Some("HW_REG_TMA_HI"),
-        20 => Some("HW_REG_FLAT_SCR_LO"),
-        21 => Some("HW_REG_FLAT_SCR_HI"),
-        22 => Some("HW_REG_XNACK_MASK"),
-        23 => Some("HW_REG_HW_ID1"),
-        24 => Some("HW_REG_HW_ID2"),
-        25 => Some("HW_REG_POPS_PACKER"),
-        29 => Some("HW_REG_SHADER_CYCLES"),
-        _ => None,
-    };
-    out.push_str("hwreg(");
-    match name {
-        Some(n) => out.push_str(n),
-        None => {
-            let _ = write!(out, "{id}");
-        }
-    }
-    if !(offset == 0 && size == 32) {
-        let _ = write!(out, ", {offset}, {size}");
-    }
-    out.push(')');
-}
-
-fn waitcnt(out: &mut String, simm: u32) {
-    let vm = (simm & 0xF) | ((simm >> 14) & 0x3) << 4;
-    let exp = (simm >> 4) & 0x7;
-    let lgkm = (simm >> 8) & 0x3F;
-    let mut parts = Vec::new();
-    if vm != 0x3F {
-        parts.push(format!("vmcnt({vm})"));
-    }
-    if exp != 0x7 {
-        parts.push(format!("expcnt({exp})"));
-    }
-    if lgkm != 0x3F {
-        parts.push(format!("lgkmcnt({lgkm})"));
-    }
-    if parts.is_empty() {
-        let _ = write!(out, "vmcnt({vm}) expcnt({exp}) lgkmcnt({lgkm})");
+/// 16-bit integer operands: small integers in decimal, the 32-bit float
+/// names, else the low half in hex.
+fn write_b16(f: &mut fmt::Formatter<'_>, v: u32) -> fmt::Result {
+    let s = v as i32;
+    if (-16..=64).contains(&s) {
+        write!(f, "{s}")
+    } else if let Some(name) = f32_name(v) {
+        f.write_str(name)
     } else {
-        out.push_str(&parts.join(" "));
+        write!(f, "{:#x}", v & 0xffff)
     }
 }
 
-fn sendmsg(out: &mut String, simm: u32) {
-    let id = simm & 0xFF;
-    let op = (simm >> 4) & 0x7;
-    let name = match id & 0xF {
-        1 => "MSG_INTERRUPT",
-        2 => "MSG_GS",
-        3 => "MSG_GS_DONE",
-        4 => "MSG_SAVEWAVE",
-        5 => "MSG_STALL_WAVE_GEN",
-        6 => "MSG_HALT_WAVES",
-        7 => "MSG_ORDERED_PS_DONE",
-        8 => "MSG_EARLY_PRIM_DEALLOC",
-        9 => "MSG_GS_ALLOC_REQ",
-        10 => "MSG_GET_DOORBELL",
-        11 => "MSG_GET_DDID",
-        15 => "MSG_SYSMSG",
-        _ => "",
-    };
-    if name.is_empty() || id > 0xF {
-        let _ = write!(out, "sendmsg({id})");
-        return;
-    }
-    match id {
-        2 | 3 => {
-            let ops = ["GS_OP_NOP", "GS_OP_CUT", "GS_OP_EMIT", "GS_OP_EMIT_CUT"];
-            let _ = write!(out, "sendmsg({name}, {}", ops[(op & 3) as usize]);
-            if op & 3 != 0 {
-                let _ = write!(out, ", {}", (simm >> 8) & 3);
-            }
-            out.push(')');
-        }
-        _ => {
-            let _ = write!(out, "sendmsg({name})");
-        }
-    }
-}
-
-fn sel_name(sel: u32) -> &'static str {
-    match sel {
-        0 => "BYTE_0",
-        1 => "BYTE_1",
-        2 => "BYTE_2",
-        3 => "BYTE_3",
-        4 => "WORD_0",
-        5 => "WORD_1",
-        _ => "DWORD",
-    }
-}
-
-fn modifiers(inst: &Inst, out: &mut String) {
-    match (inst.enc, inst.form) {
-        (Encoding::Vop3, _) => vop3_modifiers(inst, out),
-        (Encoding::Vop3p, _) => vop3p_modifiers(inst, out),
-        (_, Form::Sdwa) => {
-            let w1 = inst.word1;
-            if bits(w1, 13, 1) != 0 && inst.enc != Encoding::Vopc {
-                out.push_str(" clamp");
-            }
-            match bits(w1, 14, 2) {
-                1 if inst.enc != Encoding::Vopc => out.push_str(" mul:2"),
-                2 if inst.enc != Encoding::Vopc => out.push_str(" mul:4"),
-                3 if inst.enc != Encoding::Vopc => out.push_str(" div:2"),
-                _ => {}
-            }
-            if inst.enc != Encoding::Vopc {
-                let unused = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE", "UNUSED_PAD"];
-                let _ = write!(
-                    out,
-                    " dst_sel:{} dst_unused:{}",
-                    sel_name(bits(w1, 8, 3)),
-                    unused[bits(w1, 11, 2) as usize]
-                );
-            }
-            let _ = write!(out, " src0_sel:{}", sel_name(bits(w1, 16, 3)));
-            if inst.enc != Encoding::Vop1 {
-                let _ = write!(out, " src1_sel:{}", sel_name(bits(w1, 24, 3)));
-            }
-        }
-        (_, Form::Dpp16) => dpp16(inst, out),
-        (_, Form::Dpp8) => {
-            let sel = inst.word1 >> 8;
-            let lanes: Vec<String> = (0..8).map(|i| ((sel >> (3 * i)) & 7).to_string()).collect();
-            let _ = write!(out, " dpp8:[{}]", lanes.join(","));
-            if inst.src[0].present() && bits(inst.word0, 0, 9) == u32::from(code::DPP8_FI) {
-                out.push_str(" fi:1");
-            }
-        }
-        (Encoding::Smem, _) => {
-            if inst.src[1].present() && bits(inst.word1, 0, 21) != 0 {
-                out.push_str(" offset:");
-                signed_hex(out, smem_offset_value(inst));
-            }
-            if bits(inst.word0, 16, 1) != 0 {
-                out.push_str(" glc");
-            }
-            if bits(inst.word0, 14, 1) != 0 {
-                out.push_str(" dlc");
-            }
-        }
-        (Encoding::Ds, _) => {
-            let (o0, o1) = (bits(inst.word0, 0, 8), bits(inst.word0, 8, 8));
-            if inst.op == Op::DsSwizzleB32 {
-                swizzle(out, o0 | o1 << 8);
-            } else if inst.desc.mnemonic.contains("2_") || inst.desc.mnemonic.contains("2st64") {
-                if o0 != 0 {
-                    let _ = write!(out, " offset0:{o0}");
-                }
-                if o1 != 0 {
-                    let _ = write!(out, " offset1:{o1}");
-                }
-            } else {
-                let offset = o0 | o1 << 8;
-                if offset != 0 {
-                    let _ = write!(out, " offset:{offset}");
-                }
-            }
-            if bits(inst.word0, 17, 1) != 0 {
-                out.push_str(" gds");
-            }
-        }
-        (Encoding::Flat | Encoding::Global | Encoding::Scratch, _) => {
-            let raw = bits(inst.word0, 0, 12);
-            let offset = if inst.enc == Encoding::Flat {
-                (raw & 0x7FF) as i32
-            } else {
-                ((raw << 20) as i32) >> 20
-            };
-            if offset != 0 {
-                let _ = write!(out, " offset:{offset}");
-            }
-            if bits(inst.word0, 16, 1) != 0 {
-                out.push_str(" glc");
-            }
-            if bits(inst.word0, 17, 1) != 0 {
-                out.push_str(" slc");
-            }
-            if bits(inst.word0, 12, 1) != 0 {
-                out.push_str(" dlc");
-            }
-        }
-        (Encoding::Mubuf, _) => {
-            let w0 = inst.word0;
-            if bits(w0, 13, 1) != 0 {
-                out.push_str(" idxen");
-            }
-            if bits(w0, 12, 1) != 0 {
-                out.push_str(" offen");
-            }
-            let offset = bits(w0, 0, 12);
-            if offset != 0 {
-                let _ = write!(out, " offset:{offset}");
-            }
-            if bits(w0, 14, 1) != 0 {
-                out.push_str(" glc");
-            }
-            if bits(inst.word1, 22, 1) != 0 {
-                out.push_str(" slc");
-            }
-            if bits(w0, 15, 1) != 0 {
-                out.push_str(" dlc");
-            }
-            if bits(w0, 16, 1) != 0 {
-                out.push_str(" lds");
-            }
-            if bits(inst.word1, 23, 1) != 0 {
-                out.push_str(" tfe");
-            }
-        }
-        _ => {}
-    }
-}
-
-/// `ds_swizzle_b32`'s offset in LLVM's symbolic form.
-fn swizzle(out: &mut String, imm: u32) {
-    if imm == 0 {
-        return;
-    }
-    out.push_str(" offset:");
-    if imm & 0xFF00 == 0x8000 {
-        let lanes: Vec<String> = (0..4).map(|i| ((imm >> (2 * i)) & 3).to_string()).collect();
-        let _ = write!(out, "swizzle(QUAD_PERM,{})", lanes.join(","));
-    } else if imm & 0x8000 == 0 {
-        let and = imm & 0x1F;
-        let or = (imm >> 5) & 0x1F;
-        let xor = (imm >> 10) & 0x1F;
-        let group = 0x1F - and + 1;
-        if and == 0x1F && or == 0 && xor.count_ones() == 1 {
-            let _ = write!(out, "swizzle(SWAP,{xor})");
-        } else if and == 0x1F && or == 0 && xor > 0 && (xor + 1).is_power_of_two() {
-            let _ = write!(out, "swizzle(REVERSE,{})", xor + 1);
-        } else if group > 1 && group.is_power_of_two() && or < group && xor == 0 {
-            let _ = write!(out, "swizzle(BROADCAST,{group},{or})");
-        } else {
-            let probe0 = (or) ^ xor;
-            let probe1 = ((0x1F & and) | or) ^ xor;
-            out.push_str("swizzle(BITMASK_PERM,\"");
-            for bit in (0..5).rev() {
-                let (p0, p1) = ((probe0 >> bit) & 1, (probe1 >> bit) & 1);
-                out.push(match (p0 == p1, p0) {
-                    (true, 0) => '0',
-                    (true, _) => '1',
-                    (false, 0) => 'p',
-                    (false, _) => 'i',
-                });
-            }
-            out.push_str("\")");
-        }
+/// 64-bit operands.
+fn write_f64(f: &mut fmt::Formatter<'_>, v: u64) -> fmt::Result {
+    let s = v as i64;
+    if (-16..=64).contains(&s) {
+        write!(f, "{s}")
+    } else if let Some(name) = f64_name(v) {
+        f.write_str(name)
     } else {
-        let _ = write!(out, "{imm}");
-    }
-}
-
-fn vop3_modifiers(inst: &Inst, out: &mut String) {
-    let (w0, w1) = (inst.word0, inst.word1);
-    let opsel = bits(w0, 11, 4);
-    if opsel != 0 && !inst.desc.vop3b {
-        let n = inst.src.iter().filter(|s| s.present()).count();
-        let mut v: Vec<String> = (0..n).map(|i| ((opsel >> i) & 1).to_string()).collect();
-        v.push(((opsel >> 3) & 1).to_string());
-        let _ = write!(out, " op_sel:[{}]", v.join(","));
-    }
-    if bits(w0, 15, 1) != 0 {
-        out.push_str(" clamp");
-    }
-    match bits(w1, 27, 2) {
-        1 => out.push_str(" mul:2"),
-        2 => out.push_str(" mul:4"),
-        3 => out.push_str(" div:2"),
-        _ => {}
-    }
-}
-
-fn vop3p_modifiers(inst: &Inst, out: &mut String) {
-    let (w0, w1) = (inst.word0, inst.word1);
-    let n = inst.src.iter().filter(|s| s.present()).count();
-    let opsel = bits(w0, 11, 3);
-    let opsel_hi = bits(w1, 27, 2) | bits(w0, 14, 1) << 2;
-    let neg_lo = bits(w1, 29, 3);
-    let neg_hi = bits(w0, 8, 3);
-    let list = |v: u32| -> String {
-        (0..n)
-            .map(|i| ((v >> i) & 1).to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    let all = (1u32 << n) - 1;
-    // Mixed-precision FMAs read op_sel_hi as "this source is f16": default all clear.
-    let mix = inst.desc.mnemonic.starts_with("v_fma_mix");
-    let default_hi = if mix { 0 } else { all };
-    if opsel & all != 0 {
-        let _ = write!(out, " op_sel:[{}]", list(opsel));
-    }
-    if opsel_hi & all != default_hi {
-        let _ = write!(out, " op_sel_hi:[{}]", list(opsel_hi));
-    }
-    if neg_lo & all != 0 {
-        let _ = write!(out, " neg_lo:[{}]", list(neg_lo));
-    }
-    if neg_hi & all != 0 {
-        let _ = write!(out, " neg_hi:[{}]", list(neg_hi));
-    }
-    if bits(w0, 15, 1) != 0 {
-        out.push_str(" clamp");
-    }
-}
-
-fn dpp16(inst: &Inst, out: &mut String) {
-    let w1 = inst.word1;
-    let ctrl = bits(w1, 8, 9);
-    match ctrl {
-        0x000..=0x0FF => {
-            let _ = write!(
-                out,
-                " quad_perm:[{},{},{},{}]",
-                ctrl & 3,
-                (ctrl >> 2) & 3,
-                (ctrl >> 4) & 3,
-                (ctrl >> 6) & 3
-            );
-        }
-        0x101..=0x10F => {
-            let _ = write!(out, " row_shl:{}", ctrl & 0xF);
-        }
-        0x111..=0x11F => {
-            let _ = write!(out, " row_shr:{}", ctrl & 0xF);
-        }
-        0x121..=0x12F => {
-            let _ = write!(out, " row_ror:{}", ctrl & 0xF);
-        }
-        0x140 => out.push_str(" row_mirror"),
-        0x141 => out.push_str(" row_half_mirror"),
-        0x150..=0x15F => {
-            let _ = write!(out, " row_share:{}", ctrl & 0xF);
-        }
-        0x160..=0x16F => {
-            let _ = write!(out, " row_xmask:{}", ctrl & 0xF);
-        }
-        _ => {
-            let _ = write!(out, " dpp_ctrl:{ctrl:#x}");
-        }
-    }
-    let _ = write!(
-        out,
-        " row_mask:0x{:x} bank_mask:0x{:x}",
-        bits(w1, 28, 4),
-        bits(w1, 24, 4)
-    );
-    if bits(w1, 19, 1) != 0 {
-        out.push_str(" bound_ctrl:1");
-    }
-    if bits(w1, 18, 1) != 0 {
-        out.push_str(" fi:1");
-    }
-}
-
-impl Op {
-    /// Whether this operation ends a run of straight-line code (a branch, call, return or end).
-    pub fn ends_block(self) -> bool {
-        let name = self.name();
-        name.starts_with("s_branch")
-            || name.starts_with("s_cbranch")
-            || name == "s_setpc_b64"
-            || name == "s_swappc_b64"
-            || name == "s_endpgm"
-            || name == "s_call_b64"
-            || name == "s_trap"
-            || name == "s_rfe_b64"
+        write!(f, "{v:#x}")
     }
 }

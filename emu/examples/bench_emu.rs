@@ -1,0 +1,192 @@
+//! The numbers `scripts/bench-emu` prints: wave instructions per second of the engine on the
+//! benchmark kernels on 1 and 2 host threads, and how much slower than the same computation
+//! compiled for the host (on 1 thread) the emulator is. Checks the results against the host.
+
+use std::time::Instant;
+
+use rocload_emu::{Config, Emulator, NoServices};
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+#[path = "../tests/common/mod.rs"]
+mod loader;
+
+fn main() {
+    let groups = 32;
+    let items = groups * common::GROUP;
+    let prog = common::alu_kernel();
+    let mut rates = Vec::new();
+    let mut emu_1 = 0.0;
+    for threads in [1usize, 2] {
+        let emu = Emulator::new(Config {
+            threads,
+            ..Config::default()
+        });
+        common::load(&emu, &prog);
+        let mem = common::memory(items);
+        let d = common::dispatch(groups);
+        emu.run(&d, &mem, &NoServices).expect("warm-up run");
+        let mut best = f64::MAX;
+        let mut report = None;
+        for _ in 0..3 {
+            let t = Instant::now();
+            report = Some(emu.run(&d, &mem, &NoServices).expect("run"));
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let r = report.expect("ran");
+        let got = mem
+            .read_bytes(common::DATA, 4 * items as usize)
+            .expect("output");
+        for gid in 0..items {
+            let i = 4 * gid as usize;
+            let x = f32::from_le_bytes([got[i], got[i + 1], got[i + 2], got[i + 3]]);
+            assert_eq!(
+                x.to_bits(),
+                common::alu_native(gid).to_bits(),
+                "work-item {gid}"
+            );
+        }
+        rates.push(r.wave_instructions as f64 / best / 1e6);
+        if threads == 1 {
+            emu_1 = best;
+        }
+    }
+    let mut native = f64::MAX;
+    for _ in 0..3 {
+        let t = Instant::now();
+        let mut sink = 0u32;
+        for first in (0..items).step_by(32) {
+            sink ^= native_items(std::hint::black_box(first))
+                .iter()
+                .fold(0, |a, x| a ^ x.to_bits());
+        }
+        std::hint::black_box(sink);
+        native = native.min(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "alu_fma_loop: {:.1} M wave-instructions/s on 1 thread, {:.1} on 2 threads, native {:.1}x",
+        rates[0],
+        rates[1],
+        emu_1 / native
+    );
+    matmul();
+}
+
+/// The host computation with the host's FMA instructions when it has them (what a compiler
+/// targeting this CPU produces), else the portable one.
+fn native_items(first: u32) -> [f32; 32] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2")
+        {
+            // SAFETY: the CPU supports FMA and AVX2, checked just above.
+            return unsafe { native_fma(first) };
+        }
+    }
+    common::alu_native32(first)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma,avx2")]
+unsafe fn native_fma(first: u32) -> [f32; 32] {
+    common::alu_native32(first)
+}
+
+/// The tiled matrix multiply of `tests/emu_kernels/basic.hip` compiled by clang-19 -O3 (global
+/// loads, LDS, barriers, FMAs), n = 256, against the same product on the host.
+fn matmul() {
+    let n = 256usize;
+    let a: Vec<f32> = (0..n * n)
+        .map(|i| ((i * 37 % 101) as f32 - 50.0) / 16.0)
+        .collect();
+    let b: Vec<f32> = (0..n * n)
+        .map(|i| ((i * 53 % 97) as f32 - 48.0) / 8.0)
+        .collect();
+    let mut gpu = loader::Gpu::load("basic-O3.co");
+    let (pa, pb, pc) = (
+        gpu.alloc(&loader::bytes_of(&a)),
+        gpu.alloc(&loader::bytes_of(&b)),
+        gpu.alloc(&vec![0; 4 * n * n]),
+    );
+    let args = loader::Args::default()
+        .ptr(pa)
+        .ptr(pb)
+        .ptr(pc)
+        .i32(n as i32);
+    let mut rates = Vec::new();
+    let mut emu_1 = 0.0;
+    for threads in [1usize, 2] {
+        let mut best = f64::MAX;
+        let mut instructions = 0;
+        for _ in 0..3 {
+            let t = Instant::now();
+            let r = gpu
+                .run(
+                    "matmul_tiled",
+                    &args,
+                    [n as u32, n as u32, 1],
+                    [16, 16, 1],
+                    threads,
+                )
+                .expect("matmul runs");
+            best = best.min(t.elapsed().as_secs_f64());
+            instructions = r.wave_instructions;
+        }
+        rates.push(instructions as f64 / best / 1e6);
+        if threads == 1 {
+            emu_1 = best;
+        }
+    }
+    let got = loader::u32s(&gpu.read(pc, 4 * n * n));
+    let mut native = f64::MAX;
+    let mut want = vec![0f32; n * n];
+    for _ in 0..3 {
+        let t = Instant::now();
+        native_matmul(&a, &b, &mut want, n);
+        native = native.min(t.elapsed().as_secs_f64());
+    }
+    for i in 0..n * n {
+        // These values make every product and partial sum exact in f32.
+        assert_eq!(f32::from_bits(got[i]), want[i], "C[{}][{}]", i / n, i % n);
+    }
+    println!(
+        "matmul_tiled: {:.1} M wave-instructions/s on 1 thread, {:.1} on 2 threads, native {:.1}x",
+        rates[0],
+        rates[1],
+        emu_1 / native
+    );
+}
+
+/// Row-major C = A * B in i-k-j order (the inner loop vectorises), with FMA and AVX2 when the
+/// host has them.
+fn native_matmul(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx2")
+        {
+            // SAFETY: the CPU supports FMA and AVX2, checked just above.
+            return unsafe { matmul_fma(a, b, c, n) };
+        }
+    }
+    matmul_plain(a, b, c, n)
+}
+
+#[inline(always)]
+fn matmul_plain(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
+    c.fill(0.0);
+    for i in 0..n {
+        for k in 0..n {
+            let x = a[i * n + k];
+            let (row, brow) = (&mut c[i * n..(i + 1) * n], &b[k * n..(k + 1) * n]);
+            for (cv, bv) in row.iter_mut().zip(brow) {
+                *cv = x.mul_add(*bv, *cv);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma,avx2")]
+unsafe fn matmul_fma(a: &[f32], b: &[f32], c: &mut [f32], n: usize) {
+    matmul_plain(a, b, c, n)
+}

@@ -1,0 +1,234 @@
+//! What can go wrong in a dispatch, as values: a refused dispatch ([`DispatchError`]) before any
+//! wave runs, or an [`ExecError`] that ends the running dispatch (memory fault with the
+//! embedder's own payload, trap, unsupported or undecodable instruction, timeout). Every variant
+//! that comes from an instruction names its PC, its offset from the kernel's entry and its text.
+//! Not for host-side failures of the embedder.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::lds::LdsFault;
+use crate::scratch::ScratchFault;
+
+/// Why a dispatch could not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DispatchError {
+    /// The descriptor does not set ENABLE_WAVEFRONT_SIZE32 (wave64 is not emulated yet).
+    Wave64,
+    /// An empty grid or work-group, or a work-group over 1,024 work-items.
+    BadSize {
+        /// Grid in work-items.
+        grid: [u32; 3],
+        /// Work-group size.
+        workgroup: [u16; 3],
+    },
+    /// More LDS than a work-group can have.
+    TooMuchLds {
+        /// Bytes asked for.
+        bytes: u32,
+    },
+    /// More scratch per work-item than the configured cap.
+    TooMuchScratch {
+        /// Bytes asked for.
+        bytes: u32,
+        /// [`crate::Config::scratch_cap`].
+        cap: u32,
+    },
+    /// A descriptor field the emulator cannot honour.
+    BadDescriptor(String),
+}
+
+impl fmt::Display for DispatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DispatchError::Wave64 => f.write_str("the kernel is wave64; only wave32 is emulated"),
+            DispatchError::BadSize { grid, workgroup } => {
+                write!(f, "invalid sizes: grid {grid:?}, work-group {workgroup:?} (at most 1024 work-items, none empty)")
+            }
+            DispatchError::TooMuchLds { bytes } => {
+                write!(f, "{bytes} bytes of LDS (at most 65536)")
+            }
+            DispatchError::TooMuchScratch { bytes, cap } => {
+                write!(
+                    f,
+                    "{bytes} bytes of scratch per work-item (the cap is {cap})"
+                )
+            }
+            DispatchError::BadDescriptor(why) => write!(f, "kernel descriptor: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for DispatchError {}
+
+/// Where a faulting access went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind<F> {
+    /// Global memory (or flat outside the apertures): the embedder refused it, and this is its
+    /// payload, untouched.
+    Guest(F),
+    /// Past the end of the work-group's LDS.
+    Lds(LdsFault),
+    /// Past the end of the lane's scratch.
+    Scratch(ScratchFault),
+}
+
+/// Where in the code something happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    /// Absolute PC.
+    pub pc: u64,
+    /// PC minus the kernel's entry address (negative or beyond the kernel for device
+    /// functions placed elsewhere).
+    pub offset: i64,
+    /// The instruction as llvm-objdump prints it (empty if it could not be decoded).
+    pub instruction: String,
+}
+
+impl fmt::Display for Site {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pc {:#x} (entry{:+#x})", self.pc, self.offset)?;
+        if !self.instruction.is_empty() {
+            write!(f, " `{}`", self.instruction)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a running dispatch ended early. `F` is the embedder's memory-fault payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExecError<F> {
+    /// The dispatch was refused before running.
+    Dispatch(DispatchError),
+    /// A memory access outside what the dispatch may touch.
+    MemoryFault {
+        /// The instruction.
+        site: Site,
+        /// The first faulting lane.
+        lane: u32,
+        /// The guest address (flat or global), or the LDS / private offset.
+        address: u64,
+        /// Which memory refused it, with the embedder's payload for guest memory.
+        kind: FaultKind<F>,
+    },
+    /// Fetching instruction bytes failed (PC outside code the dispatch may read).
+    Fetch {
+        /// The PC.
+        pc: u64,
+        /// The embedder's payload.
+        fault: F,
+    },
+    /// `s_trap` (an `assert`, `__builtin_trap`).
+    Trap {
+        /// The instruction.
+        site: Site,
+        /// The trap id (`s_trap 2` is what `assert` and `abort` emit).
+        code: u16,
+    },
+    /// An instruction the emulator knows but does not execute.
+    Unsupported {
+        /// The instruction.
+        site: Site,
+        /// Its mnemonic.
+        mnemonic: String,
+        /// Its encoding (SOP2, VOP3, ...).
+        encoding: String,
+    },
+    /// Bytes that decode to no gfx1030 instruction.
+    Invalid {
+        /// The instruction's position (its text is empty).
+        site: Site,
+        /// The first instruction word.
+        word: u32,
+        /// The decoder's explanation.
+        detail: String,
+    },
+    /// The dispatch ran longer than [`crate::Config::timeout`] (a kernel that never ends, or
+    /// spin-waits that cannot make progress).
+    Timeout {
+        /// How long it ran.
+        elapsed: Duration,
+        /// Work-groups completed.
+        workgroups_done: u64,
+        /// Work-groups in the grid.
+        workgroups: u64,
+        /// Where one still-running wave was.
+        site: Option<Site>,
+    },
+}
+
+impl<F: fmt::Display> fmt::Display for ExecError<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExecError::Dispatch(e) => write!(f, "dispatch refused: {e}"),
+            ExecError::MemoryFault {
+                site,
+                lane,
+                address,
+                kind,
+            } => {
+                write!(
+                    f,
+                    "memory fault at {site}, lane {lane}, address {address:#x}: "
+                )?;
+                match kind {
+                    FaultKind::Guest(p) => write!(f, "{p}"),
+                    FaultKind::Lds(l) => write!(
+                        f,
+                        "LDS access of {} bytes at {:#x} past its {} bytes",
+                        l.len, l.address, l.size
+                    ),
+                    FaultKind::Scratch(s) => write!(
+                        f,
+                        "scratch offset {:#x} of lane {} past its {} bytes",
+                        s.private_offset(),
+                        s.lane(),
+                        s.per_lane
+                    ),
+                }
+            }
+            ExecError::Fetch { pc, fault } => {
+                write!(f, "cannot fetch instructions at {pc:#x}: {fault}")
+            }
+            ExecError::Trap { site, code } => write!(f, "s_trap {code} at {site}"),
+            ExecError::Unsupported {
+                site,
+                mnemonic,
+                encoding,
+            } => {
+                write!(
+                    f,
+                    "unsupported instruction {mnemonic} ({encoding}) at {site}"
+                )
+            }
+            ExecError::Invalid { site, word, detail } => {
+                write!(
+                    f,
+                    "invalid instruction word {word:#010x} at {site}: {detail}"
+                )
+            }
+            ExecError::Timeout {
+                elapsed,
+                workgroups_done,
+                workgroups,
+                site,
+            } => {
+                write!(f, "timed out after {elapsed:?} with {workgroups_done} of {workgroups} work-groups done")?;
+                if let Some(s) = site {
+                    write!(f, "; a wave was at {s}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<F: fmt::Debug + fmt::Display> std::error::Error for ExecError<F> {}
+
+impl<F> From<DispatchError> for ExecError<F> {
+    fn from(e: DispatchError) -> Self {
+        ExecError::Dispatch(e)
+    }
+}

@@ -1,0 +1,189 @@
+//! Cross-lane reads of the vector ALU: DPP16 source-lane selection (quad_perm, row_shl/shr/ror,
+//! row_mirror, row_half_mirror, row_share, row_xmask) with row/bank write masks, bound_ctrl
+//! and fi, and SDWA source selects and destination merges. Pure functions over lane arrays,
+//! so they are tested on their own. Not for `v_readlane`/`permlane`/`ds_bpermute`, which are
+//! instructions of their own ([`super::valu`], [`super::ds`]).
+
+use super::{Dpp, Sdwa};
+use crate::wave::LANES;
+
+/// The lane DPP control `ctrl` reads for lane `l`, or `None` when it is out of its row.
+pub fn dpp_source(ctrl: u16, l: usize) -> Option<usize> {
+    let row = l & !15;
+    let i = l & 15;
+    let n = usize::from(ctrl & 15);
+    match ctrl {
+        0x000..=0x0ff => Some((l & !3) | (usize::from(ctrl) >> (2 * (l & 3)) & 3)),
+        0x101..=0x10f => (i + n < 16).then_some(l + n),
+        0x111..=0x11f => (i >= n).then(|| l - n),
+        0x121..=0x12f => Some(row + (i + 16 - n) % 16),
+        0x140 => Some(row + 15 - i),
+        0x141 => Some((l & !7) + 7 - (l & 7)),
+        0x150..=0x15f => Some(row + n),
+        0x160..=0x16f => Some(row + (i ^ n)),
+        _ => None,
+    }
+}
+
+/// Applies DPP to a source: returns the permuted values and the lanes that may be written.
+pub fn dpp(src: &[u32; LANES], exec: u32, d: &Dpp) -> ([u32; LANES], u32) {
+    let mut out = [0u32; LANES];
+    let mut write = 0u32;
+    for (l, o) in out.iter_mut().enumerate() {
+        let row_ok = d.row_mask >> (l / 16) & 1 != 0;
+        let bank_ok = d.bank_mask >> ((l >> 2) & 3) & 1 != 0;
+        if !(row_ok && bank_ok) {
+            continue;
+        }
+        let s = dpp_source(d.ctrl, l).filter(|&s| s < LANES && (d.fi || exec >> s & 1 != 0));
+        match s {
+            Some(s) => {
+                *o = src[s];
+                write |= 1 << l;
+            }
+            None if d.bound_ctrl => write |= 1 << l,
+            None => {}
+        }
+    }
+    (out, write)
+}
+
+/// The bits an SDWA select takes from `v`, sign-extended when `sext`.
+#[inline]
+pub fn sdwa_src(v: u32, sel: u8, sext: bool) -> u32 {
+    let (shift, bits) = match sel {
+        0..=3 => (8 * u32::from(sel), 8),
+        4 => (0, 16),
+        5 => (16, 16),
+        _ => return v,
+    };
+    let x = (v >> shift) & ((1 << bits) - 1);
+    if sext {
+        ((x << (32 - bits)) as i32 >> (32 - bits)) as u32
+    } else {
+        x
+    }
+}
+
+/// Merges a result into its destination as the SDWA destination select says.
+#[inline]
+pub fn sdwa_dst(result: u32, old: u32, s: &Sdwa) -> u32 {
+    let (shift, bits) = match s.dst_sel {
+        0..=3 => (8 * u32::from(s.dst_sel), 8),
+        4 => (0, 16),
+        5 => (16, 16),
+        _ => return result,
+    };
+    let mask = ((1u32 << bits) - 1) << shift;
+    let field = (result << shift) & mask;
+    match s.dst_unused {
+        2 => (old & !mask) | field,
+        1 => {
+            let sign = field >> (shift + bits - 1) & 1;
+            let above = if shift + bits >= 32 {
+                0
+            } else {
+                u32::MAX << (shift + bits)
+            };
+            field | if sign != 0 { above } else { 0 }
+        }
+        _ => field,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iota() -> [u32; LANES] {
+        std::array::from_fn(|l| l as u32)
+    }
+
+    fn plain(ctrl: u16) -> Dpp {
+        Dpp {
+            ctrl,
+            row_mask: 0xf,
+            bank_mask: 0xf,
+            bound_ctrl: false,
+            fi: false,
+        }
+    }
+
+    #[test]
+    fn quad_perm_and_row_shifts_read_the_lanes_the_isa_names() {
+        // quad_perm:[1,0,3,2] = 0b10_11_00_01: swap neighbours.
+        let (v, w) = dpp(&iota(), u32::MAX, &plain(0b10110001));
+        assert_eq!(&v[..4], &[1, 0, 3, 2]);
+        assert_eq!(w, u32::MAX);
+        // row_shr:1: lane l reads l-1; the first lane of each row has no source.
+        let (v, w) = dpp(&iota(), u32::MAX, &plain(0x111));
+        assert_eq!((v[1], v[17]), (0, 16));
+        assert_eq!(w & (1 | 1 << 16), 0);
+        // row_shl:2 and bound_ctrl: out-of-row lanes read 0 and are written.
+        let (v, w) = dpp(
+            &iota(),
+            u32::MAX,
+            &Dpp {
+                bound_ctrl: true,
+                ..plain(0x102)
+            },
+        );
+        assert_eq!((v[0], v[14], v[15]), (2, 0, 0));
+        assert_eq!(w, u32::MAX);
+    }
+
+    #[test]
+    fn mirrors_share_xmask_ror() {
+        assert_eq!(dpp_source(0x140, 16), Some(31));
+        assert_eq!(dpp_source(0x141, 9), Some(14));
+        assert_eq!(dpp_source(0x153, 20), Some(19));
+        assert_eq!(dpp_source(0x161, 18), Some(19));
+        assert_eq!(dpp_source(0x121, 16), Some(31));
+        assert_eq!(dpp_source(0x130, 3), None, "wave_shl is gfx9-only");
+    }
+
+    #[test]
+    fn masks_and_inactive_sources() {
+        let d = Dpp {
+            row_mask: 0b01,
+            bank_mask: 0b0001,
+            ..plain(0xe4)
+        };
+        let (_, w) = dpp(&iota(), u32::MAX, &d);
+        assert_eq!(w, 0xf, "row 0, bank 0 only");
+        // Source lane 0 inactive: without fi the lane reading it is not written.
+        let (_, w) = dpp(&iota(), !1, &plain(0x00));
+        assert_eq!(w & 0xf, 0);
+        let (v, w) = dpp(
+            &iota(),
+            !1,
+            &Dpp {
+                fi: true,
+                ..plain(0x00)
+            },
+        );
+        assert_eq!((v[3], w & 0xf), (0, 0xf));
+    }
+
+    #[test]
+    fn sdwa_selects_and_merges() {
+        assert_eq!(sdwa_src(0x80ff_1234, 5, false), 0x80ff);
+        assert_eq!(sdwa_src(0x80ff_1234, 5, true), 0xffff_80ff);
+        assert_eq!(sdwa_src(0x1234_5678, 1, false), 0x56);
+        let s = Sdwa {
+            dst_sel: 5,
+            dst_unused: 2,
+            src_sel: [6, 6],
+            sext: [false; 2],
+        };
+        assert_eq!(sdwa_dst(0xabcd, 0x1111_2222, &s), 0xabcd_2222);
+        let s = Sdwa {
+            dst_sel: 0,
+            dst_unused: 1,
+            ..s
+        };
+        assert_eq!(sdwa_dst(0x80, 0, &s), 0xffff_ff80);
+        let s = Sdwa { dst_unused: 0, ..s };
+        assert_eq!(sdwa_dst(0x1ff, 0xffff_ffff, &s), 0xff);
+    }
+}

@@ -1,0 +1,325 @@
+//! Lowering the decoder's [`Inst`]s into [`Uop`]s: the handler chosen once by operation
+//! name, operands resolved into [`Opnd`]s (registers by index, constants and literals as the
+//! bit patterns of their operand types), modifiers, DPP/SDWA controls and memory fields copied
+//! into the engine's fields, and the few operand shapes the engine reads differently from the
+//! decoder's slots (MUBUF data, the K literal of `v_fmamk`/`v_fmaak`). Also block decoding
+//! from guest memory and the text of an instruction for error reports.
+//!
+//! Anything the engine does not execute (MIMG, MTBUF, EXP, SCRATCH, DPP8, GDS, LDS DMA,
+//! `lds_direct`) gets the [`unsupported`] handler, so it fails only if reached. Not for
+//! decoding bytes ([`crate::isa`]).
+
+use super::{
+    handler_for, unsupported, Block, Dpp, DynMemory, LaneMode, Mem, Mods, Opnd, Sdwa, Uop,
+};
+use crate::isa::{self, literal_bits, Encoding, Extra, Inst, Op, Operand, Special};
+use crate::memory;
+use crate::program::{DecodeStop, MAX_BLOCK};
+
+/// The engine's operand for a decoded one; `None` marks operands the engine cannot read.
+fn opnd(o: Operand, literal: u32) -> Option<Opnd> {
+    Some(match o {
+        Operand::None | Operand::Off => Opnd::None,
+        Operand::Sgpr { first, .. } => Opnd::S(first.min(105)),
+        Operand::Vgpr { first, .. } => Opnd::V(u16::from(first)),
+        Operand::Ttmp { first, .. } => Opnd::S(108 + first.min(15)),
+        Operand::Special { reg, .. } => match reg {
+            Special::VccLo => Opnd::S(106),
+            Special::VccHi => Opnd::S(107),
+            Special::M0 => Opnd::S(124),
+            Special::Null => Opnd::S(125),
+            Special::ExecLo => Opnd::S(126),
+            Special::ExecHi => Opnd::S(127),
+            Special::SharedBase => Opnd::SharedBase,
+            Special::SharedLimit => Opnd::SharedLimit,
+            Special::PrivateBase => Opnd::PrivateBase,
+            Special::PrivateLimit => Opnd::PrivateLimit,
+            Special::PopsExitingWaveId => Opnd::PopsExitingWaveId,
+            Special::Vccz => Opnd::Vccz,
+            Special::Execz => Opnd::Execz,
+            Special::Scc => Opnd::Scc,
+            Special::LdsDirect => return None,
+        },
+        Operand::Inline(c) => Opnd::Imm(c.bits()),
+        Operand::Literal(ty) => Opnd::Imm(literal_bits(literal, ty)),
+    })
+}
+
+/// Lowers one decoded instruction at `pc`.
+pub fn lower(inst: &Inst, pc: u64) -> Uop {
+    let name = inst.op.name();
+    let mut ok = !matches!(
+        inst.encoding,
+        Encoding::Mtbuf
+            | Encoding::Mimg
+            | Encoding::Exp
+            | Encoding::Vintrp
+            | Encoding::Illegal
+            | Encoding::Scratch
+            | Encoding::Vop1Dpp8
+            | Encoding::Vop2Dpp8
+    );
+    let mut r = |o: Operand| {
+        opnd(o, inst.literal).unwrap_or_else(|| {
+            ok = false;
+            Opnd::None
+        })
+    };
+    let d = [r(inst.dst[0]), r(inst.dst[1])];
+    let src = [
+        r(inst.src[0]),
+        r(inst.src[1]),
+        r(inst.src[2]),
+        r(inst.src[3]),
+    ];
+    let mut u = Uop {
+        pc,
+        size: inst.len,
+        d,
+        s: [src[0], src[1], src[2]],
+        encoding: inst.encoding.name(),
+        ..Uop::new(name, unsupported)
+    };
+    u.mem.glc = inst.glc();
+    match inst.extra {
+        Extra::None | Extra::Dpp8 { .. } => {}
+        Extra::Vop3 {
+            clamp,
+            omod,
+            neg,
+            abs,
+            op_sel,
+        } => {
+            u.m = Mods {
+                neg,
+                abs,
+                op_sel,
+                clamp,
+                omod,
+                ..u.m
+            }
+        }
+        Extra::Vop3p {
+            clamp,
+            op_sel,
+            op_sel_hi,
+            neg_lo,
+            neg_hi,
+        } => {
+            u.m = Mods {
+                neg: neg_lo,
+                neg_hi,
+                op_sel,
+                op_sel_hi,
+                clamp,
+                ..u.m
+            }
+        }
+        Extra::Sdwa(s) => {
+            u.lanes = LaneMode::Sdwa(Sdwa {
+                dst_sel: s.dst_sel,
+                dst_unused: s.dst_unused,
+                src_sel: [s.src0_sel, s.src1_sel],
+                sext: [s.sext & 1 != 0, s.sext & 2 != 0],
+            });
+            u.m = Mods {
+                neg: s.neg,
+                abs: s.abs,
+                clamp: s.clamp,
+                omod: s.omod,
+                ..u.m
+            };
+        }
+        Extra::Dpp16(p) => {
+            u.lanes = LaneMode::Dpp(Dpp {
+                ctrl: p.ctrl,
+                row_mask: p.row_mask,
+                bank_mask: p.bank_mask,
+                bound_ctrl: p.bound_ctrl,
+                fi: p.fi,
+            });
+            u.m = Mods {
+                neg: p.neg,
+                abs: p.abs,
+                ..u.m
+            };
+        }
+        Extra::Imm16(x) => u.imm = i64::from(x),
+        Extra::Branch { target, .. } => u.imm = target as i64,
+        Extra::Smem { offset, .. } => {
+            u.mem = Mem {
+                offset,
+                saddr: src[1],
+                ..u.mem
+            }
+        }
+        Extra::Ds {
+            offset0,
+            offset1,
+            gds,
+        } => {
+            ok &= !gds;
+            u.mem = Mem {
+                offset: i32::from(offset0) | i32::from(offset1) << 8,
+                offset1: u16::from(offset1),
+                ..u.mem
+            };
+        }
+        Extra::Flat { offset, lds } => {
+            ok &= !lds;
+            u.mem = Mem {
+                offset: i32::from(offset),
+                saddr: src[2],
+                ..u.mem
+            };
+        }
+        Extra::Mubuf {
+            offset,
+            offen,
+            idxen,
+            lds,
+            tfe,
+        } => {
+            ok &= !(lds || tfe);
+            u.mem = Mem {
+                offset: i32::from(offset),
+                offen,
+                idxen,
+                saddr: src[2],
+                ..u.mem
+            };
+            // The engine reads MUBUF as vaddr, data, descriptor.
+            u.s = [src[0], src[3], src[1]];
+        }
+    }
+    match inst.op {
+        // K is the instruction's literal: madmk-style D = S0 * K + S1, madak-style S0 * S1 + K.
+        Op::VFmamkF32 => u.s = [src[0], Opnd::Imm(u64::from(inst.literal)), src[1]],
+        Op::VFmaakF32 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal))],
+        Op::VFmamkF16 => u.s = [src[0], Opnd::Imm(u64::from(inst.literal & 0xffff)), src[1]],
+        Op::VFmaakF16 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal & 0xffff))],
+        Op::SSetregImm32B32 => u.s[0] = Opnd::Imm(u64::from(inst.literal)),
+        _ => {}
+    }
+    if ok {
+        if let Some(h) = handler_for(name) {
+            u.run = h;
+        }
+    }
+    u
+}
+
+/// Reads up to 20 instruction bytes at `pc` (fewer near the end of readable memory).
+fn fetch(pc: u64, mem: &dyn DynMemory) -> Result<([u8; 20], usize), DecodeStop> {
+    let mut last = None;
+    for n in [20usize, 16, 12, 8, 4] {
+        match mem.translate(pc, n as u64, crate::Access::Read) {
+            Ok(p) => {
+                let mut buf = [0u8; 20];
+                for (k, chunk) in buf[..n].chunks_exact_mut(4).enumerate() {
+                    // SAFETY: translate() approved n bytes at p; k * 4 + 4 <= n.
+                    chunk.copy_from_slice(&unsafe { memory::load::<4>(p.add(4 * k)) });
+                }
+                return Ok((buf, n));
+            }
+            Err(f) => last = Some(f),
+        }
+    }
+    match last {
+        Some(fault) => Err(DecodeStop::Fetch { pc, fault }),
+        None => Err(DecodeStop::Invalid {
+            pc,
+            word: 0,
+            detail: "no bytes".into(),
+        }),
+    }
+}
+
+/// Decodes the block starting at `pc`, and why decoding stopped early if it did.
+pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>) {
+    let mut uops = Vec::new();
+    let mut at = pc;
+    let mut stop = None;
+    while uops.len() < MAX_BLOCK {
+        let (bytes, n) = match fetch(at, mem) {
+            Ok(b) => b,
+            Err(s) => {
+                stop = Some(s);
+                break;
+            }
+        };
+        match isa::decode(&bytes[..n], at) {
+            Ok(inst) => {
+                uops.push(lower(&inst, at));
+                at = at.wrapping_add(u64::from(inst.len));
+                if inst.ends_block() {
+                    break;
+                }
+            }
+            Err(e) => {
+                stop = Some(DecodeStop::Invalid {
+                    pc: at,
+                    word: u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
+                    detail: e.to_string(),
+                });
+                break;
+            }
+        }
+    }
+    let stopped = stop.is_some();
+    (
+        Block {
+            start: pc,
+            uops: uops.into_boxed_slice(),
+            stopped,
+        },
+        stop,
+    )
+}
+
+/// The instruction at `pc` as the decoder prints it, or empty when it cannot be read.
+pub fn describe(pc: u64, mem: &dyn DynMemory) -> String {
+    match fetch(pc, mem) {
+        Ok((bytes, n)) => isa::decode(&bytes[..n], pc)
+            .map(|i| i.to_string())
+            .unwrap_or_default(),
+        Err(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::FlatMemory;
+
+    fn words(ws: &[u32]) -> FlatMemory {
+        let mut m = FlatMemory::new();
+        m.map(0x1000, 4 * ws.len() as u64, false).unwrap();
+        let bytes: Vec<u8> = ws.iter().flat_map(|w| w.to_le_bytes()).collect();
+        m.write_bytes(0x1000, &bytes).unwrap();
+        m
+    }
+
+    #[test]
+    fn blocks_end_at_branches_and_stop_at_bad_words() {
+        // s_mov_b32 s0, 5 (0xbe800385); s_endpgm (0xbf810000); then a SOPP word with an
+        // opcode gfx1030 does not define.
+        let bad = 0xbfff_0000u32;
+        assert!(isa::decode(&bad.to_le_bytes(), 0).is_err());
+        let m = words(&[0xbe80_0385, 0xbf81_0000, bad]);
+        let (b, stop) = decode_block(0x1000, &m);
+        assert_eq!(b.uops.len(), 2);
+        assert!(stop.is_none() && !b.stopped);
+        assert_eq!(b.uops[0].s[0], Opnd::Imm(5));
+        assert_eq!(b.uops[0].d[0], Opnd::S(0));
+        let (b, stop) = decode_block(0x1008, &m);
+        assert!(b.uops.is_empty() && b.stopped);
+        assert!(
+            matches!(stop, Some(DecodeStop::Invalid { pc: 0x1008, .. })),
+            "{stop:?}"
+        );
+        // Past readable memory: a fetch stop with the embedder's payload.
+        let (_, stop) = decode_block(0x2000, &m);
+        assert!(matches!(stop, Some(DecodeStop::Fetch { pc: 0x2000, .. })));
+    }
+}

@@ -1,0 +1,411 @@
+//! The execution engine's own predecoded form and its interpreter: a [`Uop`] is one
+//! instruction lowered for execution (a handler function chosen once by mnemonic, operands as
+//! register indices or constant bits, modifiers, memory fields), grouped in straight-line
+//! [`Block`]s that end at a branch. Handlers live in one module per instruction class
+//! ([`salu`], [`valu`], [`vmem`], [`ds`], [`smem`], [`flow`]); [`lower`] turns the decoder's
+//! instructions into uops.
+//!
+//! Not for decoding bytes (the decoder in [`crate::isa`] does) or scheduling waves.
+
+use std::any::Any;
+use std::ptr::NonNull;
+
+use crate::error::FaultKind;
+use crate::lds::Lds;
+use crate::memory::{Access, GuestMemory};
+use crate::wave::Wave;
+use crate::Services;
+
+pub mod ds;
+pub mod flow;
+pub mod lanes;
+pub mod lower;
+pub mod salu;
+pub mod smem;
+pub mod valu;
+pub mod vmem;
+
+/// An operand, resolved. Register indices are validated by [`lower`]: scalar encodings are
+/// below 128 and VGPRs below 256, so multi-dword reads stay inside the register files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Opnd {
+    /// No operand.
+    #[default]
+    None,
+    /// A scalar register by operand encoding (s0..s105, VCC 106/107, TTMPs, M0 124, NULL 125,
+    /// EXEC 126/127). Multi-dword operands take the following encodings.
+    S(u8),
+    /// A VGPR (multi-dword operands take the following registers).
+    V(u16),
+    /// A constant (inline or literal), as the bit pattern of the operand's type: 32-bit
+    /// operands use the low dword, 64-bit ones all of it.
+    Imm(u64),
+    /// `src_shared_base`.
+    SharedBase,
+    /// `src_shared_limit`.
+    SharedLimit,
+    /// `src_private_base`.
+    PrivateBase,
+    /// `src_private_limit`.
+    PrivateLimit,
+    /// `src_pops_exiting_wave_id`.
+    PopsExitingWaveId,
+    /// `src_scc`.
+    Scc,
+    /// `src_vccz`.
+    Vccz,
+    /// `src_execz`.
+    Execz,
+}
+
+/// Source and output modifiers (VOP3, VOP3P, SDWA).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mods {
+    /// `neg` (VOP3) or `neg_lo` (VOP3P), one bit per source.
+    pub neg: u8,
+    /// `abs` per source.
+    pub abs: u8,
+    /// VOP3P `neg_hi` per source.
+    pub neg_hi: u8,
+    /// `op_sel` per source (bit 3: destination).
+    pub op_sel: u8,
+    /// VOP3P `op_sel_hi` per source (default all ones).
+    pub op_sel_hi: u8,
+    /// `clamp`.
+    pub clamp: bool,
+    /// Output modifier: 0 none, 1 `mul:2`, 2 `mul:4`, 3 `div:2`.
+    pub omod: u8,
+}
+
+/// DPP16 controls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dpp {
+    /// `dpp_ctrl` (quad_perm 0x00-0xff, row_shl 0x101-0x10f, row_shr 0x111-0x11f, row_ror
+    /// 0x121-0x12f, row_mirror 0x140, row_half_mirror 0x141, row_share 0x150-0x15f, row_xmask
+    /// 0x160-0x16f).
+    pub ctrl: u16,
+    /// Rows written (4 bits).
+    pub row_mask: u8,
+    /// Banks written (4 bits).
+    pub bank_mask: u8,
+    /// `bound_ctrl:1`: out-of-range sources read 0 instead of disabling the lane.
+    pub bound_ctrl: bool,
+    /// `fi:1`: sources in disabled lanes are read anyway.
+    pub fi: bool,
+}
+
+/// SDWA selections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sdwa {
+    /// Destination select: 0-3 byte, 4-5 word, 6 dword.
+    pub dst_sel: u8,
+    /// What happens to unselected destination bits: 0 pad zeros, 1 sign-extend, 2 preserve.
+    pub dst_unused: u8,
+    /// Source selects.
+    pub src_sel: [u8; 2],
+    /// Sign-extend the selected source bits (integer ops).
+    pub sext: [bool; 2],
+}
+
+/// How an instruction reads lanes: plainly, through DPP, or with SDWA selects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LaneMode {
+    /// Plain.
+    #[default]
+    Plain,
+    /// DPP16 on src0.
+    Dpp(Dpp),
+    /// SDWA.
+    Sdwa(Sdwa),
+}
+
+/// Memory-instruction fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Mem {
+    /// Immediate offset (FLAT/GLOBAL signed 12 bits on gfx10, MUBUF 12 unsigned, DS
+    /// `offset` or `offset0`, SMEM 21 signed).
+    pub offset: i32,
+    /// DS `offset1` (read2/write2).
+    pub offset1: u16,
+    /// `glc` (atomics: return the old value).
+    pub glc: bool,
+    /// `offen` (MUBUF: vaddr holds an offset).
+    pub offen: bool,
+    /// `idxen` (MUBUF: vaddr holds an index, then the offset).
+    pub idxen: bool,
+    /// GLOBAL's `saddr` (a 64-bit SGPR base, `off` = [`Opnd::None`]), MUBUF's `soffset`,
+    /// SMEM's `soffset`.
+    pub saddr: Opnd,
+}
+
+/// A handler: executes one uop on one wave.
+pub type Handler = fn(&mut Wave, &Uop, &mut Env<'_>) -> Result<Step, Box<Fault>>;
+
+/// One instruction, lowered for execution.
+#[derive(Clone, Copy)]
+pub struct Uop {
+    /// What executes it.
+    pub run: Handler,
+    /// Its address.
+    pub pc: u64,
+    /// Its length in bytes.
+    pub size: u8,
+    /// Destinations (`d[1]`: VOP3b's SGPR carry or compare mask destination).
+    pub d: [Opnd; 2],
+    /// Sources (`s[2]` for VOP2's implied VCC carry-in is filled in by [`lower`]).
+    pub s: [Opnd; 3],
+    /// Modifiers.
+    pub m: Mods,
+    /// DPP/SDWA.
+    pub lanes: LaneMode,
+    /// SOPK/SOPP immediate, hwreg or waitcnt field; for branches, the absolute target.
+    pub imm: i64,
+    /// Memory fields.
+    pub mem: Mem,
+    /// Mnemonic (for errors and traces).
+    pub name: &'static str,
+    /// Encoding name (for errors).
+    pub encoding: &'static str,
+}
+
+impl std::fmt::Debug for Uop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Uop")
+            .field("pc", &format_args!("{:#x}", self.pc))
+            .field("name", &self.name)
+            .field("d", &self.d)
+            .field("s", &self.s)
+            .field("imm", &self.imm)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Uop {
+    /// A uop with no operands running `run` (fill the rest with struct update syntax).
+    pub fn new(name: &'static str, run: Handler) -> Uop {
+        Uop {
+            run,
+            pc: 0,
+            size: 4,
+            d: [Opnd::None; 2],
+            s: [Opnd::None; 3],
+            m: Mods {
+                op_sel_hi: 0b111,
+                ..Mods::default()
+            },
+            lanes: LaneMode::Plain,
+            imm: 0,
+            mem: Mem::default(),
+            name,
+            encoding: "",
+        }
+    }
+
+    /// Address of the next instruction.
+    #[inline(always)]
+    pub fn next_pc(&self) -> u64 {
+        self.pc.wrapping_add(u64::from(self.size))
+    }
+}
+
+/// What happens after a uop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The next instruction.
+    Next,
+    /// Continue at this address.
+    Jump(u64),
+    /// `s_sleep` or a wait: let other waves run first, then continue with the next
+    /// instruction.
+    Sleep,
+    /// `s_barrier`: wait for the work-group, then continue with the next instruction.
+    Barrier,
+    /// `s_endpgm`.
+    End,
+}
+
+/// Why a uop could not complete.
+#[derive(Debug)]
+pub enum Fault {
+    /// A refused memory access.
+    Memory {
+        /// First faulting lane.
+        lane: u32,
+        /// Address (guest, LDS or private).
+        address: u64,
+        /// Which memory, with the embedder's payload erased (recovered by the scheduler).
+        kind: FaultKind<Box<dyn Any + Send>>,
+    },
+    /// `s_trap`.
+    Trap(u16),
+    /// Known to the decoder, not executed by the engine.
+    Unsupported,
+}
+
+/// The memory trait with its fault type erased, so handlers are not generic.
+pub trait DynMemory: Sync {
+    /// [`GuestMemory::translate`] with the payload boxed.
+    ///
+    /// # Errors
+    /// The payload.
+    fn translate(
+        &self,
+        address: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<NonNull<u8>, Box<dyn Any + Send>>;
+    /// [`GuestMemory::span`].
+    fn span(&self, address: u64, access: Access) -> Option<crate::memory::Span>;
+    /// [`GuestMemory::fence`].
+    fn fence(&self);
+}
+
+impl<M: GuestMemory> DynMemory for M {
+    #[inline]
+    fn translate(
+        &self,
+        address: u64,
+        len: u64,
+        access: Access,
+    ) -> Result<NonNull<u8>, Box<dyn Any + Send>> {
+        GuestMemory::translate(self, address, len, access)
+            .map_err(|f| Box::new(f) as Box<dyn Any + Send>)
+    }
+
+    #[inline]
+    fn span(&self, address: u64, access: Access) -> Option<crate::memory::Span> {
+        GuestMemory::span(self, address, access)
+    }
+
+    fn fence(&self) {
+        GuestMemory::fence(self)
+    }
+}
+
+/// What a running wave can reach besides its registers.
+pub struct Env<'a> {
+    /// Global memory.
+    pub mem: &'a dyn DynMemory,
+    /// Its work-group's LDS.
+    pub lds: &'a mut Lds,
+    /// Hostcall and friends.
+    pub services: &'a dyn Services,
+    /// The last guest spans approved for reading and for writing ([`DynMemory::span`]).
+    pub spans: [std::cell::Cell<Option<crate::memory::Span>>; 2],
+}
+
+impl<'a> Env<'a> {
+    /// An environment with empty span caches.
+    pub fn new(mem: &'a dyn DynMemory, lds: &'a mut Lds, services: &'a dyn Services) -> Env<'a> {
+        Env {
+            mem,
+            lds,
+            services,
+            spans: Default::default(),
+        }
+    }
+}
+
+/// Builds a guest-memory fault for `lane` at `address`.
+pub(crate) fn guest_fault(lane: usize, address: u64, payload: Box<dyn Any + Send>) -> Box<Fault> {
+    Box::new(Fault::Memory {
+        lane: lane as u32,
+        address,
+        kind: FaultKind::Guest(payload),
+    })
+}
+
+/// The handler of instructions the engine does not execute.
+pub fn unsupported(_: &mut Wave, _: &Uop, _: &mut Env<'_>) -> Result<Step, Box<Fault>> {
+    Err(Box::new(Fault::Unsupported))
+}
+
+/// A straight-line run of uops from `start`, ending after a branch, a return, `s_endpgm`, or
+/// at an instruction that could not be decoded (reported only when reached).
+#[derive(Debug)]
+pub struct Block {
+    /// Address of the first uop.
+    pub start: u64,
+    /// The uops.
+    pub uops: Box<[Uop]>,
+    /// Whether decoding stopped early (unreadable or invalid bytes after the last uop): an
+    /// error only if execution falls off the last uop.
+    pub stopped: bool,
+}
+
+/// Iterates the lanes set in `mask`.
+#[inline(always)]
+pub fn lanes_of(mut mask: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if mask == 0 {
+            None
+        } else {
+            let l = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            Some(l)
+        }
+    })
+}
+
+/// The handler for a mnemonic (without encoding suffixes such as `_e32`, `_e64`, `_dpp`,
+/// `_sdwa`), or `None` when the engine does not execute it.
+pub fn handler_for(mnemonic: &str) -> Option<Handler> {
+    static MAP: std::sync::OnceLock<std::collections::HashMap<&'static str, Handler>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let tables: [&[(&str, Handler)]; 10] = [
+            salu::TABLE,
+            salu::EXTRA,
+            flow::TABLE,
+            valu::TABLE,
+            valu::EXTRA,
+            vmem::TABLE,
+            vmem::EXTRA,
+            ds::TABLE,
+            smem::TABLE,
+            &[],
+        ];
+        let mut m = std::collections::HashMap::new();
+        for t in tables {
+            for &(name, h) in t {
+                m.insert(name, h);
+            }
+        }
+        // v_cmpx_* are v_cmp_* writing EXEC ([`lower`] points their destination there).
+        let cmps: Vec<(&'static str, Handler)> = m
+            .iter()
+            .filter(|(k, _)| k.starts_with("v_cmp_"))
+            .map(|(k, h)| (*k, *h))
+            .collect();
+        for (k, h) in cmps {
+            let x: &'static str = Box::leak(k.replacen("v_cmp_", "v_cmpx_", 1).into_boxed_str());
+            m.insert(x, h);
+        }
+        m
+    })
+    .get(mnemonic)
+    .copied()
+}
+
+/// Number of mnemonics the engine executes (`v_cmpx_*` counted separately).
+pub fn handler_count() -> usize {
+    let tables = [
+        salu::TABLE,
+        salu::EXTRA,
+        flow::TABLE,
+        valu::TABLE,
+        valu::EXTRA,
+        vmem::TABLE,
+        vmem::EXTRA,
+        ds::TABLE,
+        smem::TABLE,
+    ];
+    let all: std::collections::HashSet<&str> = tables
+        .iter()
+        .flat_map(|t| t.iter().map(|(k, _)| *k))
+        .collect();
+    all.len() + all.iter().filter(|k| k.starts_with("v_cmp_")).count()
+}
+
+#[cfg(test)]
+mod tests;

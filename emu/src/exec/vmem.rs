@@ -1,0 +1,779 @@
+//! Vector memory (FLAT, GLOBAL, MUBUF): per-lane addresses, aperture routing (flat addresses
+//! in the shared aperture reach LDS, in the private aperture this lane's scratch, the rest
+//! global memory through [`crate::GuestMemory::translate`]), loads with sign or zero extension
+//! and d16 halves, stores, and atomics (host compare-and-swap, so atomic across threads).
+//! MUBUF follows the buffer-descriptor addressing of the ISA (swizzle, ADD_TID, index stride);
+//! descriptors whose base lies in the emulator's scratch range reach scratch. Not for LDS
+//! instructions ([`super::ds`]) or scalar loads ([`super::smem`]).
+
+use std::ptr::NonNull;
+
+use super::{guest_fault, Env, Fault, Handler, Opnd, Step, Uop};
+use crate::error::FaultKind;
+use crate::float as fp;
+use crate::memory::{self, Access};
+use crate::scratch::{swizzle, SCRATCH_BASE};
+use crate::wave::{Wave, LANES};
+
+type R = Result<Step, Box<Fault>>;
+
+/// Which half a d16 load fills.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum D16 {
+    No,
+    Lo,
+    Hi,
+}
+
+/// Atomic operations.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    Swap,
+    Cmpswap,
+    Add,
+    Sub,
+    Smin,
+    Umin,
+    Smax,
+    Umax,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+    Fcmpswap,
+    Fmin,
+    Fmax,
+    /// gfx10.3 `atomic_csub`: subtract, clamped at 0.
+    Csub,
+}
+
+#[derive(Clone, Copy)]
+enum Op {
+    Load { bytes: u32, sext: bool, d16: D16 },
+    Store { bytes: u32, hi: bool },
+    Atomic { op: At, wide: bool },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Space {
+    Flat,
+    Global,
+    Buffer,
+}
+
+/// Where one lane's access goes.
+enum Target {
+    Guest(NonNull<u8>),
+    Lds(u32),
+    Scratch {
+        base: u64,
+        offset: u32,
+    },
+    /// Out of range of a raw buffer: loads read 0, stores are dropped.
+    Nowhere,
+}
+
+fn atomic32(op: At, old: u32, src: u32, cmp: u32) -> Option<u32> {
+    Some(match op {
+        At::Swap => src,
+        At::Cmpswap => return (old == cmp).then_some(src),
+        At::Add => old.wrapping_add(src),
+        At::Sub => old.wrapping_sub(src),
+        At::Smin => (old as i32).min(src as i32) as u32,
+        At::Umin => old.min(src),
+        At::Smax => (old as i32).max(src as i32) as u32,
+        At::Umax => old.max(src),
+        At::And => old & src,
+        At::Or => old | src,
+        At::Xor => old ^ src,
+        At::Inc => {
+            if old >= src {
+                0
+            } else {
+                old + 1
+            }
+        }
+        At::Dec => {
+            if old == 0 || old > src {
+                src
+            } else {
+                old - 1
+            }
+        }
+        At::Fcmpswap => return (f32::from_bits(old) == f32::from_bits(cmp)).then_some(src),
+        At::Fmin => fp::min_f32(f32::from_bits(old), f32::from_bits(src), true).to_bits(),
+        At::Fmax => fp::max_f32(f32::from_bits(old), f32::from_bits(src), true).to_bits(),
+        At::Csub => old.saturating_sub(src),
+    })
+}
+
+fn atomic64(op: At, old: u64, src: u64, cmp: u64) -> Option<u64> {
+    Some(match op {
+        At::Swap => src,
+        At::Cmpswap => return (old == cmp).then_some(src),
+        At::Add => old.wrapping_add(src),
+        At::Sub => old.wrapping_sub(src),
+        At::Smin => (old as i64).min(src as i64) as u64,
+        At::Umin => old.min(src),
+        At::Smax => (old as i64).max(src as i64) as u64,
+        At::Umax => old.max(src),
+        At::And => old & src,
+        At::Or => old | src,
+        At::Xor => old ^ src,
+        At::Inc => {
+            if old >= src {
+                0
+            } else {
+                old + 1
+            }
+        }
+        At::Dec => {
+            if old == 0 || old > src {
+                src
+            } else {
+                old - 1
+            }
+        }
+        At::Fcmpswap => return (f64::from_bits(old) == f64::from_bits(cmp)).then_some(src),
+        At::Fmin => fp::min_f64(f64::from_bits(old), f64::from_bits(src), true).to_bits(),
+        At::Fmax => fp::max_f64(f64::from_bits(old), f64::from_bits(src), true).to_bits(),
+        At::Csub => old.saturating_sub(src),
+    })
+}
+
+/// The guest (flat or global) address of lane `l`.
+#[inline(always)]
+fn address(w: &Wave, u: &Uop, space: Space, l: usize) -> u64 {
+    let off = i64::from(u.mem.offset);
+    match (space, u.mem.saddr) {
+        (Space::Global, Opnd::S(_)) => {
+            let v = match u.s[0] {
+                Opnd::V(r) => w.v[r as usize][l],
+                _ => 0,
+            };
+            w.sread64(u.mem.saddr)
+                .wrapping_add(u64::from(v))
+                .wrapping_add_signed(off)
+        }
+        _ => match u.s[0] {
+            Opnd::V(r) => (u64::from(w.v[r as usize][l]) | u64::from(w.v[r as usize + 1][l]) << 32)
+                .wrapping_add_signed(off),
+            _ => 0,
+        },
+    }
+}
+
+/// Buffer address of lane `l` for byte `extra` of the access (dword pieces swizzle apart).
+fn buffer_address(w: &Wave, u: &Uop, l: usize, extra: u32) -> (u64, bool) {
+    let Opnd::S(rs) = u.s[2] else {
+        return (0, false);
+    };
+    let rs = rs as usize;
+    let (w0, w1, w2, w3) = (w.s[rs], w.s[rs + 1], w.s[rs + 2], w.s[rs + 3]);
+    let base = u64::from(w0) | u64::from(w1 & 0xffff) << 32;
+    let stride = u64::from(w1 >> 16 & 0x3fff);
+    let swz = w1 >> 31 != 0;
+    let add_tid = w3 >> 23 & 1 != 0;
+    let vaddr = |k: u16| match u.s[0] {
+        Opnd::V(r) => w.v[(r + k) as usize][l],
+        _ => 0,
+    };
+    let mut index = if u.mem.idxen { u64::from(vaddr(0)) } else { 0 };
+    if add_tid {
+        index += l as u64;
+    }
+    let voff = if u.mem.offen {
+        vaddr(u16::from(u.mem.idxen))
+    } else {
+        0
+    };
+    let offset = u64::from(voff) + (u.mem.offset as u32 as u64 & 0xfff) + u64::from(extra);
+    let soffset = u64::from(w.sread(u.mem.saddr));
+    let addr = if swz {
+        let istride = 8u64 << (w3 >> 21 & 3);
+        let elem = 4u64;
+        base + soffset
+            + (index / istride * stride + offset / elem * elem) * istride
+            + (index % istride) * elem
+            + offset % elem
+    } else {
+        base + soffset + index * stride + offset
+    };
+    // Raw buffers (stride 0) are range-checked against num_records.
+    let in_range = swz || base >= SCRATCH_BASE || stride != 0 || offset < u64::from(w2);
+    (addr, in_range)
+}
+
+// The access is described by its parts (space, address, lane, length, kind, range check);
+// bundling them in a struct would only move the list.
+#[allow(clippy::too_many_arguments)]
+fn resolve(
+    w: &Wave,
+    e: &Env<'_>,
+    space: Space,
+    addr: u64,
+    l: usize,
+    len: u32,
+    acc: Access,
+    in_range: bool,
+) -> Result<Target, Box<Fault>> {
+    if space == Space::Flat {
+        let hi = (addr >> 32) as u32;
+        if hi == w.shared_base_hi {
+            return Ok(Target::Lds(addr as u32));
+        }
+        if hi == w.private_base_hi {
+            return Ok(Target::Scratch {
+                base: w.flat_scratch.wrapping_sub(SCRATCH_BASE),
+                offset: addr as u32,
+            });
+        }
+    }
+    if space == Space::Buffer {
+        if !in_range {
+            return Ok(Target::Nowhere);
+        }
+        if addr >= SCRATCH_BASE {
+            // The swizzle is already in the address: a physical scratch offset, lane bits included.
+            return Ok(Target::Scratch {
+                base: addr - SCRATCH_BASE,
+                offset: u32::MAX,
+            });
+        }
+    }
+    // Other lanes usually hit the span the last translation came from: check it first.
+    let cache = &e.spans[usize::from(acc.writes())];
+    if let Some(p) = cache.get().and_then(|s| s.get(addr, u64::from(len))) {
+        return Ok(Target::Guest(p));
+    }
+    let p = e
+        .mem
+        .translate(addr, u64::from(len), acc)
+        .map_err(|p| guest_fault(l, addr, p))?;
+    cache.set(e.mem.span(addr, acc));
+    Ok(Target::Guest(p))
+}
+
+fn scratch_fault(l: usize, addr: u64, f: crate::scratch::ScratchFault) -> Box<Fault> {
+    Box::new(Fault::Memory {
+        lane: l as u32,
+        address: addr,
+        kind: FaultKind::Scratch(f),
+    })
+}
+
+fn lds_fault(l: usize, addr: u64, f: crate::lds::LdsFault) -> Box<Fault> {
+    Box::new(Fault::Memory {
+        lane: l as u32,
+        address: addr,
+        kind: FaultKind::Lds(f),
+    })
+}
+
+/// Reads `out.len()` bytes for lane `l` from its target.
+fn read(
+    w: &mut Wave,
+    e: &Env<'_>,
+    t: Target,
+    l: usize,
+    addr: u64,
+    out: &mut [u8],
+) -> Result<(), Box<Fault>> {
+    match t {
+        Target::Guest(p) => {
+            match out.len() {
+                // SAFETY: translate() approved 4 readable bytes at p.
+                4 => out.copy_from_slice(&unsafe { memory::load::<4>(p) }),
+                // SAFETY: translate() approved 8 readable bytes at p.
+                8 => out.copy_from_slice(&unsafe { memory::load::<8>(p) }),
+                // SAFETY: translate() approved 16 readable bytes at p.
+                16 => out.copy_from_slice(&unsafe { memory::load::<16>(p) }),
+                n => {
+                    // SAFETY: translate() approved n (<= 16) readable bytes at p.
+                    let buf = unsafe { read_n(p, n) };
+                    out.copy_from_slice(&buf[..n]);
+                }
+            }
+            Ok(())
+        }
+        Target::Lds(a) => {
+            let r = match out.len() {
+                4 => e.lds.read_n::<4>(a).map(|b| out.copy_from_slice(&b)),
+                8 => e.lds.read_n::<8>(a).map(|b| out.copy_from_slice(&b)),
+                _ => e.lds.read(a, out),
+            };
+            r.map_err(|f| lds_fault(l, addr, f))
+        }
+        Target::Scratch { base, offset } => {
+            let r = if offset == u32::MAX {
+                w.scratch.read(out, |i| base + u64::from(i))
+            } else {
+                w.scratch.read(out, |i| {
+                    base.wrapping_add(swizzle(l as u32, offset.wrapping_add(i)))
+                })
+            };
+            r.map_err(|f| scratch_fault(l, addr, f))
+        }
+        Target::Nowhere => {
+            out.fill(0);
+            Ok(())
+        }
+    }
+}
+
+/// Loads up to 16 bytes (whole words when aligned).
+///
+/// # Safety
+/// `p` must be valid for reads of `n` bytes.
+unsafe fn read_n(p: NonNull<u8>, n: usize) -> [u8; 16] {
+    let mut buf = [0u8; 16];
+    match n {
+        // SAFETY: the caller guarantees n = 4 readable bytes.
+        4 => buf[..4].copy_from_slice(&unsafe { memory::load::<4>(p) }),
+        // SAFETY: the caller guarantees n = 8 readable bytes.
+        8 => buf[..8].copy_from_slice(&unsafe { memory::load::<8>(p) }),
+        // SAFETY: the caller guarantees n = 12 readable bytes.
+        12 => buf[..12].copy_from_slice(&unsafe { memory::load::<12>(p) }),
+        // SAFETY: the caller guarantees n = 16 readable bytes.
+        16 => buf.copy_from_slice(&unsafe { memory::load::<16>(p) }),
+        // SAFETY: the caller guarantees n = 2 readable bytes.
+        2 => buf[..2].copy_from_slice(&unsafe { memory::load::<2>(p) }),
+        _ => {
+            for (i, b) in buf.iter_mut().enumerate().take(n.min(16)) {
+                // SAFETY: i < n, within the bytes the caller guarantees.
+                *b = unsafe { memory::load::<1>(p.add(i)) }[0];
+            }
+        }
+    }
+    buf
+}
+
+fn write(
+    w: &mut Wave,
+    e: &mut Env<'_>,
+    t: Target,
+    l: usize,
+    addr: u64,
+    data: &[u8],
+) -> Result<(), Box<Fault>> {
+    match t {
+        Target::Guest(p) => {
+            // SAFETY: translate() approved `data.len()` bytes at p for writing.
+            unsafe { memory::store(p, data) };
+            Ok(())
+        }
+        Target::Lds(a) => e.lds.write(a, data).map_err(|f| lds_fault(l, addr, f)),
+        Target::Scratch { base, offset } => {
+            let r = if offset == u32::MAX {
+                w.scratch.write(data, |i| base + u64::from(i))
+            } else {
+                w.scratch.write(data, |i| {
+                    base.wrapping_add(swizzle(l as u32, offset.wrapping_add(i)))
+                })
+            };
+            r.map_err(|f| scratch_fault(l, addr, f))
+        }
+        Target::Nowhere => Ok(()),
+    }
+}
+
+/// Lane `l`'s address and target for byte `extra` of an access of `len` bytes.
+#[allow(clippy::too_many_arguments)]
+fn lane_target(
+    w: &Wave,
+    u: &Uop,
+    e: &Env<'_>,
+    space: Space,
+    l: usize,
+    extra: u32,
+    len: u32,
+    acc: Access,
+) -> Result<(u64, Target), Box<Fault>> {
+    let (addr, ok) = if space == Space::Buffer {
+        buffer_address(w, u, l, extra)
+    } else {
+        (address(w, u, space, l).wrapping_add(u64::from(extra)), true)
+    };
+    Ok((addr, resolve(w, e, space, addr, l, len, acc, ok)?))
+}
+
+fn run(w: &mut Wave, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
+    let exec = w.exec();
+    match op {
+        Op::Load { bytes, sext, d16 } => {
+            let Opnd::V(d) = u.d[0] else {
+                return Ok(Step::Next);
+            };
+            let d = d as usize;
+            let words = bytes.div_ceil(4) as usize;
+            for l in super::lanes_of(exec) {
+                let mut buf = [0u8; 16];
+                // Buffer accesses swizzle per dword; others are one contiguous access.
+                let pieces: &[(u32, u32)] = &if space == Space::Buffer && bytes > 4 {
+                    [(0, 4), (4, 4), (8, 4), (12, 4)]
+                } else {
+                    [(0, bytes), (0, 0), (0, 0), (0, 0)]
+                };
+                for &(at, len) in pieces.iter().filter(|p| p.1 != 0 && p.0 < bytes) {
+                    let (addr, t) = lane_target(w, u, e, space, l, at, len, Access::Read)?;
+                    read(w, e, t, l, addr, &mut buf[at as usize..(at + len) as usize])?;
+                }
+                let v = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
+                match (bytes, d16) {
+                    (1 | 2, D16::No) => {
+                        let x = if bytes == 1 {
+                            if sext {
+                                v as u8 as i8 as i32 as u32
+                            } else {
+                                v & 0xff
+                            }
+                        } else if sext {
+                            v as u16 as i16 as i32 as u32
+                        } else {
+                            v & 0xffff
+                        };
+                        w.v[d][l] = x;
+                    }
+                    (_, D16::Lo | D16::Hi) => {
+                        let x = if bytes == 1 {
+                            if sext {
+                                u32::from(v as u8 as i8 as i16 as u16)
+                            } else {
+                                v & 0xff
+                            }
+                        } else {
+                            v & 0xffff
+                        };
+                        let old = w.v[d][l];
+                        w.v[d][l] = if d16 == D16::Hi {
+                            (old & 0xffff) | x << 16
+                        } else {
+                            (old & 0xffff_0000) | x
+                        };
+                    }
+                    _ => {
+                        for k in 0..words {
+                            let i = 4 * k;
+                            w.v[d + k][l] =
+                                u32::from_le_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
+                        }
+                    }
+                }
+            }
+        }
+        Op::Store { bytes, hi } => {
+            let Opnd::V(s) = u.s[1] else {
+                return Ok(Step::Next);
+            };
+            let s = s as usize;
+            for l in super::lanes_of(exec) {
+                let mut buf = [0u8; 16];
+                for k in 0..bytes.div_ceil(4) as usize {
+                    buf[4 * k..4 * k + 4].copy_from_slice(&w.v[s + k][l].to_le_bytes());
+                }
+                if hi {
+                    let v = w.v[s][l] >> 16;
+                    buf[..4].copy_from_slice(&v.to_le_bytes());
+                }
+                if space == Space::Buffer && bytes > 4 {
+                    for at in (0..bytes).step_by(4) {
+                        let (addr, t) = lane_target(w, u, e, space, l, at, 4, Access::Write)?;
+                        write(w, e, t, l, addr, &buf[at as usize..at as usize + 4])?;
+                    }
+                } else {
+                    let (addr, t) = lane_target(w, u, e, space, l, 0, bytes, Access::Write)?;
+                    write(w, e, t, l, addr, &buf[..bytes as usize])?;
+                }
+            }
+        }
+        Op::Atomic { op, wide } => {
+            let Opnd::V(s) = u.s[1] else {
+                return Ok(Step::Next);
+            };
+            let s = s as usize;
+            let len = if wide { 8 } else { 4 };
+            let mut out = [[0u32; LANES]; 2];
+            for l in super::lanes_of(exec) {
+                let (addr, t) = lane_target(w, u, e, space, l, 0, len, Access::Atomic)?;
+                let data = |k: usize| w.v[s + k][l];
+                let old: u64 = if wide {
+                    let src = u64::from(data(0)) | u64::from(data(1)) << 32;
+                    let cmp = if matches!(op, At::Cmpswap | At::Fcmpswap) {
+                        u64::from(data(2)) | u64::from(data(3)) << 32
+                    } else {
+                        0
+                    };
+                    match t {
+                        // SAFETY: translate() approved 8 bytes for a read-modify-write.
+                        Target::Guest(p) => unsafe {
+                            memory::rmw64(p, |o| atomic64(op, o, src, cmp))
+                        },
+                        other => {
+                            let mut b = [0u8; 8];
+                            read(w, e, other, l, addr, &mut b)?;
+                            let o = u64::from_le_bytes(b);
+                            if let Some(n) = atomic64(op, o, src, cmp) {
+                                let (_, t2) = lane_target(w, u, e, space, l, 0, 8, Access::Atomic)?;
+                                write(w, e, t2, l, addr, &n.to_le_bytes())?;
+                            }
+                            o
+                        }
+                    }
+                } else {
+                    let src = data(0);
+                    let cmp = if matches!(op, At::Cmpswap | At::Fcmpswap) {
+                        data(1)
+                    } else {
+                        0
+                    };
+                    u64::from(match t {
+                        // SAFETY: translate() approved 4 bytes for a read-modify-write.
+                        Target::Guest(p) => unsafe {
+                            memory::rmw32(p, |o| atomic32(op, o, src, cmp))
+                        },
+                        other => {
+                            let mut b = [0u8; 4];
+                            read(w, e, other, l, addr, &mut b)?;
+                            let o = u32::from_le_bytes(b);
+                            if let Some(n) = atomic32(op, o, src, cmp) {
+                                let (_, t2) = lane_target(w, u, e, space, l, 0, 4, Access::Atomic)?;
+                                write(w, e, t2, l, addr, &n.to_le_bytes())?;
+                            }
+                            o
+                        }
+                    })
+                };
+                out[0][l] = old as u32;
+                out[1][l] = (old >> 32) as u32;
+            }
+            if u.mem.glc {
+                if let Opnd::V(d) = u.d[0] {
+                    w.vwrite(Opnd::V(d), exec, &out[0]);
+                    if wide {
+                        w.vwrite(Opnd::V(d + 1), exec, &out[1]);
+                    }
+                }
+            }
+        }
+    }
+    Ok(Step::Next)
+}
+
+macro_rules! mem {
+    ($( $space:ident $name:ident => $op:expr ;)*) => {
+        $(
+            #[doc = concat!("`", stringify!($name), "`.")]
+            pub fn $name(w: &mut Wave, u: &Uop, e: &mut Env<'_>) -> R {
+                run(w, u, e, Space::$space, $op)
+            }
+        )*
+        /// Handlers by mnemonic.
+        pub const TABLE: &[(&str, Handler)] = &[$((stringify!($name), $name as Handler)),*];
+    };
+}
+
+const fn ld(bytes: u32, sext: bool) -> Op {
+    Op::Load {
+        bytes,
+        sext,
+        d16: D16::No,
+    }
+}
+const fn ld16(bytes: u32, sext: bool, hi: bool) -> Op {
+    Op::Load {
+        bytes,
+        sext,
+        d16: if hi { D16::Hi } else { D16::Lo },
+    }
+}
+const fn st(bytes: u32, hi: bool) -> Op {
+    Op::Store { bytes, hi }
+}
+const fn at(op: At) -> Op {
+    Op::Atomic { op, wide: false }
+}
+const fn at2(op: At) -> Op {
+    Op::Atomic { op, wide: true }
+}
+
+mem! {
+    Global global_load_ubyte => ld(1, false);
+    Global global_load_sbyte => ld(1, true);
+    Global global_load_ushort => ld(2, false);
+    Global global_load_sshort => ld(2, true);
+    Global global_load_dword => ld(4, false);
+    Global global_load_dwordx2 => ld(8, false);
+    Global global_load_dwordx3 => ld(12, false);
+    Global global_load_dwordx4 => ld(16, false);
+    Global global_load_ubyte_d16 => ld16(1, false, false);
+    Global global_load_ubyte_d16_hi => ld16(1, false, true);
+    Global global_load_sbyte_d16 => ld16(1, true, false);
+    Global global_load_sbyte_d16_hi => ld16(1, true, true);
+    Global global_load_short_d16 => ld16(2, false, false);
+    Global global_load_short_d16_hi => ld16(2, false, true);
+    Global global_store_byte => st(1, false);
+    Global global_store_byte_d16_hi => st(1, true);
+    Global global_store_short => st(2, false);
+    Global global_store_short_d16_hi => st(2, true);
+    Global global_store_dword => st(4, false);
+    Global global_store_dwordx2 => st(8, false);
+    Global global_store_dwordx3 => st(12, false);
+    Global global_store_dwordx4 => st(16, false);
+    Global global_atomic_swap => at(At::Swap);
+    Global global_atomic_cmpswap => at(At::Cmpswap);
+    Global global_atomic_add => at(At::Add);
+    Global global_atomic_sub => at(At::Sub);
+    Global global_atomic_smin => at(At::Smin);
+    Global global_atomic_umin => at(At::Umin);
+    Global global_atomic_smax => at(At::Smax);
+    Global global_atomic_umax => at(At::Umax);
+    Global global_atomic_and => at(At::And);
+    Global global_atomic_or => at(At::Or);
+    Global global_atomic_xor => at(At::Xor);
+    Global global_atomic_inc => at(At::Inc);
+    Global global_atomic_dec => at(At::Dec);
+    Global global_atomic_fcmpswap => at(At::Fcmpswap);
+    Global global_atomic_fmin => at(At::Fmin);
+    Global global_atomic_fmax => at(At::Fmax);
+    Global global_atomic_swap_x2 => at2(At::Swap);
+    Global global_atomic_cmpswap_x2 => at2(At::Cmpswap);
+    Global global_atomic_add_x2 => at2(At::Add);
+    Global global_atomic_sub_x2 => at2(At::Sub);
+    Global global_atomic_smin_x2 => at2(At::Smin);
+    Global global_atomic_umin_x2 => at2(At::Umin);
+    Global global_atomic_smax_x2 => at2(At::Smax);
+    Global global_atomic_umax_x2 => at2(At::Umax);
+    Global global_atomic_and_x2 => at2(At::And);
+    Global global_atomic_or_x2 => at2(At::Or);
+    Global global_atomic_xor_x2 => at2(At::Xor);
+    Global global_atomic_inc_x2 => at2(At::Inc);
+    Global global_atomic_dec_x2 => at2(At::Dec);
+    Global global_atomic_fcmpswap_x2 => at2(At::Fcmpswap);
+    Global global_atomic_fmin_x2 => at2(At::Fmin);
+    Global global_atomic_fmax_x2 => at2(At::Fmax);
+    Flat flat_load_ubyte => ld(1, false);
+    Flat flat_load_sbyte => ld(1, true);
+    Flat flat_load_ushort => ld(2, false);
+    Flat flat_load_sshort => ld(2, true);
+    Flat flat_load_dword => ld(4, false);
+    Flat flat_load_dwordx2 => ld(8, false);
+    Flat flat_load_dwordx3 => ld(12, false);
+    Flat flat_load_dwordx4 => ld(16, false);
+    Flat flat_load_ubyte_d16 => ld16(1, false, false);
+    Flat flat_load_ubyte_d16_hi => ld16(1, false, true);
+    Flat flat_load_sbyte_d16 => ld16(1, true, false);
+    Flat flat_load_sbyte_d16_hi => ld16(1, true, true);
+    Flat flat_load_short_d16 => ld16(2, false, false);
+    Flat flat_load_short_d16_hi => ld16(2, false, true);
+    Flat flat_store_byte => st(1, false);
+    Flat flat_store_byte_d16_hi => st(1, true);
+    Flat flat_store_short => st(2, false);
+    Flat flat_store_short_d16_hi => st(2, true);
+    Flat flat_store_dword => st(4, false);
+    Flat flat_store_dwordx2 => st(8, false);
+    Flat flat_store_dwordx3 => st(12, false);
+    Flat flat_store_dwordx4 => st(16, false);
+    Flat flat_atomic_swap => at(At::Swap);
+    Flat flat_atomic_cmpswap => at(At::Cmpswap);
+    Flat flat_atomic_add => at(At::Add);
+    Flat flat_atomic_sub => at(At::Sub);
+    Flat flat_atomic_smin => at(At::Smin);
+    Flat flat_atomic_umin => at(At::Umin);
+    Flat flat_atomic_smax => at(At::Smax);
+    Flat flat_atomic_umax => at(At::Umax);
+    Flat flat_atomic_and => at(At::And);
+    Flat flat_atomic_or => at(At::Or);
+    Flat flat_atomic_xor => at(At::Xor);
+    Flat flat_atomic_inc => at(At::Inc);
+    Flat flat_atomic_dec => at(At::Dec);
+    Flat flat_atomic_fcmpswap => at(At::Fcmpswap);
+    Flat flat_atomic_fmin => at(At::Fmin);
+    Flat flat_atomic_fmax => at(At::Fmax);
+    Flat flat_atomic_swap_x2 => at2(At::Swap);
+    Flat flat_atomic_cmpswap_x2 => at2(At::Cmpswap);
+    Flat flat_atomic_add_x2 => at2(At::Add);
+    Flat flat_atomic_sub_x2 => at2(At::Sub);
+    Flat flat_atomic_smin_x2 => at2(At::Smin);
+    Flat flat_atomic_umin_x2 => at2(At::Umin);
+    Flat flat_atomic_smax_x2 => at2(At::Smax);
+    Flat flat_atomic_umax_x2 => at2(At::Umax);
+    Flat flat_atomic_and_x2 => at2(At::And);
+    Flat flat_atomic_or_x2 => at2(At::Or);
+    Flat flat_atomic_xor_x2 => at2(At::Xor);
+    Flat flat_atomic_inc_x2 => at2(At::Inc);
+    Flat flat_atomic_dec_x2 => at2(At::Dec);
+    Flat flat_atomic_fmin_x2 => at2(At::Fmin);
+    Flat flat_atomic_fmax_x2 => at2(At::Fmax);
+    Flat flat_atomic_fcmpswap_x2 => at2(At::Fcmpswap);
+    Buffer buffer_load_ubyte => ld(1, false);
+    Buffer buffer_load_sbyte => ld(1, true);
+    Buffer buffer_load_ushort => ld(2, false);
+    Buffer buffer_load_sshort => ld(2, true);
+    Buffer buffer_load_dword => ld(4, false);
+    Buffer buffer_load_dwordx2 => ld(8, false);
+    Buffer buffer_load_dwordx3 => ld(12, false);
+    Buffer buffer_load_dwordx4 => ld(16, false);
+    Buffer buffer_load_ubyte_d16 => ld16(1, false, false);
+    Buffer buffer_load_ubyte_d16_hi => ld16(1, false, true);
+    Buffer buffer_load_sbyte_d16 => ld16(1, true, false);
+    Buffer buffer_load_sbyte_d16_hi => ld16(1, true, true);
+    Buffer buffer_load_short_d16 => ld16(2, false, false);
+    Buffer buffer_load_short_d16_hi => ld16(2, false, true);
+    Buffer buffer_store_byte => st(1, false);
+    Buffer buffer_store_byte_d16_hi => st(1, true);
+    Buffer buffer_store_short => st(2, false);
+    Buffer buffer_store_short_d16_hi => st(2, true);
+    Buffer buffer_store_dword => st(4, false);
+    Buffer buffer_store_dwordx2 => st(8, false);
+    Buffer buffer_store_dwordx3 => st(12, false);
+    Buffer buffer_store_dwordx4 => st(16, false);
+    Buffer buffer_atomic_swap => at(At::Swap);
+    Buffer buffer_atomic_cmpswap => at(At::Cmpswap);
+    Buffer buffer_atomic_add => at(At::Add);
+    Buffer buffer_atomic_sub => at(At::Sub);
+    Buffer buffer_atomic_smin => at(At::Smin);
+    Buffer buffer_atomic_umin => at(At::Umin);
+    Buffer buffer_atomic_smax => at(At::Smax);
+    Buffer buffer_atomic_umax => at(At::Umax);
+    Buffer buffer_atomic_and => at(At::And);
+    Buffer buffer_atomic_or => at(At::Or);
+    Buffer buffer_atomic_xor => at(At::Xor);
+    Buffer buffer_atomic_inc => at(At::Inc);
+    Buffer buffer_atomic_dec => at(At::Dec);
+    Buffer buffer_atomic_fcmpswap => at(At::Fcmpswap);
+    Buffer buffer_atomic_fmin => at(At::Fmin);
+    Buffer buffer_atomic_fmax => at(At::Fmax);
+    Buffer buffer_atomic_csub => at(At::Csub);
+    Global global_atomic_csub => at(At::Csub);
+    Buffer buffer_atomic_swap_x2 => at2(At::Swap);
+    Buffer buffer_atomic_cmpswap_x2 => at2(At::Cmpswap);
+    Buffer buffer_atomic_add_x2 => at2(At::Add);
+    Buffer buffer_atomic_sub_x2 => at2(At::Sub);
+    Buffer buffer_atomic_smin_x2 => at2(At::Smin);
+    Buffer buffer_atomic_umin_x2 => at2(At::Umin);
+    Buffer buffer_atomic_smax_x2 => at2(At::Smax);
+    Buffer buffer_atomic_umax_x2 => at2(At::Umax);
+    Buffer buffer_atomic_and_x2 => at2(At::And);
+    Buffer buffer_atomic_or_x2 => at2(At::Or);
+    Buffer buffer_atomic_xor_x2 => at2(At::Xor);
+    Buffer buffer_atomic_inc_x2 => at2(At::Inc);
+    Buffer buffer_atomic_dec_x2 => at2(At::Dec);
+    Buffer buffer_atomic_fcmpswap_x2 => at2(At::Fcmpswap);
+    Buffer buffer_atomic_fmin_x2 => at2(At::Fmin);
+    Buffer buffer_atomic_fmax_x2 => at2(At::Fmax);
+}
+
+/// `buffer_gl0_inv`, `buffer_gl1_inv`: caches are coherent here; an acquire fence orders the
+/// accesses that follow.
+pub fn buffer_inv(_: &mut Wave, _: &Uop, e: &mut Env<'_>) -> R {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+    let _ = e;
+    Ok(Step::Next)
+}
+
+/// Handlers defined outside the table macro.
+pub const EXTRA: &[(&str, Handler)] = &[
+    ("buffer_gl0_inv", buffer_inv),
+    ("buffer_gl1_inv", buffer_inv),
+];

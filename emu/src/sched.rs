@@ -1,0 +1,633 @@
+//! Running a dispatch: host threads claim work-groups in order; each thread keeps a few
+//! work-groups resident and time-slices among their waves, admitting another work-group when
+//! every resident one is waiting (all its waves in `s_sleep` or at a barrier). So spin-waits on
+//! values other work-groups write (look-back scans, sparse solvers) make progress, `s_barrier`
+//! holds a wave until its work-group arrives, and a dispatch that never ends stops with a typed
+//! timeout. The first fault stops every thread. Not for instruction semantics.
+
+use std::any::Any;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::dispatch::{workgroup_extent, Dispatch, Layout, SgprValue};
+use crate::error::{ExecError, FaultKind, Site};
+use crate::exec::{lower, Block, DynMemory, Env, Fault, Step};
+use crate::lds::Lds;
+use crate::memory::GuestMemory;
+use crate::program::{DecodeStop, Program};
+use crate::scratch::Scratch;
+use crate::wave::{sreg, Status, Wave, LANES};
+
+use crate::Services;
+use rustc_hash::FxHashMap;
+
+/// How the emulator runs dispatches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Host threads per dispatch (at most one per work-group).
+    pub threads: usize,
+    /// A dispatch running longer than this ends with [`ExecError::Timeout`]; `None` waits forever.
+    pub timeout: Option<Duration>,
+    /// Scratch bytes per work-item for kernels with a dynamic stack (recursion, calls through
+    /// pointers), when the dispatch asks for less.
+    pub dynamic_stack: u32,
+    /// The most scratch any work-item gets (bounds host memory: 32 lanes x this per wave).
+    pub scratch_cap: u32,
+    /// Most work-groups one thread keeps resident while others wait.
+    pub max_resident: usize,
+    /// Wave instructions a wave runs before the next wave gets a turn.
+    pub slice: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            timeout: Some(Duration::from_secs(120)),
+            dynamic_stack: 16 * 1024,
+            scratch_cap: 1 << 20,
+            max_resident: 64,
+            slice: 4096,
+        }
+    }
+}
+
+/// What a completed dispatch did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Wave instructions executed.
+    pub wave_instructions: u64,
+    /// Waves run.
+    pub waves: u64,
+    /// Work-groups run.
+    pub workgroups: u64,
+    /// Wall time.
+    pub duration: Duration,
+}
+
+/// The emulator: configuration plus the decode cache shared by its dispatches.
+#[derive(Debug, Default)]
+pub struct Emulator {
+    config: Config,
+    program: Program,
+}
+
+/// A wave and where it is in the code (a block of its thread's [`Code`]).
+struct Slot {
+    wave: Wave,
+    block: u32,
+    idx: usize,
+}
+
+/// One host thread's view of the decode cache: blocks by index, so running waves hold plain
+/// indices and the hot path takes no reference counts.
+#[derive(Default)]
+struct Code {
+    blocks: Vec<Arc<Block>>,
+    index: FxHashMap<u64, u32>,
+}
+
+impl Code {
+    fn at(&mut self, sh: &Shared<'_>, pc: u64) -> u32 {
+        if let Some(&i) = self.index.get(&pc) {
+            return i;
+        }
+        let b = sh.program.block(pc, sh.mem);
+        let i = self.blocks.len() as u32;
+        self.blocks.push(b);
+        self.index.insert(pc, i);
+        i
+    }
+}
+
+struct Group {
+    waves: Vec<Slot>,
+    lds: Lds,
+}
+
+/// The first failure, with its payload still erased.
+struct Failure {
+    fault: Box<Fault>,
+    pc: u64,
+    name: &'static str,
+    encoding: &'static str,
+}
+
+enum Stop {
+    Fault(Failure),
+    Decode(DecodeStop),
+    Timeout(u64),
+}
+
+struct Shared<'a> {
+    d: &'a Dispatch,
+    layout: Layout,
+    program: &'a Program,
+    mem: &'a dyn DynMemory,
+    services: &'a dyn Services,
+    config: &'a Config,
+    next: AtomicU64,
+    done: AtomicU64,
+    stop: AtomicBool,
+    failure: Mutex<Option<Stop>>,
+    deadline: Option<Instant>,
+}
+
+impl Shared<'_> {
+    fn fail(&self, s: Stop) {
+        let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
+        if f.is_none() {
+            *f = Some(s);
+        }
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+#[derive(Default)]
+struct Stats {
+    instructions: u64,
+    waves: u64,
+    groups: u64,
+}
+
+/// How a wave's turn ended.
+enum TurnEnd {
+    Budget,
+    Sleep,
+    Barrier,
+    Ended,
+}
+
+impl Emulator {
+    /// An emulator with `config`.
+    pub fn new(config: Config) -> Emulator {
+        Emulator {
+            config,
+            program: Program::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The decode cache (for embedders that forget unloaded code, and for tests).
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Forgets decoded code overlapping `[start, start + len)`; call it when code is unloaded.
+    pub fn forget_code(&self, start: u64, len: u64) {
+        self.program.forget(start, len);
+    }
+
+    /// Runs one dispatch to completion.
+    ///
+    /// # Errors
+    /// [`ExecError`]: a refused dispatch, the first memory fault (with `mem`'s payload), trap,
+    /// unsupported or invalid instruction, or a timeout.
+    pub fn run<M: GuestMemory, S: Services>(
+        &self,
+        d: &Dispatch,
+        mem: &M,
+        services: &S,
+    ) -> Result<Report, ExecError<M::Fault>> {
+        let start = Instant::now();
+        let layout = Layout::new(d, self.config.dynamic_stack, self.config.scratch_cap)?;
+        let total = layout.workgroup_count();
+        let threads = self
+            .config
+            .threads
+            .clamp(1, 256)
+            .min(usize::try_from(total).unwrap_or(usize::MAX))
+            .max(1);
+        let entry = layout.entry;
+        let shared = Shared {
+            d,
+            layout,
+            program: &self.program,
+            mem,
+            services,
+            config: &self.config,
+            next: AtomicU64::new(0),
+            done: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            deadline: self.config.timeout.map(|t| start + t),
+        };
+        tracing::debug!(threads, workgroups = total, "dispatch starts");
+        let stats: Vec<Stats> = if threads == 1 {
+            vec![worker(&shared)]
+        } else {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = (0..threads).map(|_| s.spawn(|| worker(&shared))).collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            shared.fail(Stop::Decode(DecodeStop::Invalid {
+                                pc: 0,
+                                word: 0,
+                                detail: "an emulator thread panicked".into(),
+                            }));
+                            Stats::default()
+                        })
+                    })
+                    .collect()
+            })
+        };
+        let failure = shared
+            .failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(f) = failure {
+            return Err(self.describe(f, entry, mem, &shared, start));
+        }
+        Ok(Report {
+            wave_instructions: stats.iter().map(|s| s.instructions).sum(),
+            waves: stats.iter().map(|s| s.waves).sum(),
+            workgroups: stats.iter().map(|s| s.groups).sum(),
+            duration: start.elapsed(),
+        })
+    }
+
+    fn describe<M: GuestMemory>(
+        &self,
+        stop: Stop,
+        entry: u64,
+        mem: &M,
+        sh: &Shared<'_>,
+        start: Instant,
+    ) -> ExecError<M::Fault> {
+        let site_named = |pc: u64, name: &str| {
+            let mut instruction = lower::describe(pc, mem);
+            if instruction.is_empty() {
+                instruction = name.to_string();
+            }
+            Site {
+                pc,
+                offset: pc.wrapping_sub(entry) as i64,
+                instruction,
+            }
+        };
+        let site = |pc: u64| site_named(pc, "");
+        match stop {
+            Stop::Fault(Failure {
+                fault,
+                pc,
+                name,
+                encoding,
+            }) => {
+                let site = |pc: u64| site_named(pc, name);
+                match *fault {
+                    Fault::Memory {
+                        lane,
+                        address,
+                        kind,
+                    } => ExecError::MemoryFault {
+                        site: site(pc),
+                        lane,
+                        address,
+                        kind: match kind {
+                            FaultKind::Guest(p) => match downcast::<M::Fault>(p) {
+                                Ok(f) => FaultKind::Guest(f),
+                                Err(()) => {
+                                    return ExecError::Invalid {
+                                        site: site(pc),
+                                        word: 0,
+                                        detail: "fault payload of another type".into(),
+                                    }
+                                }
+                            },
+                            FaultKind::Lds(l) => FaultKind::Lds(l),
+                            FaultKind::Scratch(s) => FaultKind::Scratch(s),
+                        },
+                    },
+                    Fault::Trap(code) => ExecError::Trap {
+                        site: site(pc),
+                        code,
+                    },
+                    Fault::Unsupported => ExecError::Unsupported {
+                        site: site(pc),
+                        mnemonic: name.to_string(),
+                        encoding: encoding.to_string(),
+                    },
+                }
+            }
+            Stop::Decode(DecodeStop::Fetch { pc, fault }) => match downcast::<M::Fault>(fault) {
+                Ok(fault) => ExecError::Fetch { pc, fault },
+                Err(()) => ExecError::Invalid {
+                    site: site(pc),
+                    word: 0,
+                    detail: "instruction fetch failed".into(),
+                },
+            },
+            Stop::Decode(DecodeStop::Invalid { pc, word, detail }) => ExecError::Invalid {
+                site: Site {
+                    pc,
+                    offset: pc.wrapping_sub(entry) as i64,
+                    instruction: String::new(),
+                },
+                word,
+                detail,
+            },
+            Stop::Timeout(pc) => ExecError::Timeout {
+                elapsed: start.elapsed(),
+                workgroups_done: sh.done.load(Ordering::SeqCst),
+                workgroups: sh.layout.workgroup_count(),
+                site: Some(site(pc)),
+            },
+        }
+    }
+}
+
+fn downcast<F: 'static>(p: Box<dyn Any + Send>) -> Result<F, ()> {
+    p.downcast::<F>().map(|b| *b).map_err(|_| ())
+}
+
+/// One host thread's loop.
+fn worker(sh: &Shared<'_>) -> Stats {
+    let mut stats = Stats::default();
+    let mut resident: Vec<Group> = Vec::new();
+    let mut pool: Vec<Wave> = Vec::new();
+    let mut local = Code::default();
+    let total = sh.layout.workgroup_count();
+    let mut idle_rounds = 0u32;
+    loop {
+        if sh.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if let Some(dl) = sh.deadline {
+            if Instant::now() >= dl {
+                let pc = resident
+                    .first()
+                    .and_then(|g| g.waves.iter().find(|s| s.wave.status != Status::Ended))
+                    .map_or(0, |s| s.wave.pc);
+                sh.fail(Stop::Timeout(pc));
+                break;
+            }
+        }
+        let all_waiting = !resident.is_empty()
+            && resident.iter().all(|g| {
+                g.waves.iter().all(|s| {
+                    matches!(
+                        s.wave.status,
+                        Status::Sleeping | Status::Barrier | Status::Ended
+                    )
+                })
+            });
+        if resident.is_empty() || (all_waiting && resident.len() < sh.config.max_resident) {
+            let n = sh.next.fetch_add(1, Ordering::SeqCst);
+            if n < total {
+                resident.push(new_group(sh, n, &mut pool, &mut local));
+                stats.groups += 1;
+            } else if resident.is_empty() {
+                break;
+            }
+        }
+        let mut progressed = false;
+        let mut i = 0;
+        while i < resident.len() {
+            match run_group(sh, &mut resident[i], &mut local, &mut stats) {
+                Ok(p) => progressed |= p,
+                Err(s) => {
+                    sh.fail(s);
+                    return stats;
+                }
+            }
+            if resident[i]
+                .waves
+                .iter()
+                .all(|s| s.wave.status == Status::Ended)
+            {
+                let g = resident.swap_remove(i);
+                stats.waves += g.waves.len() as u64;
+                pool.extend(g.waves.into_iter().map(|s| s.wave));
+                sh.done.fetch_add(1, Ordering::SeqCst);
+            } else {
+                i += 1;
+            }
+        }
+        if progressed {
+            idle_rounds = 0;
+        } else {
+            // Everything here is polling: let the host and the other threads move.
+            sh.services.idle();
+            idle_rounds = idle_rounds.saturating_add(1);
+            if idle_rounds > 64 {
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+    stats
+}
+
+/// Sets up work-group number `n`: its waves' registers per the layout, and its LDS.
+fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) -> Group {
+    let l = &sh.layout;
+    let id = l.workgroup_id(n);
+    let ext = workgroup_extent(sh.d, id);
+    let items = ext[0] * ext[1] * ext[2];
+    let nwaves = items.div_ceil(LANES as u32);
+    let entry_block = local.at(sh, l.entry);
+    let mut waves = Vec::with_capacity(nwaves as usize);
+    for wi in 0..nwaves {
+        let mut w = pool.pop().unwrap_or_default();
+        w.s = [0; crate::wave::SREGS];
+        // VGPRs start undefined on the hardware; zero the ones the kernel may use so runs are
+        // deterministic (a pooled wave may hold an earlier group's values).
+        for r in w.v.iter_mut().take(l.kd.vgprs() as usize) {
+            *r = [0; LANES];
+        }
+        for &(i, v) in &l.sgprs {
+            w.s[i as usize] = match v {
+                SgprValue::Const(c) => c,
+                SgprValue::WorkgroupId(dim) => id[dim as usize],
+            };
+        }
+        let first = wi * LANES as u32;
+        let live = (items - first).min(LANES as u32);
+        w.s[sreg::EXEC as usize] = if live >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << live) - 1
+        };
+        for lane in 0..LANES {
+            let f = first + lane as u32;
+            let (x, y, z) = (
+                f % ext[0],
+                f / ext[0] % ext[1].max(1),
+                f / (ext[0] * ext[1]).max(1),
+            );
+            if (lane as u32) < live {
+                w.v[0][lane] = x;
+                if l.id_vgprs >= 2 {
+                    w.v[1][lane] = y;
+                }
+                if l.id_vgprs >= 3 {
+                    w.v[2][lane] = z;
+                }
+            }
+        }
+        w.scc = false;
+        w.pc = l.entry;
+        w.mode = l.modes.mode_register();
+        w.trapsts = 0;
+        w.flat_scratch = 0;
+        w.shared_base_hi = (sh.d.shared_aperture >> 32) as u32;
+        w.private_base_hi = (sh.d.private_aperture >> 32) as u32;
+        w.scratch = Scratch::new(l.scratch_per_lane);
+        w.status = Status::Ready;
+        w.index = wi;
+        w.instructions = 0;
+        waves.push(Slot {
+            wave: w,
+            block: entry_block,
+            idx: 0,
+        });
+    }
+    Group {
+        waves,
+        lds: Lds::new(l.lds_bytes),
+    }
+}
+
+/// Gives every ready wave of `g` a turn. Returns whether any wave did more than go back to
+/// sleep or wait.
+fn run_group(
+    sh: &Shared<'_>,
+    g: &mut Group,
+    local: &mut Code,
+    stats: &mut Stats,
+) -> Result<bool, Stop> {
+    let mut progressed = false;
+    // Sleepers from the last round may run again.
+    for s in g.waves.iter_mut() {
+        if s.wave.status == Status::Sleeping {
+            s.wave.status = Status::Ready;
+        }
+    }
+    for wi in 0..g.waves.len() {
+        if g.waves[wi].wave.status != Status::Ready {
+            continue;
+        }
+        let mut env = Env::new(sh.mem, &mut g.lds, sh.services);
+        let slot = &mut g.waves[wi];
+        let before = slot.wave.instructions;
+        let end = turn(sh, slot, &mut env, local)?;
+        let ran = slot.wave.instructions - before;
+        stats.instructions += ran;
+        match end {
+            TurnEnd::Budget => progressed = true,
+            TurnEnd::Ended => {
+                slot.wave.status = Status::Ended;
+                progressed = true;
+            }
+            TurnEnd::Sleep => slot.wave.status = Status::Sleeping,
+            TurnEnd::Barrier => {
+                slot.wave.status = Status::Barrier;
+                progressed = true;
+            }
+        }
+    }
+    // Release the barrier when every wave still running has reached it.
+    let waiting = g.waves.iter().any(|s| s.wave.status == Status::Barrier);
+    if waiting
+        && g.waves
+            .iter()
+            .all(|s| matches!(s.wave.status, Status::Barrier | Status::Ended))
+    {
+        for s in g.waves.iter_mut() {
+            if s.wave.status == Status::Barrier {
+                s.wave.status = Status::Ready;
+            }
+        }
+        progressed = true;
+    }
+    Ok(progressed)
+}
+
+/// Runs one wave until its slice is used up or it sleeps, waits, ends or faults.
+fn turn(
+    sh: &Shared<'_>,
+    slot: &mut Slot,
+    env: &mut Env<'_>,
+    code: &mut Code,
+) -> Result<TurnEnd, Stop> {
+    let budget = u64::from(sh.config.slice.max(1));
+    let mut n = 0u64;
+    let result = loop {
+        let target = {
+            let block: &Block = &code.blocks[slot.block as usize];
+            let uops = &block.uops;
+            let mut target = None;
+            while let Some(u) = uops.get(slot.idx) {
+                slot.idx += 1;
+                n += 1;
+                match (u.run)(&mut slot.wave, u, env) {
+                    Ok(Step::Next) => {}
+                    Ok(Step::Jump(t)) => {
+                        target = Some(t);
+                        break;
+                    }
+                    Ok(Step::Sleep) => {
+                        slot.wave.pc = u.next_pc();
+                        slot.wave.instructions += n;
+                        return Ok(TurnEnd::Sleep);
+                    }
+                    Ok(Step::Barrier) => {
+                        slot.wave.pc = u.next_pc();
+                        slot.wave.instructions += n;
+                        return Ok(TurnEnd::Barrier);
+                    }
+                    Ok(Step::End) => {
+                        slot.wave.pc = u.pc;
+                        slot.wave.instructions += n;
+                        return Ok(TurnEnd::Ended);
+                    }
+                    Err(fault) => {
+                        slot.wave.pc = u.pc;
+                        slot.wave.instructions += n;
+                        return Err(Stop::Fault(Failure {
+                            fault,
+                            pc: u.pc,
+                            name: u.name,
+                            encoding: u.encoding,
+                        }));
+                    }
+                }
+            }
+            match target {
+                Some(t) => t,
+                None => {
+                    // Fell off the end of the block.
+                    let next = uops.last().map_or(block.start, |u| u.next_pc());
+                    if block.stopped {
+                        // Reaching the point where decoding stopped is the error; decode again
+                        // for the reason (with the embedder's payload, which shared blocks do
+                        // not keep).
+                        if let (fresh, Some(s)) = lower::decode_block(next, sh.mem) {
+                            if fresh.uops.is_empty() {
+                                break Err(Stop::Decode(s));
+                            }
+                        }
+                    }
+                    next
+                }
+            }
+        };
+        slot.block = code.at(sh, target);
+        slot.idx = 0;
+        slot.wave.pc = target;
+        if n >= budget {
+            break Ok(TurnEnd::Budget);
+        }
+    };
+    slot.wave.instructions += n;
+    result
+}

@@ -1,0 +1,321 @@
+//! The scheduler through the public API, on small programs assembled by hand into uops (no
+//! decoder involved): initial registers, barriers with LDS, spin-waits between work-groups
+//! that only interleaving can satisfy, atomics across host threads, and the typed endings
+//! (trap, memory fault, unsupported instruction, timeout).
+
+use std::time::Duration;
+
+use rocload_emu::exec::{handler_for, unsupported, Block, Opnd, Uop};
+use rocload_emu::{Config, Dispatch, Emulator, ExecError, FaultKind, FlatMemory, NoServices};
+
+const CODE: u64 = 0x10_0000;
+const KERNARG: u64 = 0x20_0000;
+const DATA: u64 = 0x30_0000;
+
+/// One instruction of a test program: mnemonic, destinations, sources, immediate.
+struct I(&'static str, [Opnd; 2], [Opnd; 3], i64);
+
+fn s(n: u8) -> Opnd {
+    Opnd::S(n)
+}
+fn v(n: u16) -> Opnd {
+    Opnd::V(n)
+}
+fn k(x: u64) -> Opnd {
+    Opnd::Imm(x)
+}
+const N: Opnd = Opnd::None;
+
+/// Branch targets are instruction indices; PCs are CODE + 4 * index.
+fn target(i: i64) -> i64 {
+    (CODE + 4 * i as u64) as i64
+}
+
+/// Puts the program in the emulator's decode cache: a block starting at every instruction,
+/// running to the next branch or end.
+fn load(emu: &Emulator, prog: Vec<Uop>) {
+    let ends = |u: &Uop| {
+        u.name.starts_with("s_branch")
+            || u.name.starts_with("s_cbranch")
+            || u.name == "s_endpgm"
+            || u.name == "s_setpc_b64"
+    };
+    for start in 0..prog.len() {
+        let end = (start..prog.len())
+            .find(|&i| ends(&prog[i]))
+            .unwrap_or(prog.len() - 1);
+        emu.program().insert(Block {
+            start: prog[start].pc,
+            uops: prog[start..=end].to_vec().into_boxed_slice(),
+            stopped: false,
+        });
+    }
+}
+
+fn assemble(items: Vec<I>) -> Vec<Uop> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, I(name, d, src, imm))| {
+            let run = handler_for(name).unwrap_or(unsupported);
+            let mut u = Uop {
+                d,
+                s: src,
+                imm,
+                pc: CODE + 4 * i as u64,
+                ..Uop::new(name, run)
+            };
+            if name.starts_with("s_branch") || name.starts_with("s_cbranch") {
+                u.imm = target(imm);
+            }
+            u
+        })
+        .collect()
+}
+
+/// A descriptor: PSB + kernarg pointer (user SGPRs s0-s5), work-group id x in s6, wave32.
+fn descriptor() -> [u8; 64] {
+    let mut kd = [0u8; 64];
+    let rsrc1: u32 = 0xf << 16 | 1 << 21 | 1 << 23;
+    let rsrc2: u32 = 6 << 1 | 1 << 7;
+    let props: u16 = 1 | 8 | 1 << 10;
+    kd[48..52].copy_from_slice(&rsrc1.to_le_bytes());
+    kd[52..56].copy_from_slice(&rsrc2.to_le_bytes());
+    kd[56..58].copy_from_slice(&props.to_le_bytes());
+    kd
+}
+
+fn dispatch(groups: u32, wg: u16, lds: u32) -> Dispatch {
+    Dispatch {
+        descriptor: descriptor(),
+        descriptor_address: CODE,
+        grid: [groups * u32::from(wg), 1, 1],
+        workgroup: [wg, 1, 1],
+        kernarg_address: KERNARG,
+        packet_address: 0,
+        queue_address: 0,
+        dispatch_id: 0,
+        group_segment_size: lds,
+        private_segment_size: 0,
+        shared_aperture: 1 << 48,
+        private_aperture: 2 << 48,
+    }
+}
+
+fn memory(data_len: u64) -> FlatMemory {
+    let mut m = FlatMemory::new();
+    m.map(KERNARG, 64, false).unwrap();
+    m.map(DATA, data_len, true).unwrap();
+    m.write_bytes(KERNARG, &DATA.to_le_bytes()).unwrap();
+    m
+}
+
+fn config(threads: usize) -> Config {
+    Config {
+        threads,
+        timeout: Some(Duration::from_secs(20)),
+        ..Config::default()
+    }
+}
+
+fn words(m: &FlatMemory, n: usize) -> Vec<u32> {
+    m.read_bytes(DATA, 4 * n)
+        .unwrap()
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// out[group * 64 + tid] = LDS[(tid + 32) % 64] after each lane wrote its tid: correct only
+/// if the barrier holds wave 0 until wave 1 has written.
+#[test]
+fn barrier_orders_lds_between_the_waves_of_a_group() {
+    let prog = assemble(vec![
+        I("s_load_dwordx2", [s(8), N], [s(4), N, N], 0),
+        I("v_lshlrev_b32", [v(1), N], [k(2), v(0), N], 0),
+        I("ds_write_b32", [N, N], [v(1), v(0), N], 0),
+        I("s_barrier", [N, N], [N; 3], 0),
+        I("v_add_nc_u32", [v(2), N], [k(32), v(0), N], 0),
+        I("v_and_b32", [v(2), N], [k(63), v(2), N], 0),
+        I("v_lshlrev_b32", [v(2), N], [k(2), v(2), N], 0),
+        I("ds_read_b32", [v(3), N], [v(2), N, N], 0),
+        I("s_lshl_b32", [s(10), N], [s(6), k(6), N], 0),
+        I("v_add_nc_u32", [v(4), N], [s(10), v(0), N], 0),
+        I("v_lshlrev_b32", [v(4), N], [k(2), v(4), N], 0),
+        I("global_store_dword", [N, N], [v(4), v(3), N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    let mut prog = prog;
+    prog[11].mem.saddr = s(8);
+    for threads in [1, 2] {
+        let emu = Emulator::new(config(threads));
+        load(&emu, prog.clone());
+        let m = memory(4 * 64 * 4);
+        let r = emu.run(&dispatch(4, 64, 256), &m, &NoServices).unwrap();
+        let out = words(&m, 256);
+        for (i, &x) in out.iter().enumerate() {
+            assert_eq!(x as usize, (i % 64 + 32) % 64, "item {i}");
+        }
+        assert_eq!((r.workgroups, r.waves), (4, 8));
+        assert_eq!(r.wave_instructions, 8 * 13);
+    }
+}
+
+/// Group n spins (with s_sleep) until group n+1 has set its flag; the last group sets its flag
+/// at once. Running groups to completion one after another would never end.
+#[test]
+fn spin_waits_on_later_groups_make_progress() {
+    let last = 7;
+    let prog = assemble(vec![
+        I("s_load_dwordx2", [s(8), N], [s(4), N, N], 0),
+        I("s_lshl_b32", [s(10), N], [s(6), k(2), N], 0),
+        I("s_add_u32", [s(11), N], [s(10), k(4), N], 0),
+        I("s_cmp_eq_u32", [N, N], [s(6), k(last), N], 0),
+        I("s_cbranch_scc1", [N, N], [N; 3], 10),
+        // 5: poll flag[n + 1]
+        I("s_load_dword", [s(12), N], [s(8), N, N], 0),
+        I("s_cmp_eq_u32", [N, N], [s(12), k(1), N], 0),
+        I("s_cbranch_scc1", [N, N], [N; 3], 10),
+        I("s_sleep", [N, N], [k(1), N, N], 1),
+        I("s_branch", [N, N], [N; 3], 5),
+        // 10: flag[n] = 1
+        I("v_mov_b32", [v(1), N], [k(1), N, N], 0),
+        I("v_mov_b32", [v(2), N], [s(10), N, N], 0),
+        I("global_store_dword", [N, N], [v(2), v(1), N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    let mut prog = prog;
+    prog[5].mem.saddr = s(11);
+    prog[12].mem.saddr = s(8);
+    // EXEC: only lane 0 stores (one work-item groups).
+    for threads in [1, 2] {
+        let emu = Emulator::new(config(threads));
+        load(&emu, prog.clone());
+        let m = memory(64);
+        emu.run(&dispatch(last as u32 + 1, 1, 0), &m, &NoServices)
+            .unwrap();
+        assert_eq!(words(&m, last as usize + 1), vec![1; last as usize + 1]);
+    }
+}
+
+#[test]
+fn a_kernel_that_never_ends_times_out() {
+    let prog = assemble(vec![
+        I("s_sleep", [N, N], [N; 3], 1),
+        I("s_branch", [N, N], [N; 3], 0),
+    ]);
+    let emu = Emulator::new(Config {
+        timeout: Some(Duration::from_millis(200)),
+        ..config(1)
+    });
+    load(&emu, prog);
+    let m = memory(64);
+    match emu.run(&dispatch(2, 32, 0), &m, &NoServices) {
+        Err(ExecError::Timeout {
+            workgroups_done: 0,
+            workgroups: 2,
+            site: Some(site),
+            ..
+        }) => {
+            assert!(site.pc == CODE || site.pc == CODE + 4, "{site}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn atomics_are_atomic_across_host_threads() {
+    let prog = assemble(vec![
+        I("s_load_dwordx2", [s(8), N], [s(4), N, N], 0),
+        I("v_mov_b32", [v(1), N], [k(0), N, N], 0),
+        I("v_mov_b32", [v(2), N], [k(1), N, N], 0),
+        I("global_atomic_add", [N, N], [v(1), v(2), N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    let mut prog = prog;
+    prog[3].mem.saddr = s(8);
+    let emu = Emulator::new(config(2));
+    load(&emu, prog);
+    let m = memory(64);
+    emu.run(&dispatch(400, 256, 0), &m, &NoServices).unwrap();
+    assert_eq!(words(&m, 1), vec![400 * 256]);
+}
+
+#[test]
+fn traps_faults_and_unsupported_instructions_are_typed() {
+    let emu = Emulator::new(config(1));
+    load(
+        &emu,
+        assemble(vec![
+            I("s_nop", [N, N], [N; 3], 0),
+            I("s_trap", [N, N], [N; 3], 2),
+        ]),
+    );
+    let m = memory(64);
+    match emu.run(&dispatch(1, 32, 0), &m, &NoServices) {
+        Err(ExecError::Trap { site, code: 2 }) => assert_eq!((site.pc, site.offset), (CODE + 4, 4)),
+        other => panic!("{other:?}"),
+    }
+
+    let emu = Emulator::new(config(1));
+    let mut prog = assemble(vec![
+        I("v_lshlrev_b32", [v(1), N], [k(12), v(0), N], 0),
+        I("global_load_dword", [v(2), N], [v(1), N, N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    prog[1].mem.saddr = s(4); // kernarg segment base: lanes past 64 bytes fault
+    load(&emu, prog);
+    match emu.run(&dispatch(1, 32, 0), &m, &NoServices) {
+        Err(ExecError::MemoryFault {
+            site,
+            lane: 1,
+            address,
+            kind: FaultKind::Guest(f),
+        }) => {
+            assert_eq!(
+                (site.pc, address, f.address),
+                (CODE + 4, KERNARG + 4096, KERNARG + 4096)
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+
+    let emu = Emulator::new(config(1));
+    load(
+        &emu,
+        assemble(vec![
+            I("image_sample", [N, N], [N; 3], 0),
+            I("s_endpgm", [N, N], [N; 3], 0),
+        ]),
+    );
+    match emu.run(&dispatch(1, 32, 0), &m, &NoServices) {
+        Err(ExecError::Unsupported { site, mnemonic, .. }) => {
+            assert_eq!((site.pc, mnemonic.as_str()), (CODE, "image_sample"))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn initial_registers_follow_the_descriptor() {
+    // Every lane stores v0 (work-item id) at out[group * 48 + v0]: 48-item groups leave the
+    // second wave with 16 live lanes.
+    let mut prog = assemble(vec![
+        I("s_load_dwordx2", [s(8), N], [s(4), N, N], 0),
+        I("s_mul_i32", [s(10), N], [s(6), k(48), N], 0),
+        I("v_add_nc_u32", [v(1), N], [s(10), v(0), N], 0),
+        I("v_lshlrev_b32", [v(1), N], [k(2), v(1), N], 0),
+        I("global_store_dword", [N, N], [v(1), v(0), N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    prog[4].mem.saddr = s(8);
+    let emu = Emulator::new(config(1));
+    load(&emu, prog);
+    let m = memory(4 * 48 * 3);
+    let r = emu.run(&dispatch(3, 48, 0), &m, &NoServices).unwrap();
+    let out = words(&m, 48 * 3);
+    for (i, &x) in out.iter().enumerate() {
+        assert_eq!(x as usize, i % 48);
+    }
+    assert_eq!(r.waves, 6);
+}
