@@ -10,4 +10,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 # The CLI binary and librocload.so belong to other workspace members than the tests that
 # run them; cargo test does not build those, so build them first.
 cargo build --workspace
+# The decoder is checked against llvm-objdump on real code: clang-19 objects and every gfx1030
+# code object of Debian's rocRAND and rocSPARSE (a git-ignored corpus; about a minute to build).
+ROCLOAD=target/debug/rocload bash scripts/emu-corpus.sh >/dev/null
 cargo test --workspace "$@"

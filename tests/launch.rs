@@ -72,7 +72,7 @@ fn copies_and_fills_run_in_stream_order_and_events_time_them() {
 }
 
 #[test]
-fn the_launch_builder_checks_arguments_and_a_launch_without_executor_is_sticky() {
+fn the_launch_builder_checks_arguments_and_vadd_runs_on_the_emulator() {
     let rt = runtime();
     let dev = rt.device(0).unwrap().clone();
     let m = rt
@@ -126,8 +126,11 @@ fn the_launch_builder_checks_arguments_and_a_launch_without_executor_is_sticky()
         .submit(&rt)
         .unwrap_err();
     assert!(matches!(e, RuntimeError::InvalidConfiguration(_)), "{e}");
-    // A well-formed launch is submitted; with no executor the dispatch fails on the device,
-    // and the failure is sticky: it is never reported as success.
+    // A well-formed launch runs on the emulator; the result is the host's sum.
+    let xs: Vec<f32> = (0..64).map(|i| i as f32 * 0.25).collect();
+    let ys: Vec<f32> = (0..64).map(|i| 100.0 - i as f32).collect();
+    let a = DeviceBuffer::from_slice(&dev, &xs).unwrap();
+    let b = DeviceBuffer::from_slice(&dev, &ys).unwrap();
     vadd.launch()
         .grid([2, 1, 1])
         .block([32, 1, 1])
@@ -137,8 +140,82 @@ fn the_launch_builder_checks_arguments_and_a_launch_without_executor_is_sticky()
         .arg(64i32)
         .submit(&rt)
         .unwrap();
+    dev.synchronize().unwrap();
+    let expected: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| x + y).collect();
+    assert_eq!(c.to_vec().unwrap(), expected);
+}
+
+/// vadd's `n` larger than its buffers: the kernel writes past `c`'s end.
+fn launch_vadd(rt: &Runtime, vadd: &rocload::runtime::KernelRef, x: u64, y: u64, z: u64, n: i32) {
+    vadd.launch()
+        .grid([(n as u32).div_ceil(32), 1, 1])
+        .block([32, 1, 1])
+        .arg(DevicePtr(x))
+        .arg(DevicePtr(y))
+        .arg(DevicePtr(z))
+        .arg(n)
+        .submit(rt)
+        .unwrap();
+}
+
+#[test]
+fn the_memory_checker_names_the_allocation_of_an_out_of_bounds_write() {
+    let rt = runtime();
+    let dev = rt.device(0).unwrap().clone();
+    let m = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
+    let vadd = m.function("vadd").unwrap();
+    let big = DeviceBuffer::<f32>::zeroed(&dev, 4096).unwrap();
+    let small = DeviceBuffer::<f32>::zeroed(&dev, 100).unwrap();
+    launch_vadd(
+        &rt,
+        &vadd,
+        big.address(),
+        big.address(),
+        small.address(),
+        4096,
+    );
     let e = dev.synchronize().unwrap_err();
-    assert!(matches!(e, RuntimeError::KernelFailed { .. }), "{e}");
-    assert!(e.to_string().contains("no kernel executor"), "{e}");
-    assert!(a.to_vec().is_err(), "later work reports the sticky error");
+    let RuntimeError::KernelFailed { error, .. } = &e else {
+        panic!("{e}")
+    };
+    let rocload::device::ExecutionError::MemoryFault {
+        kernel,
+        pc,
+        violation,
+        instruction,
+        ..
+    } = &**error
+    else {
+        panic!("{error}")
+    };
+    assert_eq!(kernel, "vadd");
+    assert!(*pc >= vadd.code_address().unwrap(), "{e}");
+    assert!(instruction.starts_with("global_store"), "{e}");
+    assert!(violation.write);
+    let text = e.to_string();
+    // The allocation it ran past: `small`, 400 bytes.
+    assert!(text.contains(&format!("{:#x}", small.address())), "{text}");
+    assert!(text.contains("400"), "{text}");
+    // Sticky: the device reports it until reset.
+    assert!(dev.synchronize().is_err());
+}
+
+#[test]
+fn the_memory_checker_names_a_freed_allocation() {
+    let rt = runtime();
+    let dev = rt.device(0).unwrap().clone();
+    let m = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
+    let vadd = m.function("vadd").unwrap();
+    let x = DeviceBuffer::<f32>::zeroed(&dev, 64).unwrap();
+    let freed = rt.allocate(0, 256, MemoryKind::Device).unwrap();
+    rt.free(freed).unwrap();
+    launch_vadd(&rt, &vadd, freed, x.address(), x.address(), 64);
+    let e = dev.synchronize().unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("use after free"), "{text}");
+    assert!(text.contains(&format!("{freed:#x}")), "{text}");
 }

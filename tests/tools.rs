@@ -112,11 +112,10 @@ fn a_tool_sees_code_arrive_kernels_go_and_code_leave() {
             _ => None,
         })
         .expect("the dispatch's completion");
-    // TODO(emulator): the software agent has no executor yet, so the dispatch fails, and the
-    // tool must hear that rather than nothing.
+    // The emulator ran it: the tool hears the instruction count.
     match completion {
-        Err(e) => assert!(e.contains("no kernel executor"), "{e}"),
-        Ok(n) => panic!("a dispatch without executor completed ({n} instructions)"),
+        Ok(n) => assert!(n > 0, "a completed dispatch ran no instructions"),
+        Err(e) => panic!("vadd failed: {e}"),
     }
 
     // The module goes: its code object is reported once, under the load's id.

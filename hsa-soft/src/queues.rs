@@ -7,8 +7,7 @@
 //! reported to the system event handlers as `HSA_AMD_GPU_MEMORY_FAULT_EVENT` (without one,
 //! ROCr prints the fault and aborts; this library prints it and calls the queue's callback with
 //! `HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION`); a trap or an executor failure is
-//! `HSA_STATUS_ERROR_EXCEPTION`; a dispatch the agent cannot run at all (no executor yet) is
-//! `HSA_STATUS_ERROR_INVALID_ISA`; a malformed packet `HSA_STATUS_ERROR_INVALID_PACKET_FORMAT`.
+//! `HSA_STATUS_ERROR_EXCEPTION`; a malformed packet `HSA_STATUS_ERROR_INVALID_PACKET_FORMAT`.
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -38,9 +37,6 @@ fn status_of(error: &ExecutionError) -> (hsa_status_t, Option<u64>) {
             Some(violation.address),
         ),
         ExecutionError::Kernel { .. } => (HSA_STATUS_ERROR_EXCEPTION, None),
-        ExecutionError::Packet(message) if message.contains("no kernel executor") => {
-            (HSA_STATUS_ERROR_INVALID_ISA, None)
-        }
         ExecutionError::Packet(_) => (HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, None),
         _ => (HSA_STATUS_ERROR_EXCEPTION, None),
     }
@@ -173,13 +169,10 @@ mod tests {
 
     #[test]
     fn failures_map_to_rocrs_queue_statuses() {
-        let no_executor = ExecutionError::Packet(
-            "dispatch: the software agent has no kernel executor (the emulator is not built in)"
-                .into(),
-        );
+        let malformed = ExecutionError::Packet("dispatch: workgroup size 0".into());
         assert_eq!(
-            status_of(&no_executor),
-            (HSA_STATUS_ERROR_INVALID_ISA, None)
+            status_of(&malformed),
+            (HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, None)
         );
         let trap = ExecutionError::Kernel {
             kernel: "k".into(),

@@ -152,7 +152,8 @@ pub enum ExecutionError {
 /// A queue that takes AQL packets in order.
 pub trait Queue: Send + Sync + fmt::Debug {
     /// Submits a packet (64 bytes with an INVALID header; `header_word` is published last, as
-    /// one release store) and what must outlive it. `on_complete` runs once the packet is done.
+    /// one release store) and what must outlive it. `label` names it in reports (the kernel's
+    /// name). `on_complete` runs once the packet is done.
     ///
     /// # Errors
     /// [`DeviceError::Queue`] when the queue is shut down.
@@ -160,6 +161,7 @@ pub trait Queue: Send + Sync + fmt::Debug {
         &self,
         packet: [u8; aql::PACKET_SIZE],
         header_word: u32,
+        label: String,
         keep_alive: KeepAlive,
         on_complete: Box<dyn FnOnce(Completion) + Send>,
     ) -> Result<(), DeviceError>;
@@ -182,6 +184,9 @@ pub trait Queue: Send + Sync + fmt::Debug {
     /// Address of the `hsa_queue_t` (what `hidden_queue_ptr` and the queue-pointer SGPRs hold).
     fn address(&self) -> u64;
 }
+
+/// Serves one hostcall buffer (answers every packet on its ready stack); returns how many.
+pub type HostcallHandler = Arc<dyn Fn() -> usize + Send + Sync>;
 
 /// Work the host does in queue order; an error fails the step like a faulting kernel.
 pub type HostWork = Box<dyn FnOnce() -> Result<(), DeviceError> + Send>;
@@ -263,4 +268,26 @@ pub trait Device: Agent {
 
     /// Host threads (software agent) or compute units (GPU) that run work-groups in parallel.
     fn compute_units(&self) -> u32;
+
+    /// Has `handler` serve the hostcall buffer whose doorbell signal carries `event_id`
+    /// whenever a kernel rings it (device `printf`).
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] where the backend cannot serve hostcalls (a kernel that
+    /// needs one is then refused at launch instead of waiting forever).
+    fn set_hostcall_handler(
+        &self,
+        event_id: u32,
+        handler: HostcallHandler,
+    ) -> Result<(), DeviceError> {
+        let _ = (event_id, handler);
+        Err(DeviceError::Unsupported {
+            op: "hostcall",
+            backend: match self.backend() {
+                crate::loader::BackendKind::Soft => "soft",
+                crate::loader::BackendKind::Hsa => "hsa",
+            },
+            reason: "no host thread serves hostcall buffers on this backend yet".into(),
+        })
+    }
 }

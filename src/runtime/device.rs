@@ -10,6 +10,7 @@ use std::sync::{Arc, Weak};
 use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
 
+use super::hostcall::HostcallBuffer;
 use super::stream::{Stream, StreamKind};
 use super::tools::Tools;
 use super::{RuntimeError, RuntimeResult};
@@ -24,7 +25,12 @@ pub struct DeviceContext {
     streams: Mutex<Vec<Weak<super::stream::StreamInner>>>,
     sticky: Mutex<Option<Arc<ExecutionError>>>,
     tools: Arc<Tools>,
+    /// The hostcall buffer kernels that print get, made at the first such launch.
+    hostcall: OnceCell<Arc<HostcallBuffer>>,
 }
+
+/// The event id the device's hostcall doorbell carries (one buffer per device).
+const HOSTCALL_EVENT: u32 = 1;
 
 impl DeviceContext {
     pub(crate) fn new(
@@ -39,6 +45,7 @@ impl DeviceContext {
             streams: Mutex::new(Vec::new()),
             sticky: Mutex::new(None),
             tools,
+            hostcall: OnceCell::new(),
         })
     }
 
@@ -50,6 +57,31 @@ impl DeviceContext {
     /// The runtime's instrumentation hooks.
     pub(crate) fn tools(&self) -> &Arc<Tools> {
         &self.tools
+    }
+
+    /// The device's hostcall buffer (what `hidden_hostcall_buffer` points to), created and
+    /// registered with the device at the first call.
+    ///
+    /// # Errors
+    /// The allocation failed, or the backend cannot serve hostcalls.
+    pub(crate) fn hostcall_buffer(&self) -> RuntimeResult<u64> {
+        self.hostcall
+            .get_or_try_init(|| {
+                let buffer = Arc::new(
+                    HostcallBuffer::new(self.device.clone(), HOSTCALL_EVENT)
+                        .map_err(|e| self.error("creating the hostcall buffer", e))?,
+                );
+                // The device holds only a weak reference: the buffer goes with this context.
+                let weak = Arc::downgrade(&buffer);
+                self.device
+                    .set_hostcall_handler(
+                        HOSTCALL_EVENT,
+                        Arc::new(move || weak.upgrade().map_or(0, |b| b.serve())),
+                    )
+                    .map_err(|e| self.error("serving hostcalls", e))?;
+                Ok(buffer)
+            })
+            .map(|b| b.address())
     }
 
     /// The backend's device.

@@ -141,8 +141,18 @@ pub(crate) fn launch(
     let info = kernel.info();
     let device = ctx.device().clone();
     let (private_base, shared_base) = device.apertures();
+    let hostcall_buffer = if info
+        .args
+        .iter()
+        .any(|a| a.value_kind == "hidden_hostcall_buffer")
+    {
+        ctx.hostcall_buffer()?
+    } else {
+        0
+    };
     let hidden = HiddenValues {
         geometry: Some(geometry),
+        hostcall_buffer,
         dynamic_lds_size: config.dynamic_lds,
         queue_ptr: stream.queue_address(),
         private_base,
@@ -216,6 +226,7 @@ pub(crate) fn launch(
         vec![Box::new(kernel.loaded().clone()), Box::new(guard)];
     stream.dispatch(
         packet,
+        info.name.clone(),
         keep_alive,
         Box::new(move |c: &Completion| {
             match c {

@@ -178,7 +178,7 @@ impl Stream {
                 .collect();
             self.0
                 .queue
-                .submit(bytes, header, keep, Box::new(|_| {}))
+                .submit(bytes, header, "barrier".into(), keep, Box::new(|_| {}))
                 .map_err(|e| ctx.error("submitting a barrier", e))?;
         }
         Ok(())
@@ -188,6 +188,7 @@ impl Stream {
     pub(crate) fn dispatch(
         &self,
         mut packet: aql::DispatchPacket,
+        label: String,
         keep_alive: KeepAlive,
         on_done: Box<dyn FnOnce(&Completion) + Send>,
     ) -> RuntimeResult<()> {
@@ -208,6 +209,7 @@ impl Stream {
             queue.submit(
                 bytes,
                 header,
+                label,
                 keep_alive,
                 Box::new(move |c| {
                     on_done(&c);

@@ -400,14 +400,10 @@ impl Queue for HsaQueue {
         &self,
         packet: [u8; PACKET_SIZE],
         header_word: u32,
+        label: String,
         keep_alive: KeepAlive,
         on_complete: Box<dyn FnOnce(Completion) + Send>,
     ) -> Result<(), DeviceError> {
-        let kernel_object = u64::from_le_bytes(packet[32..40].try_into().unwrap_or_default());
-        let label = match Header(header_word as u16).packet_type() {
-            aql::PacketType::BarrierAnd => "barrier".to_owned(),
-            _ => format!("dispatch of kernel object {kernel_object:#x}"),
-        };
         self.enqueue(packet, header_word, label, None, keep_alive, on_complete)
     }
 

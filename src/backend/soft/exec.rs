@@ -3,6 +3,8 @@
 //! kernel descriptor, and the device's allocation table that every access is checked against)
 //! and returns a report or a typed failure. The emulator implements it.
 
+use super::emu::{EmulatorExecutor, EmulatorOptions};
+use super::HostcallHandlers;
 use crate::device::{AllocationTable, DispatchPacket, DispatchReport, ExecutionError};
 
 /// One dispatch to execute.
@@ -14,12 +16,16 @@ pub struct Job<'a> {
     pub packet_address: u64,
     /// The `hsa_queue_t` it was submitted to (the queue-pointer SGPRs).
     pub queue_address: u64,
+    /// The packet's index in its queue (the dispatch-id SGPRs).
+    pub dispatch_id: u64,
     /// The 64-byte kernel descriptor at `packet.kernel_object`.
     pub descriptor: [u8; 64],
     /// What the runtime called the dispatch (the kernel's name), for reports.
     pub label: &'a str,
     /// The device's memory: every global and flat access is checked against it.
     pub memory: &'a AllocationTable,
+    /// The hostcall buffers to serve when the kernel rings a doorbell.
+    pub hostcall: &'a HostcallHandlers,
 }
 
 /// Runs kernel dispatches for the software agent.
@@ -30,15 +36,13 @@ pub trait KernelExecutor: Send + Sync + std::fmt::Debug {
     /// A typed failure (memory fault, trap, unsupported instruction, timeout): the dispatch
     /// ends, the host process continues.
     fn run(&self, job: &Job<'_>) -> Result<DispatchReport, ExecutionError>;
+
+    /// Code at `[base, base + len)` was freed (an executable was unloaded): forget anything
+    /// decoded from it, since the addresses can be reused.
+    fn forget_code(&self, _base: u64, _len: u64) {}
 }
 
-/// The executor every software agent starts with: none yet. The emulator (crate `emu`) is
-/// being written; until it is wired in here, dispatches on the software agent (and on the
-/// software HSA library's queues) fail with a typed error naming the missing executor.
-///
-/// TODO(lead): return the emulator's executor here once `emu` is on main; then flip the tests
-/// marked `TODO(emulator)` (tests/launch.rs, tests/hsa_soft.rs, hsa-soft's own tests) from
-/// expecting that failure to checking results.
-pub fn builtin_executor() -> Option<std::sync::Arc<dyn KernelExecutor>> {
-    None
+/// The executor every software agent starts with: its own gfx1030 emulator.
+pub fn builtin_executor(options: &EmulatorOptions) -> std::sync::Arc<dyn KernelExecutor> {
+    std::sync::Arc::new(EmulatorExecutor::new(options))
 }

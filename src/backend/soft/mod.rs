@@ -6,8 +6,10 @@
 //! - loading: executables whose images are device allocations (kind `CodeObject`);
 //! - [`memory`]: device, pinned and managed allocations, with a quarantine for freed blocks;
 //! - [`queue`]: AQL queues with a packet processor thread;
-//! - [`exec`]: the boundary to the kernel executor (the emulator).
+//! - [`exec`]: the boundary to the kernel executor;
+//! - [`emu`]: the executor, the gfx1030 emulator over the agent's allocation table.
 
+pub mod emu;
 pub mod exec;
 mod memory;
 pub mod queue;
@@ -15,17 +17,18 @@ pub mod queue;
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
-use once_cell::sync::OnceCell;
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 
 use crate::device::{
-    Allocation, AllocationTable, Device, DeviceError, MemoryKind, Queue, Signal, SignalHandle,
+    Allocation, AllocationTable, Device, DeviceError, HostcallHandler, MemoryKind, Queue, Signal,
+    SignalHandle,
 };
 use crate::loader::{
     relocate, Agent, BackendKind, ExecutableBackend, LoadError, Module, Placement,
 };
 use crate::target::AgentIsa;
 
+pub use emu::{EmulatorExecutor, EmulatorOptions};
 pub use exec::{builtin_executor, Job, KernelExecutor};
 pub use memory::{ALIGNMENT, QUARANTINE_BYTES};
 pub use queue::{QueueErrorHandler, SoftQueue};
@@ -39,25 +42,51 @@ pub const SHARED_APERTURE: u64 = 1 << 48;
 /// Where flat addresses reach a work-item's scratch (`src_private_base`).
 pub const PRIVATE_APERTURE: u64 = 2 << 48;
 
-/// What every clone of one software agent shares: its memory, signals and executor.
+/// What every clone of one software agent shares: its memory, signals, hostcall buffers and
+/// executor.
 pub(crate) struct State {
     pub(crate) table: AllocationTable,
     pub(crate) memory: memory::SoftMemory,
     pub(crate) signals: Arc<SignalTable>,
-    executor: OnceCell<Arc<dyn KernelExecutor>>,
+    pub(crate) hostcall: HostcallHandlers,
+    pub(crate) executor: Arc<dyn KernelExecutor>,
 }
 
 impl std::fmt::Debug for State {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("State")
-            .field("executor", &self.executor.get().is_some())
+            .field("executor", &self.executor)
             .finish_non_exhaustive()
     }
 }
 
-impl State {
-    pub(crate) fn executor(&self) -> Option<&Arc<dyn KernelExecutor>> {
-        self.executor.get()
+/// The hostcall buffers registered with an agent, by the event id their doorbell carries.
+#[derive(Default)]
+pub struct HostcallHandlers(RwLock<Vec<(u32, HostcallHandler)>>);
+
+impl std::fmt::Debug for HostcallHandlers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<u32> = self.0.read().iter().map(|(id, _)| *id).collect();
+        f.debug_tuple("HostcallHandlers").field(&ids).finish()
+    }
+}
+
+impl HostcallHandlers {
+    /// Serves the buffer whose doorbell carries `event` (`None`: every buffer); returns the
+    /// packets served.
+    pub fn serve(&self, event: Option<u32>) -> usize {
+        let handlers = self.0.read();
+        handlers
+            .iter()
+            .filter(|(id, _)| event.is_none_or(|e| e == *id))
+            .map(|(_, h)| h())
+            .sum()
+    }
+
+    fn add(&self, event: u32, handler: HostcallHandler) {
+        let mut handlers = self.0.write();
+        handlers.retain(|(id, _)| *id != event);
+        handlers.push((event, handler));
     }
 }
 
@@ -103,25 +132,44 @@ pub struct SoftAgent {
 }
 
 impl SoftAgent {
-    /// An agent reporting `isa`, with its own memory and signals, running kernels on the
-    /// built-in executor when there is one ([`builtin_executor`]).
+    /// An agent reporting `isa`, with its own memory and signals, running kernels on its own
+    /// emulator with default options.
     pub fn new(isa: AgentIsa) -> Self {
-        SoftAgent::with_signals(isa, Arc::new(SignalTable::new()))
+        SoftAgent::with_options(
+            isa,
+            Arc::new(SignalTable::new()),
+            &EmulatorOptions::default(),
+        )
     }
 
     /// An agent reporting `isa` with its own memory, whose signals live in `signals` (shared
     /// with other agents).
     pub fn with_signals(isa: AgentIsa, signals: Arc<SignalTable>) -> Self {
-        let executor = OnceCell::new();
-        if let Some(e) = builtin_executor() {
-            let _ = executor.set(e);
-        }
+        SoftAgent::with_options(isa, signals, &EmulatorOptions::default())
+    }
+
+    /// An agent whose emulator runs with `options`.
+    pub fn with_options(
+        isa: AgentIsa,
+        signals: Arc<SignalTable>,
+        options: &EmulatorOptions,
+    ) -> Self {
+        SoftAgent::with_executor(isa, signals, builtin_executor(options))
+    }
+
+    /// An agent whose dispatches run on `executor`.
+    pub fn with_executor(
+        isa: AgentIsa,
+        signals: Arc<SignalTable>,
+        executor: Arc<dyn KernelExecutor>,
+    ) -> Self {
         SoftAgent {
             isa,
             state: Arc::new(State {
                 table: AllocationTable::new(),
                 memory: memory::SoftMemory::default(),
                 signals,
+                hostcall: HostcallHandlers::default(),
                 executor,
             }),
         }
@@ -130,11 +178,6 @@ impl SoftAgent {
     /// The table the agent's signals live in.
     pub fn signals(&self) -> &Arc<SignalTable> {
         &self.state.signals
-    }
-
-    /// Whether a kernel executor is set (dispatches fail with a typed error until one is).
-    pub fn has_executor(&self) -> bool {
-        self.state.executor.get().is_some()
     }
 
     /// A queue of `packets` slots (a power of two) with ROCr's failure semantics: a failed
@@ -154,17 +197,6 @@ impl SoftAgent {
             packets,
             Some(on_error),
         )?))
-    }
-
-    /// Sets the kernel executor (once); dispatches fail with a typed error until it is set.
-    ///
-    /// # Errors
-    /// The executor given, when one is already set.
-    pub fn set_executor(
-        &self,
-        executor: Arc<dyn KernelExecutor>,
-    ) -> Result<(), Arc<dyn KernelExecutor>> {
-        self.state.executor.set(executor)
     }
 
     /// Shared handle, as agents are passed around by the loader.
@@ -307,6 +339,15 @@ impl Device for SoftAgent {
         )
     }
 
+    fn set_hostcall_handler(
+        &self,
+        event_id: u32,
+        handler: HostcallHandler,
+    ) -> Result<(), DeviceError> {
+        self.state.hostcall.add(event_id, handler);
+        Ok(())
+    }
+
     fn compute_units(&self) -> u32 {
         std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
     }
@@ -367,6 +408,9 @@ impl SoftExecutable {
 impl Drop for SoftExecutable {
     fn drop(&mut self) {
         for image in self.images.iter().flatten() {
+            self.state
+                .executor
+                .forget_code(image.base, image.len as u64);
             if let Err(e) = self.state.memory.free(&self.state.table, image.base, false) {
                 tracing::debug!(error = %e, "freeing a code object image failed");
             }
@@ -534,6 +578,7 @@ mod tests {
         q.submit(
             bytes,
             header,
+            "test".into(),
             Vec::new(),
             Box::new(move |c| tx.send(c).unwrap()),
         )
@@ -549,7 +594,8 @@ mod tests {
             .wait(Condition::Lt, 1, Some(Duration::from_secs(10)));
         assert!(finished);
         assert!(matches!(rx.recv().unwrap(), Completion::Done(_)));
-        // A dispatch without an executor fails with a typed error, not silently.
+        // A dispatch the emulator refuses (a zeroed descriptor is wave64) fails with a typed
+        // error, not silently.
         let kd = a.allocate(64, MemoryKind::CodeObject).unwrap();
         let fields = aql::DispatchFields {
             geometry: aql::DispatchGeometry {
@@ -572,12 +618,13 @@ mod tests {
         q.submit(
             bytes,
             header,
+            "test".into(),
             Vec::new(),
             Box::new(move |c| tx.send(c).unwrap()),
         )
         .unwrap();
         match rx.recv_timeout(Duration::from_secs(10)).unwrap() {
-            Completion::Failed(e) => assert!(e.to_string().contains("no kernel executor"), "{e}"),
+            Completion::Failed(e) => assert!(e.to_string().contains("wave64"), "{e}"),
             other => panic!("{other:?}"),
         }
         drop(q);

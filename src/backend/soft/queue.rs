@@ -308,10 +308,10 @@ impl Queue for SoftQueue {
         &self,
         packet: [u8; PACKET_SIZE],
         header_word: u32,
+        label: String,
         keep_alive: KeepAlive,
         on_complete: Box<dyn FnOnce(Completion) + Send>,
     ) -> Result<(), DeviceError> {
-        let label = describe(&packet);
         self.enqueue(
             packet,
             header_word,
@@ -367,15 +367,6 @@ impl Drop for SoftQueue {
     }
 }
 
-/// A short description of a packet for logs and reports.
-fn describe(packet: &[u8; PACKET_SIZE]) -> String {
-    let kernel_object = u64::from_le_bytes(packet[32..40].try_into().unwrap_or_default());
-    match Header(u16::from_le_bytes([packet[0], packet[1]])).packet_type() {
-        PacketType::BarrierAnd => "barrier".into(),
-        _ => format!("dispatch of kernel object {kernel_object:#x}"),
-    }
-}
-
 /// The processor thread: takes published packets in order until shut down and drained (or,
 /// with ROCr's semantics, until a packet fails: then it only waits for the shutdown).
 fn process(s: Arc<Shared>) {
@@ -415,7 +406,7 @@ fn process(s: Arc<Shared>) {
                 let packet: DispatchPacket =
                     unsafe { std::ptr::read(slot as *const DispatchPacket) };
                 let signal = packet.completion_signal.handle;
-                (dispatch(&s, &packet, slot, &label), signal)
+                (dispatch(&s, &packet, slot, index, &label), signal)
             }
             PacketType::BarrierAnd => {
                 // SAFETY: as above, for the barrier packet's layout.
@@ -477,13 +468,15 @@ fn process(s: Arc<Shared>) {
     }
 }
 
-fn dispatch(s: &Shared, packet: &DispatchPacket, packet_address: u64, label: &str) -> Completion {
+fn dispatch(
+    s: &Shared,
+    packet: &DispatchPacket,
+    packet_address: u64,
+    dispatch_id: u64,
+    label: &str,
+) -> Completion {
     let fail = |m: String| Completion::Failed(Arc::new(ExecutionError::Packet(m)));
-    let Some(executor) = s.state.executor() else {
-        return fail(format!(
-            "{label}: the software agent has no kernel executor (the emulator is not built in)"
-        ));
-    };
+    let executor = &s.state.executor;
     let table = &s.state.table;
     let kd = packet.kernel_object;
     if let Err(v) = table.check(kd, 64, false) {
@@ -497,9 +490,11 @@ fn dispatch(s: &Shared, packet: &DispatchPacket, packet_address: u64, label: &st
         packet,
         packet_address,
         queue_address: s.base,
+        dispatch_id,
         descriptor,
         label,
         memory: table,
+        hostcall: &s.state.hostcall,
     };
     let start = Instant::now();
     match executor.run(&job) {
