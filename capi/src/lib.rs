@@ -75,6 +75,7 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::InvalidDevice { .. } => hipErrorInvalidDevice,
         RuntimeError::NoDevice { .. } => hipErrorNoDevice,
         RuntimeError::NoBinaryForAgent { .. } => hipErrorNoBinaryForGpu,
+        RuntimeError::Load { source, .. } if source.is_out_of_memory() => hipErrorOutOfMemory,
         RuntimeError::Load { source, .. } => match &**source {
             rocload_lib::Error::Container(_) | rocload_lib::Error::CodeObject(_) => {
                 hipErrorInvalidImage
@@ -570,7 +571,7 @@ fn module_entry(module: hipModule_t) -> Result<(Arc<Module>, ModuleFunctions), F
     })
 }
 
-fn load_module(module: *mut hipModule_t, bytes: Arc<[u8]>) -> Result<(), Failure> {
+fn load_module(module: *mut hipModule_t, bytes: rocload_lib::SharedBytes) -> Result<(), Failure> {
     let m = runtime().load_module(bytes, current_device())?;
     let id = m.id();
     let Some(handle) = MODULES.insert((m, Default::default())) else {
@@ -605,7 +606,17 @@ pub unsafe extern "C" fn hipModuleLoadData(
                 message: e.to_string(),
                 error: None,
             })?;
-        load_module(module, Arc::from(bytes))
+        // The one copy: fallible, so a huge image is hipErrorOutOfMemory, not an abort.
+        let copy = rocload_lib::SharedBytes::try_copy_from_slice(bytes).ok_or_else(|| {
+            Failure::new(
+                hipErrorOutOfMemory,
+                format!(
+                    "cannot reserve {} bytes for a copy of the image",
+                    bytes.len()
+                ),
+            )
+        })?;
+        load_module(module, copy)
     })
 }
 
@@ -638,7 +649,7 @@ pub unsafe extern "C" fn hipModuleLoad(
         let path = unsafe { c_str(fname, "fname") }?;
         let bytes = std::fs::read(&*path)
             .map_err(|e| Failure::new(hipErrorFileNotFound, format!("{path}: {e}")))?;
-        load_module(module, Arc::from(bytes))
+        load_module(module, bytes.into())
     })
 }
 

@@ -1,4 +1,4 @@
-//! `rocload inflate FILE [--bundle N] [-o OUT] [--no-verify]`: a compressed bundle's plain
+//! `rocload inflate FILE [--bundle N] [-o OUT] [--verify]`: a compressed bundle's plain
 //! bundle, inflated in one pass (what `clang-offload-bundler` does before any unbundling).
 
 use std::path::PathBuf;
@@ -19,23 +19,18 @@ pub struct Args {
     /// Output file; standard output if omitted.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
-    /// Skip the MD5 hash check.
-    #[arg(long)]
+    /// Accepted for old scripts: the hash is checked only with `--verify`.
+    #[arg(long, hide = true)]
     no_verify: bool,
 }
 
 /// Runs `rocload inflate`.
-pub fn run(args: Args) -> CliResult {
+pub fn run(args: Args, options: &ReadOptions) -> CliResult {
     let file = MappedFile::open(&args.file)?;
-    let verify = if args.no_verify {
-        HashCheck::Never
-    } else {
-        HashCheck::WhenComplete
-    };
-    let options = ReadOptions {
-        verify,
-        ..ReadOptions::default()
-    };
+    let mut options = options.clone();
+    if args.no_verify {
+        options.verify = HashCheck::Never;
+    }
     let containers = read_containers(file.bytes(), &options)?;
     let chosen = containers
         .iter()

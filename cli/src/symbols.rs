@@ -33,9 +33,9 @@ struct Report {
 }
 
 /// Runs `rocload symbols`.
-pub fn run(args: Args) -> CliResult {
+pub fn run(args: Args, options: &ReadOptions) -> CliResult {
     let file = MappedFile::open(&args.file)?;
-    let containers = read_containers(file.bytes(), &ReadOptions::default())?;
+    let containers = read_containers(file.bytes(), options)?;
     let mut reports = Vec::new();
     for l in containers
         .iter()

@@ -238,7 +238,20 @@ impl<'a> CompressedBundle<'a> {
     /// Extracts the entry at `index` of the table. Decoding stops once that entry is out,
     /// unless the hash is to be checked: always with [`HashCheck::Always`], and with
     /// [`HashCheck::WhenComplete`] when the entry reaches the end of the payload anyway.
+    ///
+    /// # Errors
+    /// [`ContainerError::EntryTooLarge`] for an entry over the read options'
+    /// `max_entry_size`, before any of it is inflated; decoding and hash errors.
     pub fn extract(&self, index: usize) -> Result<Vec<u8>, ContainerError> {
+        self.extract_limited(index, self.options.limits.max_entry_size)
+    }
+
+    /// [`CompressedBundle::extract`] with the entry size cap `max_entry_size`.
+    pub(crate) fn extract_limited(
+        &self,
+        index: usize,
+        max_entry_size: u64,
+    ) -> Result<Vec<u8>, ContainerError> {
         let (mut probe, table) = self.table()?;
         let entries = owned_entries(&probe.prefix, &table);
         let entry = entries
@@ -247,6 +260,15 @@ impl<'a> CompressedBundle<'a> {
                 wanted: format!("entry #{index}"),
                 available: entries.iter().map(|e| e.id.to_string()).collect(),
             })?;
+        if entry.size > max_entry_size {
+            tracing::debug!(id = %entry.id, size = entry.size, limit = max_entry_size, "entry over the size cap; refused before inflating");
+            return Err(ContainerError::EntryTooLarge {
+                entry: entry.id.to_string(),
+                index: index as u64,
+                size: entry.size,
+                limit: max_entry_size,
+            });
+        }
         let end = entry.offset + entry.size; // checked by read_table
         let declared = self.header.uncompressed_size;
         let verify = match self.options.verify {

@@ -30,10 +30,11 @@ use parking_lot::{Mutex, RwLock};
 
 use super::kernel::LoadedFatBinary;
 use super::{RuntimeError, RuntimeOptions, RuntimeResult, Stats};
-use crate::container::{read_containers, Bundle, Container, EntryInfo};
+use crate::container::{into_shared, read_containers, Bundle, Container, EntryInfo};
 use crate::loader::fat_binary::{first_loadable, EntryRefusal};
-use crate::loader::{Agent, BackendKind, Linker, Module, ModuleSource};
+use crate::loader::{Agent, BackendKind, Linker, Module, ModuleSource, SymbolClass};
 use crate::target::{select, AgentIsa, TargetError};
+use crate::SharedBytes;
 
 /// Where a fat binary's bytes are.
 #[derive(Debug, Clone)]
@@ -43,7 +44,7 @@ pub(crate) enum Source {
     /// Bytes that live for the whole program.
     Static(&'static [u8]),
     /// Bytes the runtime owns.
-    Owned(Arc<[u8]>),
+    Owned(SharedBytes),
 }
 
 /// Host pointers registered under a fat binary, removed with it.
@@ -113,7 +114,7 @@ pub struct FatBinary {
 #[derive(Debug, Clone)]
 enum Bytes {
     Static(&'static [u8]),
-    Owned(Arc<[u8]>),
+    Owned(SharedBytes),
 }
 
 impl Bytes {
@@ -149,7 +150,7 @@ struct PreparedContainer {
 #[derive(Debug, Default)]
 struct Extracted {
     modules: HashMap<usize, Result<Module, Arc<crate::Error>>>,
-    inflated: Option<Arc<[u8]>>,
+    inflated: Option<Arc<Vec<u8>>>,
 }
 
 impl FatBinary {
@@ -544,17 +545,19 @@ impl FatBinary {
             let inflated = match &extracted.inflated {
                 Some(b) => b.clone(),
                 None => {
-                    let b: Arc<[u8]> =
-                        self.with_container(prepared, c, options, |container| match container {
-                            Container::Compressed(cb) => {
-                                cb.inflate().map(Arc::from).map_err(crate::Error::from)
+                    let b =
+                        Arc::new(self.with_container(prepared, c, options, |container| {
+                            match container {
+                                Container::Compressed(cb) => {
+                                    cb.inflate().map_err(crate::Error::from)
+                                }
+                                _ => Err(crate::loader::LoadError::Backend {
+                                    op: "inflate",
+                                    message: "container is not compressed".into(),
+                                }
+                                .into()),
                             }
-                            _ => Err(crate::loader::LoadError::Backend {
-                                op: "inflate",
-                                message: "container is not compressed".into(),
-                            }
-                            .into()),
-                        })??;
+                        })??);
                     Stats::bump(&stats.full_inflations);
                     tracing::debug!(
                         container = c.index,
@@ -572,16 +575,24 @@ impl FatBinary {
                     available: Vec::new(),
                 }
             })?;
+            // Copied (fallibly): the module must not keep every other agent's entry alive.
+            let bytes = into_shared(Cow::Borrowed(bundle.entry_data(e)))?;
             Stats::bump(&stats.extractions);
-            return Ok(Module::new(
-                Arc::<[u8]>::from(bundle.entry_data(e)),
-                source,
-            )?);
+            return Ok(Module::new(bytes, source)?);
         }
         // One entry needed: stream it (a compressed bundle inflates up to the entry's end).
-        let bytes: Arc<[u8]> = self.with_container(prepared, c, options, |container| {
-            container.extract(i).map(|b| Arc::<[u8]>::from(b.as_ref()))
-        })??;
+        // Inflated bytes move into the module; bytes the runtime owns are shared in place;
+        // bytes of a library image are copied, since the image may be unmapped later.
+        let bytes = self.with_container(prepared, c, options, |container| {
+            let data = container.extract_with(i, &options.read.limits)?;
+            match (&prepared.bytes, &data) {
+                (Bytes::Owned(owner), Cow::Borrowed(b)) => {
+                    Ok(share_range(owner, b).map_or_else(|| into_shared(Cow::Borrowed(b)), Ok)?)
+                }
+                _ => into_shared(data),
+            }
+        })?;
+        let bytes: SharedBytes = bytes.map_err(crate::Error::from)?;
         Stats::bump(&stats.extractions);
         tracing::debug!(container = c.index, entry = %entry.id, size = bytes.len(), "extracted entry");
         Ok(Module::new(bytes, source)?)
@@ -636,9 +647,29 @@ fn write_managed_pointer(loaded: &LoadedFatBinary, name: &str, address: u64) {
         );
         return;
     }
-    // SAFETY: on the software agent, symbol addresses are host addresses inside the
-    // executable's images, which live as long as `loaded` (borrowed here); the symbol holds
-    // at least 8 bytes (checked). Nothing else writes these bytes.
+    // Write only through a variable whose 8 bytes lie inside its own code object's loaded
+    // image (modules refuse symbols outside their segments; this checks the placement too).
+    let image = loaded
+        .executable()
+        .code_objects()
+        .get(symbol.code_object)
+        .map(|c| (c.base, c.base.saturating_add(c.size)));
+    let inside = image.is_some_and(|(start, end)| {
+        symbol.address >= start && symbol.address.checked_add(8).is_some_and(|e| e <= end)
+    });
+    if symbol.class != SymbolClass::Variable || !inside {
+        tracing::debug!(
+            name,
+            class = %symbol.class,
+            address = format_args!("{:#x}", symbol.address),
+            image = ?image,
+            "managed variable's device pointer is not a variable inside its image; not written"
+        );
+        return;
+    }
+    // SAFETY: on the software agent, the loaded image is host memory that lives as long as
+    // `loaded` (borrowed here), and the 8 bytes written lie inside it (checked above).
+    // Nothing else writes these bytes.
     unsafe { std::ptr::write_unaligned(symbol.address as *mut u64, address) };
     tracing::debug!(
         name,
@@ -646,4 +677,10 @@ fn write_managed_pointer(loaded: &LoadedFatBinary, name: &str, address: u64) {
         managed = format_args!("{address:#x}"),
         "managed variable pointer written"
     );
+}
+
+/// `part` as a sub-range of `owner` when it lies inside it: shared, not copied.
+fn share_range(owner: &SharedBytes, part: &[u8]) -> Option<SharedBytes> {
+    let start = (part.as_ptr() as usize).checked_sub(owner.as_ptr() as usize)?;
+    owner.slice(start..start.checked_add(part.len())?)
 }

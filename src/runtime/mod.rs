@@ -632,9 +632,9 @@ impl Runtime {
         self.register(fat_binary::Source::Static(bytes))
     }
 
-    /// Registers owned fat-binary bytes (O(1), nothing read).
-    pub fn register_bytes(&self, bytes: Arc<[u8]>) -> FatBinaryHandle {
-        self.register(fat_binary::Source::Owned(bytes))
+    /// Registers owned fat-binary bytes (O(1), nothing read; a `Vec<u8>` moves in uncopied).
+    pub fn register_bytes(&self, bytes: impl Into<crate::SharedBytes>) -> FatBinaryHandle {
+        self.register(fat_binary::Source::Owned(bytes.into()))
     }
 
     /// The fat binary behind a raw handle.
@@ -924,10 +924,14 @@ impl Runtime {
     ///
     /// # Errors
     /// Any first-use failure of the bytes on that device.
-    pub fn load_module(&self, bytes: Arc<[u8]>, device: i64) -> RuntimeResult<Arc<Module>> {
+    pub fn load_module(
+        &self,
+        bytes: impl Into<crate::SharedBytes>,
+        device: i64,
+    ) -> RuntimeResult<Arc<Module>> {
         let device = self.device_index(device)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let fat = Arc::new(FatBinary::new(id, fat_binary::Source::Owned(bytes)));
+        let fat = Arc::new(FatBinary::new(id, fat_binary::Source::Owned(bytes.into())));
         Stats::bump(&self.stats.registered);
         let loaded = self.loaded(&fat, device)?;
         let module = Arc::new(Module {
