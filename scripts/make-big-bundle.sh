@@ -1,33 +1,41 @@
 #!/usr/bin/env bash
-# Builds the benchmark input: one real multi-target fat binary, over 200 MB uncompressed,
-# from a generated HIP source compiled by clang-19 for ~30 targets, bundled by
-# clang-offload-bundler both plain and compressed (CCOB, zstd level 3 as clang does).
-# Output in bench-data/ (git-ignored); reruns reuse what exists. Takes ~10-15 CPU-minutes.
-#   KERNELS=800 scripts/make-big-bundle.sh
+# Builds the benchmark input: one real multi-target fat binary from generated HIP sources
+# compiled by clang-19 for 30 targets, bundled by clang-offload-bundler both plain and
+# compressed (CCOB v2, zstd level 3 with long-distance matching, as clang does).
+# Output in bench-data/ (git-ignored); reruns reuse what exists. Takes ~15 CPU-minutes.
+#
+# The default (MODE=distinct, KERNELS=720) is the bundle of issue #11: every target gets its
+# own generated kernels (seeds differ per target), ~8 MB of real code each, 250 MB inflated
+# and ~34 MB compressed, because nothing repeats across targets for the compressor to find.
+# MODE=shared compiles one source for every target (the previous benchmark: 650 kernels gave
+# 218 MB inflated, 12 MB compressed, since sibling targets get near-identical code).
+#   MODE=shared KERNELS=650 scripts/make-big-bundle.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=/usr/lib/llvm-19/bin
 [ -x "$B/clang" ] || { echo "needs clang-19: scripts/setup.sh" >&2; exit 1; }
 out=bench-data
 mkdir -p "$out/co"
-kernels=${KERNELS:-650}
+mode=${MODE:-distinct}
+case $mode in distinct|shared) ;; *) echo "MODE must be distinct or shared" >&2; exit 2 ;; esac
+kernels=${KERNELS:-720}
 targets=(gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx940 gfx941 gfx942
          gfx1010 gfx1011 gfx1012 gfx1013 gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036
          gfx1100 gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1200 gfx1201)
 # Kernels are random expression programs (seeded, so reruns are identical): real code objects
 # compress 3-6x, and near-identical kernels would compress 100x and flatter every decoder.
-src="$out/big-v2-$kernels.hip"
-if [ ! -f "$src" ]; then
-  python3 - "$kernels" > "$src" <<'PY'
+generate() { # generate SRC SEED_BASE
+  [ -f "$1" ] && return 0
+  python3 - "$kernels" "$2" > "$1.tmp" <<'PY'
 import random, sys
-n = int(sys.argv[1])
+n, base = int(sys.argv[1]), int(sys.argv[2])
 print('#define __global__ __attribute__((global))\n#define __device__ __attribute__((device))')
 print('extern "C" __device__ unsigned __builtin_amdgcn_workitem_id_x();')
 ops = ["acc = acc + x * {c}f;", "acc = acc * {c}f - x;", "acc = __builtin_fminf(acc, x + {c}f);",
        "acc = __builtin_fmaxf(acc * x, {c}f);", "bits ^= (bits << {s}) + {k}u;", "bits = bits * {k}u + (bits >> {s});",
        "acc = acc + (float)(bits & {m}u);", "x = in[(i + {k}) & 1023] * {c}f + acc;", "if (bits & {b}u) acc = acc / ({c}f + x * x);"]
 for k in range(n):
-    r = random.Random(k)
+    r = random.Random(base * 1000003 + k)
     body = []
     for _ in range(r.randint(60, 140)):
         body.append("  " + r.choice(ops).format(c=round(r.uniform(-9, 9), 3), s=r.randint(1, 13), k=r.randint(3, 1 << 20),
@@ -45,24 +53,38 @@ for k in range(n):
   out[i] = acc + (float)bits;
 }}""")
 PY
-fi
+  mv "$1.tmp" "$1"
+}
+# Source of target number $2 (seed base 0 for every target in shared mode).
+source_for() {
+  if [ "$mode" = shared ]; then echo "$out/big-v2-$kernels.hip"; else echo "$out/big-$mode-$kernels-$1.hip"; fi
+}
 compile() {
-  local t=$1 co="$out/co/$1-v2-$kernels.co"
+  local t=$1 i=$2 co="$out/co/$1-$mode-$kernels.co" src
   [ -f "$co" ] && return 0
+  src=$(source_for "$i")
+  local base=0; [ "$mode" = shared ] || base=$((i + 1))
+  generate "$src" "$base"
   "$B/clang++" -x hip -nogpulib -nogpuinc --cuda-device-only --no-gpu-bundle-output -O2 \
     --offload-arch="$t" -c "$src" -o "$co.tmp" && mv "$co.tmp" "$co"
   echo "compiled $t: $(stat -c %s "$co") bytes"
 }
-export -f compile; export B out kernels src
-printf '%s\n' "${targets[@]}" | xargs -P "${JOBS:-2}" -I{} bash -c 'compile {}'
+[ "$mode" = shared ] && generate "$(source_for 0)" 0
+export -f compile generate source_for; export B out kernels mode
+for i in "${!targets[@]}"; do echo "${targets[$i]} $i"; done |
+  xargs -P "${JOBS:-2}" -L 1 bash -c 'compile "$0" "$1"'
 ids="host-x86_64-unknown-linux-gnu-"; inputs="-input=/dev/null"
-for t in "${targets[@]}"; do ids+=",hipv4-amdgcn-amd-amdhsa--$t"; inputs+=" -input=$out/co/$t-v2-$kernels.co"; done
-if [ ! -f "$out/big.bundle" ]; then
+for t in "${targets[@]}"; do ids+=",hipv4-amdgcn-amd-amdhsa--$t"; inputs+=" -input=$out/co/$t-$mode-$kernels.co"; done
+name="$out/big-$mode-$kernels"
+if [ ! -f "$name.bundle" ]; then
   # shellcheck disable=SC2086
-  "$B/clang-offload-bundler" -type=o -bundle-align=4096 -targets="$ids" $inputs -output="$out/big.bundle"
+  "$B/clang-offload-bundler" -type=o -bundle-align=4096 -targets="$ids" $inputs -output="$name.bundle"
 fi
-if [ ! -f "$out/big.ccob" ]; then
+if [ ! -f "$name.ccob" ]; then
   # shellcheck disable=SC2086
-  "$B/clang-offload-bundler" -type=o -bundle-align=4096 -compress -targets="$ids" $inputs -output="$out/big.ccob"
+  "$B/clang-offload-bundler" -type=o -bundle-align=4096 -compress -targets="$ids" $inputs -output="$name.ccob"
 fi
-ls -l "$out/big.bundle" "$out/big.ccob"
+# bench-containers.py reads bench-data/big.ccob: the last bundle built.
+ln -sf "$(basename "$name.ccob")" "$out/big.ccob"
+ln -sf "$(basename "$name.bundle")" "$out/big.bundle"
+ls -lL "$out/big.bundle" "$out/big.ccob"

@@ -131,8 +131,13 @@ pub fn run(args: Args, options: &ReadOptions) -> CliResult {
             read_containers(file.bytes(), options).map_err(|e| format!("{label}: {e}"))?;
         let host_binary = containers.iter().any(|l| l.section.is_some());
         for l in &containers {
-            let module = module_for_agent(l, &label, &isa, policy, options)
-                .map_err(|e| format!("{label}: bundle {}: {e}", l.index))?;
+            let module = module_for_agent(l, &label, &isa, policy, options).map_err(|e| {
+                if containers.len() == 1 {
+                    format!("{label}: {e}")
+                } else {
+                    format!("{label}: bundle {}: {e}", l.index)
+                }
+            })?;
             if host_binary {
                 separate.push((format!("{label} bundle {}", l.index), vec![module]));
             } else {

@@ -282,12 +282,22 @@ impl<'a> CompressedBundle<'a> {
         }
         let data = if end <= probe.prefix.len() as u64 {
             // The table prefix already holds the entry (small or empty entries).
-            probe.prefix[entry.offset as usize..end as usize].to_vec()
+            let part = &probe.prefix[entry.offset as usize..end as usize];
+            let mut data = Vec::new();
+            data.try_reserve_exact(part.len())
+                .map_err(|_| ContainerError::OutOfMemory {
+                    what: "entry",
+                    size: entry.size,
+                })?;
+            data.extend_from_slice(part);
+            data
         } else if entry.offset < probe.prefix.len() as u64 {
+            // The entry starts inside the table prefix: keep that buffer and decode the rest
+            // of the entry onto its end.
             let mut data = std::mem::take(&mut probe.prefix);
             data.drain(..entry.offset as usize);
-            let mut rest = inflater.read_vec(end - inflater.produced())?;
-            data.append(&mut rest);
+            let rest = end - inflater.produced();
+            inflater.append(&mut data, rest)?;
             data
         } else {
             drop(std::mem::take(&mut probe.prefix));
@@ -311,6 +321,26 @@ impl<'a> CompressedBundle<'a> {
                 available: entries.iter().map(|e| e.id.to_string()).collect(),
             }),
         }
+    }
+
+    /// Streams the whole inflated bundle to `out`, one 128 KiB chunk at a time, checking the
+    /// size and (unless [`HashCheck::Never`]) the hash at the end: memory stays at the
+    /// decoder's window plus one chunk whatever the size, and no output page is faulted in
+    /// (what `rocload inflate` does, like `zstd -d`).
+    ///
+    /// # Errors
+    /// Decoding, size and hash errors; [`ContainerError::Write`] when `out` fails.
+    pub fn inflate_to(&self, out: &mut dyn std::io::Write) -> Result<(), ContainerError> {
+        let mut inflater = self.inflater()?;
+        if self.options.verify != HashCheck::Never {
+            inflater.start_hashing(&[]);
+        }
+        inflater.stream_rest(self.header.hash, &mut |chunk| {
+            out.write_all(chunk).map_err(ContainerError::Write)
+        })?;
+        out.flush().map_err(ContainerError::Write)?;
+        tracing::debug!(size = inflater.produced(), method = %self.header.compression, verified = self.options.verify != HashCheck::Never, "streamed inflated ccob");
+        Ok(())
     }
 
     /// Inflates the whole payload in one pass, checking size and (unless

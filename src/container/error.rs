@@ -202,6 +202,9 @@ pub enum ContainerError {
         /// The limit in force.
         limit: u64,
     },
+    /// Writing inflated bytes out failed.
+    #[error("writing the inflated bundle: {0}")]
+    Write(#[source] std::io::Error),
     /// No entry with the requested id or target.
     #[error("no entry matches {wanted:?}; entries: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
     EntryNotFound {

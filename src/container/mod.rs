@@ -409,7 +409,20 @@ impl MappedFile {
             source,
         };
         let file = std::fs::File::open(&path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
+        let metadata = file.metadata().map_err(io)?;
+        if metadata.is_dir() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a directory, not a file",
+            )));
+        }
+        if !metadata.is_file() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "is not a regular file (a device, socket or pipe cannot be mapped)",
+            )));
+        }
+        let len = metadata.len();
         let map = if len == 0 {
             None
         } else {

@@ -8,7 +8,7 @@
 //! (`loader/executable.cpp`) dereference the segment a value falls in without testing that
 //! there is one. Not for relocation types or import resolution (see `relocate`, `plan`).
 
-use super::module::{LoadSegment, ModuleSymbol, Reloc, RelocTarget};
+use super::module::{LoadSegment, ModuleSymbol, Reloc, RelocTarget, SymbolClass};
 use crate::code_object::{CodeObjectError, KernelInfo, RelocationType};
 
 /// Size of a kernel descriptor, all of which a dispatch reads.
@@ -36,7 +36,12 @@ pub(super) fn check(
     for s in symbols {
         // A zero-size symbol still names a byte: it must be one of the image's.
         if !inside(segments, s.value, s.size.max(1)) {
-            return Err(outside("symbol", &s.name, s.value, s.size));
+            let what = match s.class {
+                SymbolClass::Kernel => "kernel descriptor",
+                SymbolClass::Function => "function",
+                SymbolClass::Variable => "variable",
+            };
+            return Err(outside(what, &s.name, s.value, s.size));
         }
         if let Some(code) = s.code_value {
             if !inside(segments, code, 1) {
