@@ -205,12 +205,11 @@ impl<'a> Inflater<'a> {
     ) -> Result<Self, ContainerError> {
         let decoder = match method {
             Compression::Zstd => {
-                let mut dctx = zstd::zstd_safe::DCtx::try_create().ok_or(
-                    ContainerError::OutOfMemory {
+                let mut dctx =
+                    zstd::zstd_safe::DCtx::try_create().ok_or(ContainerError::OutOfMemory {
                         what: "a zstd decoder",
                         size: 0,
-                    },
-                )?;
+                    })?;
                 dctx.set_parameter(zstd::zstd_safe::DParameter::WindowLogMax(
                     ZSTD_WINDOW_LOG_MAX,
                 ))
@@ -253,7 +252,10 @@ impl<'a> Inflater<'a> {
     fn fill(&mut self, out: &mut Vec<u8>, want: usize) -> Result<usize, ContainerError> {
         let before = out.len();
         // Never decode more than one byte past the declared size: a bomb stops right there.
-        let left = self.declared.saturating_sub(self.produced).saturating_add(1);
+        let left = self
+            .declared
+            .saturating_sub(self.produced)
+            .saturating_add(1);
         let want = want.min(usize::try_from(left).unwrap_or(usize::MAX));
         let n = match &mut self.decoder {
             Decoder::Zstd {
