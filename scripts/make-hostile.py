@@ -3,6 +3,7 @@
 time (never committed as large binaries). Python 3 standard library only.
 
   make-hostile.py OUTDIR [--bomb-size BYTES] [--metadata-filler BYTES]
+  make-hostile.py --fuzz-seeds SEEDS_DIR     the small ones as fuzz seeds (fuzz/seeds/<target>/)
 
 Writes into OUTDIR (names are what tests/bad_input.rs uses; manifest.json lists them):
 
@@ -140,8 +141,7 @@ def metadata_count(filler):
     """hf_cov5.gfx1030.co with its PT_NOTE pointing at one new metadata note, appended at the
     end of the file: {amdhsa.version: [1, 2], amdhsa.kernels: array32(0xffffffff), nil...}."""
     data = bytearray(fixture("codeobj/hf_cov5.gfx1030.co"))
-    desc = (b"\x82" + b"\xaeamdhsa.version" + b"\x92\x01\x02"
-            + b"\xaeamdhsa.kernels" + b"\xdd\xff\xff\xff\xff" + b"\xc0" * filler)
+    desc = metadata_desc(filler)
     name = b"AMDGPU\0"
     note = struct.pack("<III", len(name), len(desc), NT_AMDGPU_METADATA)
     note += name + b"\0" * (ms.align_up(len(name), 4) - len(name))
@@ -188,8 +188,48 @@ def bad_shstrndx():
     return bytes(data)
 
 
+def metadata_desc(filler):
+    """The MessagePack body of metadata_count.co's note."""
+    return (b"\x82" + b"\xaeamdhsa.version" + b"\x92\x01\x02"
+            + b"\xaeamdhsa.kernels" + b"\xdd\xff\xff\xff\xff" + b"\xc0" * filler)
+
+
+def fuzz_seeds(root):
+    """Every case small enough to commit (< 100 KB), filed under the fuzz target it feeds."""
+    seeds = {
+        "containers": {
+            "bomb.ccob": bomb(1_400_000_000),
+            "bitcode_only.bundle": ms.write_bundle(
+                [(HOST, b""), ("hip-amdgcn-amd-amdhsa--gfx1030", b"BC\xc0\xde" + bytes(60))]),
+        },
+        "code_object": {
+            "metadata_count.co": metadata_count(4096),
+            "kd_straddle.co": kd_straddle(),
+            "entry_outside.co": entry_outside(),
+            "reloc_outside.co": reloc_outside(),
+        },
+        "code_object_metadata": {"metadata_count.msgpack": metadata_desc(64)},
+    }
+    for name, value in (("far", 1 << 30), ("minus8", -8), ("minus256", -256)):
+        data = bytearray(fixture("codeobj/devlib_data.co"))
+        set_symbol_value(data, "dl_table", value)
+        seeds["code_object"]["symbol_%s.co" % name] = bytes(data)
+        seeds["containers"]["symbol_%s.bundle" % name] = ms.write_bundle(
+            [(HOST, b""), (GFX1030, bytes(data))])
+    for target, files in seeds.items():
+        os.makedirs(os.path.join(root, target), exist_ok=True)
+        for name, data in files.items():
+            assert len(data) < 100_000, name
+            with open(os.path.join(root, target, name), "wb") as f:
+                f.write(data)
+    print("make-hostile: wrote fuzz seeds to %s" % root)
+
+
 def main(argv):
     args = argv[1:]
+    if len(args) == 2 and args[0] == "--fuzz-seeds":
+        fuzz_seeds(args[1])
+        return 0
     if not args or args[0].startswith("-"):
         sys.stderr.write(__doc__)
         return 2
