@@ -1,28 +1,36 @@
 #!/usr/bin/env bash
-# Builds the benchmark input: one real multi-target fat binary from generated HIP sources
-# compiled by clang-19 for 30 targets, bundled by clang-offload-bundler both plain and
-# compressed (CCOB v2, zstd level 3 with long-distance matching, as clang does).
-# Output in bench-data/ (git-ignored); reruns reuse what exists. Takes ~15 CPU-minutes.
+# Builds the benchmark input of scripts/bench-containers.py: one 30-target compressed bundle
+# (CCOB v2, zstd level 3 with long-distance matching, as clang writes it) made by
+# clang-offload-bundler, plus the same bundle uncompressed. Output in bench-data/
+# (git-ignored), bench-data/big.ccob pointing at the last one built; reruns reuse files.
 #
-# The default (MODE=distinct, KERNELS=720, SHARED_PERCENT=35) is the bundle of issue #11:
-# ~8 MB of real code per target, 250 MB inflated, ~34 MB compressed. Each target compiles its
-# own source in which SHARED_PERCENT% of the kernels are the same for every target and the
-# rest are generated from per-target seeds: real code compresses about 5x on its own, and
-# what repeats across targets is what long-distance matching finds.
-# MODE=shared compiles one source for every target (the previous benchmark: 650 kernels gave
-# 218 MB inflated, 12 MB compressed, since sibling targets get near-identical code).
-#   MODE=shared KERNELS=650 scripts/make-big-bundle.sh
+# MODE=rocsparse (default, seconds): the bundle of issue #11, 30 targets, 250 MB inflated,
+#   35 MB compressed, ~8.4 MB of real code per target: 30 code objects AMD's toolchain
+#   built, taken from Debian's librocsparse.so.0.1 (apt-get install librocsparse0; the
+#   gfx1030 and gfx906 entries of its 14 bundles with entries over 5 MB, then the gfx803
+#   entries of the largest of those),
+#   bundled under the 30 target ids below. Needs target/release/rocload (built here) to cut
+#   the entries out: clang-offload-bundler reads only the first bundle of a section.
+# MODE=distinct (~30 CPU-minutes of clang): generated HIP compiled by clang-19 for each
+#   target, KERNELS=720 kernels each, SHARED_PERCENT=35 of them the same for every target
+#   and the rest from per-target seeds (~8 MB per target).
+# MODE=shared: one generated source for every target (the first benchmark: KERNELS=650 gave
+#   218 MB inflated, 12 MB compressed, since sibling targets get near-identical code).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=/usr/lib/llvm-19/bin
 [ -x "$B/clang" ] || { echo "needs clang-19: scripts/setup.sh" >&2; exit 1; }
 out=bench-data
 mkdir -p "$out/co"
-mode=${MODE:-distinct}
-case $mode in distinct|shared) ;; *) echo "MODE must be distinct or shared" >&2; exit 2 ;; esac
+mode=${MODE:-rocsparse}
+case $mode in rocsparse|distinct|shared) ;; *) echo "MODE must be rocsparse, distinct or shared" >&2; exit 2 ;; esac
 kernels=${KERNELS:-720}
 shared_percent=${SHARED_PERCENT:-35}
-if [ "$mode" = shared ]; then tag="shared-$kernels"; else tag="distinct-$kernels-s$shared_percent"; fi
+case $mode in
+  shared) tag="shared-$kernels" ;;
+  distinct) tag="distinct-$kernels-s$shared_percent" ;;
+  rocsparse) tag="rocsparse" ;;
+esac
 targets=(gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx940 gfx941 gfx942
          gfx1010 gfx1011 gfx1012 gfx1013 gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036
          gfx1100 gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1200 gfx1201)
@@ -74,10 +82,41 @@ compile() {
     --offload-arch="$t" -c "$src" -o "$co.tmp" && mv "$co.tmp" "$co"
   echo "compiled $t: $(stat -c %s "$co") bytes"
 }
-[ "$mode" = shared ] && generate "$(source_for 0)" 0
-export -f compile generate source_for; export B out kernels mode tag shared_percent
-for i in "${!targets[@]}"; do echo "${targets[$i]} $i"; done |
-  xargs -P "${JOBS:-2}" -L 1 bash -c 'compile "$0" "$1"'
+# Entries of Debian's rocSPARSE: the gfx1030 and gfx906 code objects of every bundle with an
+# entry over 5 MB, in bundle order, then the gfx803 ones of the largest, 30 in all.
+from_rocsparse() {
+  local lib=/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1
+  [ -f "$lib" ] || { echo "MODE=rocsparse needs $lib: apt-get install librocsparse0 (scripts/setup.sh)" >&2; exit 1; }
+  cargo build --release --quiet -p rocload-cli
+  local rl=target/release/rocload
+  # Bundles with an entry over 5 MB, in bundle order; then the same, largest first.
+  local listing
+  listing=$("$rl" ls --json "$lib")
+  mapfile -t big < <(python3 -c '
+import json, sys
+bundles = [(b["index"], max(e["size"] for e in b["entries"])) for b in json.load(sys.stdin)["bundles"]]
+big = [b for b in bundles if b[1] > 5_000_000]
+print(" ".join(str(i) for i, _ in big))
+print(" ".join(str(i) for i, _ in sorted(big, key=lambda b: -b[1])))' <<< "$listing")
+  local picks=() b t
+  for b in ${big[0]}; do for t in gfx1030 gfx906:xnack-; do picks+=("$b $t"); done; done
+  for b in ${big[1]}; do picks+=("$b gfx803"); done
+  local i
+  for i in "${!targets[@]}"; do
+    local co="$out/co/${targets[$i]}-$tag.co"
+    [ -f "$co" ] && continue
+    read -r b t <<< "${picks[$i]}"
+    "$rl" extract "$lib" --bundle "$b" --target "$t" -o "$co"
+  done
+}
+if [ "$mode" = rocsparse ]; then
+  from_rocsparse
+else
+  [ "$mode" = shared ] && generate "$(source_for 0)" 0
+  export -f compile generate source_for; export B out kernels mode tag shared_percent
+  for i in "${!targets[@]}"; do echo "${targets[$i]} $i"; done |
+    xargs -P "${JOBS:-2}" -L 1 bash -c 'compile "$0" "$1"'
+fi
 ids="host-x86_64-unknown-linux-gnu-"; inputs="-input=/dev/null"
 for t in "${targets[@]}"; do ids+=",hipv4-amdgcn-amd-amdhsa--$t"; inputs+=" -input=$out/co/$t-$tag.co"; done
 name="$out/big-$tag"
