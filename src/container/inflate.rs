@@ -9,6 +9,7 @@
 use md5::{Digest, Md5};
 
 use super::probe::Probe;
+use super::zstd_stream::{ZstdError, ZstdStream};
 use super::{Compression, ContainerError, Format};
 
 /// Largest zstd window accepted (2^30 bytes). LLVM writes long-distance-matching frames with
@@ -38,7 +39,7 @@ enum Decoder<'a> {
     /// zstd through its streaming API: the decoder keeps the window, we hand it the output
     /// memory (spare capacity, never zero-filled first).
     Zstd {
-        dctx: zstd::zstd_safe::DCtx<'static>,
+        stream: Box<ZstdStream>,
         input: &'a [u8],
         pos: usize,
         finished: bool,
@@ -49,43 +50,6 @@ enum Decoder<'a> {
         scratch: Box<[u8]>,
         finished: bool,
     },
-}
-
-/// The spare capacity of a vector, `limit` bytes of it, as zstd's output buffer: decoded bytes
-/// land directly in the vector that keeps them, with no zero-filling and no copy.
-struct Spare<'v> {
-    vec: &'v mut Vec<u8>,
-    start: usize,
-    limit: usize,
-}
-
-// SAFETY: `as_mut_ptr` points at `vec`'s spare capacity from `start`, of which `capacity`
-// (`limit` <= capacity - start, checked in `Spare::new`) bytes are writable; `filled_until(n)`
-// is called by zstd only after writing the first `n` of them, so `set_len(start + n)` exposes
-// initialised bytes only; `as_slice` covers nothing (nothing here is initialised beforehand).
-unsafe impl zstd::zstd_safe::WriteBuf for Spare<'_> {
-    fn as_slice(&self) -> &[u8] {
-        &[]
-    }
-    fn capacity(&self) -> usize {
-        self.limit
-    }
-    fn as_mut_ptr(&mut self) -> *mut u8 {
-        // In bounds: `start == vec.len() <= vec.capacity()`.
-        self.vec.as_mut_ptr().wrapping_add(self.start)
-    }
-    unsafe fn filled_until(&mut self, n: usize) {
-        // SAFETY: the caller wrote the first `n <= limit` bytes from `start` (trait contract).
-        unsafe { self.vec.set_len(self.start + n) }
-    }
-}
-
-impl<'v> Spare<'v> {
-    fn new(vec: &'v mut Vec<u8>, want: usize) -> Spare<'v> {
-        let start = vec.len();
-        let limit = want.min(vec.capacity() - start);
-        Spare { vec, start, limit }
-    }
 }
 
 /// A streaming decoder that counts, bounds and optionally hashes what it produces.
@@ -205,17 +169,10 @@ impl<'a> Inflater<'a> {
     ) -> Result<Self, ContainerError> {
         let decoder = match method {
             Compression::Zstd => {
-                let mut dctx =
-                    zstd::zstd_safe::DCtx::try_create().ok_or(ContainerError::OutOfMemory {
-                        what: "a zstd decoder",
-                        size: 0,
-                    })?;
-                dctx.set_parameter(zstd::zstd_safe::DParameter::WindowLogMax(
-                    ZSTD_WINDOW_LOG_MAX,
-                ))
-                .map_err(|code| zstd_error(origin, 0, code))?;
+                let stream =
+                    ZstdStream::new(ZSTD_WINDOW_LOG_MAX).map_err(|e| zstd_error(origin, 0, e))?;
                 Decoder::Zstd {
-                    dctx,
+                    stream: Box::new(stream),
                     input: payload,
                     pos: 0,
                     finished: false,
@@ -259,7 +216,7 @@ impl<'a> Inflater<'a> {
         let want = want.min(usize::try_from(left).unwrap_or(usize::MAX));
         let n = match &mut self.decoder {
             Decoder::Zstd {
-                dctx,
+                stream,
                 input,
                 pos,
                 finished,
@@ -267,15 +224,11 @@ impl<'a> Inflater<'a> {
                 if *finished || want == 0 {
                     break 0;
                 }
-                let mut spare = Spare::new(out, want);
-                let mut ob = zstd::zstd_safe::OutBuffer::around(&mut spare);
-                let mut ib = zstd::zstd_safe::InBuffer::around(input);
-                ib.set_pos(*pos);
-                let hint = dctx
-                    .decompress_stream(&mut ob, &mut ib)
-                    .map_err(|code| zstd_error(self.origin, self.produced, code))?;
-                let (written, consumed) = (ob.pos(), ib.pos() - *pos);
-                *pos = ib.pos();
+                let (len, at) = (out.len(), *pos);
+                let hint = stream
+                    .decompress(out, want, input, pos)
+                    .map_err(|e| zstd_error(self.origin, self.produced, e))?;
+                let (written, consumed) = (out.len() - len, *pos - at);
                 if hint == 0 {
                     // The frame is complete and flushed; trailing bytes belong to nobody.
                     *finished = true;
@@ -462,17 +415,16 @@ fn corrupt(
     }
 }
 
-/// A zstd error code as a typed error: the decoder failing to allocate its window is out of
+/// A zstd error as a typed error: the decoder failing to allocate its window is out of
 /// memory, anything else is corruption.
-fn zstd_error(origin: u64, produced: u64, code: usize) -> ContainerError {
-    let name = zstd::zstd_safe::get_error_name(code);
-    if name.contains("Allocation error") {
+fn zstd_error(origin: u64, produced: u64, e: ZstdError) -> ContainerError {
+    if e.out_of_memory {
         return ContainerError::OutOfMemory {
             what: "the zstd decoder's window",
             size: 0,
         };
     }
-    corrupt(origin, Compression::Zstd, produced, name)
+    corrupt(origin, Compression::Zstd, produced, e.name)
 }
 
 fn reserve(v: &mut Vec<u8>, additional: u64, what: &'static str) -> Result<(), ContainerError> {
@@ -580,8 +532,9 @@ pub(crate) fn inflate_all(
                 what: "a zstd decoder",
                 size: 0,
             })?;
-            d.decompress(&mut out, payload)
-                .map_err(|code| zstd_error(origin, 0, code))?;
+            d.decompress(&mut out, payload).map_err(|code| {
+                corrupt(origin, method, 0, zstd::zstd_safe::get_error_name(code))
+            })?;
             if out.len() as u64 != declared {
                 return Err(ContainerError::SizeMismatch {
                     offset: origin,

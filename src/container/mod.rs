@@ -18,6 +18,7 @@ mod host_elf;
 mod inflate;
 mod offload_binary;
 mod probe;
+mod zstd_stream;
 
 pub use bundle::{write_bundle, Bundle, BUNDLE_MAGIC};
 pub use ccob::{write_ccob, CcobHeader, CompressedBundle, CCOB_MAGIC};
