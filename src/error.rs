@@ -34,3 +34,16 @@ pub enum Error {
         source: std::io::Error,
     },
 }
+
+impl Error {
+    /// Whether the failure is about memory: a reservation the allocator refused, an entry
+    /// over the size cap, or an image the agent could not allocate. The C API reports these
+    /// as `hipErrorOutOfMemory`.
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            Error::Container(e) => e.is_out_of_memory(),
+            Error::Load(crate::loader::LoadError::Backend { op, .. }) => *op == "allocate",
+            _ => false,
+        }
+    }
+}

@@ -19,6 +19,7 @@
 // Layers in their real order: each module uses only those listed before it, and the
 // crate-wide `error`, which wraps every layer's own error type.
 mod bytes;
+mod shared_bytes;
 
 pub mod elf;
 
@@ -39,3 +40,4 @@ pub mod runtime;
 pub mod error;
 
 pub use error::{Error, Result};
+pub use shared_bytes::SharedBytes;

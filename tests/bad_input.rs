@@ -10,6 +10,14 @@ use rocload::container::{
     Format, HashCheck, ReadOptions,
 };
 
+/// Hash checks where the whole payload is inflated anyway (the default checks nothing).
+fn when_complete() -> ReadOptions {
+    ReadOptions {
+        verify: HashCheck::WhenComplete,
+        ..ReadOptions::default()
+    }
+}
+
 fn all_entries(data: &[u8], opts: &ReadOptions) -> Result<Vec<Vec<u8>>, ContainerError> {
     let mut out = Vec::new();
     for l in read_containers(data, opts)? {
@@ -105,7 +113,7 @@ fn lying_ccob_sizes_are_caught() {
         // Hash that lies.
         let mut hash = ccob.clone();
         hash[16] ^= 1;
-        let c = CompressedBundle::parse(&hash, &ReadOptions::default()).unwrap();
+        let c = CompressedBundle::parse(&hash, &when_complete()).unwrap();
         assert!(matches!(
             c.inflate().unwrap_err(),
             ContainerError::HashMismatch { .. }
@@ -278,7 +286,7 @@ fn large_payloads_hash_on_a_second_thread_and_still_catch_mismatches() {
         );
         let mut bad = ccob.clone();
         bad[24] ^= 0x40; // the v3 hash field
-        let c = CompressedBundle::parse(&bad, &ReadOptions::default()).unwrap();
+        let c = CompressedBundle::parse(&bad, &when_complete()).unwrap();
         assert!(
             matches!(
                 c.inflate().unwrap_err(),
@@ -297,6 +305,338 @@ fn large_payloads_hash_on_a_second_thread_and_still_catch_mismatches() {
             c.extract(0).unwrap(),
             a,
             "an early entry is not checked under WhenComplete"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile inputs from scripts/make-hostile.py (issue #11), generated at test time, run
+// through the library, the `rocload` tool and librocload.so's C ABI under a 2 GB
+// address-space limit: never an abort, a signal or a stray write, always a typed error.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use rocload::code_object::CodeObjectError;
+use rocload::loader::{Module, ModuleSource};
+
+/// The address-space limit the issue measured under.
+const AS_LIMIT: &str = "--as=2000000000";
+
+/// Generates the hostile inputs once per test binary; `None` when python3 is missing
+/// outside CI.
+fn hostile() -> Option<&'static Path> {
+    static DIR: OnceLock<Option<PathBuf>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let python = common::system_tool("python3", "python3")?;
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/make-hostile.py");
+        let o = Command::new(python)
+            .arg(script)
+            .arg(&out)
+            .output()
+            .expect("run make-hostile.py");
+        assert!(
+            o.status.success(),
+            "make-hostile.py failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        Some(out)
+    })
+    .as_deref()
+}
+
+fn hostile_file(dir: &Path, name: &str) -> String {
+    dir.join(name).to_str().unwrap().to_string()
+}
+
+/// Runs `program args` under the 2 GB address-space limit.
+fn limited(program: &Path, args: &[&str], env: &[(&str, &str)], limit: &str) -> Option<Output> {
+    let prlimit = common::system_tool("prlimit", "util-linux")?;
+    let mut cmd = Command::new(prlimit);
+    cmd.arg(limit).arg(program).args(args);
+    cmd.env_remove("ROCLOAD_MAX_ENTRY_SIZE")
+        .env_remove("ROCLOAD_VERIFY")
+        .env_remove("ROCLOAD_SOFT_ISA");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Some(cmd.output().expect("run prlimit"))
+}
+
+/// The tool under the limit: exit status 1 (an error, not a signal or an abort) with every
+/// `needle` in the message.
+fn fails_cleanly(args: &[&str], needles: &[&str]) {
+    let Some(o) = limited(&common::rocload_bin(), args, &[], AS_LIMIT) else {
+        return;
+    };
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "rocload {args:?}: {:?}\n{err}",
+        o.status
+    );
+    for n in needles {
+        assert!(err.contains(n), "rocload {args:?}: {n:?} not in {err}");
+    }
+}
+
+#[test]
+fn decompression_bomb_is_capped_and_decodes_into_one_buffer() {
+    let Some(dir) = hostile() else { return };
+    let bomb = hostile_file(dir, "bomb.ccob");
+    let cap = vec!["ROCLOAD_MAX_ENTRY_SIZE", "--max-entry-size"];
+    // Listing inflates the table only; the entry is what the header says.
+    let data = std::fs::read(&bomb).unwrap();
+    let listing = rocload::container::read_containers(&data, &ReadOptions::default()).unwrap()[0]
+        .entries()
+        .unwrap();
+    assert_eq!(listing[1].size, 1_400_000_000);
+    // Every command that materialises the entry refuses it at the cap, naming how to raise it.
+    for cmd in [
+        vec!["extract", &bomb, "--target", "gfx1030", "-o", "/dev/null"],
+        vec!["symbols", &bomb],
+        vec!["load", &bomb, "--agent", "gfx1030"],
+    ] {
+        let mut needles = cap.clone();
+        needles.push("1400000000 bytes");
+        fails_cleanly(&cmd, &needles);
+    }
+    // Raised, the 1.4 GB entry is decoded once, into the buffer that is kept: with a second
+    // copy it would need 2.8 GB and abort under the limit.
+    let Some(o) = limited(
+        &common::rocload_bin(),
+        &[
+            "--max-entry-size",
+            "2G",
+            "load",
+            &bomb,
+            "--agent",
+            "gfx1030",
+        ],
+        &[],
+        AS_LIMIT,
+    ) else {
+        return;
+    };
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{:?} {err}", o.status);
+    assert!(err.contains("not an ELF file"), "{err}");
+    // The environment raises it too; with too little address space the reservation fails
+    // as a typed out-of-memory error.
+    let o = limited(
+        &common::rocload_bin(),
+        &["extract", &bomb, "--target", "gfx1030", "-o", "/dev/null"],
+        &[("ROCLOAD_MAX_ENTRY_SIZE", "2G")],
+        "--as=1000000000",
+    )
+    .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{:?} {err}", o.status);
+    assert!(
+        err.contains("out of memory reserving 1400000000 bytes"),
+        "{err}"
+    );
+    // Whole inflation streams to its output: a few megabytes whatever the size.
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bomb.inflated");
+    let o = limited(
+        &common::rocload_bin(),
+        &["inflate", &bomb, "-o", out.to_str().unwrap()],
+        &[],
+        AS_LIMIT,
+    )
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::metadata(&out).unwrap().len(), 1_400_004_096);
+    std::fs::remove_file(&out).unwrap();
+}
+
+#[test]
+fn metadata_counts_cannot_make_the_decoder_reserve_gigabytes() {
+    let Some(dir) = hostile() else { return };
+    let co = hostile_file(dir, "metadata_count.co");
+    let bytes = std::fs::read(&co).unwrap();
+    assert!(bytes.len() > 8_000_000, "an 8 MB note, as in the issue");
+    let err = rocload::code_object::CodeObject::parse(&bytes).unwrap_err();
+    assert!(
+        matches!(&err, CodeObjectError::Metadata { path, .. } if path == "amdhsa.kernels[0]"),
+        "{err}"
+    );
+    for cmd in [vec!["symbols", &co], vec!["load", &co]] {
+        fails_cleanly(&cmd, &["amdhsa.kernels[0]", "expected a map"]);
+    }
+}
+
+#[test]
+fn addresses_outside_the_image_are_refused_with_name_and_value() {
+    let Some(dir) = hostile() else { return };
+    for (file, what, name, value) in [
+        ("symbol_far.co", "variable", "dl_table", 1u64 << 30),
+        (
+            "symbol_minus8.co",
+            "variable",
+            "dl_table",
+            8u64.wrapping_neg(),
+        ),
+        (
+            "symbol_minus256.co",
+            "variable",
+            "dl_table",
+            256u64.wrapping_neg(),
+        ),
+        ("entry_outside.co", "kernel code entry", "hf_fill", 0),
+        ("kd_straddle.co", "kernel descriptor", "hf_fill", 0),
+        (
+            "reloc_outside.co",
+            "relocation place",
+            "R_AMDGPU_RELATIVE64 at 0x40000000",
+            1 << 30,
+        ),
+    ] {
+        let path = dir.join(file);
+        let err = Module::new(
+            std::fs::read(&path).unwrap(),
+            ModuleSource::Memory { label: file.into() },
+        )
+        .unwrap_err();
+        let CodeObjectError::OutsideImage {
+            what: w,
+            name: n,
+            value: v,
+            ..
+        } = &err
+        else {
+            panic!("{file}: {err}");
+        };
+        assert_eq!((*w, n.as_str()), (what, name), "{file}: {err}");
+        if value != 0 {
+            assert_eq!(*v, value, "{file}: {err}");
+        }
+        // The tool prints the same, and exits 1.
+        let shown = format!("{v:#x}");
+        fails_cleanly(&["load", path.to_str().unwrap()], &[what, name, &shown]);
+    }
+}
+
+#[test]
+fn c_abi_reports_hostile_inputs_as_errors() {
+    let Some(dir) = hostile() else { return };
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile_programs");
+    if common::build_c_programs(&out, &["hostile"]).is_none() {
+        return;
+    }
+    let program = out.join("hostile");
+    let run = |args: &[&str], env: &[(&str, &str)], limit: &str| -> String {
+        let o = limited(&program, args, env, limit).unwrap();
+        let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+        assert!(
+            o.status.success(),
+            "hostile {args:?}: {:?}\n{stdout}\n{}",
+            o.status,
+            String::from_utf8_lossy(&o.stderr)
+        );
+        stdout
+    };
+    let f = |n: &str| hostile_file(dir, n);
+    let bomb = f("bomb.ccob");
+    // The bomb: hipModuleLoadData and the first use after __hipRegisterFatBinary.
+    for args in [vec!["load-data", &bomb], vec!["register", &bomb, "k"]] {
+        let out = run(&args, &[], AS_LIMIT);
+        assert!(out.contains("hipErrorOutOfMemory"), "{args:?}: {out}");
+        assert!(out.contains("ROCLOAD_MAX_ENTRY_SIZE"), "{args:?}: {out}");
+    }
+    let out = run(
+        &["load-data", &bomb],
+        &[("ROCLOAD_MAX_ENTRY_SIZE", "2G")],
+        AS_LIMIT,
+    );
+    assert!(
+        out.contains("hipErrorInvalidImage") && out.contains("not an ELF"),
+        "{out}"
+    );
+    let out = run(
+        &["register", &bomb, "k"],
+        &[("ROCLOAD_MAX_ENTRY_SIZE", "2G")],
+        "--as=1000000000",
+    );
+    assert!(out.contains("hipErrorOutOfMemory"), "{out}");
+    // The metadata count.
+    let out = run(&["load-data", &f("metadata_count.co")], &[], AS_LIMIT);
+    assert!(
+        out.contains("hipErrorInvalidImage") && out.contains("amdhsa.kernels[0]"),
+        "{out}"
+    );
+    // Managed variables whose device pointer lies outside the image: the load is refused
+    // before anything is written through them.
+    for (file, value) in [
+        ("symbol_far.bundle", "0x40000000"),
+        ("symbol_minus8.bundle", "0xfffffffffffffff8"),
+        ("symbol_minus256.bundle", "0xffffffffffffff00"),
+    ] {
+        let out = run(&["managed", &f(file), "dl_table"], &[], AS_LIMIT);
+        assert!(out.contains("managed pointer set"), "{file}: {out}");
+        assert!(
+            out.contains("hipFuncGetAttributes hipErrorInvalidImage")
+                && out.contains("\"dl_table\"")
+                && out.contains(value),
+            "{file}: {out}"
+        );
+    }
+    let out = run(
+        &["register", &f("kd_straddle.co"), "hf_fill"],
+        &[],
+        AS_LIMIT,
+    );
+    assert!(
+        out.contains("hipErrorInvalidImage") && out.contains("kernel descriptor"),
+        "{out}"
+    );
+    let out = run(&["load-data", &f("reloc_outside.co")], &[], AS_LIMIT);
+    assert!(
+        out.contains("hipErrorInvalidImage") && out.contains("relocation place"),
+        "{out}"
+    );
+}
+
+#[test]
+fn small_mistakes_get_precise_messages() {
+    let Some(dir) = hostile() else { return };
+    // A host ELF the object crate would call "Invalid ELF e_shstrndx": the offset is named.
+    fails_cleanly(
+        &["ls", &hostile_file(dir, "bad_shstrndx.so")],
+        &["e_shstrndx", "offset 0x3e"],
+    );
+    // A directory is not "No such device".
+    fails_cleanly(&["ls", dir.to_str().unwrap()], &["is a directory"]);
+    // No ELF entry: the file, the bundle and what each entry is.
+    let bitcode = hostile_file(dir, "bitcode_only.bundle");
+    fails_cleanly(
+        &["symbols", &bitcode],
+        &[
+            &bitcode,
+            "no code object in 1 bundle(s)",
+            "bundle 0",
+            "LLVM bitcode",
+        ],
+    );
+    // Usage errors exit 2, all three alike.
+    for args in [
+        ["load", &bitcode, "--agent", "bogus"],
+        ["load", &bitcode, "--define", "foo=zz"],
+        ["load", &bitcode, "--policy", "weird"],
+        ["select", &bitcode, "--agent", "bogus"],
+    ] {
+        let o = Command::new(common::rocload_bin())
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(args[3]) && err.contains("--help"),
+            "{args:?}: {err}"
         );
     }
 }

@@ -1,5 +1,5 @@
 //! Generational handle tables: every opaque handle `librocload.so` gives C callers (fat binaries,
-//! modules, functions) comes from one [`HandleTable`], so a stale handle is recognised, never
+//! modules, functions, streams, events, contexts) comes from one [`HandleTable`], so a stale handle is recognised, never
 //! dereferenced and never aliases a newer object, and freed slots are reused, so memory returns
 //! to its starting level after any register/unregister or load/unload loop.
 //!
@@ -26,6 +26,12 @@ pub enum Kind {
     Module = 0xA2,
     /// `hipFunction_t`.
     Function = 0xC3,
+    /// `hipStream_t`.
+    Stream = 0xB4,
+    /// `hipEvent_t`.
+    Event = 0xE5,
+    /// `hipCtx_t`.
+    Context = 0xD6,
 }
 
 #[derive(Debug)]

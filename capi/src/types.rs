@@ -49,6 +49,87 @@ pub const hipErrorNotSupported: hipError_t = 801;
 /// `hipErrorUnknown`.
 pub const hipErrorUnknown: hipError_t = 999;
 
+/// `hipErrorInvalidConfiguration`.
+pub const hipErrorInvalidConfiguration: hipError_t = 9;
+/// `hipErrorInvalidPitchValue`.
+pub const hipErrorInvalidPitchValue: hipError_t = 12;
+/// `hipErrorInvalidDevicePointer`.
+pub const hipErrorInvalidDevicePointer: hipError_t = 17;
+/// `hipErrorInvalidMemcpyDirection`.
+pub const hipErrorInvalidMemcpyDirection: hipError_t = 21;
+/// `hipErrorInvalidContext`.
+pub const hipErrorInvalidContext: hipError_t = 201;
+/// `hipErrorPeerAccessUnsupported`.
+pub const hipErrorPeerAccessUnsupported: hipError_t = 217;
+/// `hipErrorNotReady`.
+pub const hipErrorNotReady: hipError_t = 600;
+/// `hipErrorIllegalAddress`.
+pub const hipErrorIllegalAddress: hipError_t = 700;
+/// `hipErrorLaunchOutOfResources`.
+pub const hipErrorLaunchOutOfResources: hipError_t = 701;
+/// `hipErrorLaunchTimeOut`.
+pub const hipErrorLaunchTimeOut: hipError_t = 702;
+/// `hipErrorPeerAccessAlreadyEnabled`.
+pub const hipErrorPeerAccessAlreadyEnabled: hipError_t = 704;
+/// `hipErrorPeerAccessNotEnabled`.
+pub const hipErrorPeerAccessNotEnabled: hipError_t = 705;
+/// `hipErrorHostMemoryAlreadyRegistered`.
+pub const hipErrorHostMemoryAlreadyRegistered: hipError_t = 712;
+/// `hipErrorHostMemoryNotRegistered`.
+pub const hipErrorHostMemoryNotRegistered: hipError_t = 713;
+/// `hipErrorCooperativeLaunchTooLarge`.
+pub const hipErrorCooperativeLaunchTooLarge: hipError_t = 720;
+
+/// `HIP_VERSION` of the headers whose ABI librocload.so follows (HIP 5.2.21153).
+pub const HIP_VERSION: c_int = 50221153;
+
+/// `hipMemcpyKind`.
+pub mod memcpy_kind {
+    /// `hipMemcpyHostToHost`.
+    pub const HOST_TO_HOST: i32 = 0;
+    /// `hipMemcpyDefault` (the largest valid kind).
+    pub const DEFAULT: i32 = 4;
+}
+
+/// `hipMemoryType`.
+pub mod memory_type {
+    /// `hipMemoryTypeHost`.
+    pub const HOST: i32 = 0;
+    /// `hipMemoryTypeDevice`.
+    pub const DEVICE: i32 = 1;
+}
+
+/// `hipPointerAttribute_t`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipPointerAttribute_t {
+    /// `hipMemoryType`.
+    pub memoryType: c_int,
+    /// The device the memory belongs to.
+    pub device: c_int,
+    /// The device-side address.
+    pub devicePointer: *mut c_void,
+    /// The host-side address (host and managed memory), else NULL.
+    pub hostPointer: *mut c_void,
+    /// Whether it is managed memory.
+    pub isManaged: c_int,
+    /// The flags it was allocated or registered with.
+    pub allocationFlags: c_uint,
+}
+const _: () = assert!(std::mem::size_of::<hipPointerAttribute_t>() == 32);
+const _: () = assert!(std::mem::offset_of!(hipPointerAttribute_t, devicePointer) == 8);
+const _: () = assert!(std::mem::offset_of!(hipPointerAttribute_t, isManaged) == 24);
+
+/// `hipEvent_t` (opaque).
+pub type hipEvent_t = *mut c_void;
+/// `hipCtx_t` (opaque).
+pub type hipCtx_t = *mut c_void;
+/// `hipStreamCallback_t`.
+pub type hipStreamCallback_t =
+    Option<unsafe extern "C" fn(stream: hipStream_t, status: hipError_t, user_data: *mut c_void)>;
+/// `hipHostFn_t`.
+pub type hipHostFn_t = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
 /// Every `hipError_t` enumerator of HIP 5.2.3 (first name for aliased values).
 static ERROR_NAMES: &[(hipError_t, &CStr)] = &[
     (0, c"hipSuccess"),
@@ -149,6 +230,25 @@ pub fn error_strings(e: hipError_t) -> (&'static CStr, &'static CStr) {
         hipErrorNotFound => Some(c"named symbol not found"),
         hipErrorNotSupported => Some(c"operation not supported"),
         hipErrorUnknown => Some(c"unknown error"),
+        hipErrorInvalidConfiguration => Some(c"invalid configuration argument"),
+        hipErrorInvalidPitchValue => Some(c"invalid pitch argument"),
+        hipErrorInvalidDevicePointer => Some(c"invalid device pointer"),
+        hipErrorInvalidMemcpyDirection => Some(c"invalid copy direction for memcpy"),
+        hipErrorInvalidContext => Some(c"invalid device context"),
+        hipErrorNotReady => Some(c"device not ready"),
+        hipErrorIllegalAddress => Some(c"an illegal memory access was encountered"),
+        hipErrorLaunchOutOfResources => Some(c"too many resources requested for launch"),
+        hipErrorLaunchTimeOut => Some(c"the launch timed out and was terminated"),
+        hipErrorPeerAccessAlreadyEnabled => Some(c"peer access is already enabled"),
+        hipErrorPeerAccessNotEnabled => Some(c"peer access has not been enabled"),
+        hipErrorHostMemoryAlreadyRegistered => {
+            Some(c"part or all of the requested memory range is already mapped")
+        }
+        hipErrorHostMemoryNotRegistered => {
+            Some(c"pointer does not correspond to a registered memory region")
+        }
+        hipErrorLaunchFailure => Some(c"unspecified launch failure"),
+        hipErrorCooperativeLaunchTooLarge => Some(c"too many blocks in cooperative launch"),
         _ => None,
     };
     match ERROR_NAMES.iter().find(|(v, _)| *v == e) {

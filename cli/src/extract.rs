@@ -25,11 +25,11 @@ pub struct Args {
 }
 
 /// Runs `rocload extract`.
-pub fn run(args: Args) -> CliResult {
+pub fn run(args: Args, options: &ReadOptions) -> CliResult {
     let file = MappedFile::open(&args.file)?;
-    let containers = read_containers(file.bytes(), &ReadOptions::default())?;
+    let containers = read_containers(file.bytes(), options)?;
     let (pos, entry) = find_entry(&containers, &args.target, args.bundle)?;
-    let bytes = containers[pos].extract(entry)?;
+    let bytes = containers[pos].extract_with(entry, &options.limits)?;
     super::write_output(args.output.as_deref(), &bytes)?;
     Ok(ExitCode::SUCCESS)
 }

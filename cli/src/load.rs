@@ -1,15 +1,16 @@
 //! `rocload load FILE... --agent ISA [--policy strict|extended] [--json] [--dump-dir DIR]
 //! [--define NAME=ADDR]...`: loads code objects, or the agent's best entries of fat
-//! binaries, into one executable on the software agent, in dependency order.
+//! binaries, on the software agent: explicitly listed files into one executable linked
+//! across code objects, each bundle of a host binary into its own (as clr does).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rocload::backend::SoftAgent;
-use rocload::container::{MappedFile, ReadOptions};
-use rocload::loader::fat_binary::modules_for_agent;
-use rocload::loader::Linker;
+use rocload::container::{read_containers, MappedFile, ReadOptions};
+use rocload::loader::fat_binary::module_for_agent;
+use rocload::loader::{Linker, LoadedSymbol, Module};
 use rocload::runtime::config;
 use rocload::target::{AgentIsa, Policy};
 use serde::Serialize;
@@ -24,8 +25,8 @@ pub struct Args {
     files: Vec<PathBuf>,
     /// The software agent's ISA: a target id (`gfx90a:xnack+`) or full ISA name. Default:
     /// `ROCLOAD_SOFT_ISA`, else gfx1030.
-    #[arg(long)]
-    agent: Option<String>,
+    #[arg(long, value_parser = parse_isa)]
+    agent: Option<AgentIsa>,
     /// ISA compatibility policy (default: `ROCLOAD_ISA_POLICY`, else strict).
     #[arg(long, value_parser = ["strict", "extended"])]
     policy: Option<String>,
@@ -37,20 +38,22 @@ pub struct Args {
     dump_dir: Option<PathBuf>,
     /// Define NAME at ADDR (hex with 0x, or decimal) for imports, like
     /// `hsa_executable_agent_global_variable_define`.
-    #[arg(long = "define", value_name = "NAME=ADDR")]
-    defines: Vec<String>,
+    #[arg(long = "define", value_name = "NAME=ADDR", value_parser = parse_define)]
+    defines: Vec<(String, u64)>,
 }
 
 #[derive(Serialize)]
-struct Report<'a> {
+struct Report {
     agent: String,
     policy: &'static str,
+    executables: usize,
     code_objects: Vec<CodeObjectRow>,
-    symbols: Vec<&'a rocload::loader::LoadedSymbol>,
+    symbols: Vec<SymbolRow>,
 }
 
 #[derive(Serialize)]
 struct CodeObjectRow {
+    executable: usize,
     source: String,
     target: String,
     base: u64,
@@ -60,9 +63,23 @@ struct CodeObjectRow {
     uri: String,
 }
 
-pub(super) fn parse_agent(agent: Option<&str>) -> Result<AgentIsa, Box<dyn std::error::Error>> {
+/// A symbol, with `code_object` numbered across every executable (as in `code_objects`).
+#[derive(Serialize)]
+struct SymbolRow {
+    #[serde(flatten)]
+    symbol: LoadedSymbol,
+    #[serde(rename = "code_object")]
+    global_code_object: usize,
+}
+
+/// Parses `--agent` (a usage error when invalid; the override applies later).
+pub(super) fn parse_isa(text: &str) -> Result<AgentIsa, String> {
+    text.parse::<AgentIsa>().map_err(|e| e.to_string())
+}
+
+pub(super) fn parse_agent(agent: Option<AgentIsa>) -> Result<AgentIsa, Box<dyn std::error::Error>> {
     Ok(match agent {
-        Some(text) => config::apply_override(text.parse::<AgentIsa>()?)?,
+        Some(isa) => config::apply_override(isa)?,
         None => config::soft_agent_isa()?,
     })
 }
@@ -74,81 +91,129 @@ pub(super) fn parse_policy(policy: Option<&str>) -> Result<Policy, Box<dyn std::
     })
 }
 
-fn parse_address(text: &str) -> Option<u64> {
-    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => text.parse().ok(),
+/// Parses `--define NAME=ADDR` (a usage error when malformed).
+fn parse_define(text: &str) -> Result<(String, u64), String> {
+    let (name, addr) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: expected NAME=ADDR"))?;
+    if name.is_empty() {
+        return Err(format!("{text:?}: the name is empty"));
     }
+    let value = match addr.strip_prefix("0x").or_else(|| addr.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => addr.parse().ok(),
+    };
+    let value = value
+        .ok_or_else(|| format!("{text:?}: {addr:?} is not an address (hex with 0x, or decimal)"))?;
+    Ok((name.to_string(), value))
 }
 
-/// Runs `rocload load`.
-pub fn run(args: Args) -> CliResult {
-    let isa = parse_agent(args.agent.as_deref())?;
+/// Runs `rocload load`. Mirrors what a HIP program gets: every bundle of a host binary is
+/// loaded into its own executable, as clr does with each registered fat binary (template
+/// kernels instantiated in many translation units are defined in many bundles). The other
+/// files given (code objects, bundle and CCOB files, section dumps) contribute one module
+/// per container to one executable, linked across code objects.
+pub fn run(args: Args, options: &ReadOptions) -> CliResult {
+    let isa = parse_agent(args.agent)?;
     let policy = parse_policy(args.policy.as_deref())?;
     let mut linker = Linker::new();
     linker.policy(policy);
-    for d in &args.defines {
-        let (name, addr) = d
-            .split_once('=')
-            .ok_or_else(|| format!("--define {d:?}: expected NAME=ADDR"))?;
-        let addr = parse_address(addr)
-            .ok_or_else(|| format!("--define {d:?}: {addr:?} is not an address"))?;
-        linker.define(name, addr)?;
+    for (name, addr) in &args.defines {
+        linker.define(name, *addr)?;
     }
-    let mut modules = Vec::new();
+    // (label, modules) per executable; the linked group of explicitly listed files first.
+    let mut linked = Vec::new();
+    let mut separate: Vec<(String, Vec<Module>)> = Vec::new();
     for path in &args.files {
         let file = MappedFile::open(path)?;
         let label = path.display().to_string();
-        modules.extend(
-            modules_for_agent(file.bytes(), &label, &isa, policy, &ReadOptions::default())
+        let containers =
+            read_containers(file.bytes(), options).map_err(|e| format!("{label}: {e}"))?;
+        let host_binary = containers.iter().any(|l| l.section.is_some());
+        for l in &containers {
+            let module = module_for_agent(l, &label, &isa, policy, options).map_err(|e| {
+                if containers.len() == 1 {
+                    format!("{label}: {e}")
+                } else {
+                    format!("{label}: bundle {}: {e}", l.index)
+                }
+            })?;
+            if host_binary {
+                separate.push((format!("{label} bundle {}", l.index), vec![module]));
+            } else {
+                linked.push(module);
+            }
+        }
+    }
+    let agent = SoftAgent::new(isa).shared();
+    let mut executables = Vec::new();
+    if !linked.is_empty() {
+        executables.push(linker.link(&agent, &linked)?);
+    }
+    for (label, modules) in &separate {
+        executables.push(
+            linker
+                .link(&agent, modules)
                 .map_err(|e| format!("{label}: {e}"))?,
         );
     }
-    let agent = SoftAgent::new(isa).shared();
-    let exe = linker.link(&agent, &modules)?;
+    let mut code_objects = Vec::new();
+    let mut symbols = Vec::new();
+    let mut images = Vec::new();
+    for (x, exe) in executables.iter().enumerate() {
+        let first = code_objects.len();
+        for (i, c) in exe.code_objects().iter().enumerate() {
+            code_objects.push(CodeObjectRow {
+                executable: x,
+                source: c.module.source().to_string(),
+                target: c.module.target().target.to_string(),
+                base: c.base,
+                size: c.size,
+                load_delta: c.load_delta,
+                load_order: c.load_order,
+                uri: c.uri.clone(),
+            });
+            images.push((x, i));
+        }
+        symbols.extend(exe.symbols().iter().map(|s| SymbolRow {
+            global_code_object: first + s.code_object,
+            symbol: s.clone(),
+        }));
+    }
     if let Some(dir) = &args.dump_dir {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        for i in 0..exe.code_objects().len() {
-            let image = exe.image(i).ok_or("backend cannot read images back")?;
-            let path = dir.join(format!("{i}.bin"));
+        for (n, &(x, i)) in images.iter().enumerate() {
+            let image = executables[x]
+                .image(i)
+                .ok_or("backend cannot read images back")?;
+            let path = dir.join(format!("{n}.bin"));
             std::fs::write(&path, image).map_err(|e| format!("{}: {e}", path.display()))?;
         }
     }
-    let rows: Vec<CodeObjectRow> = exe
-        .code_objects()
-        .iter()
-        .map(|c| CodeObjectRow {
-            source: c.module.source().to_string(),
-            target: c.module.target().target.to_string(),
-            base: c.base,
-            size: c.size,
-            load_delta: c.load_delta,
-            load_order: c.load_order,
-            uri: c.uri.clone(),
-        })
-        .collect();
     let report = Report {
         agent: agent.isa().isa_name(),
         policy: policy.as_str(),
-        code_objects: rows,
-        symbols: exe.symbols().iter().collect(),
+        executables: executables.len(),
+        code_objects,
+        symbols,
     };
     if args.json {
         super::print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
         return Ok(ExitCode::SUCCESS);
     }
     let mut text = format!(
-        "agent {} (software), policy {}\n",
-        report.agent, report.policy
+        "agent {} (software), policy {}, {} executable(s)\n",
+        report.agent, report.policy, report.executables
     );
     for (i, c) in report.code_objects.iter().enumerate() {
         writeln!(
             text,
-            "code object {i}: {} ({}) at {:#x}, {} bytes, loaded #{}",
-            c.source, c.target, c.base, c.size, c.load_order
+            "code object {i}: {} ({}) at {:#x}, {} bytes, executable {}, loaded #{}",
+            c.source, c.target, c.base, c.size, c.executable, c.load_order
         )?;
     }
-    for s in &report.symbols {
+    for row in &report.symbols {
+        let s = &row.symbol;
         let name = s.demangled.as_deref().unwrap_or(&s.name);
         writeln!(
             text,
@@ -156,7 +221,7 @@ pub fn run(args: Args) -> CliResult {
             s.class.to_string(),
             s.address,
             s.size,
-            s.code_object
+            row.global_code_object
         )?;
     }
     super::print(&text)?;

@@ -74,9 +74,9 @@ fn row(located: &Located<'_>) -> Result<BundleRow, rocload::container::Container
 }
 
 /// Runs `rocload ls`.
-pub fn run(args: Args) -> CliResult {
+pub fn run(args: Args, options: &ReadOptions) -> CliResult {
     let file = MappedFile::open(&args.file)?;
-    let containers = read_containers(file.bytes(), &ReadOptions::default())?;
+    let containers = read_containers(file.bytes(), options)?;
     let rows = containers.iter().map(row).collect::<Result<Vec<_>, _>>()?;
     if args.json {
         super::print(&(serde_json::to_string_pretty(&Listing { bundles: rows })? + "\n"))?;

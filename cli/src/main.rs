@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use rocload::container::{HashCheck, ReadOptions};
 
 mod agents;
 mod extract;
@@ -20,6 +21,32 @@ mod symbols;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Largest entry extracted into memory, in bytes (suffixes K, M, G). Default:
+    /// `ROCLOAD_MAX_ENTRY_SIZE`, else 256M.
+    #[arg(long, global = true, value_name = "BYTES", value_parser = parse_size_arg)]
+    max_entry_size: Option<u64>,
+    /// Check the MD5 hash of every compressed bundle read, inflating all of it (default:
+    /// `ROCLOAD_VERIFY`, else off, as in LLVM).
+    #[arg(long, global = true)]
+    verify: bool,
+}
+
+fn parse_size_arg(text: &str) -> Result<u64, String> {
+    rocload::runtime::config::parse_size(text)
+        .ok_or_else(|| format!("{text:?} is not a byte count (e.g. 268435456, 512M, 2G)"))
+}
+
+/// Container-reading options: the environment's (`ROCLOAD_MAX_ENTRY_SIZE`,
+/// `ROCLOAD_VERIFY`), then the command line's.
+fn read_options(cli: &Cli) -> Result<ReadOptions, Box<dyn std::error::Error>> {
+    let mut options = rocload::runtime::config::read_options()?;
+    if let Some(limit) = cli.max_entry_size {
+        options.limits.max_entry_size = limit;
+    }
+    if cli.verify {
+        options.verify = HashCheck::Always;
+    }
+    Ok(options)
 }
 
 #[derive(Subcommand, Debug)]
@@ -46,16 +73,16 @@ enum Command {
 fn main() -> ExitCode {
     init_logging();
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Ls(args) => ls::run(args),
-        Command::Extract(args) => extract::run(args),
-        Command::Inflate(args) => inflate::run(args),
-        Command::Load(args) => load::run(args),
-        Command::Select(args) => select::run(args),
-        Command::Symbols(args) => symbols::run(args),
+    let result = read_options(&cli).and_then(|options| match cli.command {
+        Command::Ls(args) => ls::run(args, &options),
+        Command::Extract(args) => extract::run(args, &options),
+        Command::Inflate(args) => inflate::run(args, &options),
+        Command::Load(args) => load::run(args, &options),
+        Command::Select(args) => select::run(args, &options),
+        Command::Symbols(args) => symbols::run(args, &options),
         Command::Agents(args) => agents::run(args),
         Command::Run(args) => run::run(args),
-    };
+    });
     match result {
         Ok(code) => code,
         // A closed pipe (`rocload ls F | head`) is the reader's choice, not a failure.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rocload::container::{read_containers, MappedFile, ReadOptions};
-use rocload::target::{select, BundleChoice, SelectReport};
+use rocload::target::{select, AgentIsa, BundleChoice, SelectReport};
 
 use super::CliResult;
 
@@ -17,8 +17,8 @@ pub struct Args {
     file: PathBuf,
     /// The agent: a target id (`gfx90a:xnack+`) or full ISA name. Features left out take
     /// the defaults: xnack off, sramecc on where the processor has it.
-    #[arg(long)]
-    agent: String,
+    #[arg(long, value_parser = super::load::parse_isa)]
+    agent: AgentIsa,
     /// ISA compatibility policy (default: `ROCLOAD_ISA_POLICY`, else strict).
     #[arg(long, value_parser = ["strict", "extended"])]
     policy: Option<String>,
@@ -29,11 +29,11 @@ pub struct Args {
 
 /// Runs `rocload select`: exit 0 when every bundle has a choice, 1 otherwise (with the
 /// explanation on stderr).
-pub fn run(args: Args) -> CliResult {
-    let agent = super::load::parse_agent(Some(&args.agent))?;
+pub fn run(args: Args, options: &ReadOptions) -> CliResult {
+    let agent = super::load::parse_agent(Some(args.agent))?;
     let policy = super::load::parse_policy(args.policy.as_deref())?;
     let file = MappedFile::open(&args.file)?;
-    let containers = read_containers(file.bytes(), &ReadOptions::default())?;
+    let containers = read_containers(file.bytes(), options)?;
     let entries = containers
         .iter()
         .map(|l| l.entries())

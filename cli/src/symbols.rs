@@ -33,10 +33,12 @@ struct Report {
 }
 
 /// Runs `rocload symbols`.
-pub fn run(args: Args) -> CliResult {
+pub fn run(args: Args, options: &ReadOptions) -> CliResult {
     let file = MappedFile::open(&args.file)?;
-    let containers = read_containers(file.bytes(), &ReadOptions::default())?;
+    let containers = read_containers(file.bytes(), options)?;
     let mut reports = Vec::new();
+    // Entries passed over, with why, for the error when no code object is found.
+    let mut skipped = Vec::new();
     for l in containers
         .iter()
         .filter(|l| args.bundle.is_none_or(|b| b == l.index))
@@ -46,22 +48,44 @@ pub fn run(args: Args) -> CliResult {
                 .target
                 .as_deref()
                 .is_none_or(|t| entry_matches(&e.id, t));
+            if !wanted {
+                continue;
+            }
             // Host entries and bitcode are not code objects.
-            if !wanted || e.size == 0 {
+            if e.size == 0 {
+                skipped.push(format!("bundle {}: {} (empty)", l.index, e.id));
                 continue;
             }
-            let bytes = l.extract(i)?;
+            let bytes = l.extract_with(i, &options.limits)?;
             if !bytes.starts_with(b"\x7fELF") {
+                let what = if bytes.starts_with(b"BC\xc0\xde") {
+                    "LLVM bitcode".to_string()
+                } else {
+                    format!("not ELF: starts with {:02x?}", &bytes[..bytes.len().min(4)])
+                };
+                skipped.push(format!("bundle {}: {} ({what})", l.index, e.id));
                 continue;
             }
-            let co = CodeObject::parse(&bytes).map_err(|err| format!("{}: {err}", e.id))?;
+            let co = CodeObject::parse(&bytes)
+                .map_err(|err| format!("bundle {}: {}: {err}", l.index, e.id))?;
             reports.push(symbols_report(&e.id, &co));
         }
     }
     if reports.is_empty() {
-        return Err(match &args.target {
-            Some(t) => format!("no code object entry matches {t:?}").into(),
-            None => "no code object in the file".into(),
+        let file = args.file.display();
+        let seen = if skipped.is_empty() {
+            String::new()
+        } else {
+            format!("; entries: {}", skipped.join(", "))
+        };
+        return Err(match (&args.target, args.bundle) {
+            (Some(t), _) => format!("{file}: no code object entry matches {t:?}{seen}").into(),
+            (None, Some(b)) => format!("{file}: no code object in bundle {b}{seen}").into(),
+            (None, None) => format!(
+                "{file}: no code object in {} bundle(s){seen}",
+                containers.len()
+            )
+            .into(),
         });
     }
     if args.json {

@@ -1,5 +1,7 @@
 //! Fuzzes `CodeObject::parse` and everything reachable from a parsed object: the report,
-//! descriptors, relocation checks and segment views. Seed with tests/fixtures/**/*.co.
+//! descriptors, relocation checks and segment views; then the loader's `Module::new`, which
+//! checks every symbol, descriptor, code entry and relocation against the image. Seed with
+//! tests/fixtures/**/*.co and fuzz/seeds/code_object (scripts/make-hostile.py --fuzz-seeds).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -21,4 +23,18 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = co.unsupported_relocations().count();
     assert!(co.load_size() <= rocload::code_object::MAX_LOAD_IMAGE_SIZE);
+    // A module accepted by the loader has every address inside its segments.
+    if let Ok(m) = rocload::loader::Module::new(
+        data.to_vec(),
+        rocload::loader::ModuleSource::Memory {
+            label: "fuzz".into(),
+        },
+    ) {
+        for s in m.symbols() {
+            assert!(m
+                .segments()
+                .iter()
+                .any(|g| s.value >= g.vaddr && s.value < g.vaddr + g.mem_size));
+        }
+    }
 });

@@ -1,4 +1,5 @@
 //! Any bytes as a fat binary: walk, list every entry, extract every entry, inflate whole.
+//! Seeds: tests/fixtures and fuzz/seeds/containers (scripts/make-hostile.py --fuzz-seeds).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rocload::container::{read_containers, Container, HashCheck, Limits, ReadOptions};
@@ -8,6 +9,7 @@ fuzz_target!(|data: &[u8]| {
     let options = ReadOptions {
         limits: Limits {
             max_inflated_size: 1 << 24,
+            max_entry_size: 1 << 24,
             ..Limits::default()
         },
         verify: HashCheck::Always,

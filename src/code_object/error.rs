@@ -114,6 +114,21 @@ pub enum CodeObjectError {
         /// Why it is invalid.
         reason: String,
     },
+    /// An address the loader would hand out or write through lies outside every `PT_LOAD`
+    /// segment: a symbol, a kernel descriptor or code entry, a relocation's place or target.
+    #[error("{what} {name:?} at {value:#x} ({size} bytes) lies outside the loaded image (PT_LOAD segments: {segments})")]
+    OutsideImage {
+        /// What the address is (`symbol`, `kernel descriptor`, `relocation place`, ...).
+        what: &'static str,
+        /// The symbol (or relocation) in question.
+        name: String,
+        /// Its value, in the code object's address space.
+        value: u64,
+        /// Bytes that must lie inside.
+        size: u64,
+        /// The segments' memory ranges.
+        segments: String,
+    },
     /// A limit that protects against hostile input was exceeded.
     #[error("{what} is {value}, more than the limit {limit}")]
     LimitExceeded {

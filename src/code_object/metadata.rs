@@ -384,8 +384,10 @@ impl<'data> Reader<'data> {
     }
 
     fn u64_list(&mut self, path: impl Fn() -> String) -> Result<Vec<u64>> {
+        let at = self.pos;
         let n = self.expect_array(&path)?;
-        let mut out = Vec::with_capacity(self.capacity_for(n));
+        let mut out = Vec::new();
+        self.reserve_for(&mut out, n, 1, at, &path)?;
         for i in 0..n {
             out.push(self.expect_u64(|| format!("{}[{i}]", path()))?);
         }
@@ -393,17 +395,39 @@ impl<'data> Reader<'data> {
     }
 
     fn str_list(&mut self, path: impl Fn() -> String) -> Result<Vec<&'data str>> {
+        let at = self.pos;
         let n = self.expect_array(&path)?;
-        let mut out = Vec::with_capacity(self.capacity_for(n));
+        let mut out = Vec::new();
+        self.reserve_for(&mut out, n, 1, at, &path)?;
         for i in 0..n {
             out.push(self.expect_str(|| format!("{}[{i}]", path()))?);
         }
         Ok(out)
     }
 
-    /// A reservation a claimed length may make: every item takes at least one byte.
-    fn capacity_for(&self, claimed: u32) -> usize {
-        (claimed as usize).min(self.bytes.len().saturating_sub(self.pos))
+    /// Reserves room for the items an array claims, but never for more than the remaining
+    /// bytes can encode (each item takes at least `min_item_bytes`), and fallibly: a count of
+    /// 0xffffffff in an 8 MB note must not reserve gigabytes. `at` is the array's offset.
+    fn reserve_for<T>(
+        &self,
+        v: &mut Vec<T>,
+        claimed: u32,
+        min_item_bytes: usize,
+        at: usize,
+        path: impl Fn() -> String,
+    ) -> Result<()> {
+        let remaining = self.bytes.len().saturating_sub(self.pos);
+        let n = (claimed as usize).min(remaining / min_item_bytes.max(1));
+        v.try_reserve(n).map_err(|_| {
+            self.err_at(
+                at,
+                path,
+                format!(
+                    "cannot reserve memory for {n} items of {} bytes",
+                    std::mem::size_of::<T>()
+                ),
+            )
+        })
     }
 
     /// Reads a map key. A string key is returned as raw bytes (known keys are matched
@@ -430,6 +454,12 @@ impl<'data> Reader<'data> {
         })
     }
 }
+
+/// Fewest bytes a kernel map can take: its required keys' names alone (`.name`, `.symbol`,
+/// `.kernarg_segment_size`, ...) are longer.
+const MIN_KERNEL_BYTES: usize = 64;
+/// Fewest bytes an argument map can take: `.offset`, `.size` and `.value_kind` with values.
+const MIN_ARG_BYTES: usize = 24;
 
 /// Decodes the MessagePack metadata `bytes`, found at file offset `offset`.
 ///
@@ -467,8 +497,9 @@ pub fn decode(bytes: &[u8], offset: u64) -> Result<Metadata<'_>> {
             b"amdhsa.target" => md.target = Some(r.expect_str(path)?),
             b"amdhsa.printf" => md.printf = r.str_list(path)?,
             b"amdhsa.kernels" => {
+                let at = r.pos;
                 let n = r.expect_array(path)?;
-                md.kernels.reserve(r.capacity_for(n));
+                r.reserve_for(&mut md.kernels, n, MIN_KERNEL_BYTES, at, path)?;
                 for i in 0..n as usize {
                     md.kernels.push(decode_kernel(&mut r, i)?);
                 }
@@ -553,8 +584,9 @@ fn decode_kernel<'data>(r: &mut Reader<'data>, i: usize) -> Result<KernelMetadat
             b".language" => k.language = Some(r.expect_str(p)?),
             b".reqd_workgroup_size" => k.reqd_workgroup_size = Some(r.u64_list(p)?),
             b".args" => {
+                let at = r.pos;
                 let n = r.expect_array(p)?;
-                k.args.reserve(r.capacity_for(n));
+                r.reserve_for(&mut k.args, n, MIN_ARG_BYTES, at, p)?;
                 for j in 0..n as usize {
                     k.args.push(decode_arg(r, i, j)?);
                 }

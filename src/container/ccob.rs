@@ -238,7 +238,20 @@ impl<'a> CompressedBundle<'a> {
     /// Extracts the entry at `index` of the table. Decoding stops once that entry is out,
     /// unless the hash is to be checked: always with [`HashCheck::Always`], and with
     /// [`HashCheck::WhenComplete`] when the entry reaches the end of the payload anyway.
+    ///
+    /// # Errors
+    /// [`ContainerError::EntryTooLarge`] for an entry over the read options'
+    /// `max_entry_size`, before any of it is inflated; decoding and hash errors.
     pub fn extract(&self, index: usize) -> Result<Vec<u8>, ContainerError> {
+        self.extract_limited(index, self.options.limits.max_entry_size)
+    }
+
+    /// [`CompressedBundle::extract`] with the entry size cap `max_entry_size`.
+    pub(crate) fn extract_limited(
+        &self,
+        index: usize,
+        max_entry_size: u64,
+    ) -> Result<Vec<u8>, ContainerError> {
         let (mut probe, table) = self.table()?;
         let entries = owned_entries(&probe.prefix, &table);
         let entry = entries
@@ -247,6 +260,15 @@ impl<'a> CompressedBundle<'a> {
                 wanted: format!("entry #{index}"),
                 available: entries.iter().map(|e| e.id.to_string()).collect(),
             })?;
+        if entry.size > max_entry_size {
+            tracing::debug!(id = %entry.id, size = entry.size, limit = max_entry_size, "entry over the size cap; refused before inflating");
+            return Err(ContainerError::EntryTooLarge {
+                entry: entry.id.to_string(),
+                index: index as u64,
+                size: entry.size,
+                limit: max_entry_size,
+            });
+        }
         let end = entry.offset + entry.size; // checked by read_table
         let declared = self.header.uncompressed_size;
         let verify = match self.options.verify {
@@ -260,12 +282,22 @@ impl<'a> CompressedBundle<'a> {
         }
         let data = if end <= probe.prefix.len() as u64 {
             // The table prefix already holds the entry (small or empty entries).
-            probe.prefix[entry.offset as usize..end as usize].to_vec()
+            let part = &probe.prefix[entry.offset as usize..end as usize];
+            let mut data = Vec::new();
+            data.try_reserve_exact(part.len())
+                .map_err(|_| ContainerError::OutOfMemory {
+                    what: "entry",
+                    size: entry.size,
+                })?;
+            data.extend_from_slice(part);
+            data
         } else if entry.offset < probe.prefix.len() as u64 {
+            // The entry starts inside the table prefix: keep that buffer and decode the rest
+            // of the entry onto its end.
             let mut data = std::mem::take(&mut probe.prefix);
             data.drain(..entry.offset as usize);
-            let mut rest = inflater.read_vec(end - inflater.produced())?;
-            data.append(&mut rest);
+            let rest = end - inflater.produced();
+            inflater.append(&mut data, rest)?;
             data
         } else {
             drop(std::mem::take(&mut probe.prefix));
@@ -289,6 +321,26 @@ impl<'a> CompressedBundle<'a> {
                 available: entries.iter().map(|e| e.id.to_string()).collect(),
             }),
         }
+    }
+
+    /// Streams the whole inflated bundle to `out`, one 128 KiB chunk at a time, checking the
+    /// size and (unless [`HashCheck::Never`]) the hash at the end: memory stays at the
+    /// decoder's window plus one chunk whatever the size, and no output page is faulted in
+    /// (what `rocload inflate` does, like `zstd -d`).
+    ///
+    /// # Errors
+    /// Decoding, size and hash errors; [`ContainerError::Write`] when `out` fails.
+    pub fn inflate_to(&self, out: &mut dyn std::io::Write) -> Result<(), ContainerError> {
+        let mut inflater = self.inflater()?;
+        if self.options.verify != HashCheck::Never {
+            inflater.start_hashing(&[]);
+        }
+        inflater.stream_rest(self.header.hash, &mut |chunk| {
+            out.write_all(chunk).map_err(ContainerError::Write)
+        })?;
+        out.flush().map_err(ContainerError::Write)?;
+        tracing::debug!(size = inflater.produced(), method = %self.header.compression, verified = self.options.verify != HashCheck::Never, "streamed inflated ccob");
+        Ok(())
     }
 
     /// Inflates the whole payload in one pass, checking size and (unless

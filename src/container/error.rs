@@ -189,6 +189,22 @@ pub enum ContainerError {
         /// How much.
         size: u64,
     },
+    /// An entry is larger than [`Limits::max_entry_size`](super::Limits::max_entry_size):
+    /// refused before any of it is inflated or copied.
+    #[error("entry {index} ({entry}) is {size} bytes, over the limit of {limit} bytes on one entry; raise it with {env}=BYTES or `rocload --max-entry-size BYTES`", env = super::MAX_ENTRY_SIZE_ENV)]
+    EntryTooLarge {
+        /// The entry id.
+        entry: String,
+        /// Its index in the bundle table.
+        index: u64,
+        /// Its size.
+        size: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// Writing inflated bytes out failed.
+    #[error("writing the inflated bundle: {0}")]
+    Write(#[source] std::io::Error),
     /// No entry with the requested id or target.
     #[error("no entry matches {wanted:?}; entries: {}", if available.is_empty() { "none".to_string() } else { available.join(", ") })]
     EntryNotFound {
@@ -265,6 +281,18 @@ impl ContainerError {
             _ => {}
         }
         self
+    }
+}
+
+impl ContainerError {
+    /// Whether the error is about memory: a reservation the allocator refused, or an entry
+    /// over the size cap (the C API reports both as `hipErrorOutOfMemory`).
+    pub fn is_out_of_memory(&self) -> bool {
+        match self {
+            ContainerError::OutOfMemory { .. } | ContainerError::EntryTooLarge { .. } => true,
+            ContainerError::InInflated { source, .. } => source.is_out_of_memory(),
+            _ => false,
+        }
     }
 }
 

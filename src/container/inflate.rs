@@ -6,20 +6,17 @@
 //! than with a declared size, and the MD5-based hash is checked whenever every byte passed
 //! through. It knows nothing of bundle tables (see `bundle`) or CCOB headers (see `ccob`).
 
-use std::io::Read;
-
 use md5::{Digest, Md5};
 
 use super::probe::Probe;
+use super::zstd_stream::{ZstdError, ZstdStream};
 use super::{Compression, ContainerError, Format};
 
 /// Largest zstd window accepted (2^30 bytes). LLVM writes long-distance-matching frames with
 /// windows up to 2^27; a larger claim is refused rather than allocated.
 const ZSTD_WINDOW_LOG_MAX: u32 = 30;
-/// Chunk used when skipping or probing.
+/// Chunk used when measuring a zlib stream.
 const CHUNK: usize = 64 * 1024;
-/// First reservation for an output buffer; it then doubles as bytes arrive.
-const FIRST_RESERVATION: u64 = 1 << 20;
 
 /// The LLVM hash of a bundle: first 8 bytes of its MD5, read little-endian.
 pub fn bundle_hash(data: &[u8]) -> u64 {
@@ -33,9 +30,26 @@ fn finish_hash(h: Md5) -> u64 {
     u64::from_le_bytes(first)
 }
 
+/// Bytes decoded per call when output is discarded (skipping to an entry) or streamed out: as
+/// large as zstd's own output block (`ZSTD_DStreamOutSize`), so each call flushes whole
+/// blocks, and small enough to stay in the L2 cache.
+const STREAM_CHUNK: usize = 128 * 1024;
+
 enum Decoder<'a> {
-    Zstd(Box<zstd::stream::read::Decoder<'static, &'a [u8]>>),
-    Zlib(Box<flate2::bufread::ZlibDecoder<&'a [u8]>>),
+    /// zstd through its streaming API: the decoder keeps the window, we hand it the output
+    /// memory (spare capacity, never zero-filled first).
+    Zstd {
+        stream: Box<ZstdStream>,
+        input: &'a [u8],
+        pos: usize,
+        finished: bool,
+    },
+    Zlib {
+        z: Box<flate2::Decompress>,
+        input: &'a [u8],
+        scratch: Box<[u8]>,
+        finished: bool,
+    },
 }
 
 /// A streaming decoder that counts, bounds and optionally hashes what it produces.
@@ -93,7 +107,10 @@ impl Hasher {
                 worker,
             },
             // No thread to be had: hash inline, slower but the same answer.
-            Err(_) => Hasher::Inline(Md5::new_with_prefix(already)),
+            Err(_) => {
+                tracing::debug!("no thread for hashing; hashing inline");
+                Hasher::Inline(Md5::new_with_prefix(already))
+            }
         }
     }
 
@@ -152,16 +169,21 @@ impl<'a> Inflater<'a> {
     ) -> Result<Self, ContainerError> {
         let decoder = match method {
             Compression::Zstd => {
-                let mut d = zstd::stream::read::Decoder::with_buffer(payload)
-                    .map_err(|e| corrupt(origin, method, 0, e))?
-                    .single_frame();
-                d.window_log_max(ZSTD_WINDOW_LOG_MAX)
-                    .map_err(|e| corrupt(origin, method, 0, e))?;
-                Decoder::Zstd(Box::new(d))
+                let stream =
+                    ZstdStream::new(ZSTD_WINDOW_LOG_MAX).map_err(|e| zstd_error(origin, 0, e))?;
+                Decoder::Zstd {
+                    stream: Box::new(stream),
+                    input: payload,
+                    pos: 0,
+                    finished: false,
+                }
             }
-            Compression::Zlib => {
-                Decoder::Zlib(Box::new(flate2::bufread::ZlibDecoder::new(payload)))
-            }
+            Compression::Zlib => Decoder::Zlib {
+                z: Box::new(flate2::Decompress::new(true)),
+                input: payload,
+                scratch: vec![0u8; STREAM_CHUNK].into_boxed_slice(),
+                finished: false,
+            },
         };
         Ok(Inflater {
             decoder,
@@ -182,18 +204,83 @@ impl<'a> Inflater<'a> {
         self.produced
     }
 
-    /// Reads up to `buf.len()` bytes; 0 only at the end of the stream.
-    pub fn read_some(&mut self, buf: &mut [u8]) -> Result<usize, ContainerError> {
-        let n = loop {
-            let r = match &mut self.decoder {
-                Decoder::Zstd(d) => d.read(buf),
-                Decoder::Zlib(d) => d.read(buf),
-            };
-            match r {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(corrupt(self.origin, self.method, self.produced, e)),
-            }
+    /// Appends up to `want` decoded bytes to `out`, which must have that much spare capacity
+    /// (for zlib, any). Returns how many; 0 only at the end of the stream.
+    fn fill(&mut self, out: &mut Vec<u8>, want: usize) -> Result<usize, ContainerError> {
+        let before = out.len();
+        // Never decode more than one byte past the declared size: a bomb stops right there.
+        let left = self
+            .declared
+            .saturating_sub(self.produced)
+            .saturating_add(1);
+        let want = want.min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = match &mut self.decoder {
+            Decoder::Zstd {
+                stream,
+                input,
+                pos,
+                finished,
+            } => loop {
+                if *finished || want == 0 {
+                    break 0;
+                }
+                let (len, at) = (out.len(), *pos);
+                let hint = stream
+                    .decompress(out, want, input, pos)
+                    .map_err(|e| zstd_error(self.origin, self.produced, e))?;
+                let (written, consumed) = (out.len() - len, *pos - at);
+                if hint == 0 {
+                    // The frame is complete and flushed; trailing bytes belong to nobody.
+                    *finished = true;
+                }
+                if written > 0 {
+                    break written;
+                }
+                if !*finished && consumed == 0 && *pos == input.len() {
+                    return Err(corrupt(
+                        self.origin,
+                        self.method,
+                        self.produced,
+                        "the compressed payload ends before its zstd frame does",
+                    ));
+                }
+            },
+            Decoder::Zlib {
+                z,
+                input,
+                scratch,
+                finished,
+            } => loop {
+                if *finished || want == 0 {
+                    break 0;
+                }
+                let room = want.min(scratch.len());
+                let (in_before, out_before) = (z.total_in(), z.total_out());
+                let status = z
+                    .decompress(
+                        &input[(in_before as usize).min(input.len())..],
+                        &mut scratch[..room],
+                        flate2::FlushDecompress::None,
+                    )
+                    .map_err(|e| corrupt(self.origin, self.method, self.produced, e))?;
+                let written = (z.total_out() - out_before) as usize;
+                if status == flate2::Status::StreamEnd {
+                    *finished = true;
+                }
+                if written > 0 {
+                    reserve(out, written as u64, "inflated bytes")?;
+                    out.extend_from_slice(&scratch[..written]);
+                    break written;
+                }
+                if !*finished && z.total_in() == in_before {
+                    return Err(corrupt(
+                        self.origin,
+                        self.method,
+                        self.produced,
+                        "the compressed payload ends before its zlib stream does",
+                    ));
+                }
+            },
         };
         self.produced += n as u64;
         if self.produced > self.declared {
@@ -205,63 +292,77 @@ impl<'a> Inflater<'a> {
             });
         }
         if let Some(h) = &mut self.hasher {
-            h.update(&buf[..n]);
+            h.update(&out[before..]);
         }
         Ok(n)
     }
 
-    /// Fills `buf` completely; the stream ending first is a size mismatch.
-    pub fn read_exact(&mut self, mut buf: &mut [u8]) -> Result<(), ContainerError> {
-        while !buf.is_empty() {
-            let n = self.read_some(buf)?;
-            if n == 0 {
-                return Err(self.ended_early());
-            }
-            buf = &mut buf[n..];
+    /// Appends exactly `size` more bytes to `out` (reserving them fallibly, decoded in place);
+    /// the stream ending first is a size mismatch.
+    pub fn append(&mut self, out: &mut Vec<u8>, size: u64) -> Result<(), ContainerError> {
+        reserve(out, size, "entry")?;
+        if size >= HUGE_PAGE_FROM {
+            advise_huge_pages(out);
         }
-        Ok(())
-    }
-
-    /// Discards output until `produced() == target`.
-    pub fn skip_to(&mut self, target: u64) -> Result<(), ContainerError> {
-        let mut scratch = vec![0u8; CHUNK];
-        while self.produced < target {
-            let want = (target - self.produced).min(CHUNK as u64) as usize;
-            self.read_exact(&mut scratch[..want])?;
-        }
-        Ok(())
-    }
-
-    /// Reads the next `size` bytes into a new buffer that grows with the data, so a size
-    /// that lies costs nothing until bytes really arrive.
-    pub fn read_vec(&mut self, size: u64) -> Result<Vec<u8>, ContainerError> {
-        let mut out = Vec::new();
-        reserve(&mut out, size.min(FIRST_RESERVATION), "entry")?;
         let mut remaining = size;
         while remaining > 0 {
-            if out.len() == out.capacity() {
-                let grow = (out.len() as u64).max(FIRST_RESERVATION).min(remaining);
-                reserve(&mut out, grow, "entry")?;
-            }
-            let start = out.len();
-            let room = ((out.capacity() - start) as u64).min(remaining) as usize;
-            out.resize(start + room, 0);
-            let n = self.read_some(&mut out[start..])?;
-            out.truncate(start + n);
+            let want = usize::try_from(remaining).unwrap_or(usize::MAX);
+            let n = self.fill(out, want)?;
             if n == 0 {
                 return Err(self.ended_early());
             }
             remaining -= n as u64;
         }
+        Ok(())
+    }
+
+    /// Reads the next `size` bytes into a new buffer of exactly that size, reserved fallibly
+    /// (callers cap `size` first: see `Limits::max_entry_size`).
+    pub fn read_vec(&mut self, size: u64) -> Result<Vec<u8>, ContainerError> {
+        let mut out = Vec::new();
+        self.append(&mut out, size)?;
         Ok(out)
+    }
+
+    /// Discards output until `produced() == target`.
+    pub fn skip_to(&mut self, target: u64) -> Result<(), ContainerError> {
+        let mut scratch = Vec::new();
+        reserve(&mut scratch, STREAM_CHUNK as u64, "a decoding buffer")?;
+        while self.produced < target {
+            scratch.clear();
+            let want = (target - self.produced).min(STREAM_CHUNK as u64) as usize;
+            if self.fill(&mut scratch, want)? == 0 {
+                return Err(self.ended_early());
+            }
+        }
+        Ok(())
+    }
+
+    /// Streams everything that is left to `sink`, chunk by chunk, then checks the total size
+    /// and, if hashing, the hash.
+    pub fn stream_rest(
+        &mut self,
+        expected_hash: u64,
+        sink: &mut dyn FnMut(&[u8]) -> Result<(), ContainerError>,
+    ) -> Result<(), ContainerError> {
+        let mut chunk = Vec::new();
+        reserve(&mut chunk, STREAM_CHUNK as u64, "a decoding buffer")?;
+        loop {
+            chunk.clear();
+            if self.fill(&mut chunk, STREAM_CHUNK)? == 0 {
+                break;
+            }
+            sink(&chunk)?;
+        }
+        self.finish(expected_hash)
     }
 
     /// Reads to the end of the stream, checking the total size and, if hashing, the hash.
     pub fn finish(&mut self, expected_hash: u64) -> Result<(), ContainerError> {
         self.skip_to(self.declared)?;
-        let mut probe = [0u8; 1];
-        if self.read_some(&mut probe)? != 0 {
-            // read_some already reported the overflow; keep the compiler content.
+        let mut probe = Vec::with_capacity(1);
+        if self.fill(&mut probe, 1)? != 0 {
+            // `fill` already reported the overflow; keep the compiler content.
             return Err(ContainerError::SizeMismatch {
                 offset: self.origin,
                 declared: self.declared,
@@ -314,6 +415,18 @@ fn corrupt(
     }
 }
 
+/// A zstd error as a typed error: the decoder failing to allocate its window is out of
+/// memory, anything else is corruption.
+fn zstd_error(origin: u64, produced: u64, e: ZstdError) -> ContainerError {
+    if e.out_of_memory {
+        return ContainerError::OutOfMemory {
+            what: "the zstd decoder's window",
+            size: 0,
+        };
+    }
+    corrupt(origin, Compression::Zstd, produced, e.name)
+}
+
 fn reserve(v: &mut Vec<u8>, additional: u64, what: &'static str) -> Result<(), ContainerError> {
     let add = usize::try_from(additional).map_err(|_| ContainerError::OutOfMemory {
         what,
@@ -324,6 +437,32 @@ fn reserve(v: &mut Vec<u8>, additional: u64, what: &'static str) -> Result<(), C
             what,
             size: additional,
         })
+}
+
+/// Output buffers at least this large ask the kernel for transparent huge pages.
+const HUGE_PAGE_FROM: u64 = 4 << 20;
+
+/// Asks for transparent huge pages over `v`'s capacity: a fresh 250 MB buffer otherwise costs
+/// 61,000 page faults as decoding first touches it, a large part of decoding time. Advice
+/// only: refused advice (THP off, old kernel) changes nothing.
+fn advise_huge_pages(v: &mut Vec<u8>) {
+    const HUGE: usize = 2 << 20;
+    let start = v.as_mut_ptr() as usize;
+    let Some(end) = start.checked_add(v.capacity()) else {
+        return;
+    };
+    let (from, to) = ((start + HUGE - 1) & !(HUGE - 1), end & !(HUGE - 1));
+    if from >= to {
+        return;
+    }
+    // SAFETY: [from, to) lies inside `v`'s allocation; MADV_HUGEPAGE changes how the kernel
+    // backs the pages, never their contents or validity.
+    let r = unsafe { libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_HUGEPAGE) };
+    tracing::debug!(
+        bytes = to - from,
+        accepted = r == 0,
+        "asked for transparent huge pages"
+    );
 }
 
 /// The inflated prefix of a payload, grown on demand: lets the bundle table reader list a
@@ -342,16 +481,11 @@ impl Probe for InflatingProbe<'_> {
             return Ok(false);
         }
         while (self.prefix.len() as u64) < end {
-            let start = self.prefix.len();
+            let start = self.prefix.len() as u64;
             // Inflate a little ahead: tables are read field by field.
-            let want = (end - start as u64)
-                .max(4096)
-                .min(self.inflater.declared - start as u64) as usize;
-            reserve(&mut self.prefix, want as u64, "bundle table")?;
-            self.prefix.resize(start + want, 0);
-            let n = self.inflater.read_some(&mut self.prefix[start..])?;
-            self.prefix.truncate(start + n);
-            if n == 0 {
+            let want = (end - start).max(4096).min(self.inflater.declared - start);
+            reserve(&mut self.prefix, want, "bundle table")?;
+            if self.inflater.fill(&mut self.prefix, want as usize)? == 0 {
                 return Err(self.inflater.ended_early());
             }
         }
@@ -365,7 +499,7 @@ impl Probe for InflatingProbe<'_> {
 }
 
 /// Inflates a whole payload in one pass into one buffer of exactly `declared` bytes, which
-/// is the fastest way when every byte is wanted.
+/// is the fastest way when every byte is wanted in memory.
 pub(crate) fn inflate_all(
     payload: &[u8],
     method: Compression,
@@ -390,10 +524,17 @@ pub(crate) fn inflate_all(
             }
             let mut out = Vec::new();
             reserve(&mut out, declared, "inflated bundle")?;
-            let mut d =
-                zstd::bulk::Decompressor::new().map_err(|e| corrupt(origin, method, 0, e))?;
-            d.decompress_to_buffer(payload, &mut out)
-                .map_err(|e| corrupt(origin, method, 0, e))?;
+            if declared >= HUGE_PAGE_FROM {
+                advise_huge_pages(&mut out);
+            }
+            // One-shot decoding writes straight into the output, which doubles as the window.
+            let mut d = zstd::zstd_safe::DCtx::try_create().ok_or(ContainerError::OutOfMemory {
+                what: "a zstd decoder",
+                size: 0,
+            })?;
+            d.decompress(&mut out, payload).map_err(|code| {
+                corrupt(origin, method, 0, zstd::zstd_safe::get_error_name(code))
+            })?;
             if out.len() as u64 != declared {
                 return Err(ContainerError::SizeMismatch {
                     offset: origin,
@@ -416,8 +557,8 @@ fn inflate_streaming(
 ) -> Result<Vec<u8>, ContainerError> {
     let mut inf = Inflater::new(payload, method, declared, origin)?;
     let out = inf.read_vec(declared)?;
-    let mut probe = [0u8; 1];
-    if inf.read_some(&mut probe)? != 0 {
+    let mut probe = Vec::with_capacity(1);
+    if inf.fill(&mut probe, 1)? != 0 {
         return Err(ContainerError::SizeMismatch {
             offset: origin,
             declared,
@@ -588,7 +729,7 @@ mod tests {
             matches!(err, ContainerError::SizeMismatch { exceeded: true, .. }),
             "{err}"
         );
-        assert!(inf.produced() <= 1000 + FIRST_RESERVATION);
+        assert!(inf.produced() <= 1000 + STREAM_CHUNK as u64);
         let err = inflate_all(&frame, Compression::Zstd, 1000, 0).unwrap_err();
         assert!(
             matches!(err, ContainerError::SizeMismatch { exceeded: true, .. }),

@@ -18,6 +18,7 @@ mod host_elf;
 mod inflate;
 mod offload_binary;
 mod probe;
+mod zstd_stream;
 
 pub use bundle::{write_bundle, Bundle, BUNDLE_MAGIC};
 pub use ccob::{write_ccob, CcobHeader, CompressedBundle, CCOB_MAGIC};
@@ -30,6 +31,16 @@ pub use offload_binary::{OffloadBinary, OffloadImage, OFFLOAD_BINARY_MAGIC};
 pub const EM_AMDGPU: u16 = 224;
 const ELF_MAGIC: &[u8; 4] = b"\x7fELF";
 
+/// Environment variable that raises (or lowers) [`Limits::max_entry_size`]: read by
+/// `rocload::runtime::config`, the library's only reader of the environment.
+pub const MAX_ENTRY_SIZE_ENV: &str = "ROCLOAD_MAX_ENTRY_SIZE";
+
+/// Default of [`Limits::max_entry_size`]: 256 MiB. The largest entry of any real library
+/// seen is 14 MB (a gfx803 entry of Debian's `librocsparse.so.0.1`, 1.3 GB with 111
+/// bundles), so this leaves eighteen-fold room while a 47 KB decompression bomb can no longer
+/// ask for gigabytes.
+pub const DEFAULT_MAX_ENTRY_SIZE: u64 = 256 << 20;
+
 /// Caps on sizes read from headers, so no field can make the reader allocate or loop
 /// without bound.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,9 +49,13 @@ pub struct Limits {
     pub max_entries: u64,
     /// Longest entry id.
     pub max_id_len: u64,
-    /// Largest declared uncompressed size of a compressed bundle, and largest container
-    /// measured behind a raw pointer.
+    /// Largest declared uncompressed size of a compressed bundle (what inflating it whole
+    /// reserves), and largest container measured behind a raw pointer. Default 4 GiB.
     pub max_inflated_size: u64,
+    /// Largest entry extracted into memory (inflated, or copied out of its input). Default
+    /// [`DEFAULT_MAX_ENTRY_SIZE`]; [`MAX_ENTRY_SIZE_ENV`] or `rocload --max-entry-size`
+    /// change it.
+    pub max_entry_size: u64,
 }
 
 impl Default for Limits {
@@ -48,21 +63,28 @@ impl Default for Limits {
         Limits {
             max_entries: 1 << 16,
             max_id_len: 4096,
-            max_inflated_size: 16 << 30,
+            max_inflated_size: 4 << 30,
+            max_entry_size: DEFAULT_MAX_ENTRY_SIZE,
         }
     }
 }
 
+/// Environment variable turning on the MD5 check of compressed bundles in the runtime
+/// (`1`/`always`: [`HashCheck::Always`]); read by `rocload::runtime::config`.
+pub const VERIFY_ENV: &str = "ROCLOAD_VERIFY";
+
 /// When the MD5-based hash of a compressed bundle is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HashCheck {
-    /// Never (LLVM's behaviour outside verbose mode).
+    /// Never: the default, as in LLVM (which checks only in verbose mode). MD5 runs at about
+    /// 0.5 GB/s, slower than zstd decodes, so checking would double the cost of inflating.
+    #[default]
     Never,
     /// Whenever every byte of the payload was inflated anyway (full inflation, or an entry
-    /// that reaches the end). The default: free integrity where it costs nothing extra.
-    #[default]
+    /// that reaches the end): integrity where it costs no extra decoding.
     WhenComplete,
-    /// Always, inflating the rest of the payload if needed.
+    /// Always, inflating the rest of the payload if needed (`rocload --verify`,
+    /// `ROCLOAD_VERIFY=1`).
     Always,
 }
 
@@ -71,7 +93,7 @@ pub enum HashCheck {
 pub struct ReadOptions {
     /// Size caps.
     pub limits: Limits,
-    /// Hash checking of compressed bundles.
+    /// Hash checking of compressed bundles (off by default).
     pub verify: HashCheck,
 }
 
@@ -175,7 +197,42 @@ impl<'a> Container<'a> {
 
     /// The bytes of entry `index`: borrowed where they sit in the input, inflated (only as
     /// far as needed) for compressed bundles.
+    ///
+    /// Entries over the default [`Limits::max_entry_size`] are refused (a compressed bundle
+    /// applies the limits it was parsed with); [`Container::extract_with`] takes others.
     pub fn extract(&self, index: usize) -> Result<Cow<'a, [u8]>, ContainerError> {
+        match self {
+            Container::Compressed(c) => c.extract(index).map(Cow::Owned),
+            _ => self.extract_with(index, &Limits::default()),
+        }
+    }
+
+    /// [`Container::extract`] refusing entries larger than `limits.max_entry_size`
+    /// ([`ContainerError::EntryTooLarge`]) before any byte of them is inflated or copied.
+    pub fn extract_with(
+        &self,
+        index: usize,
+        limits: &Limits,
+    ) -> Result<Cow<'a, [u8]>, ContainerError> {
+        let too_large = |e: &EntryInfo<'_>| {
+            (e.size > limits.max_entry_size).then(|| ContainerError::EntryTooLarge {
+                entry: e.id.to_string(),
+                index: index as u64,
+                size: e.size,
+                limit: limits.max_entry_size,
+            })
+        };
+        if let Container::Compressed(c) = self {
+            return c
+                .extract_limited(index, limits.max_entry_size)
+                .map(Cow::Owned);
+        }
+        if let Some(e) = self.entries()?.get(index) {
+            if let Some(err) = too_large(e) {
+                tracing::debug!(id = %e.id, size = e.size, limit = limits.max_entry_size, "entry over the size cap; refused");
+                return Err(err);
+            }
+        }
         let not_found = |entries: Vec<EntryInfo<'_>>| ContainerError::EntryNotFound {
             wanted: format!("entry #{index}"),
             available: entries.iter().map(|e| e.id.to_string()).collect(),
@@ -194,6 +251,24 @@ impl<'a> Container<'a> {
                 .get(index)
                 .map(|i| Cow::Borrowed(i.image))
                 .ok_or_else(|| not_found(self.entries().unwrap_or_default())),
+        }
+    }
+}
+
+/// An entry's bytes as [`SharedBytes`](crate::SharedBytes) that outlive the input: inflated
+/// bytes move in without a copy; bytes borrowed from the input are copied into a fallible
+/// reservation (an input may be a library image that is unmapped later).
+///
+/// # Errors
+/// [`ContainerError::OutOfMemory`] when the copy cannot be reserved.
+pub fn into_shared(bytes: Cow<'_, [u8]>) -> Result<crate::SharedBytes, ContainerError> {
+    match bytes {
+        Cow::Owned(v) => Ok(v.into()),
+        Cow::Borrowed(b) => {
+            crate::SharedBytes::try_copy_from_slice(b).ok_or(ContainerError::OutOfMemory {
+                what: "a copy of the entry",
+                size: b.len() as u64,
+            })
         }
     }
 }
@@ -253,6 +328,17 @@ impl<'a> Located<'a> {
     pub fn extract(&self, index: usize) -> Result<Cow<'a, [u8]>, ContainerError> {
         self.container
             .extract(index)
+            .map_err(|e| e.rebase(self.offset))
+    }
+
+    /// [`Container::extract_with`], with error offsets counted from the start of the input.
+    pub fn extract_with(
+        &self,
+        index: usize,
+        limits: &Limits,
+    ) -> Result<Cow<'a, [u8]>, ContainerError> {
+        self.container
+            .extract_with(index, limits)
             .map_err(|e| e.rebase(self.offset))
     }
 }
@@ -324,7 +410,20 @@ impl MappedFile {
             source,
         };
         let file = std::fs::File::open(&path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
+        let metadata = file.metadata().map_err(io)?;
+        if metadata.is_dir() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::IsADirectory,
+                "is a directory, not a file",
+            )));
+        }
+        if !metadata.is_file() {
+            return Err(io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "is not a regular file (a device, socket or pipe cannot be mapped)",
+            )));
+        }
+        let len = metadata.len();
         let map = if len == 0 {
             None
         } else {

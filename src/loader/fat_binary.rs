@@ -7,8 +7,6 @@
 //! `rocload load` path here and the runtime's lazy first use, which caches extractions).
 //! Bridges containers, targets and code objects; it loads nothing.
 
-use std::sync::Arc;
-
 use super::module::{Module, ModuleSource};
 use super::LoadError;
 use crate::container::{read_containers, Container, Located, ReadOptions};
@@ -75,11 +73,13 @@ pub fn module_for_agent(
     label: &str,
     agent: &AgentIsa,
     policy: Policy,
+    options: &ReadOptions,
 ) -> Result<Module, crate::Error> {
     if let Container::CodeObject(bytes) = &located.container {
         // A bare code object has no alternatives: the linker checks it against the agent.
+        let owned = crate::container::into_shared(std::borrow::Cow::Borrowed(*bytes))?;
         return Module::new(
-            Arc::<[u8]>::from(*bytes),
+            owned,
             ModuleSource::File {
                 path: label.to_string(),
                 offset: located.offset,
@@ -92,7 +92,7 @@ pub fn module_for_agent(
     let selection = select(agent, &ids, policy);
     let _span = tracing::debug_span!("container", index = located.index).entered();
     let chosen = first_loadable(&selection.ranked, &ids, agent, policy, |i| {
-        let bytes = located.extract(i)?;
+        let bytes = located.extract_with(i, &options.limits)?;
         let source = match &located.container {
             Container::Bundle(_) | Container::OffloadBinary(_) => ModuleSource::File {
                 path: label.to_string(),
@@ -102,7 +102,7 @@ pub fn module_for_agent(
                 label: format!("{label} bundle {} {}", located.index, entries[i].id),
             },
         };
-        Module::new(Arc::<[u8]>::from(bytes.as_ref()), source).map_err(crate::Error::from)
+        Module::new(crate::container::into_shared(bytes)?, source).map_err(crate::Error::from)
     });
     chosen.map_err(|refusal| match refusal {
         EntryRefusal::NothingRanked => selection.no_match_error().into(),
@@ -126,6 +126,6 @@ pub fn modules_for_agent(
     let containers = read_containers(data, options)?;
     containers
         .iter()
-        .map(|l| module_for_agent(l, label, agent, policy))
+        .map(|l| module_for_agent(l, label, agent, policy, options))
         .collect()
 }

@@ -12,6 +12,7 @@
 mod backend;
 mod executable;
 pub mod fat_binary;
+mod image_bounds;
 mod linker;
 mod module;
 mod plan;

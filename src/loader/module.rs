@@ -8,6 +8,8 @@
 
 use std::sync::Arc;
 
+use crate::SharedBytes;
+
 use crate::code_object::{
     Binding, CodeObject, CodeObjectError, KernelInfo, RelocationIssueKind, RelocationType,
     SymbolKind, Visibility,
@@ -150,7 +152,7 @@ pub struct LoadSegment {
 
 #[derive(Debug)]
 struct ModuleInner {
-    bytes: Arc<[u8]>,
+    bytes: SharedBytes,
     source: ModuleSource,
     target: crate::code_object::ElfTarget,
     segments: Vec<LoadSegment>,
@@ -158,6 +160,7 @@ struct ModuleInner {
     image_size: u64,
     symbols: Vec<ModuleSymbol>,
     imports: Vec<Import>,
+    ignored_undefined: Vec<Import>,
     relocations: Vec<Reloc>,
     blocking_issues: Vec<String>,
     rocr_relocation_issues: Vec<RocrRelocationIssue>,
@@ -175,18 +178,27 @@ const _: () = {
 };
 
 impl Module {
-    /// Parses `bytes` as a code object and extracts what loading needs.
+    /// Parses `bytes` as a code object and extracts what loading needs. The bytes are kept
+    /// as given: a `Vec<u8>` moves in without a copy.
     ///
     /// # Errors
-    /// The code-object layer's error for anything malformed.
+    /// The code-object layer's error for anything malformed, and
+    /// [`CodeObjectError::OutsideImage`] for a symbol, kernel descriptor, code entry or
+    /// relocation that does not lie inside the loaded image.
     pub fn new(
-        bytes: impl Into<Arc<[u8]>>,
+        bytes: impl Into<SharedBytes>,
         source: ModuleSource,
     ) -> Result<Module, CodeObjectError> {
-        let bytes: Arc<[u8]> = bytes.into();
+        let bytes: SharedBytes = bytes.into();
         let co = CodeObject::parse(&bytes)?;
         let inner = summarize(&co, bytes.clone(), source);
-        tracing::debug!(source = %inner.source, symbols = inner.symbols.len(), imports = inner.imports.len(), relocations = inner.relocations.len(), "module parsed");
+        super::image_bounds::check(
+            &inner.segments,
+            &inner.symbols,
+            &inner.kernels,
+            &inner.relocations,
+        )?;
+        tracing::debug!(source = %inner.source, symbols = inner.symbols.len(), imports = inner.imports.len(), ignored_undefined = inner.ignored_undefined.len(), relocations = inner.relocations.len(), "module parsed");
         Ok(Module(Arc::new(inner)))
     }
 
@@ -208,6 +220,11 @@ impl Module {
 
     /// The code object's bytes.
     pub fn bytes(&self) -> &[u8] {
+        &self.0.bytes
+    }
+
+    /// The code object's bytes as shared (no copy).
+    pub fn shared_bytes(&self) -> &SharedBytes {
         &self.0.bytes
     }
 
@@ -246,9 +263,16 @@ impl Module {
         self.0.symbols.iter().filter(|s| s.exported)
     }
 
-    /// Imports.
+    /// Imports: the undefined dynamic symbols a loader must resolve, those a dynamic
+    /// relocation names (and `STT_COMMON` declarations), as ROCr decides.
     pub fn imports(&self) -> &[Import] {
         &self.0.imports
+    }
+
+    /// Undefined dynamic symbols no relocation names: ROCr never looks them up, so neither
+    /// does rocload (each is logged at debug level when the module is parsed).
+    pub fn ignored_undefined(&self) -> &[Import] {
+        &self.0.ignored_undefined
     }
 
     /// Dynamic relocations.
@@ -296,7 +320,7 @@ impl Module {
     }
 }
 
-fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> ModuleInner {
+fn summarize(co: &CodeObject<'_>, bytes: SharedBytes, source: ModuleSource) -> ModuleInner {
     let segments: Vec<LoadSegment> = co
         .segments()
         .map(|s| LoadSegment {
@@ -349,15 +373,7 @@ fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> Mod
             });
         }
     }
-    let imports: Vec<Import> = co
-        .imports()
-        .iter()
-        .map(|s| Import {
-            name: s.name.to_string(),
-            kind: s.kind,
-            weak: s.binding == Binding::Weak,
-        })
-        .collect();
+    let (imports, ignored_undefined) = split_imports(co, &source);
     let relocations = co
         .relocations()
         .iter()
@@ -414,10 +430,52 @@ fn summarize(co: &CodeObject<'_>, bytes: Arc<[u8]>, source: ModuleSource) -> Mod
         image_size,
         symbols,
         imports,
+        ignored_undefined,
         relocations,
         blocking_issues,
         rocr_relocation_issues,
         kernels,
         rocr: super::rocr::facts(co),
     }
+}
+
+/// Splits the undefined dynamic symbols into imports and ignored ones by ROCr's rules
+/// (ROCR-Runtime `runtime/hsa-runtime/loader/executable.cpp`, same in rocm-5.2.3's
+/// `src/loader/executable.cpp`): `ExecutableImpl::LoadCodeObject` loads only the symbols
+/// `AmdHsaCode::PullElfV2` (`libamdhsacode/amd_hsa_code.cpp`) keeps, kernels, `STT_OBJECT` and
+/// `STT_COMMON`, and of those only `STT_COMMON` is a declaration that must already be defined
+/// (`LoadDeclarationSymbol`). Any other undefined symbol is looked up only when a dynamic
+/// relocation names it (`ApplyDynamicRelocation`), where a miss is
+/// `HSA_STATUS_ERROR_VARIABLE_UNDEFINED`. So an undefined symbol is an import when a
+/// relocation names it or it is `STT_COMMON`; the rest (e.g. the `NOTYPE` references to
+/// host-side statics in Debian's rocRAND) are ignored, and logged.
+fn split_imports(co: &CodeObject<'_>, source: &ModuleSource) -> (Vec<Import>, Vec<Import>) {
+    let referenced: std::collections::HashSet<&str> = co
+        .relocations()
+        .iter()
+        .filter_map(|r| r.symbol.as_ref())
+        .filter(|s| !s.is_defined())
+        .map(|s| s.name)
+        .collect();
+    let mut imports = Vec::new();
+    let mut ignored = Vec::new();
+    for s in co.imports() {
+        let import = Import {
+            name: s.name.to_string(),
+            kind: s.kind,
+            weak: s.binding == Binding::Weak,
+        };
+        if referenced.contains(s.name) || s.kind == SymbolKind::Common {
+            imports.push(import);
+        } else {
+            tracing::debug!(
+                module = %source,
+                symbol = s.name,
+                kind = s.kind.as_str(),
+                "undefined symbol ignored: no dynamic relocation uses it (ROCr resolves only what relocations name)"
+            );
+            ignored.push(import);
+        }
+    }
+    (imports, ignored)
 }

@@ -11,6 +11,8 @@
 //! | `ROCLOAD_ISA_POLICY` | [`policy`], [`runtime_options`] | `strict` (default) or `extended` |
 //! | `ROCLOAD_LOADING` | [`runtime_options`] | `lazy` (default) or `eager` |
 //! | `ROCLOAD_TOOLS` | [`tool_libraries`] | tool libraries librocload.so loads (`:`-separated) |
+//! | `ROCLOAD_MAX_ENTRY_SIZE` | [`read_options`], [`runtime_options`] | largest entry extracted, in bytes (default 256 MiB) |
+//! | `ROCLOAD_VERIFY` | [`read_options`], [`runtime_options`] | `1` checks every compressed bundle's MD5 (default `0`, as LLVM) |
 //!
 //! `ROCLOAD_LOG` (the log filter) is read by the programs that install a log subscriber (the
 //! `rocload` tool and `librocload.so`), not by the library.
@@ -20,6 +22,7 @@ use crate::backend::soft::DEFAULT_SOFT_ISA;
 use crate::target::{AgentIsa, Policy, TargetError};
 
 use super::{Loading, RuntimeOptions};
+use crate::container::{HashCheck, ReadOptions, MAX_ENTRY_SIZE_ENV, VERIFY_ENV};
 
 pub use crate::backend::choose::BACKEND_ENV;
 pub use crate::target::{
@@ -61,6 +64,16 @@ pub enum ConfigError {
     /// The backend choice is invalid, or the chosen backend cannot be used.
     #[error(transparent)]
     Backend(#[from] BackendError),
+    /// A container-reading option (size cap, hash check) is invalid.
+    #[error("{var}={value:?}: {reason}")]
+    Read {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+        /// What is expected.
+        reason: &'static str,
+    },
     /// A target-layer value (policy, ISA, override) is invalid.
     #[error("{var}: {error}")]
     Target {
@@ -137,8 +150,60 @@ pub fn soft_agent_isa() -> Result<AgentIsa, ConfigError> {
     apply_override(isa)
 }
 
-/// Runtime options from `ROCLOAD_LOADING` and `ROCLOAD_ISA_POLICY`. Invalid values are logged
-/// and replaced by the defaults: a program's start-up never fails on them.
+/// A byte count: decimal, or with a `K`, `M` or `G` suffix (binary multiples: `512M`).
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (digits, shift) = match t.char_indices().last()? {
+        (i, 'k' | 'K') => (&t[..i], 10),
+        (i, 'm' | 'M') => (&t[..i], 20),
+        (i, 'g' | 'G') => (&t[..i], 30),
+        _ => (t, 0),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1u64 << shift)
+}
+
+/// Whether `text` turns the MD5 check on (`1`, `true`, `yes`, `always`) or off (`0`,
+/// `false`, `no`, `never`); `None` for anything else.
+pub fn parse_verify(text: &str) -> Option<HashCheck> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" | "always" => Some(HashCheck::Always),
+        "0" | "false" | "no" | "off" | "never" => Some(HashCheck::Never),
+        _ => None,
+    }
+}
+
+/// Container-reading options from `ROCLOAD_MAX_ENTRY_SIZE` (the cap on one entry's size)
+/// and `ROCLOAD_VERIFY` (the MD5 check), over the defaults.
+///
+/// # Errors
+/// [`ConfigError::Read`] for a value that is not a size or a switch;
+/// [`ConfigError::NotUnicode`].
+pub fn read_options() -> Result<ReadOptions, ConfigError> {
+    let mut options = ReadOptions::default();
+    if let Some(v) = var(MAX_ENTRY_SIZE_ENV)? {
+        options.limits.max_entry_size = parse_size(&v).ok_or(ConfigError::Read {
+            var: MAX_ENTRY_SIZE_ENV,
+            value: v.clone(),
+            reason: "expected a byte count such as 268435456, 512M or 2G",
+        })?;
+        tracing::debug!(
+            limit = options.limits.max_entry_size,
+            "entry size cap set from {MAX_ENTRY_SIZE_ENV}"
+        );
+    }
+    if let Some(v) = var(VERIFY_ENV)? {
+        options.verify = parse_verify(&v).ok_or(ConfigError::Read {
+            var: VERIFY_ENV,
+            value: v.clone(),
+            reason: "expected 1 or 0",
+        })?;
+    }
+    Ok(options)
+}
+
+/// Runtime options from `ROCLOAD_LOADING`, `ROCLOAD_ISA_POLICY`, `ROCLOAD_MAX_ENTRY_SIZE`
+/// and `ROCLOAD_VERIFY`. Invalid values are logged and replaced by the defaults: a program's
+/// start-up never fails on them.
 pub fn runtime_options() -> RuntimeOptions {
     let loading = match var(LOADING_ENV) {
         Ok(Some(v)) => Loading::parse(&v).unwrap_or_else(|| {
@@ -155,9 +220,32 @@ pub fn runtime_options() -> RuntimeOptions {
         tracing::warn!(error = %e, "ignoring the ISA policy from the environment");
         Policy::default()
     });
+    let read = read_options().unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "ignoring container-reading options from the environment");
+        ReadOptions::default()
+    });
     RuntimeOptions {
         loading,
         policy,
-        read: Default::default(),
+        read,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_switches_parse() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("512M"), Some(512 << 20));
+        assert_eq!(parse_size("2g"), Some(2 << 30));
+        assert_eq!(parse_size("1k"), Some(1024));
+        assert_eq!(parse_size("M"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("99999999999999G"), None);
+        assert_eq!(parse_verify("1"), Some(HashCheck::Always));
+        assert_eq!(parse_verify("never"), Some(HashCheck::Never));
+        assert_eq!(parse_verify("maybe"), None);
     }
 }

@@ -31,10 +31,11 @@ use parking_lot::{Mutex, RwLock};
 use super::kernel::LoadedFatBinary;
 use super::tools::Tools;
 use super::{RuntimeError, RuntimeOptions, RuntimeResult, Stats};
-use crate::container::{read_containers, Bundle, Container, EntryInfo};
+use crate::container::{into_shared, read_containers, Bundle, Container, EntryInfo};
 use crate::loader::fat_binary::{first_loadable, EntryRefusal};
-use crate::loader::{Agent, Linker, Module, ModuleSource};
+use crate::loader::{Agent, Linker, Module, ModuleSource, SymbolClass};
 use crate::target::{select, AgentIsa, TargetError};
+use crate::SharedBytes;
 
 /// Where a fat binary's bytes are.
 #[derive(Debug, Clone)]
@@ -44,7 +45,7 @@ pub(crate) enum Source {
     /// Bytes that live for the whole program.
     Static(&'static [u8]),
     /// Bytes the runtime owns.
-    Owned(Arc<[u8]>),
+    Owned(SharedBytes),
 }
 
 /// Host pointers registered under a fat binary, removed with it.
@@ -114,7 +115,7 @@ pub struct FatBinary {
 #[derive(Debug, Clone)]
 enum Bytes {
     Static(&'static [u8]),
-    Owned(Arc<[u8]>),
+    Owned(SharedBytes),
 }
 
 impl Bytes {
@@ -150,7 +151,7 @@ struct PreparedContainer {
 #[derive(Debug, Default)]
 struct Extracted {
     modules: HashMap<usize, Result<Module, Arc<crate::Error>>>,
-    inflated: Option<Arc<[u8]>>,
+    inflated: Option<Arc<Vec<u8>>>,
 }
 
 impl FatBinary {
@@ -547,17 +548,19 @@ impl FatBinary {
             let inflated = match &extracted.inflated {
                 Some(b) => b.clone(),
                 None => {
-                    let b: Arc<[u8]> =
-                        self.with_container(prepared, c, options, |container| match container {
-                            Container::Compressed(cb) => {
-                                cb.inflate().map(Arc::from).map_err(crate::Error::from)
+                    let b =
+                        Arc::new(self.with_container(prepared, c, options, |container| {
+                            match container {
+                                Container::Compressed(cb) => {
+                                    cb.inflate().map_err(crate::Error::from)
+                                }
+                                _ => Err(crate::loader::LoadError::Backend {
+                                    op: "inflate",
+                                    message: "container is not compressed".into(),
+                                }
+                                .into()),
                             }
-                            _ => Err(crate::loader::LoadError::Backend {
-                                op: "inflate",
-                                message: "container is not compressed".into(),
-                            }
-                            .into()),
-                        })??;
+                        })??);
                     Stats::bump(&stats.full_inflations);
                     tracing::debug!(
                         container = c.index,
@@ -575,16 +578,24 @@ impl FatBinary {
                     available: Vec::new(),
                 }
             })?;
+            // Copied (fallibly): the module must not keep every other agent's entry alive.
+            let bytes = into_shared(Cow::Borrowed(bundle.entry_data(e)))?;
             Stats::bump(&stats.extractions);
-            return Ok(Module::new(
-                Arc::<[u8]>::from(bundle.entry_data(e)),
-                source,
-            )?);
+            return Ok(Module::new(bytes, source)?);
         }
         // One entry needed: stream it (a compressed bundle inflates up to the entry's end).
-        let bytes: Arc<[u8]> = self.with_container(prepared, c, options, |container| {
-            container.extract(i).map(|b| Arc::<[u8]>::from(b.as_ref()))
-        })??;
+        // Inflated bytes move into the module; bytes the runtime owns are shared in place;
+        // bytes of a library image are copied, since the image may be unmapped later.
+        let bytes = self.with_container(prepared, c, options, |container| {
+            let data = container.extract_with(i, &options.read.limits)?;
+            match (&prepared.bytes, &data) {
+                (Bytes::Owned(owner), Cow::Borrowed(b)) => {
+                    Ok(share_range(owner, b).map_or_else(|| into_shared(Cow::Borrowed(b)), Ok)?)
+                }
+                _ => into_shared(data),
+            }
+        })?;
+        let bytes: SharedBytes = bytes.map_err(crate::Error::from)?;
         Stats::bump(&stats.extractions);
         tracing::debug!(container = c.index, entry = %entry.id, size = bytes.len(), "extracted entry");
         Ok(Module::new(bytes, source)?)
@@ -634,6 +645,14 @@ fn write_managed_pointer(loaded: &LoadedFatBinary, name: &str, address: u64, siz
         );
         return;
     }
+    if symbol.class != SymbolClass::Variable {
+        tracing::debug!(
+            name,
+            class = %symbol.class,
+            "managed variable's device pointer is not a variable; not written"
+        );
+        return;
+    }
     match loaded
         .executable()
         .publish_host_memory(symbol.address, address, size)
@@ -647,4 +666,10 @@ fn write_managed_pointer(loaded: &LoadedFatBinary, name: &str, address: u64, siz
         ),
         Err(e) => tracing::debug!(name, error = %e, "managed variable pointer not written"),
     }
+}
+
+/// `part` as a sub-range of `owner` when it lies inside it: shared, not copied.
+fn share_range(owner: &SharedBytes, part: &[u8]) -> Option<SharedBytes> {
+    let start = (part.as_ptr() as usize).checked_sub(owner.as_ptr() as usize)?;
+    owner.slice(start..start.checked_add(part.len())?)
 }

@@ -3,7 +3,7 @@
 //! `devhostcall.cpp`, `devhcmessages.cpp` and `devhcprintf.cpp` are the reference consumer).
 //!
 //! A hostcall buffer in device memory (the kernel's `hidden_hostcall_buffer` argument) holds a
-//! `buffer_t` { headers, payloads, doorbell signal, free stack, ready stack, index size }, an
+//! `buffer_t` { headers, payloads, doorbell signal, free stack, ready stack, index mask }, an
 //! array of packet headers { next, active mask, service, control } and of payloads (64 lanes x
 //! 8 words). A wave pops a free packet, fills its lanes' words, pushes it on the ready stack,
 //! adds 1 to the doorbell (an `amd_signal_t`; with an event mailbox set, the device also sends
@@ -90,7 +90,11 @@ impl HostcallBuffer {
         buffer.word(base + 16).store(signal, Ordering::Relaxed);
         buffer.word(base + 24).store(1, Ordering::Relaxed); // free stack: packet 1
         buffer.word(base + 32).store(0, Ordering::Relaxed); // ready stack: empty
-        buffer.half(base + 40).store(INDEX_BITS, Ordering::Relaxed);
+                                                            // The mask that takes a packet's index out of a tagged stack pointer (device code reads
+                                                            // all 64 bits at offset 40 and ANDs them with the pointer).
+        buffer
+            .word(base + 40)
+            .store((1u64 << INDEX_BITS) - 1, Ordering::Relaxed);
         // amd_signal_t: kind 1 (user), value 0, event mailbox, event id.
         buffer.word(signal).store(1, Ordering::Relaxed);
         buffer.word(signal + 16).store(mailbox, Ordering::Relaxed);

@@ -127,6 +127,18 @@ pub(crate) fn launch(
     config: &LaunchConfig,
     args: ExplicitArgs<'_>,
 ) -> RuntimeResult<()> {
+    launch_with(stream, kernel, config, args, false)
+}
+
+/// [`launch`], cooperatively when `cooperative` (the grid-sync state is given to the kernel).
+pub(crate) fn launch_with(
+    stream: &Stream,
+    kernel: &KernelRef,
+    config: &LaunchConfig,
+    args: ExplicitArgs<'_>,
+    cooperative: bool,
+) -> RuntimeResult<()> {
+    let _ = cooperative; // TODO(coop): grid-sync state
     let ctx = stream.context()?;
     ctx.check_sticky()?;
     if ctx.index() != kernel.loaded().device() {

@@ -143,6 +143,129 @@ impl Runtime {
         result
     }
 
+    /// Records the caller's host memory with every device, so kernels may use it
+    /// (`hipHostRegister`). On the software agent the device address is the host address.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidValue`] for an empty range; device errors when the range
+    /// overlaps memory a device already knows (registered twice, or an allocation).
+    pub fn register_host(&self, base: u64, size: u64) -> RuntimeResult<()> {
+        if base == 0 || size == 0 {
+            return Err(RuntimeError::InvalidValue(
+                "host memory to register is NULL or empty".into(),
+            ));
+        }
+        let mut done: Vec<&Arc<DeviceContext>> = Vec::new();
+        for ctx in self.contexts() {
+            if let Err(e) = ctx.device().register_host(base, size) {
+                for d in done {
+                    let _ = d.device().unregister_host(base);
+                }
+                return Err(ctx.error("registering host memory", e));
+            }
+            done.push(ctx);
+        }
+        if done.is_empty() {
+            return Err(RuntimeError::NoDevice {
+                reason: "no device runs kernels".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Forgets host memory recorded by [`register_host`](Self::register_host), after the
+    /// devices are idle.
+    ///
+    /// # Errors
+    /// Device errors when `base` is not the start of registered memory.
+    pub fn unregister_host(&self, base: u64) -> RuntimeResult<()> {
+        match self.pointer_info(base) {
+            Some(info)
+                if info.allocation.kind == MemoryKind::RegisteredHost
+                    && info.allocation.base == base => {}
+            _ => {
+                let ctx = self.contexts().next().ok_or(RuntimeError::NoDevice {
+                    reason: "no device runs kernels".into(),
+                })?;
+                return Err(ctx.error(
+                    "unregistering host memory",
+                    DeviceError::InvalidAddress {
+                        address: base,
+                        detail: Some("not the start of registered host memory".into()),
+                    },
+                ));
+            }
+        }
+        let mut result = Ok(());
+        for ctx in self.contexts() {
+            ctx.synchronize_ignoring_errors()?;
+            if let Err(e) = ctx.device().unregister_host(base) {
+                result = Err(ctx.error("unregistering host memory", e));
+            }
+        }
+        result
+    }
+
+    /// Copies `height` rows of `width` bytes between pitched layouts in `stream`'s order
+    /// (`hipMemcpy2D`); both whole extents are checked first.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidValue`] when a pitch is smaller than the width; otherwise as
+    /// [`copy`](Self::copy).
+    ///
+    /// # Safety
+    /// As [`copy`](Self::copy), for every row.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn copy_2d(
+        &self,
+        stream: &Stream,
+        dst: u64,
+        dst_pitch: u64,
+        src: u64,
+        src_pitch: u64,
+        width: u64,
+        height: u64,
+        wait: bool,
+    ) -> RuntimeResult<()> {
+        if width == 0 || height == 0 {
+            return Ok(());
+        }
+        if dst_pitch < width || src_pitch < width {
+            return Err(RuntimeError::InvalidValue(format!(
+                "pitches {dst_pitch} (destination) and {src_pitch} (source) must be at least the width {width}"
+            )));
+        }
+        let extent = |pitch: u64| {
+            pitch
+                .checked_mul(height - 1)
+                .and_then(|v| v.checked_add(width))
+                .ok_or_else(|| RuntimeError::InvalidValue("2D extent overflows".into()))
+        };
+        let (dst_extent, src_extent) = (extent(dst_pitch)?, extent(src_pitch)?);
+        dst.checked_add(dst_extent)
+            .zip(src.checked_add(src_extent))
+            .ok_or_else(|| RuntimeError::InvalidValue("2D range wraps the address space".into()))?;
+        self.check_side(dst, dst_extent, true)?;
+        self.check_side(src, src_extent, false)?;
+        let ctx = stream.context()?;
+        let device = ctx.device().clone();
+        stream.host_work(
+            "copying rows",
+            Box::new(move || {
+                for row in 0..height {
+                    // SAFETY: every row lies inside the extents checked above, which stay
+                    // allocated while the stream runs; host rows by the caller's contract.
+                    unsafe { device.copy(dst + row * dst_pitch, src + row * src_pitch, width) }?;
+                }
+                Ok(())
+            }),
+        )?;
+        if wait {
+            stream.synchronize()?;
+        }
+        Ok(())
+    }
+
     /// Checks one side of a copy or fill against whichever device holds it.
     fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
         for ctx in self.contexts() {

@@ -40,6 +40,7 @@ pub mod hostcall;
 mod kernel;
 mod launch;
 mod memory;
+pub mod occupancy;
 pub mod stream;
 pub mod tools;
 
@@ -186,6 +187,18 @@ pub enum RuntimeError {
         device: usize,
         /// What happened, with the kernel, PC, lane and address.
         error: Arc<crate::device::ExecutionError>,
+    },
+    /// A cooperative launch with more work-groups than fit on the device at once.
+    #[error("cooperative launch of {kernel}: {blocks} work-groups, at most {most} fit at once ({reason})")]
+    CooperativeLaunchTooLarge {
+        /// The kernel.
+        kernel: String,
+        /// Work-groups asked for.
+        blocks: u64,
+        /// Work-groups that fit.
+        most: u64,
+        /// What bounds them.
+        reason: String,
     },
     /// A wait that ran out of time.
     #[error("{what}: not complete after {waited:?}")]
@@ -579,6 +592,45 @@ impl Runtime {
         launch::launch(&stream, kernel, config, args)
     }
 
+    /// Launches `kernel` cooperatively: every work-group resident at once, so grid-wide
+    /// barriers work (`hipLaunchCooperativeKernel`). The grid may not exceed what fits on the
+    /// device at once ([`occupancy::blocks_per_cu`] times the compute units).
+    ///
+    /// # Errors
+    /// [`RuntimeError::CooperativeLaunchTooLarge`], and as [`launch`](Self::launch).
+    pub fn launch_cooperative(
+        &self,
+        kernel: &KernelRef,
+        config: &LaunchConfig,
+        args: ExplicitArgs<'_>,
+        stream: Option<&Stream>,
+    ) -> RuntimeResult<()> {
+        let stream = match stream {
+            Some(s) => s.clone(),
+            None => self
+                .device(kernel.loaded().device() as i64)?
+                .null_stream()?,
+        };
+        let ctx = stream.context()?;
+        let block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
+        let blocks: u64 = config.grid.iter().map(|&g| u64::from(g)).product();
+        let (per_cu, limit) = occupancy::blocks_per_cu(
+            kernel.info(),
+            u32::try_from(block).unwrap_or(u32::MAX),
+            u64::from(config.dynamic_lds),
+        );
+        let most = u64::from(per_cu) * u64::from(ctx.device().compute_units());
+        if blocks > most {
+            return Err(RuntimeError::CooperativeLaunchTooLarge {
+                kernel: kernel.info().name.clone(),
+                blocks,
+                most,
+                reason: format!("{per_cu} work-groups per compute unit ({limit:?} bound)"),
+            });
+        }
+        launch::launch_with(&stream, kernel, config, args, true)
+    }
+
     /// Every device context (`None` where the backend cannot run kernels).
     pub fn devices(&self) -> &[Option<Arc<DeviceContext>>] {
         self.discovered().map_or(&[], |a| a.contexts.as_slice())
@@ -651,9 +703,9 @@ impl Runtime {
         self.register(fat_binary::Source::Static(bytes))
     }
 
-    /// Registers owned fat-binary bytes (O(1), nothing read).
-    pub fn register_bytes(&self, bytes: Arc<[u8]>) -> FatBinaryHandle {
-        self.register(fat_binary::Source::Owned(bytes))
+    /// Registers owned fat-binary bytes (O(1), nothing read; a `Vec<u8>` moves in uncopied).
+    pub fn register_bytes(&self, bytes: impl Into<crate::SharedBytes>) -> FatBinaryHandle {
+        self.register(fat_binary::Source::Owned(bytes.into()))
     }
 
     /// The fat binary behind a raw handle.
@@ -949,10 +1001,14 @@ impl Runtime {
     ///
     /// # Errors
     /// Any first-use failure of the bytes on that device.
-    pub fn load_module(&self, bytes: Arc<[u8]>, device: i64) -> RuntimeResult<Arc<Module>> {
+    pub fn load_module(
+        &self,
+        bytes: impl Into<crate::SharedBytes>,
+        device: i64,
+    ) -> RuntimeResult<Arc<Module>> {
         let device = self.device_index(device)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let fat = Arc::new(FatBinary::new(id, fat_binary::Source::Owned(bytes)));
+        let fat = Arc::new(FatBinary::new(id, fat_binary::Source::Owned(bytes.into())));
         Stats::bump(&self.stats.registered);
         let loaded = self.loaded(&fat, device)?;
         let module = Arc::new(Module {

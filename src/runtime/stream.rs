@@ -231,6 +231,23 @@ impl Stream {
         })
     }
 
+    /// Runs `callback` on a host thread once everything submitted to the stream before it is
+    /// done, and holds back what is submitted after it until it returns
+    /// (`hipStreamAddCallback`, `hipLaunchHostFunc`). The callback must not wait for this
+    /// stream.
+    ///
+    /// # Errors
+    /// The device's sticky error, or the stream's submission errors.
+    pub fn add_callback(&self, callback: Box<dyn FnOnce() + Send>) -> RuntimeResult<()> {
+        self.host_work(
+            "running a host callback",
+            Box::new(move || {
+                callback();
+                Ok(())
+            }),
+        )
+    }
+
     /// Makes this stream wait (on the device) for `signal`.
     pub(crate) fn wait_for(&self, signal: &SignalHandle) -> RuntimeResult<()> {
         let ctx = self.context()?;

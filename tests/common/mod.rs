@@ -64,3 +64,48 @@ pub fn built(name: &str) -> PathBuf {
 pub fn rocload_bin() -> PathBuf {
     built("rocload")
 }
+
+/// A program on `PATH` (python3, prlimit, ...), or `None` (printing why) when it is missing
+/// outside CI; in CI a missing program fails the test.
+pub fn system_tool(name: &str, package: &str) -> Option<PathBuf> {
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        if std::env::var_os("CI").is_some() {
+            panic!("{name} is missing but CI is set: install {package}");
+        }
+        eprintln!("skipped: {name} not found on PATH (install {package})");
+    }
+    found
+}
+
+/// Builds the named groups of `tests/hip_programs/build.sh` into `out` against this build's
+/// librocload.so; `None` (printing why) when the compiler or HIP headers are missing outside CI.
+pub fn build_c_programs(out: &Path, groups: &[&str]) -> Option<()> {
+    llvm_tool("clang")?;
+    let lib = built("librocload.so");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip_programs/build.sh");
+    let result = std::process::Command::new("bash")
+        .arg(&script)
+        .arg(out)
+        .arg(lib.parent().expect("target dir"))
+        .args(groups)
+        .output()
+        .expect("run build.sh");
+    if result.status.code() == Some(3) && std::env::var_os("CI").is_none() {
+        eprintln!(
+            "skipped: {}",
+            String::from_utf8_lossy(&result.stderr).trim()
+        );
+        return None;
+    }
+    assert!(
+        result.status.success(),
+        "build.sh {groups:?} failed:\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    Some(())
+}

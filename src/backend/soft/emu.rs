@@ -115,7 +115,9 @@ struct HostcallServices<'a>(&'a HostcallHandlers);
 
 impl Services for HostcallServices<'_> {
     fn interrupt(&self, m0: u32) {
-        self.0.serve(Some(m0));
+        // The doorbell's event id travels in M0's low byte.
+        let served = self.0.serve(Some(m0 & 0xff));
+        tracing::trace!(m0, served, "hostcall interrupt");
     }
 
     fn idle(&self) {

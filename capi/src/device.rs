@@ -1,0 +1,889 @@
+//! Devices: selection, properties and attributes, synchronisation and reset, peers, contexts,
+//! versions.
+
+use std::collections::HashSet;
+use std::ffi::{c_char, c_int, c_uint, c_void};
+
+use parking_lot::Mutex;
+use rocload_lib::runtime::occupancy;
+use rocload_lib::runtime::KernelRef;
+
+use crate::*;
+
+// ------------------------------------------------------------------------------ devices
+
+/// `hipError_t hipInit(unsigned flags)`.
+#[no_mangle]
+pub extern "C" fn hipInit(_flags: c_uint) -> hipError_t {
+    call("hipInit", || {
+        let _ = runtime();
+        Ok(())
+    })
+}
+
+/// `hipError_t hipGetDeviceCount(int* count)`: `hipErrorNoDevice` (count 0) without agents.
+#[no_mangle]
+pub unsafe extern "C" fn hipGetDeviceCount(count: *mut c_int) -> hipError_t {
+    call("hipGetDeviceCount", || {
+        if count.is_null() {
+            return Err(Failure::null("count"));
+        }
+        let n = c_int::try_from(runtime().agents().len()).unwrap_or(c_int::MAX);
+        // SAFETY: non-null, writable by the caller's contract.
+        unsafe { out(count, "count", n) }?;
+        if n == 0 {
+            runtime().agent(0)?;
+        }
+        Ok(())
+    })
+}
+
+/// `hipError_t hipGetDevice(int* deviceId)`: the calling thread's current device.
+#[no_mangle]
+pub unsafe extern "C" fn hipGetDevice(device_id: *mut c_int) -> hipError_t {
+    call("hipGetDevice", || {
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe {
+            out(
+                device_id,
+                "deviceId",
+                CURRENT_DEVICE.try_with(Cell::get).unwrap_or(0),
+            )
+        }
+    })
+}
+
+/// `hipError_t hipSetDevice(int deviceId)`: sets the calling thread's current device.
+#[no_mangle]
+pub extern "C" fn hipSetDevice(device_id: c_int) -> hipError_t {
+    call("hipSetDevice", || {
+        runtime().agent(i64::from(device_id))?;
+        CURRENT_DEVICE
+            .try_with(|c| c.set(device_id))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
+    })
+}
+
+/// What the software agent reports about itself, read from the host it runs on.
+struct HostFacts {
+    /// Clock in kHz (`cpuinfo_max_freq`, else `/proc/cpuinfo`).
+    clock_khz: c_int,
+    /// Last-level cache bytes the agent shares (L2 of cpu0).
+    l2_bytes: c_int,
+}
+
+fn host_facts() -> &'static HostFacts {
+    static FACTS: once_cell::sync::OnceCell<HostFacts> = once_cell::sync::OnceCell::new();
+    FACTS.get_or_init(|| {
+        let read = |p: &str| std::fs::read_to_string(p).ok();
+        let clock_khz = read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+            .and_then(|t| t.trim().parse::<c_int>().ok())
+            .or_else(|| {
+                read("/proc/cpuinfo")?
+                    .lines()
+                    .find_map(|l| l.strip_prefix("cpu MHz"))
+                    .and_then(|r| {
+                        r.trim_start_matches([' ', '\t', ':'])
+                            .trim()
+                            .parse::<f64>()
+                            .ok()
+                    })
+                    .map(|mhz| (mhz * 1000.0) as c_int)
+            })
+            .unwrap_or(1_000_000);
+        let l2_bytes = read("/sys/devices/system/cpu/cpu0/cache/index2/size")
+            .and_then(|t| {
+                let t = t.trim();
+                let (n, unit) =
+                    t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+                let n: c_int = n.parse().ok()?;
+                Some(match unit {
+                    "K" => n.saturating_mul(1024),
+                    "M" => n.saturating_mul(1 << 20),
+                    _ => n,
+                })
+            })
+            .unwrap_or(4 << 20);
+        HostFacts {
+            clock_khz,
+            l2_bytes,
+        }
+    })
+}
+
+/// `hipDeviceArch_t` of a gfx10.3 device: every feature but surface functions and dynamic
+/// parallelism (bits 14 and 16).
+const ARCH_FLAGS: hipDeviceArch_t = 0x1_ffff & !(1 << 14) & !(1 << 16);
+
+/// The properties of `device` (a valid ordinal).
+fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
+    let rt = runtime();
+    let agent = rt.agent(device)?;
+    let isa = agent.isa();
+    let processor = isa.processor();
+    let units = rt
+        .device(device)
+        .map(|c| c.device().compute_units())
+        .unwrap_or(1)
+        .max(1);
+    let facts = host_facts();
+    let (_, total) = crate::memory::host_memory();
+    let mut p = hipDeviceProp_t::default();
+    let backend = match agent.backend() {
+        rocload_lib::loader::BackendKind::Soft => "rocload software agent",
+        rocload_lib::loader::BackendKind::Hsa => "AMD GPU (HSA)",
+    };
+    copy_c_string(&mut p.name, &format!("{backend} ({})", processor.name));
+    copy_c_string(&mut p.gcnArchName, &isa.target_id().to_string());
+    if let Some(v) = processor.version {
+        p.major = v.major as c_int;
+        p.minor = v.minor as c_int;
+        p.gcnArch = (v.major * 100 + v.minor * 10 + v.stepping) as c_int;
+    }
+    let clamp = |v: u64| c_int::try_from(v).unwrap_or(c_int::MAX);
+    p.totalGlobalMem = total as usize;
+    p.sharedMemPerBlock = 65536;
+    p.regsPerBlock = 65536;
+    p.warpSize = processor.wavefront_size as c_int;
+    p.maxThreadsPerBlock = 1024;
+    p.maxThreadsDim = [1024, 1024, 1024];
+    p.maxGridSize = [c_int::MAX, 65536, 65536];
+    p.clockRate = facts.clock_khz;
+    p.memoryClockRate = facts.clock_khz;
+    p.memoryBusWidth = 64;
+    p.totalConstMem = clamp(total).max(0) as usize;
+    p.multiProcessorCount = clamp(u64::from(units));
+    p.l2CacheSize = facts.l2_bytes;
+    p.maxThreadsPerMultiProcessor = occupancy::THREADS_PER_CU as c_int;
+    p.computeMode = 0;
+    p.clockInstructionRate = facts.clock_khz;
+    p.arch = ARCH_FLAGS;
+    p.concurrentKernels = 1;
+    p.pciDomainID = 0;
+    p.pciBusID = 0;
+    p.pciDeviceID = device as c_int;
+    p.maxSharedMemoryPerMultiProcessor = occupancy::LDS_PER_CU as usize;
+    p.isMultiGpuBoard = 0;
+    p.canMapHostMemory = 1;
+    // The software agent's device memory is host memory.
+    p.integrated = c_int::from(agent.backend() == rocload_lib::loader::BackendKind::Soft);
+    p.cooperativeLaunch = 1;
+    p.cooperativeMultiDeviceLaunch = 0;
+    p.maxTexture1DLinear = 0;
+    p.memPitch = c_int::MAX as usize;
+    p.textureAlignment = 256;
+    p.texturePitchAlignment = 256;
+    p.kernelExecTimeoutEnabled = 1;
+    p.isLargeBar = 1;
+    p.managedMemory = 1;
+    p.directManagedMemAccessFromHost = 1;
+    p.concurrentManagedAccess = 1;
+    p.pageableMemoryAccess = 0;
+    p.pageableMemoryAccessUsesHostPageTables = 0;
+    Ok(p)
+}
+
+/// `hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int deviceId)`: the target id,
+/// compute units (the emulator's host threads on the software agent), memory (the host's),
+/// clock (the host CPU's), warp size, limits, feature flags, cooperative launch.
+#[no_mangle]
+pub unsafe extern "C" fn hipGetDeviceProperties(
+    prop: *mut hipDeviceProp_t,
+    device_id: c_int,
+) -> hipError_t {
+    call("hipGetDeviceProperties", || {
+        if prop.is_null() {
+            return Err(Failure::null("prop"));
+        }
+        let p = properties(i64::from(device_id))?;
+        // SAFETY: non-null, writable by the caller's contract.
+        unsafe { out(prop, "prop", p) }
+    })
+}
+
+/// The value of a `hipDeviceAttribute_t` (numbers from HIP 5.2.3's header).
+fn attribute(attr: c_int, device: i64) -> Result<c_int, Failure> {
+    let p = properties(device)?;
+    let sz = |v: usize| c_int::try_from(v).unwrap_or(c_int::MAX);
+    Ok(match attr {
+        0 => p.ECCEnabled,
+        2 => 1, // asyncEngineCount
+        3 => p.canMapHostMemory,
+        4 => 1, // canUseHostPointerForRegisteredMem
+        5 => p.clockRate,
+        6 => p.computeMode,
+        7 => 0, // computePreemptionSupported
+        8 => p.concurrentKernels,
+        9 => p.concurrentManagedAccess,
+        10 => p.cooperativeLaunch,
+        11 => p.cooperativeMultiDeviceLaunch,
+        12 => 1, // deviceOverlap
+        13 => p.directManagedMemAccessFromHost,
+        14 | 15 | 20 => 1, // global L1, host native atomics, local L1
+        16 => p.integrated,
+        17 => p.isMultiGpuBoard,
+        18 => p.kernelExecTimeoutEnabled,
+        19 => p.l2CacheSize,
+        23 => p.major,
+        24 => p.managedMemory,
+        25 => (occupancy::SIMDS_PER_CU * occupancy::WAVES_PER_SIMD) as c_int,
+        26 => p.maxThreadsDim[0],
+        27 => p.maxThreadsDim[1],
+        28 => p.maxThreadsDim[2],
+        29 => p.maxGridSize[0],
+        30 => p.maxGridSize[1],
+        31 => p.maxGridSize[2],
+        56 => p.maxThreadsPerBlock,
+        57 => p.maxThreadsPerMultiProcessor,
+        58 => sz(p.memPitch),
+        59 => p.memoryBusWidth,
+        60 => p.memoryClockRate,
+        61 => p.minor,
+        63 => p.multiProcessorCount,
+        65 => p.pageableMemoryAccess,
+        66 => p.pageableMemoryAccessUsesHostPageTables,
+        67 => p.pciBusID,
+        68 => p.pciDeviceID,
+        69 => p.pciDomainID,
+        71 | 72 => p.regsPerBlock,
+        74 => sz(p.sharedMemPerBlock),
+        75 => sz(p.sharedMemPerBlock),
+        76 => sz(p.maxSharedMemoryPerMultiProcessor),
+        77 => 2, // single-to-double precision performance ratio
+        78 => 1, // stream priorities
+        80 => p.tccDriver,
+        81 => sz(p.textureAlignment),
+        82 => sz(p.texturePitchAlignment),
+        83 => sz(p.totalConstMem),
+        84 => sz(p.totalGlobalMem),
+        85 => 1, // unified addressing
+        87 => p.warpSize,
+        88 => 0, // memory pools
+        10000 => p.clockInstructionRate,
+        10002 => sz(p.maxSharedMemoryPerMultiProcessor),
+        10003 => p.gcnArch,
+        10007..=10010 => 0,
+        10011 => p.isLargeBar,
+        10012 => p.asicRevision,
+        10013 => 0, // stream wait value
+        10014 => 0, // images
+        10015 => p.multiProcessorCount,
+        10016 => 1, // fine-grained memory
+        other => {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("device attribute {other} has no value here (textures, surfaces, LUID and UUID attributes are not supported)"),
+            ))
+        }
+    })
+}
+
+/// `hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceId)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceGetAttribute(
+    pi: *mut c_int,
+    attr: c_int,
+    device_id: c_int,
+) -> hipError_t {
+    call("hipDeviceGetAttribute", || {
+        if pi.is_null() {
+            return Err(Failure::null("pi"));
+        }
+        let v = attribute(attr, i64::from(device_id))?;
+        // SAFETY: non-null, writable by the caller's contract.
+        unsafe { out(pi, "pi", v) }
+    })
+}
+
+/// `hipError_t hipDeviceGet(hipDevice_t* device, int ordinal)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceGet(device: *mut c_int, ordinal: c_int) -> hipError_t {
+    call("hipDeviceGet", || {
+        runtime().agent(i64::from(ordinal))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(device, "device", ordinal) }
+    })
+}
+
+/// `hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceGetName(
+    name: *mut c_char,
+    len: c_int,
+    device: c_int,
+) -> hipError_t {
+    call("hipDeviceGetName", || {
+        if name.is_null() || len <= 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                "name is NULL or len <= 0",
+            ));
+        }
+        let p = properties(i64::from(device))?;
+        // SAFETY: the caller gives `len` writable bytes.
+        let dst = unsafe { std::slice::from_raw_parts_mut(name, len as usize) };
+        let text: String = p
+            .name
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8 as char)
+            .collect();
+        copy_c_string(dst, &text);
+        Ok(())
+    })
+}
+
+/// `hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t device)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceTotalMem(bytes: *mut usize, device: c_int) -> hipError_t {
+    call("hipDeviceTotalMem", || {
+        let p = properties(i64::from(device))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(bytes, "bytes", p.totalGlobalMem) }
+    })
+}
+
+/// `hipError_t hipDeviceComputeCapability(int* major, int* minor, hipDevice_t device)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceComputeCapability(
+    major: *mut c_int,
+    minor: *mut c_int,
+    device: c_int,
+) -> hipError_t {
+    call("hipDeviceComputeCapability", || {
+        let p = properties(i64::from(device))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe {
+            out(major, "major", p.major)?;
+            out(minor, "minor", p.minor)
+        }
+    })
+}
+
+/// `hipError_t hipDeviceGetPCIBusId(char* pciBusId, int len, int device)`: the software agent
+/// has no PCI address; its ordinal stands in the device field.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceGetPCIBusId(
+    bus_id: *mut c_char,
+    len: c_int,
+    device: c_int,
+) -> hipError_t {
+    call("hipDeviceGetPCIBusId", || {
+        if bus_id.is_null() || len <= 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                "pciBusId is NULL or len <= 0",
+            ));
+        }
+        let p = properties(i64::from(device))?;
+        // SAFETY: the caller gives `len` writable bytes.
+        let dst = unsafe { std::slice::from_raw_parts_mut(bus_id, len as usize) };
+        copy_c_string(
+            dst,
+            &format!(
+                "{:04x}:{:02x}:{:02x}.0",
+                p.pciDomainID, p.pciBusID, p.pciDeviceID
+            ),
+        );
+        Ok(())
+    })
+}
+
+/// `hipError_t hipDeviceSynchronize(void)`: waits for every stream of the current device;
+/// reports a failed kernel (sticky until `hipDeviceReset`).
+#[no_mangle]
+pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
+    call("hipDeviceSynchronize", || {
+        Ok(crate::stream::current_context()?.synchronize()?)
+    })
+}
+
+/// `hipError_t hipDeviceReset(void)`: waits for the current device and clears its sticky
+/// error. (HIP also frees the device's allocations; rocload keeps them, since freeing memory
+/// the program still points to turns a stale pointer into a silent use after free.)
+#[no_mangle]
+pub extern "C" fn hipDeviceReset() -> hipError_t {
+    call("hipDeviceReset", || {
+        let ctx = crate::stream::current_context()?;
+        let _ = ctx.synchronize();
+        ctx.clear_sticky();
+        Ok(())
+    })
+}
+
+/// `hipError_t hipSetDeviceFlags(unsigned flags)`: the scheduling flags (spin, yield,
+/// blocking sync, map host) are accepted; waits always block on the software agent.
+#[no_mangle]
+pub extern "C" fn hipSetDeviceFlags(flags: c_uint) -> hipError_t {
+    call("hipSetDeviceFlags", || {
+        if flags & !0x1f != 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("device flags {flags:#x}"),
+            ));
+        }
+        DEVICE_FLAGS.store(flags, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    })
+}
+
+static DEVICE_FLAGS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// `hipError_t hipGetDeviceFlags(unsigned* flags)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipGetDeviceFlags(flags: *mut c_uint) -> hipError_t {
+    call("hipGetDeviceFlags", || {
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe {
+            out(
+                flags,
+                "flags",
+                DEVICE_FLAGS.load(std::sync::atomic::Ordering::Relaxed),
+            )
+        }
+    })
+}
+
+/// `hipError_t hipDeviceGetLimit(size_t* pValue, hipLimit_t limit)`: the printf FIFO and
+/// the device heap.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceGetLimit(value: *mut usize, limit: c_int) -> hipError_t {
+    call("hipDeviceGetLimit", || {
+        let v = match limit {
+            1 => 1 << 20,
+            2 => 256 << 20,
+            other => return Err(Failure::new(hipErrorInvalidValue, format!("limit {other}"))),
+        };
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(value, "pValue", v) }
+    })
+}
+
+/// `hipError_t hipDeviceSetCacheConfig(hipFuncCache_t)`: no configurable split on AMD GPUs.
+#[no_mangle]
+pub extern "C" fn hipDeviceSetCacheConfig(config: c_int) -> hipError_t {
+    call("hipDeviceSetCacheConfig", || {
+        if (0..=3).contains(&config) {
+            Ok(())
+        } else {
+            Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("cache config {config}"),
+            ))
+        }
+    })
+}
+
+/// `hipError_t hipDeviceGetCacheConfig(hipFuncCache_t*)`: `hipFuncCachePreferNone`.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceGetCacheConfig(config: *mut c_int) -> hipError_t {
+    // SAFETY: writable by the caller's contract (NULL rejected).
+    call("hipDeviceGetCacheConfig", || unsafe {
+        out(config, "cacheConfig", 0)
+    })
+}
+
+/// `hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig)`: four-byte banks only.
+#[no_mangle]
+pub extern "C" fn hipDeviceSetSharedMemConfig(config: c_int) -> hipError_t {
+    call("hipDeviceSetSharedMemConfig", || {
+        if (0..=2).contains(&config) {
+            Ok(())
+        } else {
+            Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("shared memory config {config}"),
+            ))
+        }
+    })
+}
+
+/// `hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig*)`: four-byte banks.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceGetSharedMemConfig(config: *mut c_int) -> hipError_t {
+    // SAFETY: writable by the caller's contract (NULL rejected).
+    call("hipDeviceGetSharedMemConfig", || unsafe {
+        out(config, "pConfig", 1)
+    })
+}
+
+/// `hipError_t hipRuntimeGetVersion(int*)`: the HIP version whose ABI librocload.so follows.
+#[no_mangle]
+pub unsafe extern "C" fn hipRuntimeGetVersion(version: *mut c_int) -> hipError_t {
+    // SAFETY: writable by the caller's contract (NULL rejected).
+    call("hipRuntimeGetVersion", || unsafe {
+        out(version, "runtimeVersion", HIP_VERSION)
+    })
+}
+
+/// `hipError_t hipDriverGetVersion(int*)`: as `hipRuntimeGetVersion`.
+#[no_mangle]
+pub unsafe extern "C" fn hipDriverGetVersion(version: *mut c_int) -> hipError_t {
+    // SAFETY: writable by the caller's contract (NULL rejected).
+    call("hipDriverGetVersion", || unsafe {
+        out(version, "driverVersion", HIP_VERSION)
+    })
+}
+
+// ------------------------------------------------------------------------------ peers
+
+/// Pairs (current device, peer) with peer access enabled.
+static PEERS: Mutex<Option<HashSet<(i64, i64)>>> = Mutex::new(None);
+
+/// `hipError_t hipDeviceCanAccessPeer(int* canAccessPeer, int deviceId, int peerDeviceId)`:
+/// any two distinct devices (software agents share the host's memory).
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceCanAccessPeer(
+    can: *mut c_int,
+    device: c_int,
+    peer: c_int,
+) -> hipError_t {
+    call("hipDeviceCanAccessPeer", || {
+        runtime().device(i64::from(device))?;
+        runtime().device(i64::from(peer))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(can, "canAccessPeer", c_int::from(device != peer)) }
+    })
+}
+
+/// `hipError_t hipDeviceEnablePeerAccess(int peerDeviceId, unsigned flags)`.
+#[no_mangle]
+pub extern "C" fn hipDeviceEnablePeerAccess(peer: c_int, flags: c_uint) -> hipError_t {
+    call("hipDeviceEnablePeerAccess", || {
+        if flags != 0 {
+            return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
+        }
+        let me = current_device();
+        runtime().device(i64::from(peer))?;
+        if i64::from(peer) == me {
+            return Err(Failure::new(
+                hipErrorInvalidDevice,
+                "a device is not its own peer",
+            ));
+        }
+        if !PEERS
+            .lock()
+            .get_or_insert_with(HashSet::new)
+            .insert((me, i64::from(peer)))
+        {
+            return Err(Failure::new(
+                hipErrorPeerAccessAlreadyEnabled,
+                format!("device {me} already reaches {peer}"),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// `hipError_t hipDeviceDisablePeerAccess(int peerDeviceId)`.
+#[no_mangle]
+pub extern "C" fn hipDeviceDisablePeerAccess(peer: c_int) -> hipError_t {
+    call("hipDeviceDisablePeerAccess", || {
+        let me = current_device();
+        runtime().device(i64::from(peer))?;
+        if !PEERS
+            .lock()
+            .get_or_insert_with(HashSet::new)
+            .remove(&(me, i64::from(peer)))
+        {
+            return Err(Failure::new(
+                hipErrorPeerAccessNotEnabled,
+                format!("device {me} does not reach {peer}"),
+            ));
+        }
+        Ok(())
+    })
+}
+
+// ------------------------------------------------------------------------------ occupancy
+
+fn kernel_of_host(f: *const c_void) -> Result<KernelRef, Failure> {
+    if f.is_null() {
+        return Err(Failure::new(
+            hipErrorInvalidDeviceFunction,
+            "function is NULL",
+        ));
+    }
+    runtime()
+        .kernel(f as usize, current_device())
+        .map_err(|e| match e {
+            RuntimeError::NotFound { .. } => Failure {
+                code: hipErrorInvalidDeviceFunction,
+                message: e.to_string(),
+                error: Some(e),
+            },
+            e => e.into(),
+        })
+}
+
+fn max_active_blocks(
+    k: &KernelRef,
+    block_size: c_int,
+    dynamic_lds: usize,
+) -> Result<c_int, Failure> {
+    if block_size <= 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("block size {block_size}"),
+        ));
+    }
+    let (blocks, limit) = occupancy::blocks_per_cu(k.info(), block_size as u32, dynamic_lds as u64);
+    tracing::debug!(kernel = %k.info().name, block_size, dynamic_lds, blocks, ?limit, "occupancy");
+    Ok(c_int::try_from(blocks).unwrap_or(c_int::MAX))
+}
+
+fn potential_block_size(
+    grid: *mut c_int,
+    block: *mut c_int,
+    k: &KernelRef,
+    dynamic_lds: usize,
+    limit: c_int,
+) -> Result<(), Failure> {
+    if grid.is_null() || block.is_null() {
+        return Err(Failure::null("gridSize or blockSize"));
+    }
+    let (size, per_cu) =
+        occupancy::best_block_size(k.info(), limit.max(0) as u32, |_| dynamic_lds as u64);
+    let units = runtime()
+        .device(k.loaded().device() as i64)?
+        .device()
+        .compute_units();
+    // SAFETY: non-null (checked), writable by the caller's contract.
+    unsafe {
+        grid.write(c_int::try_from(u64::from(per_cu) * u64::from(units)).unwrap_or(c_int::MAX));
+        block.write(size as c_int);
+    }
+    Ok(())
+}
+
+/// `hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f,
+/// int blockSize, size_t dynSharedMemPerBlk)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessor(
+    num_blocks: *mut c_int,
+    f: *const c_void,
+    block_size: c_int,
+    dynamic_lds: usize,
+) -> hipError_t {
+    call("hipOccupancyMaxActiveBlocksPerMultiprocessor", || {
+        let v = max_active_blocks(&kernel_of_host(f)?, block_size, dynamic_lds)?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(num_blocks, "numBlocks", v) }
+    })
+}
+
+/// `hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int*, const void*, int,
+/// size_t, unsigned flags)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    num_blocks: *mut c_int,
+    f: *const c_void,
+    block_size: c_int,
+    dynamic_lds: usize,
+    _flags: c_uint,
+) -> hipError_t {
+    // SAFETY: same contract.
+    unsafe { hipOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, f, block_size, dynamic_lds) }
+}
+
+/// `hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int*, hipFunction_t, int,
+/// size_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
+    num_blocks: *mut c_int,
+    f: hipFunction_t,
+    block_size: c_int,
+    dynamic_lds: usize,
+) -> hipError_t {
+    call("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", || {
+        let k = crate::module::function_handle(f)?;
+        let v = max_active_blocks(&k, block_size, dynamic_lds)?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(num_blocks, "numBlocks", v) }
+    })
+}
+
+/// `hipError_t hipOccupancyMaxPotentialBlockSize(int* gridSize, int* blockSize, const void* f,
+/// size_t dynSharedMemPerBlk, int blockSizeLimit)`: the block size with the most resident
+/// work-items, and the grid that fills every compute unit at it.
+#[no_mangle]
+pub unsafe extern "C" fn hipOccupancyMaxPotentialBlockSize(
+    grid: *mut c_int,
+    block: *mut c_int,
+    f: *const c_void,
+    dynamic_lds: usize,
+    limit: c_int,
+) -> hipError_t {
+    call("hipOccupancyMaxPotentialBlockSize", || {
+        potential_block_size(grid, block, &kernel_of_host(f)?, dynamic_lds, limit)
+    })
+}
+
+/// `hipError_t hipModuleOccupancyMaxPotentialBlockSize(int*, int*, hipFunction_t, size_t,
+/// int)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleOccupancyMaxPotentialBlockSize(
+    grid: *mut c_int,
+    block: *mut c_int,
+    f: hipFunction_t,
+    dynamic_lds: usize,
+    limit: c_int,
+) -> hipError_t {
+    call("hipModuleOccupancyMaxPotentialBlockSize", || {
+        let k = crate::module::function_handle(f)?;
+        potential_block_size(grid, block, &k, dynamic_lds, limit)
+    })
+}
+
+// ------------------------------------------------------------------------------ contexts
+
+/// Contexts: handle -> device ordinal. A context is a device (HIP's contexts are deprecated
+/// and map one-to-one onto devices).
+static CONTEXTS: HandleTable<i64> = HandleTable::new(Kind::Context);
+/// Each device's primary context handle.
+static PRIMARY: Mutex<Vec<(i64, u64)>> = Mutex::new(Vec::new());
+
+fn primary_context(device: i64) -> Result<u64, Failure> {
+    runtime().agent(device)?;
+    let mut list = PRIMARY.lock();
+    if let Some(&(_, h)) = list.iter().find(|(d, _)| *d == device) {
+        return Ok(h);
+    }
+    let h = CONTEXTS
+        .insert(device)
+        .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 contexts are live"))?;
+    list.push((device, h));
+    Ok(h)
+}
+
+fn context_device(ctx: hipCtx_t) -> Result<i64, Failure> {
+    CONTEXTS
+        .get(ctx as u64)
+        .ok_or_else(|| Failure::new(hipErrorInvalidContext, format!("{ctx:p} is not a context")))
+}
+
+/// `hipError_t hipCtxCreate(hipCtx_t* ctx, unsigned flags, hipDevice_t device)`: a context on
+/// `device`, made current.
+#[no_mangle]
+pub unsafe extern "C" fn hipCtxCreate(
+    ctx: *mut hipCtx_t,
+    _flags: c_uint,
+    device: c_int,
+) -> hipError_t {
+    call("hipCtxCreate", || {
+        if ctx.is_null() {
+            return Err(Failure::null("ctx"));
+        }
+        runtime().agent(i64::from(device))?;
+        let h = CONTEXTS
+            .insert(i64::from(device))
+            .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 contexts are live"))?;
+        set_current(device)?;
+        // SAFETY: non-null, writable by the caller's contract.
+        unsafe { out(ctx, "ctx", h as hipCtx_t) }
+    })
+}
+
+fn set_current(device: c_int) -> Result<(), Failure> {
+    CURRENT_DEVICE
+        .try_with(|c| c.set(device))
+        .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
+}
+
+/// `hipError_t hipCtxDestroy(hipCtx_t ctx)`: waits for its device.
+#[no_mangle]
+pub unsafe extern "C" fn hipCtxDestroy(ctx: hipCtx_t) -> hipError_t {
+    call("hipCtxDestroy", || {
+        let device = context_device(ctx)?;
+        if PRIMARY.lock().iter().any(|&(_, h)| h == ctx as u64) {
+            return Err(Failure::new(
+                hipErrorInvalidContext,
+                "a primary context is not destroyed",
+            ));
+        }
+        CONTEXTS.remove(ctx as u64);
+        if let Ok(c) = runtime().device(device) {
+            let _ = c.synchronize();
+        }
+        Ok(())
+    })
+}
+
+/// `hipError_t hipCtxGetCurrent(hipCtx_t* ctx)`: the current device's primary context.
+#[no_mangle]
+pub unsafe extern "C" fn hipCtxGetCurrent(ctx: *mut hipCtx_t) -> hipError_t {
+    call("hipCtxGetCurrent", || {
+        let h = primary_context(current_device())?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(ctx, "ctx", h as hipCtx_t) }
+    })
+}
+
+/// `hipError_t hipCtxSetCurrent(hipCtx_t ctx)`: makes the context's device current.
+#[no_mangle]
+pub unsafe extern "C" fn hipCtxSetCurrent(ctx: hipCtx_t) -> hipError_t {
+    call("hipCtxSetCurrent", || {
+        if ctx.is_null() {
+            return Ok(());
+        }
+        let device = context_device(ctx)?;
+        set_current(device as c_int)
+    })
+}
+
+/// `hipError_t hipCtxGetDevice(hipDevice_t* device)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipCtxGetDevice(device: *mut c_int) -> hipError_t {
+    // SAFETY: writable by the caller's contract (NULL rejected).
+    call("hipCtxGetDevice", || unsafe {
+        out(device, "device", current_device() as c_int)
+    })
+}
+
+/// `hipError_t hipCtxSynchronize(void)`.
+#[no_mangle]
+pub extern "C" fn hipCtxSynchronize() -> hipError_t {
+    call("hipCtxSynchronize", || {
+        Ok(crate::stream::current_context()?.synchronize()?)
+    })
+}
+
+/// `hipError_t hipDevicePrimaryCtxRetain(hipCtx_t* pctx, hipDevice_t dev)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipDevicePrimaryCtxRetain(
+    ctx: *mut hipCtx_t,
+    device: c_int,
+) -> hipError_t {
+    call("hipDevicePrimaryCtxRetain", || {
+        let h = primary_context(i64::from(device))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(ctx, "pctx", h as hipCtx_t) }
+    })
+}
+
+/// `hipError_t hipDevicePrimaryCtxRelease(hipDevice_t dev)`: primary contexts live as long as
+/// the process.
+#[no_mangle]
+pub extern "C" fn hipDevicePrimaryCtxRelease(device: c_int) -> hipError_t {
+    call("hipDevicePrimaryCtxRelease", || {
+        runtime().agent(i64::from(device))?;
+        Ok(())
+    })
+}
+
+/// `hipError_t hipDevicePrimaryCtxGetState(hipDevice_t dev, unsigned* flags, int* active)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipDevicePrimaryCtxGetState(
+    device: c_int,
+    flags: *mut c_uint,
+    active: *mut c_int,
+) -> hipError_t {
+    call("hipDevicePrimaryCtxGetState", || {
+        runtime().agent(i64::from(device))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe {
+            out(flags, "flags", 0)?;
+            out(active, "active", 1)
+        }
+    })
+}

@@ -1,0 +1,580 @@
+//! Launches: `hipLaunchKernel` (what `<<<>>>` compiles to), the module API's launches
+//! (`kernelParams` or the packed `extra` buffer), the C++-mangled `hipExtModuleLaunchKernel`
+//! and `hipHccModuleLaunchKernel` Debian's library exports, and cooperative launches. Each
+//! reads the caller's arguments with the sizes the kernel's metadata gives, and hands the
+//! runtime one launch; the runtime checks the configuration and arguments before anything is
+//! submitted.
+
+use std::ffi::{c_uint, c_void};
+
+use rocload_lib::device::kernarg::explicit_args;
+use rocload_lib::device::ExplicitArgs;
+use rocload_lib::runtime::{KernelRef, LaunchConfig};
+
+use crate::module::function_handle;
+use crate::stream::stream_of;
+use crate::*;
+
+/// `HIP_LAUNCH_PARAM_BUFFER_POINTER`, `..._SIZE`, `..._END` of the `extra` array.
+const PARAM_BUFFER_POINTER: usize = 1;
+const PARAM_BUFFER_SIZE: usize = 2;
+const PARAM_END: usize = 3;
+/// Most entries an `extra` array is read for before it is called unterminated.
+const MAX_EXTRA: usize = 64;
+
+/// How the caller passes explicit arguments.
+enum Args {
+    /// `void** args`: one pointer per explicit argument.
+    Pointers(*mut *mut c_void),
+    /// The `extra` array: a packed buffer and its size.
+    Extra(*mut *mut c_void),
+}
+
+/// Reads one pointer per explicit argument, each for its metadata size.
+///
+/// # Safety
+/// `args` must hold a valid pointer per explicit argument of `kernel`, each to at least that
+/// argument's size in bytes (what clang and HIP's headers pass).
+unsafe fn read_pointers(
+    kernel: &KernelRef,
+    args: *mut *mut c_void,
+) -> Result<Vec<&'static [u8]>, Failure> {
+    let info = kernel.info();
+    let mut values = Vec::new();
+    for (i, a) in explicit_args(info).enumerate() {
+        if args.is_null() {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("kernel {} takes arguments; args is NULL", info.name),
+            ));
+        }
+        // SAFETY: one pointer per explicit argument by the caller's contract.
+        let p = unsafe { *args.add(i) };
+        if p.is_null() && a.size > 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("kernel {}: argument {i} is NULL", info.name),
+            ));
+        }
+        let size = usize::try_from(a.size)
+            .map_err(|_| Failure::new(hipErrorInvalidValue, "argument size"))?;
+        values.push(if size == 0 {
+            &[][..]
+        } else {
+            // SAFETY: `p` points to the argument's value, `size` bytes, by the caller's
+            // contract; the slice is read before the launch returns.
+            unsafe { std::slice::from_raw_parts(p.cast::<u8>(), size) }
+        });
+    }
+    Ok(values)
+}
+
+/// Reads HIP's `extra` array: `HIP_LAUNCH_PARAM_BUFFER_POINTER, ptr,
+/// HIP_LAUNCH_PARAM_BUFFER_SIZE, &size, HIP_LAUNCH_PARAM_END`.
+///
+/// # Safety
+/// `extra` must be such an array; the buffer valid for `size` bytes.
+unsafe fn read_extra(extra: *mut *mut c_void) -> Result<&'static [u8], Failure> {
+    let bad = |m: &str| Failure::new(hipErrorInvalidValue, format!("extra: {m}"));
+    let (mut buffer, mut size): (*const u8, Option<usize>) = (std::ptr::null(), None);
+    let mut i = 0;
+    loop {
+        if i >= MAX_EXTRA {
+            return Err(bad("no HIP_LAUNCH_PARAM_END"));
+        }
+        // SAFETY: entries up to HIP_LAUNCH_PARAM_END by the caller's contract.
+        let tag = unsafe { *extra.add(i) } as usize;
+        match tag {
+            PARAM_END => break,
+            PARAM_BUFFER_POINTER => {
+                // SAFETY: as above: the value follows its tag.
+                buffer = unsafe { *extra.add(i + 1) }.cast();
+            }
+            PARAM_BUFFER_SIZE => {
+                // SAFETY: as above; the value is a pointer to a size_t.
+                let p = unsafe { *extra.add(i + 1) }.cast::<usize>();
+                if p.is_null() {
+                    return Err(bad("HIP_LAUNCH_PARAM_BUFFER_SIZE points to NULL"));
+                }
+                // SAFETY: non-null pointer to the size, by the caller's contract.
+                size = Some(unsafe { p.read_unaligned() });
+            }
+            other => return Err(bad(&format!("unknown entry {other:#x}"))),
+        }
+        i += 2;
+    }
+    let size = size.ok_or_else(|| bad("no HIP_LAUNCH_PARAM_BUFFER_SIZE"))?;
+    if size == 0 {
+        return Ok(&[]);
+    }
+    if buffer.is_null() {
+        return Err(bad("no HIP_LAUNCH_PARAM_BUFFER_POINTER"));
+    }
+    // SAFETY: the buffer holds `size` bytes by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(buffer, size) })
+}
+
+fn dims(d: dim3) -> [u32; 3] {
+    [d.x, d.y, d.z]
+}
+
+/// One launch of `kernel` on `stream` (loaded on the stream's device).
+///
+/// # Safety
+/// `args` as [`read_pointers`] / [`read_extra`] require.
+unsafe fn launch(
+    kernel: &KernelRef,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared: usize,
+    stream: hipStream_t,
+    args: Args,
+    cooperative: bool,
+) -> Result<(), Failure> {
+    let s = stream_of(stream)?;
+    let dynamic_lds = u32::try_from(shared).map_err(|_| {
+        Failure::new(
+            hipErrorInvalidValue,
+            format!("{shared} bytes of dynamic shared memory"),
+        )
+    })?;
+    let config = LaunchConfig {
+        grid,
+        block,
+        dynamic_lds,
+    };
+    let (values, packed);
+    let explicit = match args {
+        Args::Pointers(p) => {
+            // SAFETY: the caller's contract.
+            values = unsafe { read_pointers(kernel, p) }?;
+            ExplicitArgs::Values(&values)
+        }
+        Args::Extra(e) => {
+            // SAFETY: the caller's contract.
+            packed = unsafe { read_extra(e) }?;
+            ExplicitArgs::Packed(packed)
+        }
+    };
+    if cooperative {
+        runtime().launch_cooperative(kernel, &config, explicit, Some(&s))?;
+    } else {
+        runtime().launch(kernel, &config, explicit, Some(&s))?;
+    }
+    Ok(())
+}
+
+/// The kernel behind a host function, on the device of `stream`.
+fn kernel_for(function_address: *const c_void, stream: hipStream_t) -> Result<KernelRef, Failure> {
+    if function_address.is_null() {
+        return Err(Failure::new(
+            hipErrorInvalidDeviceFunction,
+            "function is NULL",
+        ));
+    }
+    let device = stream_of(stream)?.device_index()?;
+    runtime()
+        .kernel(function_address as usize, device as i64)
+        .map_err(|e| match e {
+            RuntimeError::NotFound { .. } => Failure {
+                code: hipErrorInvalidDeviceFunction,
+                message: e.to_string(),
+                error: Some(e),
+            },
+            e => e.into(),
+        })
+}
+
+/// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
+/// void** args, size_t sharedMemBytes, hipStream_t stream)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipLaunchKernel(
+    function_address: *const c_void,
+    num_blocks: dim3,
+    dim_blocks: dim3,
+    args: *mut *mut c_void,
+    shared_mem_bytes: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipLaunchKernel", || {
+        let k = kernel_for(function_address, stream)?;
+        // SAFETY: clang passes one pointer per argument.
+        unsafe {
+            launch(
+                &k,
+                dims(num_blocks),
+                dims(dim_blocks),
+                shared_mem_bytes,
+                stream,
+                Args::Pointers(args),
+                false,
+            )
+        }
+    })
+}
+
+/// `hipError_t hipLaunchCooperativeKernel(const void* f, dim3 gridDim, dim3 blockDimX,
+/// void** kernelParams, unsigned sharedMemBytes, hipStream_t stream)`: every work-group is
+/// resident at once, so grid-wide barriers (`this_grid().sync()`) work.
+#[no_mangle]
+pub unsafe extern "C" fn hipLaunchCooperativeKernel(
+    f: *const c_void,
+    grid_dim: dim3,
+    block_dim: dim3,
+    kernel_params: *mut *mut c_void,
+    shared_mem_bytes: c_uint,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipLaunchCooperativeKernel", || {
+        let k = kernel_for(f, stream)?;
+        // SAFETY: one pointer per argument by the caller's contract.
+        unsafe {
+            launch(
+                &k,
+                dims(grid_dim),
+                dims(block_dim),
+                shared_mem_bytes as usize,
+                stream,
+                Args::Pointers(kernel_params),
+                true,
+            )
+        }
+    })
+}
+
+/// Parameters or `extra`, whichever the caller gave (exactly one, as HIP requires).
+fn module_args(params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Args, Failure> {
+    match (params.is_null(), extra.is_null()) {
+        (false, true) => Ok(Args::Pointers(params)),
+        (true, false) => Ok(Args::Extra(extra)),
+        // A kernel without arguments may get neither.
+        (true, true) => Ok(Args::Pointers(params)),
+        (false, false) => Err(Failure::new(
+            hipErrorInvalidValue,
+            "both kernelParams and extra are given",
+        )),
+    }
+}
+
+/// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gridDimX, gridDimY, gridDimZ,
+/// unsigned blockDimX, blockDimY, blockDimZ, unsigned sharedMemBytes, hipStream_t stream,
+/// void** kernelParams, void** extra)`: grid in work-groups.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLaunchKernel(
+    f: hipFunction_t,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> hipError_t {
+    call("hipModuleLaunchKernel", || {
+        let k = function_handle(f)?;
+        let args = module_args(params, extra)?;
+        // SAFETY: HIP's contract on kernelParams / extra.
+        unsafe {
+            launch(
+                &k,
+                [gx, gy, gz],
+                [bx, by, bz],
+                shared as usize,
+                stream,
+                args,
+                false,
+            )
+        }
+    })
+}
+
+/// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned gridDimX, ...,
+/// unsigned sharedMemBytes, hipStream_t stream, void** kernelParams)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
+    f: hipFunction_t,
+    gx: c_uint,
+    gy: c_uint,
+    gz: c_uint,
+    bx: c_uint,
+    by: c_uint,
+    bz: c_uint,
+    shared: c_uint,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+) -> hipError_t {
+    call("hipModuleLaunchCooperativeKernel", || {
+        let k = function_handle(f)?;
+        // SAFETY: HIP's contract on kernelParams.
+        unsafe {
+            launch(
+                &k,
+                [gx, gy, gz],
+                [bx, by, bz],
+                shared as usize,
+                stream,
+                Args::Pointers(params),
+                true,
+            )
+        }
+    })
+}
+
+/// `hipExtModuleLaunchKernel` and `hipHccModuleLaunchKernel`: the grid is given in work-items
+/// (it must be a whole number of work-groups here), events are recorded around the launch.
+#[allow(clippy::too_many_arguments)]
+unsafe fn ext_launch(
+    op: &'static str,
+    f: hipFunction_t,
+    global: [u32; 3],
+    local: [u32; 3],
+    shared: usize,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+) -> hipError_t {
+    call(op, || {
+        let k = function_handle(f)?;
+        let mut grid = [0u32; 3];
+        for d in 0..3 {
+            if local[d] == 0 || global[d] % local[d] != 0 {
+                return Err(Failure::new(
+                    hipErrorInvalidConfiguration,
+                    format!(
+                        "global work size {:?} is not a whole number of work-groups {:?} \
+                         (partial work-groups are not supported)",
+                        global, local
+                    ),
+                ));
+            }
+            grid[d] = global[d] / local[d];
+        }
+        let args = module_args(params, extra)?;
+        if !start.is_null() {
+            crate::stream::record(start, stream)?;
+        }
+        // SAFETY: HIP's contract on kernelParams / extra.
+        unsafe { launch(&k, grid, local, shared, stream, args, false) }?;
+        if !stop.is_null() {
+            crate::stream::record(stop, stream)?;
+        }
+        Ok(())
+    })
+}
+
+/// `hipError_t hipExtModuleLaunchKernel(hipFunction_t, uint32_t globalWorkSizeX, Y, Z,
+/// uint32_t localWorkSizeX, Y, Z, size_t sharedMemBytes, hipStream_t, void** kernelParams,
+/// void** extra, hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags)`, exported
+/// C++-mangled as Debian's library does.
+#[export_name = "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j"]
+pub unsafe extern "C" fn hipExtModuleLaunchKernel(
+    f: hipFunction_t,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shared: usize,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+    _flags: u32,
+) -> hipError_t {
+    // SAFETY: HIP's contract.
+    unsafe {
+        ext_launch(
+            "hipExtModuleLaunchKernel",
+            f,
+            [gx, gy, gz],
+            [lx, ly, lz],
+            shared,
+            stream,
+            params,
+            extra,
+            start,
+            stop,
+        )
+    }
+}
+
+/// `hipError_t hipHccModuleLaunchKernel(...)`: as `hipExtModuleLaunchKernel` without flags,
+/// exported C++-mangled as Debian's library does.
+#[export_name = "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_"]
+pub unsafe extern "C" fn hipHccModuleLaunchKernel(
+    f: hipFunction_t,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shared: usize,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+) -> hipError_t {
+    // SAFETY: HIP's contract.
+    unsafe {
+        ext_launch(
+            "hipHccModuleLaunchKernel",
+            f,
+            [gx, gy, gz],
+            [lx, ly, lz],
+            shared,
+            stream,
+            params,
+            extra,
+            start,
+            stop,
+        )
+    }
+}
+
+/// `hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value)`:
+/// checks the kernel and the value; the dynamic-LDS limit is what the device has anyway.
+#[no_mangle]
+pub unsafe extern "C" fn hipFuncSetAttribute(
+    func: *const c_void,
+    attr: c_int,
+    value: c_int,
+) -> hipError_t {
+    call("hipFuncSetAttribute", || {
+        let k = kernel_for(func, std::ptr::null_mut())?;
+        use types::func_attribute as fa;
+        match attr {
+            fa::MAX_DYNAMIC_SHARED_SIZE_BYTES => {
+                let room = 65536u64.saturating_sub(k.info().group_segment_fixed_size);
+                if value < 0 || value as u64 > room {
+                    return Err(Failure::new(
+                        hipErrorInvalidValue,
+                        format!("{value} bytes of dynamic LDS; the kernel has room for {room}"),
+                    ));
+                }
+                Ok(())
+            }
+            fa::PREFERRED_SHARED_MEMORY_CARVEOUT if (-1..=100).contains(&value) => Ok(()),
+            other => Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("hipFuncSetAttribute: attribute {other} value {value}"),
+            )),
+        }
+    })
+}
+
+/// `hipError_t hipFuncSetCacheConfig(const void* func, hipFuncCache_t config)`: checks the
+/// kernel; AMD GPUs have no configurable L1/LDS split, so the preference changes nothing (as in
+/// HIP).
+#[no_mangle]
+pub unsafe extern "C" fn hipFuncSetCacheConfig(func: *const c_void, config: c_int) -> hipError_t {
+    call("hipFuncSetCacheConfig", || {
+        kernel_for(func, std::ptr::null_mut())?;
+        if !(0..=3).contains(&config) {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("cache config {config}"),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// `hipError_t hipFuncSetSharedMemConfig(const void* func, hipSharedMemConfig config)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipFuncSetSharedMemConfig(
+    func: *const c_void,
+    config: c_int,
+) -> hipError_t {
+    call("hipFuncSetSharedMemConfig", || {
+        kernel_for(func, std::ptr::null_mut())?;
+        if !(0..=2).contains(&config) {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("shared memory config {config}"),
+            ));
+        }
+        Ok(())
+    })
+}
+
+/// `void hip_impl::hipLaunchKernelGGLImpl(uintptr_t function_address, const dim3& numBlocks,
+/// const dim3& dimBlocks, uint32_t sharedMemBytes, hipStream_t stream, void** kernarg)`: what
+/// older HIP headers' `hipLaunchKernelGGL` calls; exported C++-mangled as Debian's library
+/// does. Failures are recorded for `hipGetLastError`.
+#[export_name = "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"]
+pub unsafe extern "C" fn hipLaunchKernelGGLImpl(
+    function_address: usize,
+    num_blocks: *const dim3,
+    dim_blocks: *const dim3,
+    shared_mem_bytes: u32,
+    stream: hipStream_t,
+    kernarg: *mut *mut c_void,
+) {
+    let _ = call("hipLaunchKernelGGLImpl", || {
+        if num_blocks.is_null() || dim_blocks.is_null() {
+            return Err(Failure::null("numBlocks or dimBlocks"));
+        }
+        let k = kernel_for(function_address as *const c_void, stream)?;
+        // SAFETY: C++ references (non-null, checked) and one pointer per argument.
+        unsafe {
+            launch(
+                &k,
+                dims(*num_blocks),
+                dims(*dim_blocks),
+                shared_mem_bytes as usize,
+                stream,
+                Args::Pointers(kernarg),
+                false,
+            )
+        }
+    });
+}
+
+/// `hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks,
+/// dim3 dimBlocks, void** args, size_t sharedMemBytes, hipStream_t stream,
+/// hipEvent_t startEvent, hipEvent_t stopEvent, int flags)`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn hipExtLaunchKernel(
+    function_address: *const c_void,
+    num_blocks: dim3,
+    dim_blocks: dim3,
+    args: *mut *mut c_void,
+    shared_mem_bytes: usize,
+    stream: hipStream_t,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+    _flags: c_int,
+) -> hipError_t {
+    call("hipExtLaunchKernel", || {
+        let k = kernel_for(function_address, stream)?;
+        if !start.is_null() {
+            crate::stream::record(start, stream)?;
+        }
+        // SAFETY: one pointer per argument by the caller's contract.
+        unsafe {
+            launch(
+                &k,
+                dims(num_blocks),
+                dims(dim_blocks),
+                shared_mem_bytes,
+                stream,
+                Args::Pointers(args),
+                false,
+            )
+        }?;
+        if !stop.is_null() {
+            crate::stream::record(stop, stream)?;
+        }
+        Ok(())
+    })
+}

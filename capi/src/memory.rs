@@ -1,0 +1,824 @@
+//! Memory: allocation (device, pinned host, registered host, managed), copies and fills in
+//! stream order, and pointer queries. Every device-side range is checked by the runtime against
+//! the allocation that holds it (a copy past an allocation's end, or into freed memory, is
+//! `hipErrorInvalidValue`); an address no device knows is the caller's host memory, as in HIP.
+//!
+//! `hipMemcpyKind` is checked for range only: the pointers decide the direction, as
+//! `hipMemcpyDefault` does (the software agent's device memory is host memory, so a kind that
+//! disagrees with the pointers still copies the right bytes).
+
+use std::ffi::{c_int, c_uint, c_void};
+
+use rocload_lib::device::MemoryKind;
+use rocload_lib::runtime::Stream;
+
+use crate::stream::{current_context, stream_of};
+use crate::*;
+
+/// `hipHostMallocMapped | Portable | Coherent | NonCoherent | NumaUser | WriteCombined`.
+const HOST_MALLOC_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
+/// `hipHostRegisterPortable | Mapped | IoMemory` (and `ReadOnly`, 0x8).
+const HOST_REGISTER_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x8;
+/// `hipMemAttachGlobal | hipMemAttachHost`.
+const MANAGED_FLAGS: c_uint = 0x1 | 0x2;
+
+fn allocate(ptr: *mut *mut c_void, size: usize, kind: MemoryKind) -> Result<(), Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null("ptr"));
+    }
+    // HIP: a zero-byte allocation succeeds with NULL.
+    let address = if size == 0 {
+        0
+    } else {
+        runtime().allocate(current_device(), size as u64, kind)?
+    };
+    // SAFETY: non-null, writable by the caller's contract.
+    unsafe { out(ptr, "ptr", address as *mut c_void) }
+}
+
+fn free(ptr: *mut c_void) -> Result<(), Failure> {
+    if ptr.is_null() {
+        return Ok(());
+    }
+    Ok(runtime().free(ptr as u64)?)
+}
+
+/// `hipError_t hipMalloc(void** ptr, size_t size)`: device memory on the current device.
+#[no_mangle]
+pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    call("hipMalloc", || allocate(ptr, size, MemoryKind::Device))
+}
+
+/// `hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned flags)`: device memory
+/// (the fine-grained flags change nothing on the software agent).
+#[no_mangle]
+pub unsafe extern "C" fn hipExtMallocWithFlags(
+    ptr: *mut *mut c_void,
+    size: usize,
+    _flags: c_uint,
+) -> hipError_t {
+    call("hipExtMallocWithFlags", || {
+        allocate(ptr, size, MemoryKind::Device)
+    })
+}
+
+/// `hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height)`: rows
+/// padded to 256 bytes.
+#[no_mangle]
+pub unsafe extern "C" fn hipMallocPitch(
+    ptr: *mut *mut c_void,
+    pitch: *mut usize,
+    width: usize,
+    height: usize,
+) -> hipError_t {
+    call("hipMallocPitch", || {
+        if pitch.is_null() {
+            return Err(Failure::null("pitch"));
+        }
+        let padded = width
+            .checked_next_multiple_of(256)
+            .ok_or_else(|| Failure::new(hipErrorInvalidValue, "width overflows"))?;
+        let size = padded
+            .checked_mul(height)
+            .ok_or_else(|| Failure::new(hipErrorInvalidValue, "pitch x height overflows"))?;
+        allocate(ptr, size, MemoryKind::Device)?;
+        // SAFETY: non-null, writable by the caller's contract.
+        unsafe { out(pitch, "pitch", padded) }
+    })
+}
+
+/// `hipError_t hipFree(void* ptr)`: waits for the device, then frees; NULL is a no-op; a
+/// pointer that is not the start of a live allocation (double free, interior, unknown) is
+/// `hipErrorInvalidValue`.
+#[no_mangle]
+pub unsafe extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
+    call("hipFree", || free(ptr))
+}
+
+/// `hipError_t hipHostMalloc(void** ptr, size_t size, unsigned flags)`: pinned host memory
+/// every device can use.
+#[no_mangle]
+pub unsafe extern "C" fn hipHostMalloc(
+    ptr: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipHostMalloc", || {
+        if flags & !HOST_MALLOC_FLAGS != 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("unknown hipHostMalloc flags {flags:#x}"),
+            ));
+        }
+        allocate(ptr, size, MemoryKind::PinnedHost)
+    })
+}
+
+/// `hipError_t hipMallocHost(void** ptr, size_t size)` (deprecated spelling).
+#[no_mangle]
+pub unsafe extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    call("hipMallocHost", || {
+        allocate(ptr, size, MemoryKind::PinnedHost)
+    })
+}
+
+/// `hipError_t hipHostAlloc(void** ptr, size_t size, unsigned flags)` (deprecated spelling).
+#[no_mangle]
+pub unsafe extern "C" fn hipHostAlloc(
+    ptr: *mut *mut c_void,
+    size: usize,
+    _flags: c_uint,
+) -> hipError_t {
+    call("hipHostAlloc", || {
+        allocate(ptr, size, MemoryKind::PinnedHost)
+    })
+}
+
+/// `hipError_t hipHostFree(void* ptr)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipHostFree(ptr: *mut c_void) -> hipError_t {
+    call("hipHostFree", || free(ptr))
+}
+
+/// `hipError_t hipFreeHost(void* ptr)` (deprecated spelling).
+#[no_mangle]
+pub unsafe extern "C" fn hipFreeHost(ptr: *mut c_void) -> hipError_t {
+    call("hipFreeHost", || free(ptr))
+}
+
+/// `hipError_t hipMallocManaged(void** ptr, size_t size, unsigned flags)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMallocManaged(
+    ptr: *mut *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipMallocManaged", || {
+        if flags & !MANAGED_FLAGS != 0 || flags == 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!(
+                    "hipMallocManaged flags {flags:#x}: hipMemAttachGlobal or hipMemAttachHost"
+                ),
+            ));
+        }
+        allocate(ptr, size, MemoryKind::Managed)
+    })
+}
+
+/// `hipError_t hipHostRegister(void* hostPtr, size_t sizeBytes, unsigned flags)`: every device
+/// may use the range; its device address is its host address.
+#[no_mangle]
+pub unsafe extern "C" fn hipHostRegister(
+    host_ptr: *mut c_void,
+    size: usize,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipHostRegister", || {
+        if host_ptr.is_null() || size == 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                "hostPtr is NULL or sizeBytes is 0",
+            ));
+        }
+        if flags & !HOST_REGISTER_FLAGS != 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("unknown hipHostRegister flags {flags:#x}"),
+            ));
+        }
+        if runtime().pointer_info(host_ptr as u64).is_some() {
+            return Err(Failure::new(
+                hipErrorHostMemoryAlreadyRegistered,
+                format!("{host_ptr:p} is already known to the runtime"),
+            ));
+        }
+        runtime()
+            .register_host(host_ptr as u64, size as u64)
+            .map_err(|e| match e {
+                RuntimeError::Device { .. } => Failure {
+                    code: hipErrorHostMemoryAlreadyRegistered,
+                    message: e.to_string(),
+                    error: Some(e),
+                },
+                e => e.into(),
+            })
+    })
+}
+
+/// `hipError_t hipHostUnregister(void* hostPtr)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipHostUnregister(host_ptr: *mut c_void) -> hipError_t {
+    call("hipHostUnregister", || {
+        runtime()
+            .unregister_host(host_ptr as u64)
+            .map_err(|e| match e {
+                RuntimeError::Device { .. } => Failure {
+                    code: hipErrorHostMemoryNotRegistered,
+                    message: e.to_string(),
+                    error: Some(e),
+                },
+                e => e.into(),
+            })
+    })
+}
+
+/// `hipError_t hipHostGetDevicePointer(void** devPtr, void* hostPtr, unsigned flags)`: the
+/// same address, for pinned, registered and managed memory.
+#[no_mangle]
+pub unsafe extern "C" fn hipHostGetDevicePointer(
+    dev_ptr: *mut *mut c_void,
+    host_ptr: *mut c_void,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipHostGetDevicePointer", || {
+        if dev_ptr.is_null() {
+            return Err(Failure::null("devPtr"));
+        }
+        if flags != 0 {
+            return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
+        }
+        match runtime().pointer_info(host_ptr as u64) {
+            Some(info)
+                if matches!(
+                    info.allocation.kind,
+                    MemoryKind::PinnedHost | MemoryKind::RegisteredHost | MemoryKind::Managed
+                ) =>
+            {
+                // SAFETY: non-null, writable by the caller's contract.
+                unsafe { out(dev_ptr, "devPtr", host_ptr) }
+            }
+            _ => Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("{host_ptr:p} is not pinned, registered or managed host memory"),
+            )),
+        }
+    })
+}
+
+/// `hipError_t hipHostGetFlags(unsigned* flagsPtr, void* hostPtr)`: 0 (rocload keeps no flags).
+#[no_mangle]
+pub unsafe extern "C" fn hipHostGetFlags(flags: *mut c_uint, host_ptr: *mut c_void) -> hipError_t {
+    call("hipHostGetFlags", || {
+        match runtime().pointer_info(host_ptr as u64) {
+            Some(info) if info.allocation.kind == MemoryKind::PinnedHost => {
+                // SAFETY: writable by the caller's contract (NULL rejected).
+                unsafe { out(flags, "flagsPtr", 0) }
+            }
+            _ => Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("{host_ptr:p} is not memory from hipHostMalloc"),
+            )),
+        }
+    })
+}
+
+/// `hipError_t hipMemGetInfo(size_t* free, size_t* total)`: the host's available and total
+/// memory (the software agent's device memory is host memory).
+#[no_mangle]
+pub unsafe extern "C" fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> hipError_t {
+    call("hipMemGetInfo", || {
+        current_context()?;
+        let (avail, all) = host_memory();
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe {
+            out(free, "free", avail as usize)?;
+            out(total, "total", all as usize)
+        }
+    })
+}
+
+/// The host's available and total memory in bytes (`/proc/meminfo`).
+pub(crate) fn host_memory() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| {
+                rest.trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .map(|kib| kib * 1024)
+    };
+    let total = field("MemTotal:").unwrap_or(16 << 30);
+    let available = field("MemAvailable:").unwrap_or(total / 2).min(total);
+    (available, total)
+}
+
+/// `hipError_t hipPointerGetAttributes(hipPointerAttribute_t*, const void* ptr)`: memory of
+/// any device (interior pointers included); unknown pointers are `hipErrorInvalidValue`.
+#[no_mangle]
+pub unsafe extern "C" fn hipPointerGetAttributes(
+    attributes: *mut hipPointerAttribute_t,
+    ptr: *const c_void,
+) -> hipError_t {
+    call("hipPointerGetAttributes", || {
+        if attributes.is_null() {
+            return Err(Failure::null("attributes"));
+        }
+        let info = runtime().pointer_info(ptr as u64).ok_or_else(|| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("{ptr:p} is not memory the runtime allocated or registered"),
+            )
+        })?;
+        let kind = info.allocation.kind;
+        let host_side = matches!(
+            kind,
+            MemoryKind::PinnedHost | MemoryKind::RegisteredHost | MemoryKind::Managed
+        );
+        let a = hipPointerAttribute_t {
+            memoryType: if matches!(kind, MemoryKind::PinnedHost | MemoryKind::RegisteredHost) {
+                memory_type::HOST
+            } else {
+                memory_type::DEVICE
+            },
+            device: info.device as c_int,
+            devicePointer: ptr as *mut c_void,
+            hostPointer: if host_side {
+                ptr as *mut c_void
+            } else {
+                std::ptr::null_mut()
+            },
+            isManaged: c_int::from(kind == MemoryKind::Managed),
+            allocationFlags: 0,
+        };
+        // SAFETY: non-null, writable by the caller's contract.
+        unsafe { out(attributes, "attributes", a) }
+    })
+}
+
+/// `hipError_t hipMemPtrGetInfo(void* ptr, size_t* size)`: the size of the allocation `ptr`
+/// starts.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) -> hipError_t {
+    call("hipMemPtrGetInfo", || {
+        match runtime().pointer_info(ptr as u64) {
+            Some(info) => {
+                // SAFETY: writable by the caller's contract (NULL rejected).
+                unsafe { out(size, "size", info.allocation.size as usize) }
+            }
+            None => Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("{ptr:p} is not runtime memory"),
+            )),
+        }
+    })
+}
+
+/// `hipError_t hipMemGetAddressRange(hipDeviceptr_t* base, size_t* size, hipDeviceptr_t ptr)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemGetAddressRange(
+    base: *mut hipDeviceptr_t,
+    size: *mut usize,
+    ptr: hipDeviceptr_t,
+) -> hipError_t {
+    call("hipMemGetAddressRange", || {
+        let info = runtime().pointer_info(ptr as u64).ok_or_else(|| {
+            Failure::new(hipErrorNotFound, format!("{ptr:p} is not runtime memory"))
+        })?;
+        // SAFETY: non-null outputs are writable by the caller's contract.
+        unsafe {
+            if !base.is_null() {
+                base.write(info.allocation.base as hipDeviceptr_t);
+            }
+            if !size.is_null() {
+                size.write(info.allocation.size as usize);
+            }
+        }
+        Ok(())
+    })
+}
+
+// ------------------------------------------------------------------------------ copies
+
+pub(crate) fn check_kind(kind: c_int) -> Result<(), Failure> {
+    if (memcpy_kind::HOST_TO_HOST..=memcpy_kind::DEFAULT).contains(&kind) {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            hipErrorInvalidMemcpyDirection,
+            format!("hipMemcpyKind {kind}"),
+        ))
+    }
+}
+
+/// The stream a synchronous copy runs on: the null stream of the device holding one of its
+/// device-side ranges, else of the current device.
+fn sync_stream(addresses: &[u64]) -> Result<Stream, Failure> {
+    let rt = runtime();
+    let device = addresses
+        .iter()
+        .find_map(|&a| rt.pointer_info(a))
+        .map_or_else(current_device, |i| i.device as i64);
+    Ok(rt.device(device)?.null_stream()?)
+}
+
+/// The stream an operation runs on and whether it is waited for: the given stream, or with
+/// `None` synchronously on [`sync_stream`].
+fn target(stream: Option<hipStream_t>, addresses: &[u64]) -> Result<(Stream, bool), Failure> {
+    Ok(match stream {
+        Some(h) => (stream_of(h)?, false),
+        None => (sync_stream(addresses)?, true),
+    })
+}
+
+/// A copy; with `stream` `None` synchronous on [`sync_stream`].
+///
+/// # Safety
+/// Host-side ranges must be valid for `len` bytes until the copy is done.
+pub(crate) unsafe fn copy(
+    dst: *mut c_void,
+    src: *const c_void,
+    len: usize,
+    stream: Option<hipStream_t>,
+) -> Result<(), Failure> {
+    if len == 0 {
+        return Ok(());
+    }
+    if dst.is_null() || src.is_null() {
+        return Err(Failure::new(hipErrorInvalidValue, "dst or src is NULL"));
+    }
+    let (d, s) = (dst as u64, src as u64);
+    let (st, wait) = target(stream, &[d, s])?;
+    // SAFETY: host-side ranges by the caller's contract; device-side ones are checked.
+    unsafe { runtime().copy(&st, d, s, len as u64, wait) }?;
+    Ok(())
+}
+
+/// `hipError_t hipMemcpy(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind)`:
+/// synchronous; ordered after the null stream's work.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: c_int,
+) -> hipError_t {
+    call("hipMemcpy", || {
+        check_kind(kind)?;
+        // SAFETY: HIP's contract on host ranges.
+        unsafe { copy(dst, src, size, None) }
+    })
+}
+
+/// `hipError_t hipMemcpyAsync(void* dst, const void* src, size_t, hipMemcpyKind, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyAsync(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: c_int,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemcpyAsync", || {
+        check_kind(kind)?;
+        // SAFETY: HIP's contract on host ranges.
+        unsafe { copy(dst, src, size, Some(stream)) }
+    })
+}
+
+/// `hipError_t hipMemcpyWithStream(void* dst, const void* src, size_t, hipMemcpyKind,
+/// hipStream_t)`: synchronous on `stream`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyWithStream(
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    kind: c_int,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemcpyWithStream", || {
+        check_kind(kind)?;
+        // SAFETY: HIP's contract on host ranges.
+        unsafe { copy(dst, src, size, Some(stream)) }?;
+        Ok(stream_of(stream)?.synchronize()?)
+    })
+}
+
+macro_rules! directed_copies {
+    ($($(#[$doc:meta])* $name:ident($dst:ident: $dt:ty, $src:ident: $st:ty) $(, $stream:ident)?;)*) => { $(
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($dst: $dt, $src: $st, size: usize $(, $stream: hipStream_t)?) -> hipError_t {
+            call(stringify!($name), || {
+                let stream: Option<hipStream_t> = None $(.or(Some($stream)))?;
+                // SAFETY: HIP's contract on host ranges.
+                unsafe { copy($dst as *mut c_void, $src as *const c_void, size, stream) }
+            })
+        }
+    )* };
+}
+
+directed_copies! {
+    /// `hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes)`.
+    hipMemcpyHtoD(dst: hipDeviceptr_t, src: *mut c_void);
+    /// `hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes)`.
+    hipMemcpyDtoH(dst: *mut c_void, src: hipDeviceptr_t);
+    /// `hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes)`.
+    hipMemcpyDtoD(dst: hipDeviceptr_t, src: hipDeviceptr_t);
+    /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void*, size_t, hipStream_t)`.
+    hipMemcpyHtoDAsync(dst: hipDeviceptr_t, src: *mut c_void), stream;
+    /// `hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t)`.
+    hipMemcpyDtoHAsync(dst: *mut c_void, src: hipDeviceptr_t), stream;
+    /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)`.
+    hipMemcpyDtoDAsync(dst: hipDeviceptr_t, src: hipDeviceptr_t), stream;
+}
+
+fn check_device(device: c_int) -> Result<(), Failure> {
+    runtime().device(i64::from(device))?;
+    Ok(())
+}
+
+/// `hipError_t hipMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice,
+/// size_t sizeBytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyPeer(
+    dst: *mut c_void,
+    dst_device: c_int,
+    src: *const c_void,
+    src_device: c_int,
+    size: usize,
+) -> hipError_t {
+    call("hipMemcpyPeer", || {
+        check_device(dst_device)?;
+        check_device(src_device)?;
+        // SAFETY: HIP's contract on host ranges.
+        unsafe { copy(dst, src, size, None) }
+    })
+}
+
+/// `hipError_t hipMemcpyPeerAsync(void*, int, const void*, int, size_t, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyPeerAsync(
+    dst: *mut c_void,
+    dst_device: c_int,
+    src: *const c_void,
+    src_device: c_int,
+    size: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemcpyPeerAsync", || {
+        check_device(dst_device)?;
+        check_device(src_device)?;
+        // SAFETY: HIP's contract on host ranges.
+        unsafe { copy(dst, src, size, Some(stream)) }
+    })
+}
+
+/// A 2D copy; `stream` `None` is synchronous.
+///
+/// # Safety
+/// Host-side rows must be valid until the copy is done.
+#[allow(clippy::too_many_arguments)]
+unsafe fn copy_2d(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: c_int,
+    stream: Option<hipStream_t>,
+) -> Result<(), Failure> {
+    check_kind(kind)?;
+    if width == 0 || height == 0 {
+        return Ok(());
+    }
+    if dst.is_null() || src.is_null() {
+        return Err(Failure::new(hipErrorInvalidValue, "dst or src is NULL"));
+    }
+    if dpitch < width || spitch < width {
+        return Err(Failure::new(
+            hipErrorInvalidPitchValue,
+            format!("pitches {dpitch} and {spitch} are smaller than the width {width}"),
+        ));
+    }
+    let (d, s) = (dst as u64, src as u64);
+    let (st, wait) = target(stream, &[d, s])?;
+    // SAFETY: host rows by the caller's contract; device extents are checked.
+    unsafe {
+        runtime().copy_2d(
+            &st,
+            d,
+            dpitch as u64,
+            s,
+            spitch as u64,
+            width as u64,
+            height as u64,
+            wait,
+        )
+    }?;
+    Ok(())
+}
+
+/// `hipError_t hipMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
+/// size_t width, size_t height, hipMemcpyKind kind)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpy2D(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: c_int,
+) -> hipError_t {
+    call("hipMemcpy2D", || {
+        // SAFETY: HIP's contract on host rows.
+        unsafe { copy_2d(dst, dpitch, src, spitch, width, height, kind, None) }
+    })
+}
+
+/// `hipError_t hipMemcpy2DAsync(..., hipMemcpyKind kind, hipStream_t stream)`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn hipMemcpy2DAsync(
+    dst: *mut c_void,
+    dpitch: usize,
+    src: *const c_void,
+    spitch: usize,
+    width: usize,
+    height: usize,
+    kind: c_int,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemcpy2DAsync", || {
+        // SAFETY: HIP's contract on host rows.
+        unsafe { copy_2d(dst, dpitch, src, spitch, width, height, kind, Some(stream)) }
+    })
+}
+
+// ------------------------------------------------------------------------------ fills
+
+/// Fills `count` elements of `width` bytes at `dst` with `pattern`; `stream` `None` is
+/// synchronous.
+fn fill(
+    dst: *mut c_void,
+    pattern: u32,
+    width: u8,
+    count: usize,
+    stream: Option<hipStream_t>,
+) -> Result<(), Failure> {
+    if count == 0 {
+        return Ok(());
+    }
+    if dst.is_null() {
+        return Err(Failure::null("dst"));
+    }
+    let len = (count as u64)
+        .checked_mul(u64::from(width))
+        .ok_or_else(|| Failure::new(hipErrorInvalidValue, "size overflows"))?;
+    let d = dst as u64;
+    let (st, wait) = target(stream, &[d])?;
+    // SAFETY: a fill of host memory is the caller's contract (HIP fills device memory; an
+    // address no device knows is refused by the runtime only if it was freed).
+    unsafe { runtime().fill(&st, d, pattern, width, len, wait) }?;
+    Ok(())
+}
+
+/// `hipError_t hipMemset(void* dst, int value, size_t sizeBytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemset(dst: *mut c_void, value: c_int, size: usize) -> hipError_t {
+    call("hipMemset", || {
+        fill(dst, value as u32 & 0xff, 1, size, None)
+    })
+}
+
+/// `hipError_t hipMemsetAsync(void* dst, int value, size_t sizeBytes, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemsetAsync(
+    dst: *mut c_void,
+    value: c_int,
+    size: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemsetAsync", || {
+        fill(dst, value as u32 & 0xff, 1, size, Some(stream))
+    })
+}
+
+macro_rules! typed_fills {
+    ($($(#[$doc:meta])* $name:ident($vt:ty, $width:expr) $(, $stream:ident)?;)*) => { $(
+        $(#[$doc])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(dst: hipDeviceptr_t, value: $vt, count: usize $(, $stream: hipStream_t)?) -> hipError_t {
+            call(stringify!($name), || {
+                let stream: Option<hipStream_t> = None $(.or(Some($stream)))?;
+                fill(dst, u32::from(value), $width, count, stream)
+            })
+        }
+    )* };
+}
+
+typed_fills! {
+    /// `hipError_t hipMemsetD8(hipDeviceptr_t dest, unsigned char value, size_t count)`.
+    hipMemsetD8(u8, 1);
+    /// `hipError_t hipMemsetD16(hipDeviceptr_t dest, unsigned short value, size_t count)`.
+    hipMemsetD16(u16, 2);
+    /// `hipError_t hipMemsetD8Async(hipDeviceptr_t, unsigned char, size_t, hipStream_t)`.
+    hipMemsetD8Async(u8, 1), stream;
+    /// `hipError_t hipMemsetD16Async(hipDeviceptr_t, unsigned short, size_t, hipStream_t)`.
+    hipMemsetD16Async(u16, 2), stream;
+}
+
+/// `hipError_t hipMemsetD32(hipDeviceptr_t dest, int value, size_t count)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemsetD32(
+    dst: hipDeviceptr_t,
+    value: c_int,
+    count: usize,
+) -> hipError_t {
+    call("hipMemsetD32", || fill(dst, value as u32, 4, count, None))
+}
+
+/// `hipError_t hipMemsetD32Async(hipDeviceptr_t, int value, size_t count, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemsetD32Async(
+    dst: hipDeviceptr_t,
+    value: c_int,
+    count: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemsetD32Async", || {
+        fill(dst, value as u32, 4, count, Some(stream))
+    })
+}
+
+fn fill_2d(
+    dst: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+    stream: Option<hipStream_t>,
+) -> Result<(), Failure> {
+    if width == 0 || height == 0 {
+        return Ok(());
+    }
+    if pitch < width {
+        return Err(Failure::new(
+            hipErrorInvalidPitchValue,
+            format!("pitch {pitch} is smaller than the width {width}"),
+        ));
+    }
+    let extent = pitch
+        .checked_mul(height - 1)
+        .and_then(|v| v.checked_add(width))
+        .ok_or_else(|| Failure::new(hipErrorInvalidValue, "2D extent overflows"))?;
+    // The whole extent first, so a bad last row fails before any row is written.
+    if let Some(info) = runtime().pointer_info(dst as u64) {
+        if !info.allocation.contains(dst as u64, extent as u64) {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!(
+                    "{height} rows of pitch {pitch} from {dst:p} run past {}",
+                    info.allocation
+                ),
+            ));
+        }
+    }
+    let (st, wait) = target(stream, &[dst as u64])?;
+    for row in 0..height as u64 {
+        let at = dst as u64 + row * pitch as u64;
+        // SAFETY: as in `fill`; the extent was checked above.
+        unsafe { runtime().fill(&st, at, value as u32 & 0xff, 1, width as u64, false) }?;
+    }
+    if wait {
+        st.synchronize()?;
+    }
+    Ok(())
+}
+
+/// `hipError_t hipMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemset2D(
+    dst: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+) -> hipError_t {
+    call("hipMemset2D", || {
+        fill_2d(dst, pitch, value, width, height, None)
+    })
+}
+
+/// `hipError_t hipMemset2DAsync(void*, size_t pitch, int value, size_t width, size_t height,
+/// hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemset2DAsync(
+    dst: *mut c_void,
+    pitch: usize,
+    value: c_int,
+    width: usize,
+    height: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemset2DAsync", || {
+        fill_2d(dst, pitch, value, width, height, Some(stream))
+    })
+}

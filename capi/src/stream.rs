@@ -1,0 +1,387 @@
+//! Streams and events: `hipStream*`, `hipEvent*`, host callbacks. A `hipStream_t` is a handle
+//! (NULL and `hipStreamPerThread` name the current device's null stream); the null stream's
+//! blocking rules live in the runtime's streams.
+
+use std::ffi::{c_float, c_int, c_uint, c_void};
+
+use rocload_lib::runtime::{DeviceContext, Event, Stream, StreamKind};
+
+use crate::*;
+
+/// Streams created through `hipStreamCreate*`: handle -> stream.
+static STREAMS: HandleTable<Stream> = HandleTable::new(Kind::Stream);
+/// Events created through `hipEventCreate*`: handle -> event.
+static EVENTS: HandleTable<Event> = HandleTable::new(Kind::Event);
+
+/// `hipStreamPerThread`: HIP 5.2's per-thread default stream, here the null stream.
+const STREAM_PER_THREAD: u64 = 2;
+/// `hipStreamNonBlocking`.
+const STREAM_NON_BLOCKING: c_uint = 1;
+/// `hipEventDisableTiming`.
+const EVENT_DISABLE_TIMING: c_uint = 2;
+/// Every flag of `hipEventCreateWithFlags` (default, blocking sync, disable timing,
+/// interprocess, release-to-device, release-to-system).
+const EVENT_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x4000_0000 | 0x8000_0000;
+
+/// The stream a `hipStream_t` names: NULL and `hipStreamPerThread` are the current device's
+/// null stream.
+pub(crate) fn stream_of(stream: hipStream_t) -> Result<Stream, Failure> {
+    let handle = stream as u64;
+    if handle == 0 || handle == STREAM_PER_THREAD {
+        return Ok(current_context()?.null_stream()?);
+    }
+    STREAMS.get(handle).ok_or_else(|| {
+        RuntimeError::InvalidHandle {
+            what: "stream",
+            handle,
+        }
+        .into()
+    })
+}
+
+/// The current device's context.
+pub(crate) fn current_context() -> Result<Arc<DeviceContext>, Failure> {
+    Ok(runtime().device(current_device())?.clone())
+}
+
+fn event_of(event: hipEvent_t) -> Result<Event, Failure> {
+    EVENTS.get(event as u64).ok_or_else(|| {
+        RuntimeError::InvalidHandle {
+            what: "event",
+            handle: event as u64,
+        }
+        .into()
+    })
+}
+
+fn create_stream(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> Result<(), Failure> {
+    if stream.is_null() {
+        return Err(Failure::null("stream"));
+    }
+    if flags & !STREAM_NON_BLOCKING != 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown stream flags {flags:#x}"),
+        ));
+    }
+    let kind = if flags & STREAM_NON_BLOCKING != 0 {
+        StreamKind::NonBlocking
+    } else {
+        StreamKind::Blocking
+    };
+    // HIP's priorities run from 0 (lowest) to -1 (highest); others are clamped, as HIP does.
+    let s = current_context()?.create_stream(kind, priority.clamp(-1, 0))?;
+    let handle = STREAMS
+        .insert(s)
+        .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 streams are live"))?;
+    // SAFETY: non-null, writable by the caller's contract.
+    unsafe { out(stream, "stream", handle as hipStream_t) }
+}
+
+/// `hipError_t hipStreamCreate(hipStream_t* stream)`: a blocking stream on the current device.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamCreate(stream: *mut hipStream_t) -> hipError_t {
+    call("hipStreamCreate", || create_stream(stream, 0, 0))
+}
+
+/// `hipError_t hipStreamCreateWithFlags(hipStream_t*, unsigned flags)`: `hipStreamDefault`
+/// or `hipStreamNonBlocking`.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamCreateWithFlags(
+    stream: *mut hipStream_t,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipStreamCreateWithFlags", || {
+        create_stream(stream, flags, 0)
+    })
+}
+
+/// `hipError_t hipStreamCreateWithPriority(hipStream_t*, unsigned flags, int priority)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamCreateWithPriority(
+    stream: *mut hipStream_t,
+    flags: c_uint,
+    priority: c_int,
+) -> hipError_t {
+    call("hipStreamCreateWithPriority", || {
+        create_stream(stream, flags, priority)
+    })
+}
+
+/// `hipError_t hipDeviceGetStreamPriorityRange(int* least, int* greatest)`: 0 and -1.
+#[no_mangle]
+pub unsafe extern "C" fn hipDeviceGetStreamPriorityRange(
+    least: *mut c_int,
+    greatest: *mut c_int,
+) -> hipError_t {
+    call("hipDeviceGetStreamPriorityRange", || {
+        // SAFETY: non-null outputs are writable by the caller's contract.
+        unsafe {
+            if !least.is_null() {
+                least.write(0);
+            }
+            if !greatest.is_null() {
+                greatest.write(-1);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `hipError_t hipStreamDestroy(hipStream_t)`: the stream's pending work still completes.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
+    call("hipStreamDestroy", || {
+        let s = STREAMS.remove(stream as u64).ok_or_else(|| {
+            Failure::from(RuntimeError::InvalidHandle {
+                what: "stream",
+                handle: stream as u64,
+            })
+        })?;
+        // HIP waits for the stream's work before releasing it.
+        let _ = s.synchronize();
+        Ok(())
+    })
+}
+
+/// `hipError_t hipStreamSynchronize(hipStream_t)`: waits, then reports the device's sticky
+/// error.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
+    call("hipStreamSynchronize", || {
+        Ok(stream_of(stream)?.synchronize()?)
+    })
+}
+
+/// `hipError_t hipStreamQuery(hipStream_t)`: `hipSuccess` when idle, else `hipErrorNotReady`.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
+    call("hipStreamQuery", || {
+        if stream_of(stream)?.is_idle() {
+            Ok(())
+        } else {
+            Err(RuntimeError::NotReady.into())
+        }
+    })
+}
+
+/// `hipError_t hipStreamWaitEvent(hipStream_t, hipEvent_t, unsigned flags)`: later work on the
+/// stream waits for the event (on the device, not the host).
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamWaitEvent(
+    stream: hipStream_t,
+    event: hipEvent_t,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipStreamWaitEvent", || {
+        if flags != 0 {
+            return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
+        }
+        let s = stream_of(stream)?;
+        Ok(event_of(event)?.make_wait(&s)?)
+    })
+}
+
+/// `hipError_t hipStreamGetFlags(hipStream_t, unsigned* flags)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamGetFlags(stream: hipStream_t, flags: *mut c_uint) -> hipError_t {
+    call("hipStreamGetFlags", || {
+        let s = stream_of(stream)?;
+        let f = match s.kind() {
+            StreamKind::NonBlocking => STREAM_NON_BLOCKING,
+            _ => 0,
+        };
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(flags, "flags", f) }
+    })
+}
+
+/// `hipError_t hipStreamGetPriority(hipStream_t, int* priority)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamGetPriority(
+    stream: hipStream_t,
+    priority: *mut c_int,
+) -> hipError_t {
+    call("hipStreamGetPriority", || {
+        let p = stream_of(stream)?.priority();
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(priority, "priority", p) }
+    })
+}
+
+/// `hipError_t hipStreamGetDevice(hipStream_t, hipDevice_t* device)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamGetDevice(stream: hipStream_t, device: *mut c_int) -> hipError_t {
+    call("hipStreamGetDevice", || {
+        let d = stream_of(stream)?.device_index()?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(device, "device", d as c_int) }
+    })
+}
+
+/// A pointer the callback gets back, sent to the stream's thread (the caller vouches for it).
+struct UserData(*mut c_void);
+// SAFETY: HIP hands the user's pointer to the callback on another thread by definition.
+unsafe impl Send for UserData {}
+
+/// `hipError_t hipStreamAddCallback(hipStream_t, hipStreamCallback_t, void* userData,
+/// unsigned flags)`: runs the callback on a host thread after the work before it, with the
+/// device's error state; work after it waits for it.
+#[no_mangle]
+pub unsafe extern "C" fn hipStreamAddCallback(
+    stream: hipStream_t,
+    callback: hipStreamCallback_t,
+    user_data: *mut c_void,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipStreamAddCallback", || {
+        let Some(f) = callback else {
+            return Err(Failure::null("callback"));
+        };
+        if flags != 0 {
+            return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
+        }
+        let s = stream_of(stream)?;
+        let data = UserData(user_data);
+        let handle = stream as usize;
+        let ctx = s.device_index()?;
+        s.add_callback(Box::new(move || {
+            let data = data;
+            let status = runtime()
+                .device(ctx as i64)
+                .and_then(|c| c.check_sticky())
+                .map_or_else(|e| code_of(&e), |()| hipSuccess);
+            // SAFETY: the application's callback with its own data, as HIP calls it.
+            unsafe { f(handle as hipStream_t, status, data.0) }
+        }))?;
+        Ok(())
+    })
+}
+
+/// `hipError_t hipLaunchHostFunc(hipStream_t, hipHostFn_t fn, void* userData)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipLaunchHostFunc(
+    stream: hipStream_t,
+    f: hipHostFn_t,
+    user_data: *mut c_void,
+) -> hipError_t {
+    call("hipLaunchHostFunc", || {
+        let Some(f) = f else {
+            return Err(Failure::null("fn"));
+        };
+        let data = UserData(user_data);
+        stream_of(stream)?.add_callback(Box::new(move || {
+            let data = data;
+            // SAFETY: the application's function with its own data.
+            unsafe { f(data.0) }
+        }))?;
+        Ok(())
+    })
+}
+
+// ------------------------------------------------------------------------------ events
+
+fn create_event(event: *mut hipEvent_t, flags: c_uint) -> Result<(), Failure> {
+    if event.is_null() {
+        return Err(Failure::null("event"));
+    }
+    if flags & !EVENT_FLAGS != 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown event flags {flags:#x}"),
+        ));
+    }
+    let e = Event::new(flags & EVENT_DISABLE_TIMING == 0);
+    let handle = EVENTS
+        .insert(e)
+        .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 events are live"))?;
+    // SAFETY: non-null, writable by the caller's contract.
+    unsafe { out(event, "event", handle as hipEvent_t) }
+}
+
+/// `hipError_t hipEventCreate(hipEvent_t*)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipEventCreate(event: *mut hipEvent_t) -> hipError_t {
+    call("hipEventCreate", || create_event(event, 0))
+}
+
+/// `hipError_t hipEventCreateWithFlags(hipEvent_t*, unsigned flags)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipEventCreateWithFlags(
+    event: *mut hipEvent_t,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipEventCreateWithFlags", || create_event(event, flags))
+}
+
+/// `hipError_t hipEventRecord(hipEvent_t, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) -> hipError_t {
+    call("hipEventRecord", || {
+        let e = event_of(event)?;
+        Ok(e.record(&stream_of(stream)?)?)
+    })
+}
+
+/// `hipError_t hipEventSynchronize(hipEvent_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {
+    call(
+        "hipEventSynchronize",
+        || Ok(event_of(event)?.synchronize()?),
+    )
+}
+
+/// `hipError_t hipEventQuery(hipEvent_t)`: `hipSuccess` once reached, else `hipErrorNotReady`.
+#[no_mangle]
+pub unsafe extern "C" fn hipEventQuery(event: hipEvent_t) -> hipError_t {
+    call("hipEventQuery", || {
+        if event_of(event)?.is_complete() {
+            Ok(())
+        } else {
+            Err(RuntimeError::NotReady.into())
+        }
+    })
+}
+
+/// `hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipEventElapsedTime(
+    ms: *mut c_float,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+) -> hipError_t {
+    call("hipEventElapsedTime", || {
+        if ms.is_null() {
+            return Err(Failure::null("ms"));
+        }
+        let (a, b) = (event_of(start)?, event_of(stop)?);
+        let v = b.elapsed_ms(&a).map_err(|e| match e {
+            // HIP: an event without timing or never recorded is an invalid handle.
+            RuntimeError::InvalidValue(m) => Failure::new(hipErrorInvalidHandle, m),
+            e => e.into(),
+        })?;
+        // SAFETY: non-null, writable by the caller's contract.
+        unsafe { out(ms, "ms", v) }
+    })
+}
+
+/// `hipError_t hipEventDestroy(hipEvent_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipEventDestroy(event: hipEvent_t) -> hipError_t {
+    call("hipEventDestroy", || {
+        EVENTS.remove(event as u64).map(drop).ok_or_else(|| {
+            RuntimeError::InvalidHandle {
+                what: "event",
+                handle: event as u64,
+            }
+            .into()
+        })
+    })
+}
+
+/// Records `event` on `stream` (for the launches that take events).
+pub(crate) fn record(event: hipEvent_t, stream: hipStream_t) -> Result<(), Failure> {
+    let e = event_of(event)?;
+    Ok(e.record(&stream_of(stream)?)?)
+}
