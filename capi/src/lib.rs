@@ -96,6 +96,7 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::NotFound { .. } => hipErrorNotFound,
         RuntimeError::InvalidValue(_) | RuntimeError::Arguments(_) => hipErrorInvalidValue,
         RuntimeError::InvalidConfiguration(_) => hipErrorInvalidConfiguration,
+        RuntimeError::CooperativeLaunchTooLarge { .. } => hipErrorCooperativeLaunchTooLarge,
         RuntimeError::Device { error, .. } => device_code(error),
         RuntimeError::KernelFailed { error, .. } => execution_code(error),
         RuntimeError::Timeout { .. } => hipErrorLaunchTimeOut,
@@ -283,6 +284,10 @@ pub extern "C" fn hipGetErrorName(error: hipError_t) -> *const c_char {
 /// (at thread exit, and on the main thread at `exit()`, before the atexit handlers that
 /// unregister fat binaries), the fmt layer's own thread-local buffer is gone and it would
 /// panic, so events are filtered out.
+///
+/// Thread-local destructors run in the reverse order of registration, so the sentinel is
+/// first touched only after the fmt layer has formatted an event on this thread (see
+/// [`ArmSentinel`]): it is then destroyed before the fmt layer's buffer.
 struct TlsSentinel;
 
 impl Drop for TlsSentinel {
@@ -291,6 +296,33 @@ impl Drop for TlsSentinel {
 
 thread_local! {
     static TLS_SENTINEL: TlsSentinel = const { TlsSentinel };
+    /// Whether [`TLS_SENTINEL`] was registered on this thread (no destructor: always readable).
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Drops every event once this thread's thread-locals are gone (a global filter: it needs no
+/// thread-local of its own), and registers the thread's sentinel after the fmt layer's first
+/// event on the thread.
+struct ArmSentinel;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ArmSentinel {
+    fn event_enabled(
+        &self,
+        _event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) -> bool {
+        !ARMED.with(Cell::get) || TLS_SENTINEL.try_with(|_| ()).is_ok()
+    }
+
+    fn on_event(
+        &self,
+        _event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if !ARMED.with(Cell::get) && TLS_SENTINEL.try_with(|_| ()).is_ok() {
+            ARMED.with(|a| a.set(true));
+        }
+    }
 }
 
 /// Logs go to stderr, filtered by `ROCLOAD_LOG`; nothing is printed without it.
@@ -299,13 +331,15 @@ fn init_logging() {
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::Layer;
     if let Ok(filter) = std::env::var("ROCLOAD_LOG") {
-        let alive =
-            tracing_subscriber::filter::filter_fn(|_| TLS_SENTINEL.try_with(|_| ()).is_ok());
         let layer = tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .with_filter(tracing_subscriber::EnvFilter::new(filter))
-            .with_filter(alive);
-        let _ = tracing_subscriber::registry().with(layer).try_init();
+            .with_filter(tracing_subscriber::EnvFilter::new(&filter));
+        // Outermost, so its global `event_enabled` decides before any layer (per-layer filter
+        // state lives in a thread-local of its own, gone at exit).
+        let _ = tracing_subscriber::registry()
+            .with(layer)
+            .with(ArmSentinel)
+            .try_init();
     }
 }

@@ -138,7 +138,10 @@ pub(crate) fn launch_with(
     args: ExplicitArgs<'_>,
     cooperative: bool,
 ) -> RuntimeResult<()> {
-    let _ = cooperative; // TODO(coop): grid-sync state
+    // A cooperative grid syncs with `ds_gws_barrier` (clang's code for HIP 5.2's grid groups):
+    // the grid fits on the device at once (checked by the caller), and every backend keeps
+    // all of its work-groups resident, so nothing more is set up here.
+    tracing::debug!(cooperative, "launch kind");
     let ctx = stream.context()?;
     ctx.check_sticky()?;
     if ctx.index() != kernel.loaded().device() {

@@ -224,6 +224,7 @@ impl Agent for SoftAgent {
             state: self.state.clone(),
             images: Vec::new(),
             frozen: false,
+            published: Vec::new(),
         }))
     }
 }
@@ -386,6 +387,9 @@ pub struct SoftExecutable {
     state: Arc<State>,
     images: Vec<Option<Image>>,
     frozen: bool,
+    /// Host ranges published to kernels (managed variables), recorded in the agent's table
+    /// while this executable lives.
+    published: Vec<u64>,
 }
 
 impl SoftExecutable {
@@ -407,6 +411,9 @@ impl SoftExecutable {
 
 impl Drop for SoftExecutable {
     fn drop(&mut self) {
+        for &base in &self.published {
+            self.state.table.remove(base, false);
+        }
         for image in self.images.iter().flatten() {
             self.state
                 .executor
@@ -491,7 +498,7 @@ impl ExecutableBackend for SoftExecutable {
         &mut self,
         address: u64,
         host: u64,
-        _size: u64,
+        size: u64,
     ) -> Result<u64, LoadError> {
         let inside = self.images.iter().flatten().any(|i| {
             address >= i.base
@@ -504,6 +511,17 @@ impl ExecutableBackend for SoftExecutable {
                 op: "publish host memory",
                 message: format!("{address:#x} is not 8 bytes inside this executable's code"),
             });
+        }
+        // Kernels reach the host memory through the pointer: record it as managed memory, so
+        // the memory checker lets them (a range already known, e.g. published by another
+        // executable of this agent, stays as it is).
+        match self
+            .state
+            .table
+            .insert(host, size.max(1), MemoryKind::Managed, true)
+        {
+            Ok(_) => self.published.push(host),
+            Err(e) => tracing::debug!(error = %e, "published host memory already recorded"),
         }
         // SAFETY: the 8 bytes lie inside a live image owned by this executable (checked above);
         // the write is unaligned-safe.
