@@ -104,6 +104,9 @@ cmp -s "$WORK/check.fatbin" $FX/hip/vadd.hip_fatbin || die "objcopy -O binary an
 LINK=(-fuse-ld=lld --ld-path="$LLD" -L/usr/lib/x86_64-linux-gnu -lamdhip64)
 "$CLANGXX" -shared $FX/hip/vadd.o "$WORK/vscale.compressed.o" "${LINK[@]}" -Wl,-soname,libvk.so -o $FX/hip/libvk.so
 "$CLANGXX" $FX/hip/vadd.compressed.o "$WORK/vscale.o" "$WORK/app_main.o" "${LINK[@]}" -o $FX/hip/vk_app
+# The demo's self-checking program, linked as a user's program is (scripts/demo.sh runs it
+# under `rocload run`).
+"$CLANGXX" "${HIP[@]}" "${COMMON[@]}" --offload-arch=gfx1030 $SRC/demo_app.hip "${LINK[@]}" -o $FX/hip/demo_app
 "$OBJCOPY" -O binary --only-section=.hip_fatbin $FX/hip/libvk.so $FX/hip/libvk.hip_fatbin
 "$OBJCOPY" -O binary --only-section=.hip_fatbin $FX/hip/vk_app $FX/hip/vk_app.hip_fatbin
 
