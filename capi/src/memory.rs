@@ -499,33 +499,85 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
     })
 }
 
-macro_rules! directed_copies {
-    ($($(#[$doc:meta])* $name:ident($dst:ident: $dt:ty, $src:ident: $st:ty) $(, $stream:ident)?;)*) => { $(
-        $(#[$doc])*
-        #[no_mangle]
-        pub unsafe extern "C" fn $name($dst: $dt, $src: $st, size: usize $(, $stream: hipStream_t)?) -> hipError_t {
-            call(stringify!($name), || {
-                let stream: Option<hipStream_t> = None $(.or(Some($stream)))?;
-                // SAFETY: HIP's contract on host ranges.
-                unsafe { copy($dst as *mut c_void, $src as *const c_void, size, stream) }
-            })
-        }
-    )* };
+/// `hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyHtoD(
+    dst: hipDeviceptr_t,
+    src: *mut c_void,
+    size: usize,
+) -> hipError_t {
+    // SAFETY: HIP's contract on host ranges.
+    call("hipMemcpyHtoD", || unsafe {
+        copy(dst as *mut c_void, src as *const c_void, size, None)
+    })
 }
 
-directed_copies! {
-    /// `hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes)`.
-    hipMemcpyHtoD(dst: hipDeviceptr_t, src: *mut c_void);
-    /// `hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    hipMemcpyDtoH(dst: *mut c_void, src: hipDeviceptr_t);
-    /// `hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    hipMemcpyDtoD(dst: hipDeviceptr_t, src: hipDeviceptr_t);
-    /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void*, size_t, hipStream_t)`.
-    hipMemcpyHtoDAsync(dst: hipDeviceptr_t, src: *mut c_void), stream;
-    /// `hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t)`.
-    hipMemcpyDtoHAsync(dst: *mut c_void, src: hipDeviceptr_t), stream;
-    /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)`.
-    hipMemcpyDtoDAsync(dst: hipDeviceptr_t, src: hipDeviceptr_t), stream;
+/// `hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyDtoH(
+    dst: *mut c_void,
+    src: hipDeviceptr_t,
+    size: usize,
+) -> hipError_t {
+    // SAFETY: HIP's contract on host ranges.
+    call("hipMemcpyDtoH", || unsafe {
+        copy(dst as *mut c_void, src as *const c_void, size, None)
+    })
+}
+
+/// `hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyDtoD(
+    dst: hipDeviceptr_t,
+    src: hipDeviceptr_t,
+    size: usize,
+) -> hipError_t {
+    // SAFETY: HIP's contract on host ranges.
+    call("hipMemcpyDtoD", || unsafe {
+        copy(dst as *mut c_void, src as *const c_void, size, None)
+    })
+}
+
+/// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void*, size_t, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyHtoDAsync(
+    dst: hipDeviceptr_t,
+    src: *mut c_void,
+    size: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    // SAFETY: HIP's contract on host ranges.
+    call("hipMemcpyHtoDAsync", || unsafe {
+        copy(dst as *mut c_void, src as *const c_void, size, Some(stream))
+    })
+}
+
+/// `hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyDtoHAsync(
+    dst: *mut c_void,
+    src: hipDeviceptr_t,
+    size: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    // SAFETY: HIP's contract on host ranges.
+    call("hipMemcpyDtoHAsync", || unsafe {
+        copy(dst as *mut c_void, src as *const c_void, size, Some(stream))
+    })
+}
+
+/// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemcpyDtoDAsync(
+    dst: hipDeviceptr_t,
+    src: hipDeviceptr_t,
+    size: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    // SAFETY: HIP's contract on host ranges.
+    call("hipMemcpyDtoDAsync", || unsafe {
+        copy(dst as *mut c_void, src as *const c_void, size, Some(stream))
+    })
 }
 
 fn check_device(device: c_int) -> Result<(), Failure> {
@@ -701,28 +753,46 @@ pub unsafe extern "C" fn hipMemsetAsync(
     })
 }
 
-macro_rules! typed_fills {
-    ($($(#[$doc:meta])* $name:ident($vt:ty, $width:expr) $(, $stream:ident)?;)*) => { $(
-        $(#[$doc])*
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(dst: hipDeviceptr_t, value: $vt, count: usize $(, $stream: hipStream_t)?) -> hipError_t {
-            call(stringify!($name), || {
-                let stream: Option<hipStream_t> = None $(.or(Some($stream)))?;
-                fill(dst, u32::from(value), $width, count, stream)
-            })
-        }
-    )* };
+/// `hipError_t hipMemsetD8(hipDeviceptr_t dest, unsigned char value, size_t count)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemsetD8(dst: hipDeviceptr_t, value: u8, count: usize) -> hipError_t {
+    call("hipMemsetD8", || {
+        fill(dst, u32::from(value), 1, count, None)
+    })
 }
 
-typed_fills! {
-    /// `hipError_t hipMemsetD8(hipDeviceptr_t dest, unsigned char value, size_t count)`.
-    hipMemsetD8(u8, 1);
-    /// `hipError_t hipMemsetD16(hipDeviceptr_t dest, unsigned short value, size_t count)`.
-    hipMemsetD16(u16, 2);
-    /// `hipError_t hipMemsetD8Async(hipDeviceptr_t, unsigned char, size_t, hipStream_t)`.
-    hipMemsetD8Async(u8, 1), stream;
-    /// `hipError_t hipMemsetD16Async(hipDeviceptr_t, unsigned short, size_t, hipStream_t)`.
-    hipMemsetD16Async(u16, 2), stream;
+/// `hipError_t hipMemsetD16(hipDeviceptr_t dest, unsigned short value, size_t count)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemsetD16(dst: hipDeviceptr_t, value: u16, count: usize) -> hipError_t {
+    call("hipMemsetD16", || {
+        fill(dst, u32::from(value), 2, count, None)
+    })
+}
+
+/// `hipError_t hipMemsetD8Async(hipDeviceptr_t, unsigned char, size_t, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemsetD8Async(
+    dst: hipDeviceptr_t,
+    value: u8,
+    count: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemsetD8Async", || {
+        fill(dst, u32::from(value), 1, count, Some(stream))
+    })
+}
+
+/// `hipError_t hipMemsetD16Async(hipDeviceptr_t, unsigned short, size_t, hipStream_t)`.
+#[no_mangle]
+pub unsafe extern "C" fn hipMemsetD16Async(
+    dst: hipDeviceptr_t,
+    value: u16,
+    count: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemsetD16Async", || {
+        fill(dst, u32::from(value), 2, count, Some(stream))
+    })
 }
 
 /// `hipError_t hipMemsetD32(hipDeviceptr_t dest, int value, size_t count)`.
