@@ -63,13 +63,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let sum = dc.to_vec()?;
     let axpy = dy.to_vec()?;
-    let sum_ok = sum.iter().zip(a.iter().zip(&b)).all(|(c, (x, y))| *c == x + y);
+    let sum_ok = sum
+        .iter()
+        .zip(a.iter().zip(&b))
+        .all(|(c, (x, y))| *c == x + y);
     let axpy_ok = axpy
         .iter()
         .zip(a.iter().zip(&b))
         .all(|(r, (x, y))| *r == alpha.mul_add(*x, *y) || *r == alpha * x + y);
-    println!("vadd on {n} elements: {}", if sum_ok { "matches the host" } else { "MISMATCH" });
-    println!("axpy<float> on {n} elements: {}", if axpy_ok { "matches the host" } else { "MISMATCH" });
+    println!(
+        "vadd on {n} elements: {}",
+        if sum_ok {
+            "matches the host"
+        } else {
+            "MISMATCH"
+        }
+    );
+    println!(
+        "axpy<float> on {n} elements: {}",
+        if axpy_ok {
+            "matches the host"
+        } else {
+            "MISMATCH"
+        }
+    );
     if sum_ok && axpy_ok {
         Ok(())
     } else {

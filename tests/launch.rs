@@ -219,3 +219,28 @@ fn the_memory_checker_names_a_freed_allocation() {
     assert!(text.contains("use after free"), "{text}");
     assert!(text.contains(&format!("{freed:#x}")), "{text}");
 }
+
+#[test]
+fn memory_released_from_quarantine_is_host_memory_again() {
+    // A freed block larger than the quarantine goes straight back to the host allocator, which
+    // may hand its addresses out as ordinary host memory: copies to and from it must work
+    // (a benchmark's host vector landed there and its copy was refused as a use after free).
+    let rt = runtime();
+    let dev = rt.device(0).unwrap().clone();
+    let size = rocload::backend::soft::QUARANTINE_BYTES + (1 << 20);
+    let big = rt.allocate(0, size, MemoryKind::Device).unwrap();
+    rt.free(big).unwrap();
+    let small = rt.allocate(0, 64, MemoryKind::Device).unwrap();
+    let stream = dev.null_stream().unwrap();
+    // SAFETY: `host` is a live host buffer of 64 bytes standing in for one the host allocator
+    // placed where `big` was; the device side is `small`.
+    let host = [7u8; 64];
+    unsafe { rt.copy(&stream, small, host.as_ptr() as u64, 64, true) }.unwrap();
+    let table = dev.device().allocations();
+    let v = table.violation(big, 8, true);
+    assert!(
+        !matches!(v.reason, rocload::device::memory::ViolationReason::Freed(_)),
+        "released memory is still reported as freed: {v}"
+    );
+    rt.free(small).unwrap();
+}

@@ -226,6 +226,12 @@ impl AllocationTable {
         Some(removed)
     }
 
+    /// Forgets a freed allocation starting at `base` (its memory went back to the host
+    /// allocator, which may hand it out again as ordinary host memory).
+    pub fn forget_freed(&self, base: u64) {
+        self.freed.lock().retain(|a| a.base != base);
+    }
+
     /// The live allocation holding `address`.
     pub fn find(&self, address: u64) -> Option<Allocation> {
         let live = self.live.read();

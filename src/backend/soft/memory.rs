@@ -138,7 +138,11 @@ impl SoftMemory {
         q.blocks.push_back(block);
         while q.bytes > QUARANTINE_BYTES {
             match q.blocks.pop_front() {
-                Some(old) => q.bytes -= old.layout.size() as u64,
+                Some(old) => {
+                    q.bytes -= old.layout.size() as u64;
+                    // Released to the host allocator: its address may be host memory again.
+                    table.forget_freed(old.address());
+                }
                 None => break,
             }
         }
