@@ -49,6 +49,11 @@ fn sources<const N: usize>(w: &Wave, u: &Uop, k: K) -> ([[u32; LANES]; N], u32) 
                 mask &= m;
             }
         }
+        LaneMode::Dpp8 { sel, fi } => {
+            if N > 0 {
+                s[0] = super::lanes::dpp8(&s[0], mask, sel, fi);
+            }
+        }
         LaneMode::Sdwa(sd) => {
             for (i, src) in s.iter_mut().enumerate().take(2) {
                 for x in src.iter_mut() {
