@@ -48,6 +48,18 @@ pub fn dpp(src: &[u32; LANES], exec: u32, d: &Dpp) -> ([u32; LANES], u32) {
     (out, write)
 }
 
+/// Applies DPP8 to a source.
+pub fn dpp8(src: &[u32; LANES], exec: u32, sel: u32, fi: bool) -> [u32; LANES] {
+    std::array::from_fn(|l| {
+        let s = (l & !7) | (sel >> (3 * (l & 7)) & 7) as usize;
+        if fi || exec >> s & 1 != 0 {
+            src[s]
+        } else {
+            0
+        }
+    })
+}
+
 /// The bits an SDWA select takes from `v`, sign-extended when `sext`.
 #[inline]
 pub fn sdwa_src(v: u32, sel: u8, sext: bool) -> u32 {
@@ -163,6 +175,18 @@ mod tests {
             },
         );
         assert_eq!((v[3], w & 0xf), (0, 0xf));
+    }
+
+    #[test]
+    fn dpp8_reads_within_groups_of_eight() {
+        // Lane i of each group reads lane 7 - i: selects 7,6,5,4,3,2,1,0.
+        let sel = (0..8).fold(0u32, |acc, i| acc | (7 - i) << (3 * i));
+        let v = dpp8(&iota(), u32::MAX, sel, false);
+        assert_eq!((v[0], v[7], v[8], v[31]), (7, 0, 15, 24));
+        let v = dpp8(&iota(), !(1 << 15), sel, false);
+        assert_eq!(v[8], 0, "inactive source reads 0 without fi");
+        let v = dpp8(&iota(), !(1 << 15), sel, true);
+        assert_eq!(v[8], 15);
     }
 
     #[test]

@@ -56,8 +56,6 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
             | Encoding::Vintrp
             | Encoding::Illegal
             | Encoding::Scratch
-            | Encoding::Vop1Dpp8
-            | Encoding::Vop2Dpp8
     );
     let mut r = |o: Operand| {
         opnd(o, inst.literal).unwrap_or_else(|| {
@@ -82,7 +80,8 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
     };
     u.mem.glc = inst.glc();
     match inst.extra {
-        Extra::None | Extra::Dpp8 { .. } => {}
+        Extra::None => {}
+        Extra::Dpp8 { lanes, fi } => u.lanes = LaneMode::Dpp8 { sel: lanes, fi },
         Extra::Vop3 {
             clamp,
             omod,

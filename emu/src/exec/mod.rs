@@ -115,6 +115,14 @@ pub enum LaneMode {
     Plain,
     /// DPP16 on src0.
     Dpp(Dpp),
+    /// DPP8 on src0: lane `l` reads lane `(l & !7) | sel[l & 7]` (eight 3-bit selects);
+    /// without `fi`, a source lane outside EXEC reads 0.
+    Dpp8 {
+        /// The eight selects, 3 bits each.
+        sel: u32,
+        /// `fi:1`.
+        fi: bool,
+    },
     /// SDWA.
     Sdwa(Sdwa),
 }

@@ -1309,3 +1309,41 @@ fn raw_buffers_drop_out_of_range_accesses() {
         &[0x0707_0707, 0x0707_0707, 0x0707_0707, 0x0707_0707, 0, 0]
     );
 }
+
+#[test]
+fn integer_clamp_saturates() {
+    let mut w = wave();
+    w.v[1] = [u32::MAX - 5, 3, 0x7fff_fff0, 0x8000_0005]
+        .repeat(8)
+        .try_into()
+        .unwrap();
+    w.v[2] = [10; LANES];
+    let mut u = op(
+        "v_add_nc_u32",
+        [Opnd::V(3), Opnd::None],
+        [Opnd::V(1), Opnd::V(2), Opnd::None],
+    );
+    u.m.clamp = true;
+    run(&mut w, &u);
+    let mut s = op(
+        "v_sub_nc_i32",
+        [Opnd::V(4), Opnd::None],
+        [Opnd::V(1), Opnd::V(2), Opnd::None],
+    );
+    s.m.clamp = true;
+    run(&mut w, &s);
+    run(
+        &mut w,
+        &op(
+            "v_add_nc_u32",
+            [Opnd::V(5), Opnd::None],
+            [Opnd::V(1), Opnd::V(2), Opnd::None],
+        ),
+    );
+    for l in 0..4 {
+        let a = w.v[1][l];
+        assert_eq!(w.v[3][l], a.saturating_add(10));
+        assert_eq!(w.v[4][l] as i32, (a as i32).saturating_sub(10));
+        assert_eq!(w.v[5][l], a.wrapping_add(10), "no clamp: wraps");
+    }
+}

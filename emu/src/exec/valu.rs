@@ -49,6 +49,11 @@ fn sources<const N: usize>(w: &Wave, u: &Uop, k: K) -> ([[u32; LANES]; N], u32) 
                 mask &= m;
             }
         }
+        LaneMode::Dpp8 { sel, fi } => {
+            if N > 0 {
+                s[0] = super::lanes::dpp8(&s[0], mask, sel, fi);
+            }
+        }
         LaneMode::Sdwa(sd) => {
             for (i, src) in s.iter_mut().enumerate().take(2) {
                 for x in src.iter_mut() {
@@ -796,6 +801,18 @@ macro_rules! handlers {
     };
 }
 
+/// Integer adds and subtracts whose VOP3 `clamp` saturates instead of wrapping.
+fn i2s(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32, bool) -> u32) -> R {
+    let c = u.m.clamp;
+    i2(w, u, |a, b| f(a, b, c))
+}
+
+/// [`i2s`] for 16-bit operands.
+fn s16s(w: &mut Wave, u: &Uop, f: impl Fn(u16, u16, bool) -> u16) -> R {
+    let c = u.m.clamp;
+    s16_2(w, u, |a, b| f(a, b, c))
+}
+
 fn i1w(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> u32) -> R {
     if matches!(u.lanes, LaneMode::Plain) {
         let a = w.vread(u.s[0]);
@@ -861,11 +878,11 @@ handlers! {
     i2: v_lshlrev_b32 => |a, b| b << (a & 31);
     i2: v_lshrrev_b32 => |a, b| b >> (a & 31);
     i2: v_ashrrev_i32 => |a, b| ((b as i32) >> (a & 31)) as u32;
-    i2: v_add_nc_u32 => |a, b| a.wrapping_add(b);
-    i2: v_sub_nc_u32 => |a, b| a.wrapping_sub(b);
-    i2: v_subrev_nc_u32 => |a, b| b.wrapping_sub(a);
-    i2: v_add_nc_i32 => |a, b| a.wrapping_add(b);
-    i2: v_sub_nc_i32 => |a, b| a.wrapping_sub(b);
+    i2s: v_add_nc_u32 => |a, b, c| if c { a.saturating_add(b) } else { a.wrapping_add(b) };
+    i2s: v_sub_nc_u32 => |a, b, c| if c { a.saturating_sub(b) } else { a.wrapping_sub(b) };
+    i2s: v_subrev_nc_u32 => |a, b, c| if c { b.saturating_sub(a) } else { b.wrapping_sub(a) };
+    i2s: v_add_nc_i32 => |a, b, c| if c { (a as i32).saturating_add(b as i32) as u32 } else { a.wrapping_add(b) };
+    i2s: v_sub_nc_i32 => |a, b, c| if c { (a as i32).saturating_sub(b as i32) as u32 } else { a.wrapping_sub(b) };
     i2: v_min_i32 => |a, b| (a as i32).min(b as i32) as u32;
     i2: v_max_i32 => |a, b| (a as i32).max(b as i32) as u32;
     i2: v_min_u32 => |a, b| a.min(b);
@@ -996,10 +1013,10 @@ handlers! {
     h_to32: v_cvt_norm_i16_f16 => |a| u32::from((a.to_f32().clamp(-1.0, 1.0) * 32767.0).round_ties_even() as i16 as u16);
     h_to32: v_cvt_norm_u16_f16 => |a| u32::from((a.to_f32().clamp(0.0, 1.0) * 65535.0).round_ties_even() as u16);
     // ---- 16-bit integer ----
-    s16_2: v_add_nc_u16 => |a, b| a.wrapping_add(b);
-    s16_2: v_sub_nc_u16 => |a, b| a.wrapping_sub(b);
-    s16_2: v_add_nc_i16 => |a, b| a.wrapping_add(b);
-    s16_2: v_sub_nc_i16 => |a, b| a.wrapping_sub(b);
+    s16s: v_add_nc_u16 => |a, b, c| if c { a.saturating_add(b) } else { a.wrapping_add(b) };
+    s16s: v_sub_nc_u16 => |a, b, c| if c { a.saturating_sub(b) } else { a.wrapping_sub(b) };
+    s16s: v_add_nc_i16 => |a, b, c| if c { (a as i16).saturating_add(b as i16) as u16 } else { a.wrapping_add(b) };
+    s16s: v_sub_nc_i16 => |a, b, c| if c { (a as i16).saturating_sub(b as i16) as u16 } else { a.wrapping_sub(b) };
     s16_2: v_mul_lo_u16 => |a, b| a.wrapping_mul(b);
     s16_2: v_lshlrev_b16 => |a, b| b << (a & 15);
     s16_2: v_lshrrev_b16 => |a, b| b >> (a & 15);
