@@ -3,7 +3,9 @@
 //! against librocload.so and run on the software agent. Each program computes the same thing
 //! on the host and prints `PASS name` or `FAIL name: ...`; this test requires a clean exit,
 //! at least one PASS and no FAIL. The printf program's device lines must equal what the
-//! host's printf prints for the same values.
+//! host's printf prints for the same values. The -O2 build runs a second time through the ROCr
+//! backend against the software HSA library (`ROCLOAD_BACKEND=hsa`, `libhsa_soft.so`): the same
+//! dispatch path, HSA queues, pools, signals and the hostcall listener.
 //!
 //! Needs clang-19, lld-19, libamdhip64-dev and rocm-device-libs: skipped with a message when
 //! missing, failing when env CI is set.
@@ -56,11 +58,16 @@ fn programs() -> Option<&'static Path> {
 }
 
 /// Runs `program` with a deadline; returns its exit success, stdout and stderr.
-fn run(program: &Path) -> (bool, String, String) {
-    let mut child = Command::new(program)
-        .env_remove("ROCLOAD_SOFT_ISA")
+fn run(program: &Path, env: &[(&str, String)]) -> (bool, String, String) {
+    let mut cmd = Command::new(program);
+    cmd.env_remove("ROCLOAD_SOFT_ISA")
         .env_remove("ROCLOAD_BACKEND")
-        .env_remove("ROCLOAD_LOADING")
+        .env_remove("ROCLOAD_HSA_LIBRARY")
+        .env_remove("ROCLOAD_LOADING");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -87,9 +94,23 @@ fn run(program: &Path) -> (bool, String, String) {
 /// Runs `name` at every optimisation level and checks its own verdicts.
 fn check(name: &str) {
     let Some(dir) = programs() else { return };
-    for opt in ["O0", "O2", "O3"] {
+    let hsa = vec![
+        ("ROCLOAD_BACKEND", "hsa".to_owned()),
+        (
+            "ROCLOAD_HSA_LIBRARY",
+            common::built("libhsa_soft.so").display().to_string(),
+        ),
+    ];
+    let runs: [(&str, &[(&str, String)]); 4] =
+        [("O0", &[]), ("O2", &[]), ("O3", &[]), ("O2", &hsa)];
+    for (opt, env) in runs {
         let program = dir.join(format!("{name}.{opt}"));
-        let (ok, stdout, stderr) = run(&program);
+        let (ok, stdout, stderr) = run(&program, env);
+        let opt = if env.is_empty() {
+            opt.to_owned()
+        } else {
+            format!("{opt} through the software HSA library")
+        };
         let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
         assert!(
             ok && failures.is_empty(),

@@ -398,16 +398,13 @@ pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     })
 }
 
-/// `hipError_t hipDeviceReset(void)`: waits for the current device and clears its sticky
-/// error. (HIP also frees the device's allocations; rocload keeps them, since freeing memory
+/// `hipError_t hipDeviceReset(void)`: waits for the current device, clears its sticky error
+/// and renews its null stream. (HIP also frees the device's allocations; rocload keeps them, since freeing memory
 /// the program still points to turns a stale pointer into a silent use after free.)
 #[no_mangle]
 pub extern "C" fn hipDeviceReset() -> hipError_t {
     call("hipDeviceReset", || {
-        let ctx = crate::stream::current_context()?;
-        let _ = ctx.synchronize();
-        ctx.clear_sticky();
-        Ok(())
+        Ok(crate::stream::current_context()?.reset()?)
     })
 }
 

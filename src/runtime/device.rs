@@ -21,7 +21,8 @@ use crate::device::{Device, DeviceError, ExecutionError};
 pub struct DeviceContext {
     index: usize,
     device: Arc<dyn Device>,
-    null_stream: OnceCell<Stream>,
+    /// Created at first use; replaced by [`reset`](Self::reset) (a failed queue stays failed).
+    null_stream: Mutex<Option<Stream>>,
     streams: Mutex<Vec<Weak<super::stream::StreamInner>>>,
     sticky: Mutex<Option<Arc<ExecutionError>>>,
     tools: Arc<Tools>,
@@ -41,7 +42,7 @@ impl DeviceContext {
         Arc::new(DeviceContext {
             index,
             device,
-            null_stream: OnceCell::new(),
+            null_stream: Mutex::new(None),
             streams: Mutex::new(Vec::new()),
             sticky: Mutex::new(None),
             tools,
@@ -94,13 +95,30 @@ impl DeviceContext {
     /// # Errors
     /// When the device cannot create a queue.
     pub fn null_stream(self: &Arc<Self>) -> RuntimeResult<Stream> {
-        self.null_stream
-            .get_or_try_init(|| Stream::new(self, StreamKind::Null, 0))
-            .cloned()
+        let mut slot = self.null_stream.lock();
+        if let Some(s) = &*slot {
+            return Ok(s.clone());
+        }
+        let s = Stream::new(self, StreamKind::Null, 0)?;
+        *slot = Some(s.clone());
+        Ok(s)
     }
 
     pub(crate) fn null_stream_if_created(&self) -> Option<Stream> {
-        self.null_stream.get().cloned()
+        self.null_stream.lock().clone()
+    }
+
+    /// `hipDeviceReset`: waits for the device whatever failed, clears the sticky error and
+    /// gives the device a new null stream (a queue that failed, as ROCr's do after a fault,
+    /// stays failed). Streams the program created keep their queues.
+    ///
+    /// # Errors
+    /// A timeout.
+    pub fn reset(self: &Arc<Self>) -> RuntimeResult<()> {
+        self.synchronize_ignoring_errors()?;
+        self.clear_sticky();
+        self.null_stream.lock().take();
+        Ok(())
     }
 
     /// A new stream of `kind` (blocking or non-blocking).

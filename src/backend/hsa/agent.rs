@@ -39,26 +39,37 @@ pub struct MemoryFault {
 /// agent that faulted (its packets' signals will never complete: the queue is stopped).
 #[derive(Debug, Default)]
 pub struct FaultBoard {
-    faults: Mutex<Vec<MemoryFault>>,
+    /// Each fault with its sequence number (how many faults came before it).
+    faults: Mutex<(u64, Vec<(u64, MemoryFault)>)>,
     changed: Condvar,
 }
 
 impl FaultBoard {
     fn record(&self, fault: MemoryFault) {
         let mut faults = self.faults.lock();
-        if faults.len() < 64 {
-            faults.push(fault);
+        let seq = faults.0;
+        faults.0 += 1;
+        if faults.1.len() >= 64 {
+            faults.1.remove(0);
         }
+        faults.1.push((seq, fault));
         self.changed.notify_all();
     }
 
-    /// The first fault of `agent`, if any.
-    pub fn fault_of(&self, agent: u64) -> Option<MemoryFault> {
+    /// How many faults were recorded so far: a queue made now is affected only by faults from
+    /// this number on (one made after `hipDeviceReset` starts clean).
+    pub fn epoch(&self) -> u64 {
+        self.faults.lock().0
+    }
+
+    /// The first fault of `agent` at or after `since`, if any.
+    pub fn fault_of(&self, agent: u64, since: u64) -> Option<MemoryFault> {
         self.faults
             .lock()
+            .1
             .iter()
-            .find(|f| f.agent == agent)
-            .copied()
+            .find(|(seq, f)| *seq >= since && f.agent == agent)
+            .map(|(_, f)| *f)
     }
 }
 
@@ -210,6 +221,8 @@ pub(crate) struct AgentInner {
     pub(crate) table: AllocationTable,
     pub(crate) memory: super::memory::MemoryState,
     pub(crate) apertures: OnceCell<(u32, u32)>,
+    /// Serves the agent's hostcall buffers (device `printf`).
+    pub(crate) hostcall: super::hostcall::HostcallListener,
 }
 
 /// A GPU agent of the HSA runtime. Cheap to clone; holds the runtime (through
@@ -274,6 +287,7 @@ impl HsaAgent {
             table: AllocationTable::new(),
             memory: super::memory::MemoryState::default(),
             apertures: OnceCell::new(),
+            hostcall: Default::default(),
         })))
     }
 

@@ -74,6 +74,21 @@ impl Device for HsaAgent {
         }
     }
 
+    fn set_hostcall_handler(
+        &self,
+        event_id: u32,
+        handler: crate::device::HostcallHandler,
+    ) -> Result<(), DeviceError> {
+        self.0
+            .hostcall
+            .add(event_id, handler)
+            .map_err(|e| DeviceError::Unsupported {
+                op: "hostcall",
+                backend: "hsa",
+                reason: format!("cannot start the hostcall listener thread: {e}"),
+            })
+    }
+
     fn compute_units(&self) -> u32 {
         // SAFETY: the agent comes from this runtime; the attribute is a uint32_t.
         unsafe {

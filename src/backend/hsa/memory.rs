@@ -223,12 +223,11 @@ pub(crate) fn free(agent: &HsaAgent, base: u64) -> Result<Allocation, DeviceErro
             detail: Some(detail),
         });
     };
-    let user = matches!(
-        kind,
-        MemoryKind::Device | MemoryKind::PinnedHost | MemoryKind::Managed
-    );
+    // Remembered for use-after-free reports only in the GPU's pool: freed host-pool memory goes
+    // back to the host's allocator, which may hand its addresses out as ordinary host memory.
+    let remember = on_device(kind);
     let allocation = table
-        .remove(base, user)
+        .remove(base, remember)
         .ok_or_else(|| DeviceError::InvalidAddress {
             address: base,
             detail: Some("not in the allocation table".into()),

@@ -22,6 +22,7 @@
 pub mod agent;
 pub mod device;
 pub mod executable;
+mod hostcall;
 pub mod memory;
 pub mod queue;
 pub mod signal;

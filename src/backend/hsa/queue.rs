@@ -74,6 +74,8 @@ struct Inner {
     ring: u64,
     doorbell: hsa_signal_t,
     failure: Arc<Failure>,
+    /// Faults recorded before the queue existed are not its own.
+    fault_epoch: u64,
     items: Mutex<VecDeque<Item>>,
     ready: Condvar,
     shutdown: AtomicBool,
@@ -106,6 +108,7 @@ impl HsaQueue {
     pub fn new(agent: &HsaAgent) -> Result<HsaQueue, DeviceError> {
         let lib = agent.lib();
         let failure = Arc::new(Failure::default());
+        let fault_epoch = agent.system().faults().epoch();
         let seen = failure.clone();
         let name = agent.name().to_owned();
         let on_error = Box::new(QueueErrorCallback::new(move |status| {
@@ -169,6 +172,7 @@ impl HsaQueue {
             ring,
             doorbell,
             failure,
+            fault_epoch,
             items: Mutex::new(VecDeque::new()),
             ready: Condvar::new(),
             shutdown: AtomicBool::new(false),
@@ -292,7 +296,7 @@ impl Inner {
             .agent
             .system()
             .faults()
-            .fault_of(self.agent.handle().handle)?;
+            .fault_of(self.agent.handle().handle, self.fault_epoch)?;
         Some(describe_status(
             &self.agent,
             HSA_STATUS_ERROR_MEMORY_FAULT,
@@ -307,7 +311,7 @@ impl Inner {
         self.agent
             .system()
             .faults()
-            .fault_of(self.agent.handle().handle)
+            .fault_of(self.agent.handle().handle, self.fault_epoch)
             .map(|f| (HSA_STATUS_ERROR_MEMORY_FAULT, Some(f.address)))
     }
 }
