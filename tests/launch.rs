@@ -232,9 +232,9 @@ fn memory_released_from_quarantine_is_host_memory_again() {
     rt.free(big).unwrap();
     let small = rt.allocate(0, 64, MemoryKind::Device).unwrap();
     let stream = dev.null_stream().unwrap();
+    let host = [7u8; 64];
     // SAFETY: `host` is a live host buffer of 64 bytes standing in for one the host allocator
     // placed where `big` was; the device side is `small`.
-    let host = [7u8; 64];
     unsafe { rt.copy(&stream, small, host.as_ptr() as u64, 64, true) }.unwrap();
     let table = dev.device().allocations();
     let v = table.violation(big, 8, true);

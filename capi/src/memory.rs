@@ -508,7 +508,7 @@ pub unsafe extern "C" fn hipMemcpyHtoD(
 ) -> hipError_t {
     // SAFETY: HIP's contract on host ranges.
     call("hipMemcpyHtoD", || unsafe {
-        copy(dst as *mut c_void, src as *const c_void, size, None)
+        copy(dst, src as *const c_void, size, None)
     })
 }
 
@@ -521,7 +521,7 @@ pub unsafe extern "C" fn hipMemcpyDtoH(
 ) -> hipError_t {
     // SAFETY: HIP's contract on host ranges.
     call("hipMemcpyDtoH", || unsafe {
-        copy(dst as *mut c_void, src as *const c_void, size, None)
+        copy(dst, src as *const c_void, size, None)
     })
 }
 
@@ -534,7 +534,7 @@ pub unsafe extern "C" fn hipMemcpyDtoD(
 ) -> hipError_t {
     // SAFETY: HIP's contract on host ranges.
     call("hipMemcpyDtoD", || unsafe {
-        copy(dst as *mut c_void, src as *const c_void, size, None)
+        copy(dst, src as *const c_void, size, None)
     })
 }
 
@@ -548,7 +548,7 @@ pub unsafe extern "C" fn hipMemcpyHtoDAsync(
 ) -> hipError_t {
     // SAFETY: HIP's contract on host ranges.
     call("hipMemcpyHtoDAsync", || unsafe {
-        copy(dst as *mut c_void, src as *const c_void, size, Some(stream))
+        copy(dst, src as *const c_void, size, Some(stream))
     })
 }
 
@@ -562,7 +562,7 @@ pub unsafe extern "C" fn hipMemcpyDtoHAsync(
 ) -> hipError_t {
     // SAFETY: HIP's contract on host ranges.
     call("hipMemcpyDtoHAsync", || unsafe {
-        copy(dst as *mut c_void, src as *const c_void, size, Some(stream))
+        copy(dst, src as *const c_void, size, Some(stream))
     })
 }
 
@@ -576,7 +576,7 @@ pub unsafe extern "C" fn hipMemcpyDtoDAsync(
 ) -> hipError_t {
     // SAFETY: HIP's contract on host ranges.
     call("hipMemcpyDtoDAsync", || unsafe {
-        copy(dst as *mut c_void, src as *const c_void, size, Some(stream))
+        copy(dst, src as *const c_void, size, Some(stream))
     })
 }
 
