@@ -20,6 +20,8 @@ use crate::device::{
 pub const MAX_BLOCK_SIZE: u64 = 1024;
 /// LDS bytes per work-group on gfx9 and gfx10 processors.
 pub const MAX_LDS: u64 = 64 * 1024;
+/// Granule and slack of kernarg segments (the widest scalar load, `s_load_dwordx16`).
+const KERNARG_PADDING: u64 = 64;
 /// Scratch bytes per work-item given to kernels with a dynamic stack (recursion, calls through
 /// pointers whose stack use the compiler cannot bound), on top of their fixed private segment.
 pub const DYNAMIC_STACK_BYTES: u32 = 16 * 1024;
@@ -175,8 +177,12 @@ pub(crate) fn launch_with(
         ..Default::default()
     };
     let segment = kernarg::pack(info, args, &hidden)?;
+    // Padded: kernels may load past the declared segment with wide scalar loads (rocPRIM's
+    // code objects v4 read 16 bytes at 32 of a 44-byte segment); ROCr's kernarg pool gives
+    // them room, so this does too (zeroed).
+    let padded = (segment.len() as u64).next_multiple_of(KERNARG_PADDING) + KERNARG_PADDING;
     let allocation = device
-        .allocate(segment.len() as u64, MemoryKind::Kernarg)
+        .allocate(padded, MemoryKind::Kernarg)
         .map_err(|e| ctx.error("allocating a kernarg segment", e))?;
     let guard = KernargSegment {
         device: device.clone(),
