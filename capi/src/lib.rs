@@ -81,6 +81,7 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::InvalidDevice { .. } => hipErrorInvalidDevice,
         RuntimeError::NoDevice { .. } => hipErrorNoDevice,
         RuntimeError::NoBinaryForAgent { .. } => hipErrorNoBinaryForGpu,
+        RuntimeError::Load { source, .. } if source.is_out_of_memory() => hipErrorOutOfMemory,
         RuntimeError::Load { source, .. } => match &**source {
             rocload_lib::Error::Container(_) | rocload_lib::Error::CodeObject(_) => {
                 hipErrorInvalidImage
