@@ -107,10 +107,24 @@ int main() {
   r = rocload_device_function("no_such_function", 0, &addr, &sz);
   printf("device_function missing status=%d\n", r);
 
-  // A launch is a first use too; executing is not supported yet.
-  hipLaunchKernelGGL(scale, dim3(1), dim3(64), 0, 0, nullptr, nullptr, 2.0f, 64);
+  // A launch runs the kernel, which calls the device function and reads the device,
+  // constant and managed variables; checked against the same computation on the host.
+  (void)hipGetLastError();
+  float in_h[64], out_h[64];
+  for (int i = 0; i < 64; i++) in_h[i] = 0.5f * i - 3.0f;
+  float *in_d = nullptr, *out_d = nullptr;
+  (void)hipMalloc((void**)&in_d, sizeof(in_h));
+  (void)hipMalloc((void**)&out_d, sizeof(out_h));
+  (void)hipMemcpy(in_d, in_h, sizeof(in_h), hipMemcpyHostToDevice);
+  hipLaunchKernelGGL(scale, dim3(1), dim3(64), 0, 0, out_d, in_d, 2.0f, 64);
   e = hipGetLastError();
-  printf("launch status=%d name=%s\n", (int)e, hipGetErrorName(e));
+  hipError_t sync = hipDeviceSynchronize();
+  (void)hipMemcpy(out_h, out_d, sizeof(out_h), hipMemcpyDeviceToHost);
+  int wrong = 0;
+  for (int i = 0; i < 64; i++) wrong += out_h[i] != in_h[i] * 2.0f + 1.5f + 7 + managed_total;
+  printf("launch status=%d name=%s sync=%d wrong=%d\n", (int)e, hipGetErrorName(e), (int)sync, wrong);
+  (void)hipFree(in_d);
+  (void)hipFree(out_d);
   printf("last_error_after_reset %d\n", (int)hipGetLastError());
 
   // Bad arguments are errors, not crashes.
