@@ -14,7 +14,9 @@ use std::ptr::{null, null_mut};
 
 use super::types::*;
 use super::*;
-use super::{device::*, launch::*, module::*, register::*, rocload_api::*, symbol::*};
+use super::{
+    device::*, launch::*, memory::*, module::*, register::*, rocload_api::*, stream::*, symbol::*,
+};
 use rocload_lib::code_object::CodeObject;
 
 /// `hipError_t` values from Debian's HIP header: (name, value) for every one-line enumerator.
@@ -574,4 +576,185 @@ fn llvm_tool(name: &str) -> Option<std::path::PathBuf> {
         path.display()
     );
     None
+}
+
+/// The module API launches a real kernel three ways: `kernelParams`, the packed `extra` buffer
+/// (arguments at their metadata offsets) and the C++-mangled `hipExtModuleLaunchKernel` (grid
+/// in work-items, events around it); every result is compared with the host's sum.
+#[test]
+fn module_launches_with_params_extra_and_the_ext_form() {
+    unsafe {
+        let bytes = fixture("hip/vadd.device.ccob");
+        let mut m: hipModule_t = null_mut();
+        assert_eq!(
+            hipModuleLoadData(&mut m, bytes.as_ptr().cast()),
+            hipSuccess,
+            "{}",
+            last_message()
+        );
+        let mut f: hipFunction_t = null_mut();
+        assert_eq!(
+            hipModuleGetFunction(&mut f, m, c"vadd".as_ptr()),
+            hipSuccess
+        );
+        const N: usize = 100;
+        let a: Vec<f32> = (0..N).map(|i| i as f32 * 1.5).collect();
+        let b: Vec<f32> = (0..N).map(|i| 7.0 - i as f32).collect();
+        let expected: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        let (mut da, mut db, mut dc): (*mut c_void, *mut c_void, *mut c_void) =
+            (null_mut(), null_mut(), null_mut());
+        for p in [&mut da, &mut db, &mut dc] {
+            assert_eq!(hipMalloc(p, N * 4), hipSuccess);
+        }
+        assert_eq!(hipMemcpy(da, a.as_ptr().cast(), N * 4, 1), hipSuccess);
+        assert_eq!(hipMemcpy(db, b.as_ptr().cast(), N * 4, 1), hipSuccess);
+        let n = N as i32;
+        let out = dc;
+        let check = move |how: &str| {
+            let mut c = vec![0f32; N];
+            assert_eq!(
+                hipDeviceSynchronize(),
+                hipSuccess,
+                "{how}: {}",
+                last_message()
+            );
+            assert_eq!(hipMemcpy(c.as_mut_ptr().cast(), out, N * 4, 2), hipSuccess);
+            assert_eq!(c, expected, "{how}");
+            assert_eq!(hipMemset(out, 0, N * 4), hipSuccess);
+        };
+        // kernelParams: one pointer per argument.
+        let mut params: [*mut c_void; 4] = [
+            (&mut da as *mut *mut c_void).cast(),
+            (&mut db as *mut *mut c_void).cast(),
+            (&mut dc as *mut *mut c_void).cast(),
+            (&n as *const i32).cast_mut().cast(),
+        ];
+        let launched = hipModuleLaunchKernel(
+            f,
+            4,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            null_mut(),
+            params.as_mut_ptr(),
+            null_mut(),
+        );
+        assert_eq!(launched, hipSuccess, "{}", last_message());
+        check("kernelParams");
+        // extra: the arguments packed at their offsets (0, 8, 16, 24).
+        let mut packed = [0u8; 28];
+        packed[0..8].copy_from_slice(&(da as u64).to_le_bytes());
+        packed[8..16].copy_from_slice(&(db as u64).to_le_bytes());
+        packed[16..24].copy_from_slice(&(dc as u64).to_le_bytes());
+        packed[24..28].copy_from_slice(&n.to_le_bytes());
+        let mut size = packed.len();
+        let mut extra: [*mut c_void; 5] = [
+            1 as *mut c_void,
+            packed.as_mut_ptr().cast(),
+            2 as *mut c_void,
+            (&mut size as *mut usize).cast(),
+            3 as *mut c_void,
+        ];
+        let launched = hipModuleLaunchKernel(
+            f,
+            4,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            null_mut(),
+            null_mut(),
+            extra.as_mut_ptr(),
+        );
+        assert_eq!(launched, hipSuccess, "{}", last_message());
+        check("extra");
+        // Both forms at once are refused; an unterminated extra array too.
+        assert_eq!(
+            hipModuleLaunchKernel(
+                f,
+                4,
+                1,
+                1,
+                32,
+                1,
+                1,
+                0,
+                null_mut(),
+                params.as_mut_ptr(),
+                extra.as_mut_ptr()
+            ),
+            hipErrorInvalidValue
+        );
+        let mut bad: [*mut c_void; 2] = [9 as *mut c_void, null_mut()];
+        assert_eq!(
+            hipModuleLaunchKernel(
+                f,
+                4,
+                1,
+                1,
+                32,
+                1,
+                1,
+                0,
+                null_mut(),
+                null_mut(),
+                bad.as_mut_ptr()
+            ),
+            hipErrorInvalidValue
+        );
+        // hipExtModuleLaunchKernel: 128 work-items in groups of 32, timed by two events.
+        let (mut start, mut stop): (hipEvent_t, hipEvent_t) = (null_mut(), null_mut());
+        assert_eq!(hipEventCreate(&mut start), hipSuccess);
+        assert_eq!(hipEventCreate(&mut stop), hipSuccess);
+        let launched = hipExtModuleLaunchKernel(
+            f,
+            128,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            null_mut(),
+            params.as_mut_ptr(),
+            null_mut(),
+            start,
+            stop,
+            0,
+        );
+        assert_eq!(launched, hipSuccess, "{}", last_message());
+        check("hipExtModuleLaunchKernel");
+        let mut ms = -1.0f32;
+        assert_eq!(hipEventElapsedTime(&mut ms, start, stop), hipSuccess);
+        assert!(ms >= 0.0);
+        // A partial work-group is refused, not rounded.
+        assert_eq!(
+            hipExtModuleLaunchKernel(
+                f,
+                100,
+                1,
+                1,
+                32,
+                1,
+                1,
+                0,
+                null_mut(),
+                params.as_mut_ptr(),
+                null_mut(),
+                null_mut(),
+                null_mut(),
+                0
+            ),
+            hipErrorInvalidConfiguration
+        );
+        for p in [da, db, dc] {
+            assert_eq!(hipFree(p), hipSuccess);
+        }
+        assert_eq!(hipModuleUnload(m), hipSuccess);
+    }
 }
