@@ -652,11 +652,11 @@ fn module_launches_with_params_extra_and_the_ext_form() {
         packed[24..28].copy_from_slice(&n.to_le_bytes());
         let mut size = packed.len();
         let mut extra: [*mut c_void; 5] = [
-            1 as *mut c_void,
+            std::ptr::without_provenance_mut(1),
             packed.as_mut_ptr().cast(),
-            2 as *mut c_void,
+            std::ptr::without_provenance_mut(2),
             (&mut size as *mut usize).cast(),
-            3 as *mut c_void,
+            std::ptr::without_provenance_mut(3),
         ];
         let launched = hipModuleLaunchKernel(
             f,
@@ -690,7 +690,7 @@ fn module_launches_with_params_extra_and_the_ext_form() {
             ),
             hipErrorInvalidValue
         );
-        let mut bad: [*mut c_void; 2] = [9 as *mut c_void, null_mut()];
+        let mut bad: [*mut c_void; 2] = [std::ptr::without_provenance_mut(9), null_mut()];
         assert_eq!(
             hipModuleLaunchKernel(
                 f,
