@@ -70,6 +70,8 @@ struct HostFacts {
     clock_khz: c_int,
     /// Last-level cache bytes the agent shares (L2 of cpu0).
     l2_bytes: c_int,
+    /// The host's memory in bytes (the software agent's device memory is host memory).
+    total_memory: u64,
 }
 
 fn host_facts() -> &'static HostFacts {
@@ -104,9 +106,11 @@ fn host_facts() -> &'static HostFacts {
                 })
             })
             .unwrap_or(4 << 20);
+        let (_, total_memory) = crate::memory::host_memory();
         HostFacts {
             clock_khz,
             l2_bytes,
+            total_memory,
         }
     })
 }
@@ -127,7 +131,8 @@ fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
         .unwrap_or(1)
         .max(1);
     let facts = host_facts();
-    let (_, total) = crate::memory::host_memory();
+    // Read once: properties() answers every hipDeviceGetAttribute, which libraries call often.
+    let total = facts.total_memory;
     let mut p = hipDeviceProp_t::default();
     let backend = match agent.backend() {
         rocload_lib::loader::BackendKind::Soft => "rocload software agent",
@@ -594,25 +599,6 @@ pub extern "C" fn hipDeviceDisablePeerAccess(peer: c_int) -> hipError_t {
 
 // ------------------------------------------------------------------------------ occupancy
 
-fn kernel_of_host(f: *const c_void) -> Result<KernelRef, Failure> {
-    if f.is_null() {
-        return Err(Failure::new(
-            hipErrorInvalidDeviceFunction,
-            "function is NULL",
-        ));
-    }
-    runtime()
-        .kernel(f as usize, current_device())
-        .map_err(|e| match e {
-            RuntimeError::NotFound { .. } => Failure {
-                code: hipErrorInvalidDeviceFunction,
-                message: e.to_string(),
-                error: Some(e),
-            },
-            e => e.into(),
-        })
-}
-
 fn max_active_blocks(
     k: &KernelRef,
     block_size: c_int,
@@ -663,7 +649,7 @@ pub unsafe extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessor(
     dynamic_lds: usize,
 ) -> hipError_t {
     call("hipOccupancyMaxActiveBlocksPerMultiprocessor", || {
-        let v = max_active_blocks(&kernel_of_host(f)?, block_size, dynamic_lds)?;
+        let v = max_active_blocks(&host_kernel(f, current_device())?, block_size, dynamic_lds)?;
         // SAFETY: writable by the caller's contract (NULL rejected).
         unsafe { out(num_blocks, "numBlocks", v) }
     })
@@ -712,7 +698,13 @@ pub unsafe extern "C" fn hipOccupancyMaxPotentialBlockSize(
     limit: c_int,
 ) -> hipError_t {
     call("hipOccupancyMaxPotentialBlockSize", || {
-        potential_block_size(grid, block, &kernel_of_host(f)?, dynamic_lds, limit)
+        potential_block_size(
+            grid,
+            block,
+            &host_kernel(f, current_device())?,
+            dynamic_lds,
+            limit,
+        )
     })
 }
 

@@ -166,23 +166,12 @@ unsafe fn launch(
 
 /// The kernel behind a host function, on the device of `stream`.
 fn kernel_for(function_address: *const c_void, stream: hipStream_t) -> Result<KernelRef, Failure> {
-    if function_address.is_null() {
-        return Err(Failure::new(
-            hipErrorInvalidDeviceFunction,
-            "function is NULL",
-        ));
-    }
-    let device = stream_of(stream)?.device_index()?;
-    runtime()
-        .kernel(function_address as usize, device as i64)
-        .map_err(|e| match e {
-            RuntimeError::NotFound { .. } => Failure {
-                code: hipErrorInvalidDeviceFunction,
-                message: e.to_string(),
-                error: Some(e),
-            },
-            e => e.into(),
-        })
+    // A NULL function is reported before the stream is looked at.
+    let device = match function_address.is_null() {
+        true => current_device(),
+        false => stream_of(stream)?.device_index()? as i64,
+    };
+    host_kernel(function_address, device)
 }
 
 /// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,

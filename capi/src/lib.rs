@@ -26,7 +26,7 @@ pub mod types;
 mod tests;
 
 use std::cell::{Cell, RefCell};
-use std::ffi::{c_char, c_int, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -215,6 +215,25 @@ fn copy_c_string(dst: &mut [c_char], text: &str) {
     if let Some(end) = dst.get_mut(n) {
         *end = 0;
     }
+}
+
+/// The kernel behind a host function (a `__global__` function's host stub) on `device`; an
+/// unknown or NULL function is `hipErrorInvalidDeviceFunction`, as HIP reports it.
+fn host_kernel(f: *const c_void, device: i64) -> Result<KernelRef, Failure> {
+    if f.is_null() {
+        return Err(Failure::new(
+            hipErrorInvalidDeviceFunction,
+            "function is NULL",
+        ));
+    }
+    runtime().kernel(f as usize, device).map_err(|e| match e {
+        RuntimeError::NotFound { .. } => Failure {
+            code: hipErrorInvalidDeviceFunction,
+            message: e.to_string(),
+            error: Some(e),
+        },
+        e => e.into(),
+    })
 }
 
 /// Reads a C string argument; NULL is an error, invalid UTF-8 is replaced.

@@ -273,16 +273,7 @@ pub unsafe extern "C" fn hipFuncGetAttributes(
             return Err(Failure::null("attr"));
         }
         let device = current_device();
-        let k = runtime()
-            .kernel(func as usize, device)
-            .map_err(|e| match e {
-                RuntimeError::NotFound { .. } => Failure {
-                    code: hipErrorInvalidDeviceFunction,
-                    message: e.to_string(),
-                    error: Some(e),
-                },
-                e => e.into(),
-            })?;
+        let k = host_kernel(func, device)?;
         // SAFETY: non-null, writable by the caller's contract.
         unsafe { out(attr, "attr", attributes(&k, device)) }
     })
