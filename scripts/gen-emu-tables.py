@@ -875,6 +875,9 @@ def enumerate_all():
     dsv = [dict(fs, offset0=1, offset1=2) for fs in subsets({"vdst": 10, "addr": 20, "data0": 30, "data1": 40})]
     dsv += subsets({"vdst": 10, "addr": 20, "data0": 30, "data1": 40})
     T["DS"] = probe_forms(range(256), dsv, ds_words, dk)
+    # GWS instructions (ds_gws_*) exist only with the gds bit set.
+    gds_only = [op for op in range(256) if op not in T["DS"]]
+    T["DS"].update(probe_forms(gds_only, [dict(fs, gds=1) for fs in dsv], ds_words, dk))
     for op, fm in T["DS"].items():
         t = disassemble([ds_words(op, dict(fm["fs"], gds=1))])[0]
         fm["gds"] = bool(t and t.endswith(" gds"))

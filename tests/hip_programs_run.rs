@@ -192,7 +192,6 @@ fn the_runtime_api() {
 }
 
 #[test]
-#[ignore = "the grid sync compiles to ds_gws_barrier (GWS), which the emulator does not execute yet: the launch fails with a typed unsupported-instruction error (issue #12)"]
 fn cooperative_grid_sync() {
     check("cooperative");
 }

@@ -145,6 +145,17 @@ pub enum ExecError<F> {
         /// The decoder's explanation.
         detail: String,
     },
+    /// A grid-wide barrier (`ds_gws_barrier`, cooperative groups' grid sync) awaits more waves
+    /// than can be resident at once, so it could never open.
+    GridBarrier {
+        /// The instruction.
+        site: Site,
+        /// Waves the barrier awaits.
+        waves: u32,
+        /// The most waves resident at once ([`crate::Config`]'s threads x resident
+        /// work-groups, bounded by the grid).
+        resident: u64,
+    },
     /// The dispatch ran longer than [`crate::Config::timeout`] (a kernel that never ends, or
     /// spin-waits that cannot make progress).
     Timeout {
@@ -209,6 +220,14 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
                     "invalid instruction word {word:#010x} at {site}: {detail}"
                 )
             }
+            ExecError::GridBarrier {
+                site,
+                waves,
+                resident,
+            } => write!(
+                f,
+                "grid barrier at {site} awaits {waves} waves but at most {resident} can be resident at once (a cooperative launch larger than the device)"
+            ),
             ExecError::Timeout {
                 elapsed,
                 workgroups_done,

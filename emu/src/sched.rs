@@ -2,8 +2,10 @@
 //! work-groups resident and time-slices among their waves, admitting another work-group when
 //! every resident one is waiting (all its waves in `s_sleep` or at a barrier). So spin-waits on
 //! values other work-groups write (look-back scans, sparse solvers) make progress, `s_barrier`
-//! holds a wave until its work-group arrives, and a dispatch that never ends stops with a typed
-//! timeout. The first fault stops every thread. Not for instruction semantics.
+//! holds a wave until its work-group arrives, `ds_gws_barrier` holds it until enough waves of
+//! the whole dispatch arrive (grid sync: every work-group must be resident at once, else a
+//! typed error), and a dispatch that never ends stops with a typed timeout. The first fault
+//! stops every thread. Not for instruction semantics.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -78,6 +80,52 @@ struct Slot {
     wave: Wave,
     block: u32,
     idx: usize,
+    /// At a grid barrier: its resource and the generation it waits to see pass.
+    grid_wait: (u8, u64),
+}
+
+/// GWS resources.
+const GWS_RESOURCES: usize = 64;
+
+/// The dispatch's grid barriers (`ds_gws_barrier`), by GWS resource: arrivals counted under a
+/// lock, and a generation that waiting waves poll without it.
+struct GridBarriers {
+    /// (waves arrived, waves awaited) of the open round.
+    arrivals: Mutex<[(u32, u32); GWS_RESOURCES]>,
+    generation: [AtomicU64; GWS_RESOURCES],
+}
+
+impl GridBarriers {
+    fn new() -> GridBarriers {
+        GridBarriers {
+            arrivals: Mutex::new([(0, 0); GWS_RESOURCES]),
+            generation: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+
+    /// One wave arrives at `resource`'s barrier awaiting `waves`: `None` when it opened the
+    /// barrier, else the generation to wait out. The first arrival of a round sets the count.
+    fn arrive(&self, resource: u8, waves: u32) -> Option<u64> {
+        let r = usize::from(resource) % GWS_RESOURCES;
+        let mut a = self.arrivals.lock().unwrap_or_else(|p| p.into_inner());
+        let (arrived, awaited) = &mut a[r];
+        if *arrived == 0 {
+            *awaited = waves;
+        }
+        *arrived += 1;
+        if *arrived >= *awaited {
+            *arrived = 0;
+            self.generation[r].fetch_add(1, Ordering::SeqCst);
+            None
+        } else {
+            Some(self.generation[r].load(Ordering::SeqCst))
+        }
+    }
+
+    /// Whether the round a wave waits on (`grid_wait`) has opened.
+    fn opened(&self, (resource, generation): (u8, u64)) -> bool {
+        self.generation[usize::from(resource) % GWS_RESOURCES].load(Ordering::SeqCst) != generation
+    }
 }
 
 /// One host thread's view of the decode cache: blocks by index, so running waves hold plain
@@ -118,6 +166,12 @@ enum Stop {
     Fault(Failure),
     Decode(DecodeStop),
     Timeout(u64),
+    /// A grid barrier at this PC awaits more waves than can be resident at once.
+    GridBarrier {
+        pc: u64,
+        waves: u32,
+        resident: u64,
+    },
 }
 
 struct Shared<'a> {
@@ -132,6 +186,10 @@ struct Shared<'a> {
     stop: AtomicBool,
     failure: Mutex<Option<Stop>>,
     deadline: Option<Instant>,
+    grid: GridBarriers,
+    /// The most waves resident at once (threads x resident work-groups x waves per group),
+    /// bounded by the grid's.
+    resident_waves: u64,
 }
 
 impl Shared<'_> {
@@ -156,6 +214,7 @@ enum TurnEnd {
     Budget,
     Sleep,
     Barrier,
+    GridBarrier,
     Ended,
 }
 
@@ -204,6 +263,14 @@ impl Emulator {
             .min(usize::try_from(total).unwrap_or(usize::MAX))
             .max(1);
         let entry = layout.entry;
+        let group_waves = {
+            let [x, y, z] = d.workgroup.map(u64::from);
+            (x * y * z).div_ceil(LANES as u64)
+        };
+        let resident_waves = (threads as u64)
+            .saturating_mul(self.config.max_resident.max(1) as u64)
+            .min(total)
+            .saturating_mul(group_waves);
         let shared = Shared {
             d,
             layout,
@@ -216,6 +283,8 @@ impl Emulator {
             stop: AtomicBool::new(false),
             failure: Mutex::new(None),
             deadline: self.config.timeout.map(|t| start + t),
+            grid: GridBarriers::new(),
+            resident_waves,
         };
         tracing::debug!(threads, workgroups = total, "dispatch starts");
         let stats: Vec<Stats> = if threads == 1 {
@@ -334,6 +403,15 @@ impl Emulator {
                 word,
                 detail,
             },
+            Stop::GridBarrier {
+                pc,
+                waves,
+                resident,
+            } => ExecError::GridBarrier {
+                site: site(pc),
+                waves,
+                resident,
+            },
             Stop::Timeout(pc) => ExecError::Timeout {
                 elapsed: start.elapsed(),
                 workgroups_done: sh.done.load(Ordering::SeqCst),
@@ -375,7 +453,7 @@ fn worker(sh: &Shared<'_>) -> Stats {
                 g.waves.iter().all(|s| {
                     matches!(
                         s.wave.status,
-                        Status::Sleeping | Status::Barrier | Status::Ended
+                        Status::Sleeping | Status::Barrier | Status::GridBarrier | Status::Ended
                     )
                 })
             });
@@ -489,6 +567,7 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
             wave: w,
             block: entry_block,
             idx: 0,
+            grid_wait: (0, 0),
         });
     }
     Group {
@@ -506,10 +585,15 @@ fn run_group(
     stats: &mut Stats,
 ) -> Result<bool, Stop> {
     let mut progressed = false;
-    // Sleepers from the last round may run again.
+    // Sleepers from the last round may run again, and so may waves whose grid barrier opened.
     for s in g.waves.iter_mut() {
-        if s.wave.status == Status::Sleeping {
-            s.wave.status = Status::Ready;
+        match s.wave.status {
+            Status::Sleeping => s.wave.status = Status::Ready,
+            Status::GridBarrier if sh.grid.opened(s.grid_wait) => {
+                s.wave.status = Status::Ready;
+                progressed = true;
+            }
+            _ => {}
         }
     }
     for wi in 0..g.waves.len() {
@@ -531,6 +615,10 @@ fn run_group(
             TurnEnd::Sleep => slot.wave.status = Status::Sleeping,
             TurnEnd::Barrier => {
                 slot.wave.status = Status::Barrier;
+                progressed = true;
+            }
+            TurnEnd::GridBarrier => {
+                slot.wave.status = Status::GridBarrier;
                 progressed = true;
             }
         }
@@ -584,6 +672,23 @@ fn turn(
                         slot.wave.pc = u.next_pc();
                         slot.wave.instructions += n;
                         return Ok(TurnEnd::Barrier);
+                    }
+                    Ok(Step::GridBarrier { resource, waves }) => {
+                        if u64::from(waves) > sh.resident_waves {
+                            slot.wave.pc = u.pc;
+                            slot.wave.instructions += n;
+                            return Err(Stop::GridBarrier {
+                                pc: u.pc,
+                                waves,
+                                resident: sh.resident_waves,
+                            });
+                        }
+                        if let Some(generation) = sh.grid.arrive(resource, waves) {
+                            slot.grid_wait = (resource, generation);
+                            slot.wave.pc = u.next_pc();
+                            slot.wave.instructions += n;
+                            return Ok(TurnEnd::GridBarrier);
+                        }
                     }
                     Ok(Step::End) => {
                         slot.wave.pc = u.pc;

@@ -40,6 +40,8 @@ pub enum Status {
     Barrier,
     /// In `s_sleep` (or polling): runs again after other waves had a turn.
     Sleeping,
+    /// Waiting at `ds_gws_barrier` for waves of other work-groups.
+    GridBarrier,
     /// Reached `s_endpgm`.
     Ended,
 }

@@ -195,6 +195,8 @@ ds_cmpst_rtn_b32 v0, v1, v2, v3
 ds_bpermute_b32 v0, v1, v2 offset:4
 ds_swizzle_b32 v0, v1 offset:swizzle(SWAP,16)
 ds_swizzle_b32 v0, v1 offset:swizzle(QUAD_PERM,1,0,3,2)
+ds_gws_barrier v4 gds
+ds_gws_barrier v1 offset:3 gds
 ds_swizzle_b32 v0, v1 offset:swizzle(BROADCAST,8,3)
 ds_swizzle_b32 v0, v1 offset:swizzle(REVERSE,8)
 ds_swizzle_b32 v0, v1 offset:swizzle(BITMASK_PERM,"01pi0")

@@ -198,6 +198,77 @@ fn spin_waits_on_later_groups_make_progress() {
     }
 }
 
+/// Cooperative groups' grid sync: each group writes its flag, passes `ds_gws_barrier`
+/// (awaiting every group's wave), then copies the next group's flag. Correct only if no group
+/// reads before every group has written.
+fn grid_sync_program(groups: u32) -> Vec<Uop> {
+    let g = u64::from(groups);
+    let mut prog = assemble(vec![
+        I("s_load_dwordx2", [s(8), N], [s(4), N, N], 0),
+        I("s_lshl_b32", [s(10), N], [s(6), k(2), N], 0),
+        I("s_add_u32", [s(11), N], [s(6), k(1), N], 0),
+        I("v_mov_b32", [v(1), N], [s(11), N, N], 0),
+        I("v_mov_b32", [v(2), N], [s(10), N, N], 0),
+        I("global_store_dword", [N, N], [v(2), v(1), N], 0),
+        I("s_mov_b32", [s(124), N], [k(0), N, N], 0),
+        I("v_mov_b32", [v(3), N], [k(g - 1), N, N], 0),
+        I("ds_gws_barrier", [N, N], [v(3), N, N], 0),
+        I("s_cmp_eq_u32", [N, N], [s(11), k(g), N], 0),
+        I("s_cselect_b32", [s(11), N], [k(0), s(11), N], 0),
+        I("s_lshl_b32", [s(12), N], [s(11), k(2), N], 0),
+        I("v_mov_b32", [v(4), N], [s(12), N, N], 0),
+        I("global_load_dword", [v(5), N], [v(4), N, N], 0),
+        I("v_add_nc_u32", [v(6), N], [k(4 * g), v(2), N], 0),
+        I("global_store_dword", [N, N], [v(6), v(5), N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    for i in [5, 13, 15] {
+        prog[i].mem.saddr = s(8);
+    }
+    prog
+}
+
+#[test]
+fn a_grid_barrier_holds_every_group_until_all_arrive() {
+    let groups = 40u32;
+    for threads in [1, 2] {
+        let emu = Emulator::new(config(threads));
+        load(&emu, grid_sync_program(groups));
+        let m = memory(8 * u64::from(groups));
+        let r = emu.run(&dispatch(groups, 1, 0), &m, &NoServices).unwrap();
+        assert_eq!(r.workgroups, u64::from(groups));
+        let out = words(&m, 2 * groups as usize);
+        for g in 0..groups as usize {
+            assert_eq!(out[g] as usize, g + 1, "flag of group {g}");
+            assert_eq!(
+                out[groups as usize + g] as usize,
+                (g + 1) % groups as usize + 1,
+                "group {g} read its neighbour's flag before the barrier opened"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_grid_barrier_larger_than_the_device_is_a_typed_error() {
+    let emu = Emulator::new(Config {
+        max_resident: 4,
+        ..config(2)
+    });
+    load(&emu, grid_sync_program(20));
+    let m = memory(8 * 20);
+    match emu.run(&dispatch(20, 1, 0), &m, &NoServices) {
+        Err(ExecError::GridBarrier {
+            site,
+            waves,
+            resident,
+        }) => {
+            assert_eq!((site.pc, waves, resident), (CODE + 4 * 8, 20, 8));
+        }
+        other => panic!("expected a grid-barrier error, got {other:?}"),
+    }
+}
+
 #[test]
 fn a_kernel_that_never_ends_times_out() {
     let prog = assemble(vec![

@@ -8,7 +8,7 @@
 use super::{Env, Fault, Handler, Opnd, Step, Uop};
 use crate::error::FaultKind;
 use crate::float as fp;
-use crate::wave::{Wave, LANES};
+use crate::wave::{sreg, Wave, LANES};
 
 type R = Result<Step, Box<Fault>>;
 
@@ -349,6 +349,23 @@ pub fn ds_swizzle_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     Ok(Step::Next)
 }
 
+/// `ds_gws_barrier`: one arrival at GWS barrier `M0[21:16] + offset`, which opens when the
+/// first active lane's value plus one waves have arrived (cooperative groups' grid sync: one
+/// wave per work-group, value = work-groups - 1). The scheduler keeps the count.
+pub fn ds_gws_barrier(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+    let exec = w.exec();
+    if exec == 0 {
+        return Ok(Step::Next);
+    }
+    let lane = exec.trailing_zeros() as usize;
+    let waves = w.vread(u.s[0])[lane].saturating_add(1);
+    let resource = ((w.s[sreg::M0 as usize] >> 16) + (u.mem.offset as u32 & 0xffff)) & 0x3f;
+    Ok(Step::GridBarrier {
+        resource: resource as u8,
+        waves,
+    })
+}
+
 /// `ds_nop`.
 pub fn ds_nop(_: &mut Wave, _: &Uop, _: &mut Env<'_>) -> R {
     Ok(Step::Next)
@@ -369,6 +386,7 @@ macro_rules! ds {
             ("ds_permute_b32", ds_permute_b32),
             ("ds_swizzle_b32", ds_swizzle_b32),
             ("ds_nop", ds_nop),
+            ("ds_gws_barrier", ds_gws_barrier),
         ];
     };
 }

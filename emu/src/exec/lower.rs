@@ -5,9 +5,9 @@
 //! decoder's slots (MUBUF data, the K literal of `v_fmamk`/`v_fmaak`). Also block decoding
 //! from guest memory and the text of an instruction for error reports.
 //!
-//! Anything the engine does not execute (MIMG, MTBUF, EXP, SCRATCH, DPP8, GDS, LDS DMA,
-//! `lds_direct`) gets the [`unsupported`] handler, so it fails only if reached. Not for
-//! decoding bytes ([`crate::isa`]).
+//! Anything the engine does not execute (MIMG, MTBUF, EXP, SCRATCH, DPP8, GDS, GWS other than
+//! `ds_gws_barrier`, LDS DMA, `lds_direct`) gets the [`unsupported`] handler, so it fails only
+//! if reached. Not for decoding bytes ([`crate::isa`]).
 
 use super::{
     handler_for, unsupported, Block, Dpp, DynMemory, LaneMode, Mem, Mods, Opnd, Sdwa, Uop,
@@ -157,7 +157,9 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
             offset1,
             gds,
         } => {
-            ok &= !gds;
+            // GDS is not emulated; of the GWS instructions (which exist only with the gds
+            // bit) the barrier is, for cooperative groups' grid sync.
+            ok &= gds == (inst.op == Op::DsGwsBarrier);
             u.mem = Mem {
                 offset: i32::from(offset0) | i32::from(offset1) << 8,
                 offset1: u16::from(offset1),

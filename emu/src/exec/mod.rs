@@ -228,6 +228,14 @@ pub enum Step {
     Sleep,
     /// `s_barrier`: wait for the work-group, then continue with the next instruction.
     Barrier,
+    /// `ds_gws_barrier`: arrive at a dispatch-wide barrier, wait until `waves` waves have
+    /// arrived at it, then continue with the next instruction.
+    GridBarrier {
+        /// GWS resource id (0-63).
+        resource: u8,
+        /// Waves the barrier waits for.
+        waves: u32,
+    },
     /// `s_endpgm`.
     End,
 }

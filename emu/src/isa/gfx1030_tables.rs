@@ -113,6 +113,12 @@ pub enum Op {
     DsDecRtnU64,
     DsDecU32,
     DsDecU64,
+    DsGwsBarrier,
+    DsGwsInit,
+    DsGwsSemaBr,
+    DsGwsSemaP,
+    DsGwsSemaReleaseAll,
+    DsGwsSemaV,
     DsIncRtnU32,
     DsIncRtnU64,
     DsIncU32,
@@ -150,6 +156,7 @@ pub enum Op {
     DsOrB64,
     DsOrRtnB32,
     DsOrRtnB64,
+    DsOrderedCount,
     DsPermuteB32,
     DsRead2B32,
     DsRead2B64,
@@ -1027,7 +1034,7 @@ pub enum Op {
 }
 
 /// Canonical mnemonic of each `Op`, indexed by its discriminant.
-pub(crate) static OP_NAMES: [&str; 1007] = [
+pub(crate) static OP_NAMES: [&str; 1014] = [
     "buffer_atomic_add",
     "buffer_atomic_add_x2",
     "buffer_atomic_and",
@@ -1129,6 +1136,12 @@ pub(crate) static OP_NAMES: [&str; 1007] = [
     "ds_dec_rtn_u64",
     "ds_dec_u32",
     "ds_dec_u64",
+    "ds_gws_barrier",
+    "ds_gws_init",
+    "ds_gws_sema_br",
+    "ds_gws_sema_p",
+    "ds_gws_sema_release_all",
+    "ds_gws_sema_v",
     "ds_inc_rtn_u32",
     "ds_inc_rtn_u64",
     "ds_inc_u32",
@@ -1166,6 +1179,7 @@ pub(crate) static OP_NAMES: [&str; 1007] = [
     "ds_or_b64",
     "ds_or_rtn_b32",
     "ds_or_rtn_b64",
+    "ds_ordered_count",
     "ds_permute_b32",
     "ds_read2_b32",
     "ds_read2_b64",
@@ -14259,7 +14273,7 @@ pub(crate) static VOP2_DPP8: [Option<OpInfo>; 64] = {
     t
 };
 
-/// DS opcodes (116 defined).
+/// DS opcodes (123 defined).
 pub(crate) static DS: [Option<OpInfo>; 256] = {
     let mut t: [Option<OpInfo>; 256] = [None; 256];
     t[0x0] = Some(OpInfo {
@@ -14455,6 +14469,33 @@ pub(crate) static DS: [Option<OpInfo>; 256] = {
         op: Op::DsAddF32,
         mnemonic: "ds_add_f32",
         operands: &[o(Role::Src(0), Field::Addr, Kind::V, 1, Ty::None, 0), o(Role::Src(1), Field::Data0, Kind::V, 1, Ty::None, 0)],
+        rtn_operands: &[],
+        mods: &[],
+        imm: ImmStyle::None,
+        flags: DS_OFFSET16 | GDS,
+    });
+    t[0x19] = Some(OpInfo {
+        op: Op::DsGwsInit,
+        mnemonic: "ds_gws_init",
+        operands: &[o(Role::Src(0), Field::Addr, Kind::V, 1, Ty::None, 0)],
+        rtn_operands: &[],
+        mods: &[],
+        imm: ImmStyle::None,
+        flags: DS_OFFSET16 | GDS,
+    });
+    t[0x1b] = Some(OpInfo {
+        op: Op::DsGwsSemaBr,
+        mnemonic: "ds_gws_sema_br",
+        operands: &[o(Role::Src(0), Field::Addr, Kind::V, 1, Ty::None, 0)],
+        rtn_operands: &[],
+        mods: &[],
+        imm: ImmStyle::None,
+        flags: DS_OFFSET16 | GDS,
+    });
+    t[0x1d] = Some(OpInfo {
+        op: Op::DsGwsBarrier,
+        mnemonic: "ds_gws_barrier",
+        operands: &[o(Role::Src(0), Field::Addr, Kind::V, 1, Ty::None, 0)],
         rtn_operands: &[],
         mods: &[],
         imm: ImmStyle::None,
@@ -14752,6 +14793,15 @@ pub(crate) static DS: [Option<OpInfo>; 256] = {
         op: Op::DsAppend,
         mnemonic: "ds_append",
         operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0)],
+        rtn_operands: &[],
+        mods: &[],
+        imm: ImmStyle::None,
+        flags: DS_OFFSET16 | GDS,
+    });
+    t[0x3f] = Some(OpInfo {
+        op: Op::DsOrderedCount,
+        mnemonic: "ds_ordered_count",
+        operands: &[o(Role::Dst(0), Field::Vdst, Kind::V, 1, Ty::None, 0), o(Role::Src(0), Field::Addr, Kind::V, 1, Ty::None, 0)],
         rtn_operands: &[],
         mods: &[],
         imm: ImmStyle::None,
@@ -18009,3 +18059,6 @@ pub(crate) static DEPCTR_FIELDS: &[(&str, u8, u8)] = &[
 //   VOP3 0x342 v_interp_p1ll_f16 (operand attr20.x)
 //   VOP3 0x343 v_interp_p1lv_f16 (operand attr20.x)
 //   VOP3 0x35a v_interp_p2_f16 (operand attr20.x)
+//   DS 0x18 ds_gws_sema_release_all (operand offset:513)
+//   DS 0x1a ds_gws_sema_v (operand offset:513)
+//   DS 0x1c ds_gws_sema_p (operand offset:513)

@@ -30,8 +30,8 @@ int main() {
   HIP_CHECK(hipOccupancyMaxActiveBlocksPerMultiprocessor(&per_cu, rotate, block, 0));
   hipDeviceProp_t p;
   HIP_CHECK(hipGetDeviceProperties(&p, dev));
+  // The largest grid that fits at once: every work-group must be resident for the sync.
   int blocks = per_cu * p.multiProcessorCount;
-  if (blocks > 8) blocks = 8;
   const int n = blocks * block, phases = 5;
   std::vector<int> h(n);
   for (int i = 0; i < n; i++) h[i] = i * 13 % 101;
