@@ -323,10 +323,11 @@ pub fn ds_permute_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
 }
 
 /// `ds_swizzle_b32`: quad permutation (offset bit 15) or and/or/xor masks on the lane id
-/// within 32 lanes.
+/// within 32 lanes. The data comes from the ADDR field's register (the instruction has no
+/// address), which is where the assembler puts it.
 pub fn ds_swizzle_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     let exec = w.exec();
-    let src = w.vread(u.s[1]);
+    let src = w.vread(u.s[0]);
     let off = u.mem.offset as u32 & 0xffff;
     let out: [u32; LANES] = std::array::from_fn(|l| {
         let j = if off & 0x8000 != 0 {

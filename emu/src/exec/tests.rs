@@ -1347,3 +1347,48 @@ fn integer_clamp_saturates() {
         assert_eq!(w.v[5][l], a.wrapping_add(10), "no clamp: wraps");
     }
 }
+
+/// `ds_swizzle_b32` from encoded words (bytes as `llvm-mc-19 -show-encoding` prints them), so
+/// the data register is read from the field the encoding puts it in: every mode against the
+/// lane permutation the ISA defines.
+#[test]
+fn ds_swizzle_modes_from_encoded_words() {
+    type Pick = fn(usize) -> usize;
+    let cases: [(&str, [u8; 8], Pick); 4] = [
+        // ds_swizzle_b32 v10, v9 offset:swizzle(BROADCAST,32,15)
+        (
+            "broadcast 32,15",
+            [0xe0, 0x01, 0xd4, 0xd8, 0x09, 0x00, 0x00, 0x0a],
+            |_| 15,
+        ),
+        // ds_swizzle_b32 v10, v9 offset:swizzle(QUAD_PERM,1,0,3,2)
+        (
+            "quad_perm 1,0,3,2",
+            [0xb1, 0x80, 0xd4, 0xd8, 0x09, 0x00, 0x00, 0x0a],
+            |l| l ^ 1,
+        ),
+        // ds_swizzle_b32 v10, v9 offset:swizzle(SWAP,16)
+        (
+            "swap 16",
+            [0x1f, 0x40, 0xd4, 0xd8, 0x09, 0x00, 0x00, 0x0a],
+            |l| l ^ 16,
+        ),
+        // ds_swizzle_b32 v10, v9 offset:swizzle(BROADCAST,8,3)
+        (
+            "broadcast 8,3",
+            [0x78, 0x00, 0xd4, 0xd8, 0x09, 0x00, 0x00, 0x0a],
+            |l| (l & !7) | 3,
+        ),
+    ];
+    let mem = FlatMemory::new();
+    let mut lds = Lds::new(0);
+    for (what, bytes, pick) in cases {
+        let inst = crate::isa::decode(&bytes, 0).unwrap();
+        let u = lower::lower(&inst, 0);
+        let mut w = wave();
+        w.v[9] = std::array::from_fn(|l| 100 + l as u32);
+        exec_on(&mut w, &u, &mem, &mut lds).unwrap();
+        let want: [u32; LANES] = std::array::from_fn(|l| 100 + pick(l) as u32);
+        assert_eq!(w.v[10], want, "{what}");
+    }
+}
