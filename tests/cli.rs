@@ -346,3 +346,78 @@ fn agents_lists_the_software_agent() {
         "{v}"
     );
 }
+
+/// `rocload disasm` prints every instruction of a code object's `.text` as llvm-objdump-19
+/// does (text and address, line for line), labels kernels and device functions, narrows to
+/// one by raw or demangled name, and refuses targets its decoder does not know.
+#[test]
+fn disasm_prints_like_llvm_objdump() {
+    let Some(objdump) = common::llvm_tool("llvm-objdump") else {
+        return;
+    };
+    let fat = fixture("hip/vadd.compressed.o");
+    let fat = fat.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let co = dir.path().join("gfx1030.co");
+    let out = rocload(&[
+        "extract",
+        fat,
+        "--target",
+        "gfx1030",
+        "-o",
+        co.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // (address, text) of each instruction line: `\t<text> // <ADDRESS>: <words>`.
+    let instructions = |listing: &str| -> Vec<(u64, String)> {
+        listing
+            .lines()
+            .filter_map(|l| {
+                let (text, comment) = l.split_once("//")?;
+                let (addr, _) = comment.trim().split_once(": ")?;
+                let addr = u64::from_str_radix(addr, 16).ok()?;
+                Some((addr, text.trim().to_string()))
+            })
+            .collect()
+    };
+    let reference = Command::new(objdump)
+        .args(["-d", "--mcpu=gfx1030", "-j", ".text"])
+        .arg(&co)
+        .output()
+        .unwrap();
+    let reference = instructions(&String::from_utf8_lossy(&reference.stdout));
+    assert!(reference.len() > 100, "llvm-objdump printed {reference:?}");
+    let listing = rocload(&["disasm", fat, "--target", "gfx1030"]);
+    assert!(listing.status.success());
+    let listing = String::from_utf8(listing.stdout).unwrap();
+    let ours = instructions(&listing);
+    // llvm-objdump stops at trailing padding; every line it prints must match ours.
+    assert!(ours.len() >= reference.len());
+    for (want, got) in reference.iter().zip(&ours) {
+        assert_eq!(want, got);
+    }
+    for label in ["<vadd>:", "<dev_scale>:", "<_Z4axpyIfEvT_PKS0_PS0_i>:"] {
+        assert!(listing.contains(label), "{label} missing");
+    }
+    // One function, by its demangled name without parameters.
+    let one = rocload(&[
+        "disasm",
+        fat,
+        "--target",
+        "gfx1030",
+        "--kernel",
+        "axpy<float>",
+    ]);
+    let one = String::from_utf8(one.stdout).unwrap();
+    assert!(one.contains("<_Z4axpyIfEvT_PKS0_PS0_i>:") && !one.contains("<vadd>:"));
+    assert!(one.contains("s_endpgm"));
+    let missing = rocload(&["disasm", fat, "--target", "gfx1030", "--kernel", "nosuch"]);
+    assert_eq!(missing.status.code(), Some(1));
+    let gcn = rocload(&["disasm", fat, "--target", "gfx906"]);
+    assert_eq!(gcn.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&gcn.stderr).contains("gfx906 code is not decoded"));
+}

@@ -7,6 +7,8 @@ use clap::{Parser, Subcommand};
 use rocload::container::{HashCheck, ReadOptions};
 
 mod agents;
+mod code_objects;
+mod disasm;
 mod extract;
 mod inflate;
 mod load;
@@ -63,6 +65,9 @@ enum Command {
     Select(select::Args),
     /// Kernels, device functions, variables and imports of code objects.
     Symbols(symbols::Args),
+    /// The instructions of a code object, or of one kernel or device function, as the
+    /// emulator decodes them (llvm-objdump's syntax).
+    Disasm(disasm::Args),
     /// The agents code can be loaded on.
     Agents(agents::Args),
     /// Run an existing HIP program with rocload as its HIP runtime (libamdhip64.so.5).
@@ -80,6 +85,7 @@ fn main() -> ExitCode {
         Command::Load(args) => load::run(args, &options),
         Command::Select(args) => select::run(args, &options),
         Command::Symbols(args) => symbols::run(args, &options),
+        Command::Disasm(args) => disasm::run(args, &options),
         Command::Agents(args) => agents::run(args),
         Command::Run(args) => run::run(args),
     });

@@ -5,11 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rocload::code_object::{symbols_report, CodeObject};
-use rocload::container::{read_containers, MappedFile, ReadOptions};
-use rocload::target::entry_matches;
+use rocload::container::{MappedFile, ReadOptions};
 use serde::Serialize;
 
-use super::CliResult;
+use super::{code_objects, CliResult};
 
 /// Arguments of `rocload symbols`.
 #[derive(clap::Args, Debug)]
@@ -35,58 +34,18 @@ struct Report {
 /// Runs `rocload symbols`.
 pub fn run(args: Args, options: &ReadOptions) -> CliResult {
     let file = MappedFile::open(&args.file)?;
-    let containers = read_containers(file.bytes(), options)?;
+    let selected = code_objects::select(
+        &args.file,
+        file.bytes(),
+        args.target.as_deref(),
+        args.bundle,
+        options,
+    )?;
     let mut reports = Vec::new();
-    // Entries passed over, with why, for the error when no code object is found.
-    let mut skipped = Vec::new();
-    for l in containers
-        .iter()
-        .filter(|l| args.bundle.is_none_or(|b| b == l.index))
-    {
-        for (i, e) in l.entries()?.iter().enumerate() {
-            let wanted = args
-                .target
-                .as_deref()
-                .is_none_or(|t| entry_matches(&e.id, t));
-            if !wanted {
-                continue;
-            }
-            // Host entries and bitcode are not code objects.
-            if e.size == 0 {
-                skipped.push(format!("bundle {}: {} (empty)", l.index, e.id));
-                continue;
-            }
-            let bytes = l.extract_with(i, &options.limits)?;
-            if !bytes.starts_with(b"\x7fELF") {
-                let what = if bytes.starts_with(b"BC\xc0\xde") {
-                    "LLVM bitcode".to_string()
-                } else {
-                    format!("not ELF: starts with {:02x?}", &bytes[..bytes.len().min(4)])
-                };
-                skipped.push(format!("bundle {}: {} ({what})", l.index, e.id));
-                continue;
-            }
-            let co = CodeObject::parse(&bytes)
-                .map_err(|err| format!("bundle {}: {}: {err}", l.index, e.id))?;
-            reports.push(symbols_report(&e.id, &co));
-        }
-    }
-    if reports.is_empty() {
-        let file = args.file.display();
-        let seen = if skipped.is_empty() {
-            String::new()
-        } else {
-            format!("; entries: {}", skipped.join(", "))
-        };
-        return Err(match (&args.target, args.bundle) {
-            (Some(t), _) => format!("{file}: no code object entry matches {t:?}{seen}").into(),
-            (None, Some(b)) => format!("{file}: no code object in bundle {b}{seen}").into(),
-            (None, None) => format!(
-                "{file}: no code object in {} bundle(s){seen}",
-                containers.len()
-            )
-            .into(),
-        });
+    for s in &selected {
+        let co = CodeObject::parse(&s.bytes)
+            .map_err(|err| format!("bundle {}: {}: {err}", s.bundle, s.id))?;
+        reports.push(symbols_report(&s.id, &co));
     }
     if args.json {
         super::print(
