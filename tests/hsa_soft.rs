@@ -644,6 +644,7 @@ fn without_an_error_callback_a_failed_queue_leaves_its_signal_and_with_one_the_h
             geometry: rocload::device::DispatchGeometry {
                 grid: [1, 1, 1],
                 block: [1, 1, 1],
+                remainder: [0; 3],
             },
             private_segment_size: 0,
             group_segment_size: 0,

@@ -118,13 +118,41 @@ fn dims(d: dim3) -> [u32; 3] {
     [d.x, d.y, d.z]
 }
 
-/// One launch of `kernel` on `stream` (loaded on the stream's device).
+/// One launch of `kernel` on `stream` (loaded on the stream's device), whole work-groups.
 ///
 /// # Safety
 /// `args` as [`read_pointers`] / [`read_extra`] require.
 unsafe fn launch(
     kernel: &KernelRef,
     grid: [u32; 3],
+    block: [u32; 3],
+    shared: usize,
+    stream: hipStream_t,
+    args: Args,
+    cooperative: bool,
+) -> Result<(), Failure> {
+    // SAFETY: forwarded.
+    unsafe {
+        launch_with_partial(
+            kernel,
+            (grid, [0; 3]),
+            block,
+            shared,
+            stream,
+            args,
+            cooperative,
+        )
+    }
+}
+
+/// [`launch`] with `(whole, partial)` work-groups: `partial` work-items of a last work-group
+/// per dimension (launches by global size).
+///
+/// # Safety
+/// As [`launch`].
+unsafe fn launch_with_partial(
+    kernel: &KernelRef,
+    (grid, partial): ([u32; 3], [u32; 3]),
     block: [u32; 3],
     shared: usize,
     stream: hipStream_t,
@@ -142,6 +170,7 @@ unsafe fn launch(
         grid,
         block,
         dynamic_lds,
+        partial,
     };
     let (values, packed);
     let explicit = match args {
@@ -329,26 +358,21 @@ unsafe fn ext_launch(
 ) -> hipError_t {
     call(op, || {
         let k = function_handle(f)?;
-        let mut grid = [0u32; 3];
-        for d in 0..3 {
-            if local[d] == 0 || global[d] % local[d] != 0 {
-                return Err(Failure::new(
-                    hipErrorInvalidConfiguration,
-                    format!(
-                        "global work size {:?} is not a whole number of work-groups {:?} \
-                         (partial work-groups are not supported)",
-                        global, local
-                    ),
-                ));
-            }
-            grid[d] = global[d] / local[d];
+        if local.contains(&0) {
+            return Err(Failure::new(
+                hipErrorInvalidConfiguration,
+                format!("local work size {local:?} has an empty dimension"),
+            ));
         }
+        // Global sizes are work-items: whole work-groups, then a partial one.
+        let grid = [0, 1, 2].map(|d| global[d] / local[d]);
+        let partial = [0, 1, 2].map(|d| global[d] % local[d]);
         let args = module_args(params, extra)?;
         if !start.is_null() {
             crate::stream::record(start, stream)?;
         }
         // SAFETY: HIP's contract on kernelParams / extra.
-        unsafe { launch(&k, grid, local, shared, stream, args, false) }?;
+        unsafe { launch_with_partial(&k, (grid, partial), local, shared, stream, args, false) }?;
         if !stop.is_null() {
             crate::stream::record(stop, stream)?;
         }

@@ -580,7 +580,8 @@ fn llvm_tool(name: &str) -> Option<std::path::PathBuf> {
 
 /// The module API launches a real kernel three ways: `kernelParams`, the packed `extra` buffer
 /// (arguments at their metadata offsets) and the C++-mangled `hipExtModuleLaunchKernel` (grid
-/// in work-items, events around it); every result is compared with the host's sum.
+/// in work-items, events around it, and a last partial work-group); every result is compared
+/// with the host's sum.
 #[test]
 fn module_launches_with_params_extra_and_the_ext_form() {
     unsafe {
@@ -732,14 +733,40 @@ fn module_launches_with_params_extra_and_the_ext_form() {
         let mut ms = -1.0f32;
         assert_eq!(hipEventElapsedTime(&mut ms, start, stop), hipSuccess);
         assert!(ms >= 0.0);
-        // A partial work-group is refused, not rounded.
+        // A global size that is not whole work-groups: 90 work-items are 2 groups of 32 and a
+        // partial one of 26; the kernel (guarded by n = 100) must write exactly c[0..90].
+        let launched = hipExtModuleLaunchKernel(
+            f,
+            90,
+            1,
+            1,
+            32,
+            1,
+            1,
+            0,
+            null_mut(),
+            params.as_mut_ptr(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            0,
+        );
+        assert_eq!(launched, hipSuccess, "{}", last_message());
+        assert_eq!(hipDeviceSynchronize(), hipSuccess, "{}", last_message());
+        let mut c = vec![-1f32; N];
+        assert_eq!(hipMemcpy(c.as_mut_ptr().cast(), dc, N * 4, 2), hipSuccess);
+        let want: Vec<f32> = (0..N)
+            .map(|i| if i < 90 { a[i] + b[i] } else { 0.0 })
+            .collect();
+        assert_eq!(c, want, "partial work-group");
+        // An empty local size is refused.
         assert_eq!(
             hipExtModuleLaunchKernel(
                 f,
-                100,
+                90,
                 1,
                 1,
-                32,
+                0,
                 1,
                 1,
                 0,

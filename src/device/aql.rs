@@ -83,10 +83,14 @@ impl Header {
 /// What a kernel dispatch needs, in HIP's terms (grid in work-groups).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DispatchGeometry {
-    /// Work-groups in each dimension (`gridDim`).
+    /// Whole work-groups in each dimension (`gridDim` for HIP's whole-group grids).
     pub grid: [u32; 3],
     /// Work-items per work-group in each dimension (`blockDim`).
     pub block: [u32; 3],
+    /// Work-items of a last, partial work-group in each dimension (0: none). Only launches by
+    /// global size (`hipExtModuleLaunchKernel`) have them; the device library counts the
+    /// groups as `grid + (remainder != 0)` and sizes the last one from `hidden_remainder_*`.
+    pub remainder: [u32; 3],
 }
 
 impl DispatchGeometry {
@@ -104,11 +108,12 @@ impl DispatchGeometry {
 
     /// Work-items in each dimension (`grid_size_*` of the packet).
     pub fn grid_size(&self) -> Option<[u32; 3]> {
-        Some([
-            self.grid[0].checked_mul(self.block[0])?,
-            self.grid[1].checked_mul(self.block[1])?,
-            self.grid[2].checked_mul(self.block[2])?,
-        ])
+        let items = |d: usize| {
+            self.grid[d]
+                .checked_mul(self.block[d])?
+                .checked_add(self.remainder[d])
+        };
+        Some([items(0)?, items(1)?, items(2)?])
     }
 
     /// Work-items per work-group.
@@ -116,9 +121,11 @@ impl DispatchGeometry {
         self.block.iter().map(|&b| u64::from(b)).product()
     }
 
-    /// Work-groups in the grid.
+    /// Work-groups in the grid, partial ones included.
     pub fn block_count(&self) -> u64 {
-        self.grid.iter().map(|&g| u64::from(g)).product()
+        (0..3)
+            .map(|d| u64::from(self.grid[d]) + u64::from(self.remainder[d] != 0))
+            .product()
     }
 }
 
@@ -227,6 +234,7 @@ mod tests {
         let geometry = DispatchGeometry {
             grid: [4, 3, 1],
             block: [64, 2, 1],
+            remainder: [0; 3],
         };
         let p = dispatch_packet(&DispatchFields {
             geometry,

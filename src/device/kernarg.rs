@@ -236,8 +236,7 @@ fn hidden_value(arg: &KernelArgInfo, h: &HiddenValues) -> Option<u64> {
     let value = match kind {
         k if k.starts_with("hidden_block_count_") => u64::from(g?.grid[axis(k)?]),
         k if k.starts_with("hidden_group_size_") => u64::from(g?.block[axis(k)?]),
-        // HIP grids are whole work-groups: no partial work-group at the end.
-        k if k.starts_with("hidden_remainder_") => 0,
+        k if k.starts_with("hidden_remainder_") => u64::from(g?.remainder[axis(k)?]),
         k if k.starts_with("hidden_global_offset_") => 0,
         "hidden_grid_dims" => u64::from(g?.dims()),
         "hidden_dynamic_lds_size" => u64::from(h.dynamic_lds_size),
@@ -305,6 +304,7 @@ mod tests {
         let geometry = DispatchGeometry {
             grid: [7, 1, 1],
             block: [256, 1, 1],
+            remainder: [0; 3],
         };
         let hidden = HiddenValues {
             geometry: Some(geometry),

@@ -35,6 +35,10 @@ pub struct LaunchConfig {
     pub block: [u32; 3],
     /// Dynamic LDS bytes (`sharedMemBytes`).
     pub dynamic_lds: u32,
+    /// Work-items of a last, partial work-group per dimension, beyond `grid` whole ones (0:
+    /// none, as in every `<<<>>>` launch; `hipExtModuleLaunchKernel`'s global sizes need not
+    /// be whole work-groups). Each must be less than `block`'s.
+    pub partial: [u32; 3],
 }
 
 /// A kernarg segment in device memory, freed when the dispatch that reads it is done.
@@ -83,15 +87,23 @@ impl Drop for CompletionNotice {
 fn check(kernel: &KernelRef, config: &LaunchConfig) -> RuntimeResult<DispatchGeometry> {
     let info = kernel.info();
     let invalid = |m: String| Err(RuntimeError::InvalidConfiguration(m));
-    if config.grid.contains(&0) || config.block.contains(&0) {
+    let empty = (0..3).any(|d| config.grid[d] == 0 && config.partial[d] == 0);
+    if empty || config.block.contains(&0) {
         return invalid(format!(
             "grid {:?} and block {:?} must be at least 1 in every dimension",
             config.grid, config.block
         ));
     }
+    if (0..3).any(|d| config.partial[d] >= config.block[d]) {
+        return invalid(format!(
+            "partial work-group {:?} must be smaller than the block {:?}",
+            config.partial, config.block
+        ));
+    }
     let geometry = DispatchGeometry {
         grid: config.grid,
         block: config.block,
+        remainder: config.partial,
     };
     let limit = info.max_flat_workgroup_size.unwrap_or(MAX_BLOCK_SIZE);
     if geometry.block_size() > limit {
@@ -343,6 +355,7 @@ impl KernelRef {
                 grid: [1, 1, 1],
                 block: [1, 1, 1],
                 dynamic_lds: 0,
+                partial: [0; 3],
             },
             stream: None,
             args: Vec::new(),

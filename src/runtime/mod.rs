@@ -613,7 +613,9 @@ impl Runtime {
         };
         let ctx = stream.context()?;
         let block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
-        let blocks: u64 = config.grid.iter().map(|&g| u64::from(g)).product();
+        let blocks: u64 = (0..3)
+            .map(|d| u64::from(config.grid[d]) + u64::from(config.partial[d] != 0))
+            .product();
         let (per_cu, limit) = occupancy::blocks_per_cu(
             kernel.info(),
             u32::try_from(block).unwrap_or(u32::MAX),

@@ -619,6 +619,7 @@ mod tests {
             geometry: aql::DispatchGeometry {
                 grid: [1, 1, 1],
                 block: [32, 1, 1],
+                remainder: [0; 3],
             },
             private_segment_size: 0,
             group_segment_size: 0,
