@@ -6,6 +6,7 @@ mod common;
 
 use std::sync::Arc;
 
+use rocload::backend::soft::{EmulatorOptions, SignalTable};
 use rocload::backend::SoftAgent;
 use rocload::device::{Device, MemoryKind};
 use rocload::runtime::{
@@ -13,7 +14,22 @@ use rocload::runtime::{
 };
 
 fn runtime() -> Runtime {
-    let agent: Arc<dyn Device> = SoftAgent::new("gfx1030".parse().unwrap()).device();
+    runtime_checking(false)
+}
+
+/// A runtime whose software agent checks every lane's access (`ROCLOAD_MEMCHECK=every-access`)
+/// or, by default, one per instruction.
+fn runtime_checking(every_access: bool) -> Runtime {
+    let options = EmulatorOptions {
+        check_every_access: every_access,
+        ..EmulatorOptions::default()
+    };
+    let agent: Arc<dyn Device> = SoftAgent::with_options(
+        "gfx1030".parse().unwrap(),
+        Arc::new(SignalTable::new()),
+        &options,
+    )
+    .device();
     Runtime::with_devices(vec![agent], RuntimeOptions::default())
 }
 
@@ -160,7 +176,13 @@ fn launch_vadd(rt: &Runtime, vadd: &rocload::runtime::KernelRef, x: u64, y: u64,
 
 #[test]
 fn the_memory_checker_names_the_allocation_of_an_out_of_bounds_write() {
-    let rt = runtime();
+    for every_access in [false, true] {
+        out_of_bounds_write_is_reported(every_access);
+    }
+}
+
+fn out_of_bounds_write_is_reported(every_access: bool) {
+    let rt = runtime_checking(every_access);
     let dev = rt.device(0).unwrap().clone();
     let m = rt
         .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)

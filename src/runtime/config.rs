@@ -13,6 +13,7 @@
 //! | `ROCLOAD_TOOLS` | [`tool_libraries`] | tool libraries librocload.so loads (`:`-separated) |
 //! | `ROCLOAD_MAX_ENTRY_SIZE` | [`read_options`], [`runtime_options`] | largest entry extracted, in bytes (default 256 MiB) |
 //! | `ROCLOAD_VERIFY` | [`read_options`], [`runtime_options`] | `1` checks every compressed bundle's MD5 (default `0`, as LLVM) |
+//! | `ROCLOAD_MEMCHECK` | [`backend_config`] | `allocation` (default) or `every-access`: how the software agent checks kernels' memory accesses |
 //!
 //! `ROCLOAD_LOG` (the log filter) is read by the programs that install a log subscriber (the
 //! `rocload` tool and `librocload.so`), not by the library.
@@ -34,6 +35,11 @@ pub use hsa_sys::LIBRARY_ENV as HSA_LIBRARY_ENV;
 pub const SOFT_ISA_ENV: &str = "ROCLOAD_SOFT_ISA";
 /// Environment variable choosing when fat binaries are loaded: `lazy` (default) or `eager`.
 pub const LOADING_ENV: &str = "ROCLOAD_LOADING";
+/// Environment variable choosing how the software agent checks kernels' memory accesses:
+/// `allocation` (default: the first lane of an instruction finds its allocation, the others are
+/// checked against its bounds) or `every-access` (every lane asks the allocation table, which
+/// also catches a free racing the kernel). Checking cannot be turned off.
+pub const MEMCHECK_ENV: &str = "ROCLOAD_MEMCHECK";
 
 /// Environment variable naming tool libraries to load at the first HIP call, `:`-separated
 /// (what `rocload run --tool` sets).
@@ -96,14 +102,35 @@ fn var(name: &'static str) -> Result<Option<String>, ConfigError> {
 /// The backend configuration the environment describes.
 ///
 /// # Errors
-/// [`ConfigError::Backend`] for a bad `ROCLOAD_BACKEND`; [`ConfigError::NotUnicode`].
+/// [`ConfigError::Backend`] for a bad `ROCLOAD_BACKEND`; [`ConfigError::Read`] for a bad
+/// `ROCLOAD_MEMCHECK`; [`ConfigError::NotUnicode`].
 pub fn backend_config() -> Result<BackendConfig, ConfigError> {
+    let check_every_access = match var(MEMCHECK_ENV)? {
+        None => false,
+        Some(v) => parse_memcheck(&v).ok_or(ConfigError::Read {
+            var: MEMCHECK_ENV,
+            value: v.clone(),
+            reason:
+                "expected allocation (the default) or every-access; checking cannot be turned off",
+        })?,
+    };
     Ok(BackendConfig {
         choice: BackendChoice::from_env_value(var(BACKEND_ENV)?.as_deref())?,
         hsa_library: std::env::var_os(HSA_LIBRARY_ENV),
         soft_isa: var(SOFT_ISA_ENV)?,
         override_gfx_version: var(OVERRIDE_GFX_VERSION_ENV)?,
+        check_every_access,
     })
+}
+
+/// Whether `text` asks for every access to be checked (`every-access`) or for the default
+/// (`allocation`, or empty); `None` for anything else.
+pub fn parse_memcheck(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "" | "allocation" | "default" => Some(false),
+        "every-access" | "every_access" => Some(true),
+        _ => None,
+    }
 }
 
 /// The agents the environment chooses ([`choose_agents`] over [`backend_config`]).
@@ -247,5 +274,9 @@ mod tests {
         assert_eq!(parse_verify("1"), Some(HashCheck::Always));
         assert_eq!(parse_verify("never"), Some(HashCheck::Never));
         assert_eq!(parse_verify("maybe"), None);
+        assert_eq!(parse_memcheck(""), Some(false));
+        assert_eq!(parse_memcheck("allocation"), Some(false));
+        assert_eq!(parse_memcheck(" Every-Access "), Some(true));
+        assert_eq!(parse_memcheck("off"), None);
     }
 }

@@ -69,10 +69,24 @@ impl EmulatorExecutor {
     }
 }
 
-/// The allocation table as the emulator's guest memory.
-struct TableMemory<'a> {
+/// The allocation table as the emulator's guest memory: the memory checker. Public so its
+/// cost can be measured against unchecked memory (`benches/memcheck.rs`).
+#[derive(Debug)]
+pub struct TableMemory<'a> {
     table: &'a AllocationTable,
     check_every_access: bool,
+}
+
+impl<'a> TableMemory<'a> {
+    /// Guest memory whose accesses `table` approves: by default the first access of an
+    /// instruction finds its allocation and the other lanes are checked against its bounds;
+    /// with `check_every_access` every lane asks the table.
+    pub fn new(table: &'a AllocationTable, check_every_access: bool) -> TableMemory<'a> {
+        TableMemory {
+            table,
+            check_every_access,
+        }
+    }
 }
 
 // SAFETY: `translate` returns an address only after the table confirmed that the whole range

@@ -28,7 +28,7 @@ use crate::loader::{
 };
 use crate::target::AgentIsa;
 
-pub use emu::{EmulatorExecutor, EmulatorOptions};
+pub use emu::{EmulatorExecutor, EmulatorOptions, TableMemory};
 pub use exec::{builtin_executor, Job, KernelExecutor};
 pub use memory::{ALIGNMENT, QUARANTINE_BYTES};
 pub use queue::{QueueErrorHandler, SoftQueue};
