@@ -59,7 +59,8 @@ enum Command {
     Extract(extract::Args),
     /// Inflate a compressed bundle into the plain bundle it holds.
     Inflate(inflate::Args),
-    /// Load code objects or fat binaries into one executable on the software agent.
+    /// Load code objects or fat binaries into one executable on the software agent (always:
+    /// the loader is inspected without a GPU, so `ROCLOAD_BACKEND` does not apply).
     Load(load::Args),
     /// Choose, for every bundle, the entry an agent should run, explaining every verdict.
     Select(select::Args),
