@@ -1392,3 +1392,59 @@ fn ds_swizzle_modes_from_encoded_words() {
         assert_eq!(w.v[10], want, "{what}");
     }
 }
+
+/// With f32 denormals flushed (`-fgpu-flush-denormals-to-zero` kernels), integer operands are
+/// not floats: `v_cndmask_b32` moves small integers (denormal bit patterns) unchanged,
+/// `v_ldexp_f32`'s exponent and `v_cmp_class_f32`'s mask are read as integers, while a real
+/// denormal in an arithmetic source is still flushed.
+#[test]
+fn flushing_denormals_leaves_integer_operands_alone() {
+    let mut w = wave();
+    w.mode &= !0x30; // FP_DENORM f32 = flush in and out
+    w.v[1] = std::array::from_fn(|l| l as u32 + 1); // 1..=32: denormal patterns as floats
+    w.v[2] = [7; LANES];
+    w.s[10] = 0x5555_5555;
+    run(
+        &mut w,
+        &op(
+            "v_cndmask_b32",
+            [Opnd::V(3), Opnd::None],
+            [Opnd::V(2), Opnd::V(1), Opnd::S(10)],
+        ),
+    );
+    let want: [u32; LANES] = std::array::from_fn(|l| if l % 2 == 0 { l as u32 + 1 } else { 7 });
+    assert_eq!(w.v[3], want);
+    // ldexp(1.5, 3) = 12: the exponent 3 is a denormal bit pattern.
+    w.v[4] = [1.5f32.to_bits(); LANES];
+    w.v[5] = [3; LANES];
+    run(
+        &mut w,
+        &op(
+            "v_ldexp_f32",
+            [Opnd::V(6), Opnd::None],
+            [Opnd::V(4), Opnd::V(5), Opnd::None],
+        ),
+    );
+    assert_eq!(w.v[6], [12f32.to_bits(); LANES]);
+    // class(1.0, positive normal = bit 8) is true; the mask 0x100 is a denormal pattern.
+    w.v[7] = [0x100; LANES];
+    run(
+        &mut w,
+        &op(
+            "v_cmp_class_f32",
+            [Opnd::S(12), Opnd::None],
+            [Opnd::Imm(1f32.to_bits().into()), Opnd::V(7), Opnd::None],
+        ),
+    );
+    assert_eq!(w.s[12], u32::MAX);
+    // An arithmetic source is still flushed: denormal + 0 = +0.
+    run(
+        &mut w,
+        &op(
+            "v_add_f32",
+            [Opnd::V(8), Opnd::None],
+            [Opnd::V(1), Opnd::Imm(0), Opnd::None],
+        ),
+    );
+    assert_eq!(w.v[8], [0; LANES]);
+}

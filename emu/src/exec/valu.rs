@@ -32,6 +32,12 @@ enum K {
     F16,
     I32,
     I16,
+    /// 32-bit data moved, not computed (`v_cndmask_b32`): f32 sign modifiers apply, denormals
+    /// are never flushed.
+    B32,
+    /// An f32 first source and an integer second (`v_ldexp_f32`'s exponent, `v_cmp_class`'s
+    /// mask): only the first is flushed.
+    F32I32,
 }
 
 /// Reads `N` 32-bit sources with DPP, SDWA, op_sel and neg/abs applied; returns them and the
@@ -71,8 +77,13 @@ fn sources<const N: usize>(w: &Wave, u: &Uop, k: K) -> ([[u32; LANES]; N], u32) 
             }
         }
     }
-    if k == K::F32 && flush_in32(w.mode) {
-        for src in s.iter_mut() {
+    let floats = match k {
+        K::F32 => N,
+        K::F32I32 => 1,
+        _ => 0,
+    };
+    if floats > 0 && flush_in32(w.mode) {
+        for src in s.iter_mut().take(floats) {
             for x in src.iter_mut() {
                 *x = flush32(*x);
             }
@@ -80,7 +91,7 @@ fn sources<const N: usize>(w: &Wave, u: &Uop, k: K) -> ([[u32; LANES]; N], u32) 
     }
     if u.m.neg | u.m.abs != 0 {
         let sign = match k {
-            K::F32 => 0x8000_0000,
+            K::F32 | K::B32 | K::F32I32 => 0x8000_0000,
             K::F16 => 0x8000,
             _ => 0,
         };
@@ -902,7 +913,6 @@ handlers! {
     f2raw: v_cvt_pknorm_u16_f32 => |a, b| pknorm_u16(f32::from_bits(a)) | pknorm_u16(f32::from_bits(b)) << 16;
     f2raw: v_cvt_pkrtz_f16_f32 => |a, b| u32::from(fp::to_f16_rtz(f32::from_bits(a))) | u32::from(fp::to_f16_rtz(f32::from_bits(b))) << 16;
     h2raw: v_pack_b32_f16 => |a, b| (a & 0xffff) | b << 16;
-    f2: v_ldexp_f32 => |a, b| fp::ldexp32(a, b.to_bits() as i32);
     i3: v_bfe_u32 => |a, b, c| bfe(a, b, c, false);
     i3: v_bfe_i32 => |a, b, c| bfe(a, b, c, true);
     i3: v_bfi_b32 => |a, b, c| (a & b) | (!a & c);
@@ -1119,7 +1129,6 @@ handlers! {
     cmp_f: v_cmp_neq_f32 => |a, b| a != b;
     cmp_f: v_cmp_nlt_f32 => |a, b| !(a < b);
     cmp_f: v_cmp_tru_f32 => |_, _| true;
-    cmp_f: v_cmp_class_f32 => |a, b| fp::class32(a) & b.to_bits() != 0;
     cmp_h: v_cmp_f_f16 => |_, _| false;
     cmp_h: v_cmp_lt_f16 => |a, b| a < b;
     cmp_h: v_cmp_eq_f16 => |a, b| a == b;
@@ -1229,13 +1238,31 @@ fn dotc(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32, u32) -> u32) -> R {
     finish(w, u, K::I32, out, mask)
 }
 
-/// `v_cndmask_b32`: `s[2]` is the lane mask (VCC for VOP2).
+/// `v_cndmask_b32`: `s[2]` is the lane mask (VCC for VOP2). A move: float sign modifiers
+/// apply, denormal flushing does not (integers pass through it).
 pub fn v_cndmask_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     let sel = w.sread(u.s[2]);
-    let (s, mask) = sources::<2>(w, u, K::F32);
+    let (s, mask) = sources::<2>(w, u, K::B32);
     let out: [u32; LANES] =
         std::array::from_fn(|l| if sel >> l & 1 != 0 { s[1][l] } else { s[0][l] });
     finish(w, u, K::I32, out, mask)
+}
+
+/// `v_ldexp_f32`: `s0 * 2^s1`, the exponent a signed integer (never flushed as a denormal).
+pub fn v_ldexp_f32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+    let (s, mask) = sources::<2>(w, u, K::F32I32);
+    let out: [u32; LANES] =
+        std::array::from_fn(|l| fp::ldexp32(f32::from_bits(s[0][l]), s[1][l] as i32).to_bits());
+    finish(w, u, K::F32, out, mask)
+}
+
+/// `v_cmp_class_f32`: whether `s0`'s class is in the mask `s1` (an integer, never flushed).
+pub fn v_cmp_class_f32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+    let (s, _) = sources::<2>(w, u, K::F32I32);
+    let bits = (0..LANES).fold(0u32, |acc, l| {
+        acc | u32::from(fp::class32(f32::from_bits(s[0][l])) & s[1][l] != 0) << l
+    });
+    write_mask(w, u, bits)
 }
 
 /// `v_fmac_f16`.
@@ -1515,6 +1542,8 @@ pub fn v_trig_preop_f64(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
 /// Handlers defined outside the table macro.
 pub const EXTRA: &[(&str, Handler)] = &[
     ("v_cndmask_b32", v_cndmask_b32),
+    ("v_ldexp_f32", v_ldexp_f32),
+    ("v_cmp_class_f32", v_cmp_class_f32),
     ("v_fmac_f16", v_fmac_f16),
     ("v_pk_fmac_f16", v_pk_fmac_f16),
     ("v_mad_u64_u32", v_mad_u64_u32),
