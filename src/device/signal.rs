@@ -49,6 +49,9 @@ pub trait SignalBackend: Send + Sync + std::fmt::Debug {
     fn wait(&self, condition: Condition, compare: i64, timeout: Option<Duration>) -> (i64, bool);
 }
 
+/// How long a waiter spins before sleeping.
+const SPIN: Duration = Duration::from_micros(30);
+
 /// A signal: software, or another runtime's behind a [`SignalBackend`].
 #[derive(Debug)]
 pub struct Signal {
@@ -128,7 +131,22 @@ impl Signal {
         if let Some(b) = &self.external {
             return b.wait(condition, compare, timeout);
         }
-        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+        let start = Instant::now();
+        let deadline = timeout.and_then(|t| start.checked_add(t));
+        // Most waits are short (a small kernel's completion, the next packet): spin briefly
+        // first, since sleeping on the condition variable costs each side a wake-up of several
+        // microseconds, which dominates a launch's latency.
+        let spin = SPIN.min(timeout.unwrap_or(SPIN));
+        loop {
+            let value = self.load();
+            if condition.holds(value, compare) {
+                return (value, true);
+            }
+            if start.elapsed() >= spin {
+                break;
+            }
+            std::hint::spin_loop();
+        }
         let mut guard = self.lock.lock();
         loop {
             let value = self.load();
