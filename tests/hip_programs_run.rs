@@ -192,6 +192,11 @@ fn the_runtime_api() {
 }
 
 #[test]
+fn runtime_compilation_with_hiprtc() {
+    check("rtc");
+}
+
+#[test]
 fn cooperative_grid_sync() {
     check("cooperative");
 }

@@ -1,5 +1,5 @@
 //! Generational handle tables: every opaque handle `librocload.so` gives C callers (fat binaries,
-//! modules, functions, streams, events, contexts) comes from one [`HandleTable`], so a stale handle is recognised, never
+//! modules, functions, streams, events, contexts, hiprtc programs) comes from one [`HandleTable`], so a stale handle is recognised, never
 //! dereferenced and never aliases a newer object, and freed slots are reused, so memory returns
 //! to its starting level after any register/unregister or load/unload loop.
 //!
@@ -32,6 +32,8 @@ pub enum Kind {
     Event = 0xE5,
     /// `hipCtx_t`.
     Context = 0xD6,
+    /// `hiprtcProgram`.
+    RtcProgram = 0x97,
 }
 
 #[derive(Debug)]

@@ -262,6 +262,7 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
 }
 
 mod device;
+mod hiprtc;
 mod launch;
 mod memory;
 mod module;
