@@ -336,7 +336,7 @@ pub unsafe extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {
 #[no_mangle]
 pub unsafe extern "C" fn hipEventQuery(event: hipEvent_t) -> hipError_t {
     call("hipEventQuery", || {
-        if event_of(event)?.is_complete() {
+        if event_of(event)?.query()? {
             Ok(())
         } else {
             Err(RuntimeError::NotReady.into())

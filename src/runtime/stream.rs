@@ -23,6 +23,8 @@ use crate::device::{Completion, Condition, DeviceError, HostWork, KeepAlive, Que
 
 /// How long a synchronisation waits before it reports a timeout instead of hanging.
 pub const SYNC_TIMEOUT: Duration = Duration::from_secs(3600);
+/// How long a refused submission waits for the stream's earlier work to finish failing.
+const REFUSAL_WAIT: Duration = Duration::from_secs(10);
 
 /// Whether a stream synchronises with the null stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +160,16 @@ impl Stream {
                 }
             }
         });
-        submit(&*self.0.queue, &signal, on_complete).map_err(|e| ctx.error(what, e))?;
+        if let Err(e) = submit(&*self.0.queue, &signal, on_complete) {
+            // A queue refuses packets once an earlier one failed, possibly before that failure
+            // reached the device's sticky error: let the earlier work finish failing, and report
+            // the failure that stopped the queue rather than the refusal.
+            if let Some(last) = self.0.last.lock().clone() {
+                last.signal.wait(Condition::Lt, 1, Some(REFUSAL_WAIT));
+            }
+            ctx.check_sticky()?;
+            return Err(ctx.error(what, e));
+        }
         *self.0.last.lock() = Some(signal);
         Ok(())
     }
@@ -300,6 +311,8 @@ struct EventInner {
 struct EventState {
     signal: Option<SignalHandle>,
     time: Arc<Mutex<Option<Instant>>>,
+    /// The device of the stream it was last recorded on, whose sticky error it reports.
+    device: Weak<DeviceContext>,
 }
 
 impl Event {
@@ -325,10 +338,28 @@ impl Event {
                 Ok(())
             }),
         )?;
+        let device = Arc::downgrade(&stream.context()?);
         let mut state = self.0.state.lock();
         state.signal = stream.last_signal();
         state.time = time;
+        state.device = device;
         Ok(())
+    }
+
+    /// The sticky error of the device the event was recorded on (a kernel that failed there
+    /// fails every later wait, as in HIP).
+    fn check_device(&self) -> RuntimeResult<()> {
+        let device = self.0.state.lock().device.upgrade();
+        device.map_or(Ok(()), |d| d.check_sticky())
+    }
+
+    /// `hipEventQuery`: whether the event was reached, or the device's sticky error.
+    ///
+    /// # Errors
+    /// [`RuntimeError::KernelFailed`] after a kernel failed on the event's device.
+    pub fn query(&self) -> RuntimeResult<bool> {
+        self.check_device()?;
+        Ok(self.is_complete())
     }
 
     /// Whether the event was recorded and reached (`hipEventQuery`); an event never recorded
@@ -345,7 +376,8 @@ impl Event {
     /// Waits until the event is reached (`hipEventSynchronize`).
     ///
     /// # Errors
-    /// [`RuntimeError::Timeout`].
+    /// [`RuntimeError::Timeout`]; [`RuntimeError::KernelFailed`] after a kernel failed on the
+    /// event's device (work before the event did not all happen).
     pub fn synchronize(&self) -> RuntimeResult<()> {
         let signal = self.0.state.lock().signal.clone();
         if let Some(s) = signal {
@@ -357,7 +389,7 @@ impl Event {
                 });
             }
         }
-        Ok(())
+        self.check_device()
     }
 
     /// Makes `stream` wait for this event (`hipStreamWaitEvent`); nothing to wait for if the
@@ -377,8 +409,11 @@ impl Event {
     ///
     /// # Errors
     /// [`RuntimeError::NotReady`] if either was not reached yet, [`RuntimeError::InvalidValue`]
-    /// when either was created without timing or never recorded.
+    /// when either was created without timing or never recorded, [`RuntimeError::KernelFailed`]
+    /// after a kernel failed on either's device.
     pub fn elapsed_ms(&self, start: &Event) -> RuntimeResult<f32> {
+        start.check_device()?;
+        self.check_device()?;
         if !self.0.timing || !start.0.timing {
             return Err(RuntimeError::InvalidValue(
                 "an event created with hipEventDisableTiming has no time".into(),

@@ -278,7 +278,22 @@ int main() {
   {
     int* a;
     HIP_CHECK(hipMalloc(&a, 256));
+    hipEvent_t before, after;
+    HIP_CHECK(hipEventCreate(&before));
+    HIP_CHECK(hipEventCreate(&after));
+    HIP_CHECK(hipEventRecord(before, nullptr));
     out_of_bounds<<<1, 1>>>(a, 64);
+    // Recording after the fault may already report it (it is sticky once the kernel ended);
+    // either way, waiting on the event must not report success for work that did not happen.
+    hipError_t recorded = hipEventRecord(after, nullptr);
+    report("hipEventSynchronize after a faulting kernel reports the fault",
+           recorded == hipErrorIllegalAddress || hipEventSynchronize(after) == hipErrorIllegalAddress);
+    float ms = 0;
+    report("so do hipEventQuery and hipEventElapsedTime on an event of that device",
+           hipEventQuery(before) == hipErrorIllegalAddress &&
+               hipEventElapsedTime(&ms, before, before) == hipErrorIllegalAddress);
+    (void)hipEventDestroy(before);
+    (void)hipEventDestroy(after);
     hipError_t e = hipDeviceSynchronize();
     report("a faulting kernel is reported by hipDeviceSynchronize", e == hipErrorIllegalAddress);
     report("the fault is sticky", hipDeviceSynchronize() == hipErrorIllegalAddress);
