@@ -3,13 +3,18 @@
 # its own verification output.
 #
 #   scripts/run-samples.sh [--lib DIR] [--out DIR] [--timeout S] [--filter REGEX] [--list]
-#                          SOURCE_DIR...
+#                          [--via-run [--tool LIB]] SOURCE_DIR...
 #
 #   --lib DIR      directory holding librocload.so (default: target/release)
 #   --out DIR      per-sample builds, run directories and logs (default: target/samples)
 #   --timeout S    seconds a sample may run (default: 240)
 #   --filter RE    only the samples whose name matches the extended regex RE
 #   --list         print the samples found (and the skipped ones) without building anything
+#   --via-run      link as users do, against Debian's libamdhip64.so.5 (clang --hip-link), and
+#                  run each sample under `rocload run` (DIR/rocload): unmodified binaries with
+#                  rocload as their HIP runtime; any "no version information available" fails
+#   --tool LIB     with --via-run: also load tool library LIB (`rocload run --tool LIB`);
+#                  examples/tools/kernel_census.c writes its report to NAME/tool-PID.txt
 #
 # The samples are not part of this repository and must never be copied into it: check them
 # out anywhere and pass the directories that hold them, for example
@@ -73,9 +78,11 @@ OUT=$ROOT/target/samples
 TIMEOUT=240
 FILTER=
 LIST_ONLY=0
+VIA_RUN=0
+TOOL=
 SOURCES=()
 
-usage() { sed -n '5,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,17p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while (($#)); do
     case $1 in
         --lib) LIB=$2; shift 2 ;;
@@ -83,6 +90,8 @@ while (($#)); do
         --timeout) TIMEOUT=$2; shift 2 ;;
         --filter) FILTER=$2; shift 2 ;;
         --list) LIST_ONLY=1; shift ;;
+        --via-run) VIA_RUN=1; shift ;;
+        --tool) TOOL=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
         -h|--help) usage ;;
         -*) echo "run-samples: unknown option $1" >&2; usage ;;
         *) SOURCES+=("$(cd "$1" && pwd)"); shift ;;
@@ -99,6 +108,11 @@ DEVICE_LIBS=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode
 ARCH=gfx1030
 HIPCXX=("$LLVM_BIN/clang++" -x hip "--offload-arch=$ARCH" "--rocm-device-lib-path=$DEVICE_LIBS" -O2 -w)
 LINK=(-fuse-ld=lld "--ld-path=$LLVM_BIN/ld.lld" -no-hip-rt -L"$LIB" -lrocload -Wl,-rpath,"$LIB")
+if ((VIA_RUN)); then
+    [[ -x $LIB/rocload ]] || { echo "run-samples: no rocload in $LIB (cargo build --release)" >&2; exit 2; }
+    [[ -e /usr/lib/x86_64-linux-gnu/libamdhip64.so ]] || { echo "run-samples: --via-run needs Debian's libamdhip64-dev" >&2; exit 2; }
+    LINK=(-fuse-ld=lld "--ld-path=$LLVM_BIN/ld.lld" --hip-link)
+fi
 
 SRC_RE='\.(cpp|hip|cu|cc|cxx)$'
 MAIN_RE='(^|[[:space:]*])main[[:space:]]*\([^;]*$'
@@ -413,7 +427,9 @@ run_sample() { # NAME DIR MAIN SOURCE_ROOT
     secs=$((($(date +%s%N) - t0) / 100000000)); secs=$((secs / 10)).$((secs % 10))
     last=$(grep -v '^[[:space:]]*$' "$b/run.log" | tail -n1 | cut -c1-160 || true)
     bad=$(failure_line "$b/run.log")
-    if ((rc == 124 || rc == 137)); then
+    if ((VIA_RUN)) && grep -q 'no version information available' "$b/run.log"; then
+        line="FAIL $name: the dynamic linker warns: $(grep -m1 'no version information' "$b/run.log" | cut -c1-160)"
+    elif ((rc == 124 || rc == 137)); then
         line="FAIL $name: timeout after ${TIMEOUT}s; last line: ${last:-none}"
     elif ((rc > 128 && rc <= 128 + 64)); then
         line="FAIL $name: killed by signal $((rc - 128)); last line: ${last:-none}"
@@ -435,7 +451,14 @@ run_exe() { # DIR EXE ARGS...
     local b=$1 exe=$2
     shift 2
     echo "${exe##*/} $*" >"$b/command"
-    (cd "$b" && exec timeout -k 10 "$TIMEOUT" "$exe" "$@" </dev/null >"$b/run.log" 2>&1)
+    if ((VIA_RUN)); then
+        # A tool's own report goes to its file (kernel_census.c's KERNEL_CENSUS_OUT), not into
+        # the output the sample is judged by.
+        (cd "$b" && KERNEL_CENSUS_OUT="$b/tool-%p.txt" exec timeout -k 10 "$TIMEOUT" \
+            "$LIB/rocload" run ${TOOL:+--tool "$TOOL"} "$exe" "$@" </dev/null >"$b/run.log" 2>&1)
+    else
+        (cd "$b" && exec timeout -k 10 "$TIMEOUT" "$exe" "$@" </dev/null >"$b/run.log" 2>&1)
+    fi
 }
 
 # The first output line that says something failed, if any. Not failures: lines that count none
