@@ -55,6 +55,7 @@ typedef struct symbol_rec
     uint64_t completed;  /* dispatch_end with hipSuccess */
     uint64_t failed;     /* dispatch_end with an error */
     uint64_t total_ns;   /* summed duration_ns of completed dispatches */
+    uint64_t instructions; /* summed wave instructions (software agent; 0 on ROCr) */
 } symbol_rec;
 
 typedef struct code_object_rec
@@ -77,7 +78,7 @@ typedef struct stray_rec
     int device;
     uint64_t kernel_object;
     char* name;
-    uint64_t dispatches, completed, failed, total_ns;
+    uint64_t dispatches, completed, failed, total_ns, instructions;
     struct stray_rec* next;
 } stray_rec;
 
@@ -291,19 +292,21 @@ static void on_dispatch_end(const rocload_dispatch_t* d, const rocload_dispatch_
     (void)user_data;
     pthread_mutex_lock(&g_lock);
     symbol_rec* s = table_get(d->device, d->kernel_object);
-    uint64_t *completed, *failed, *total_ns;
+    uint64_t *completed, *failed, *total_ns, *instructions;
     stray_rec* st = NULL;
     if(s)
     {
         completed = &s->completed;
         failed = &s->failed;
         total_ns = &s->total_ns;
+        instructions = &s->instructions;
     }
     else if((st = stray_for(d)) != NULL)
     {
         completed = &st->completed;
         failed = &st->failed;
         total_ns = &st->total_ns;
+        instructions = &st->instructions;
     }
     else
     {
@@ -314,6 +317,7 @@ static void on_dispatch_end(const rocload_dispatch_t* d, const rocload_dispatch_
     {
         (*completed)++;
         *total_ns += r->duration_ns;
+        *instructions += r->instructions;
     }
     else
         (*failed)++;
@@ -419,8 +423,14 @@ static void print_census(void)
                         "", "", "", s->code_address, s->dispatches);
                 if(s->dispatches || s->completed || s->failed)
                     fprintf(f,
-                            " (completed %" PRIu64 ", failed %" PRIu64 ", %.3f ms total)",
+                            " (completed %" PRIu64 ", failed %" PRIu64 ", %.3f ms total",
                             s->completed, s->failed, (double)s->total_ns / 1e6);
+                if(s->instructions)
+                    fprintf(f, ", %" PRIu64 " wave instructions, %.1f M/s", s->instructions,
+                            s->total_ns ? (double)s->instructions * 1e3 / (double)s->total_ns
+                                        : 0.0);
+                if(s->dispatches || s->completed || s->failed)
+                    fputc(')', f);
                 fputc('\n', f);
             }
         }
