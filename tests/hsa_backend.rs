@@ -243,7 +243,7 @@ fn hsa_mapped() -> bool {
 fn child_soft_from_env() {
     assert_eq!(std::env::var("ROCLOAD_BACKEND").as_deref(), Ok("soft"));
     assert!(!hsa_mapped(), "mapped before anything ran");
-    let set = rocload::runtime::config::agents().unwrap();
+    let set = rocload::runtime::config::Config::global().agents().unwrap();
     assert_eq!(set.choice, BackendChoice::Soft);
     assert!(!set.hsa.tried);
     assert_eq!(
@@ -252,8 +252,11 @@ fn child_soft_from_env() {
     );
     assert!(!hsa_mapped(), "ROCLOAD_BACKEND=soft opened the HSA library");
     // The same process then opens it under auto, so the check above can see a mapping.
-    std::env::set_var("ROCLOAD_BACKEND", "auto");
-    let set = rocload::runtime::config::agents().unwrap();
+    let auto = rocload::runtime::config::Config::from_vars(|name| match name {
+        "ROCLOAD_BACKEND" => Some("auto".into()),
+        other => std::env::var_os(other),
+    });
+    let set = auto.agents().unwrap();
     assert!(set.hsa.tried);
     if set.hsa.library.is_some() {
         assert!(

@@ -119,6 +119,45 @@ fn cli_agents_reports_hsa_agents_from_the_software_library() {
         .ends_with("libhsa_soft.so"));
 }
 
+/// Run by `the_library_honours_rocloads_configuration` in a child process: `hsa_init` of the
+/// software library itself, with the child's environment.
+#[test]
+#[ignore = "run in a child process by the_library_honours_rocloads_configuration"]
+fn child_hsa_init() {
+    let lib = Arc::new(HsaLibrary::load_from(library()).unwrap());
+    match Hsa::init(lib) {
+        Ok(_) => println!("child init ok"),
+        Err(e) => println!("child init failed: {e}"),
+    }
+}
+
+/// The software library takes its settings from rocload's one configuration: an invalid
+/// `ROCLOAD_MEMCHECK` (which it once ignored) makes its `hsa_init` fail and says why, as the
+/// backend's own agents do.
+#[test]
+fn the_library_honours_rocloads_configuration() {
+    let run = |memcheck: &str| {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "child_hsa_init", "--ignored", "--nocapture"])
+            .env("ROCLOAD_MEMCHECK", memcheck)
+            .env_remove("ROCLOAD_SOFT_ISA")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        text
+    };
+    let good = run("every-access");
+    assert!(good.contains("child init ok"), "{good}");
+    let bad = run("off");
+    assert!(
+        bad.contains("child init failed"),
+        "an invalid ROCLOAD_MEMCHECK was ignored: {bad}"
+    );
+    assert!(bad.contains("ROCLOAD_MEMCHECK=\"off\""), "{bad}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Executables.
 

@@ -19,6 +19,7 @@ use rocload_lib::code_object::{demangle, CodeObject};
 
 use crate::handles::{HandleTable, Kind};
 use crate::runtime;
+use rocload_lib::runtime::config::{Config, HIPRTC_CLANG_ENV};
 
 /// `hiprtcResult`.
 #[allow(non_camel_case_types)]
@@ -38,10 +39,6 @@ const HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION: hiprtcResult = 9;
 const HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID: hiprtcResult = 10;
 const HIPRTC_ERROR_INTERNAL_ERROR: hiprtcResult = 11;
 
-/// Environment variable naming the compiler hiprtc runs.
-const CLANG_ENV: &str = "ROCLOAD_HIPRTC_CLANG";
-/// Environment variable naming the device-library directory passed to the compiler.
-const DEVICE_LIBS_ENV: &str = "ROCLOAD_DEVICE_LIB_PATH";
 const DEBIAN_CLANG: &str = "/usr/lib/llvm-19/bin/clang++";
 const DEBIAN_DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
 
@@ -412,8 +409,8 @@ fn relative_path(name: &str) -> bool {
 
 /// The compiler to run: `ROCLOAD_HIPRTC_CLANG`, else the first of Debian's clang 19 names found.
 fn compiler() -> Option<OsString> {
-    if let Some(c) = std::env::var_os(CLANG_ENV).filter(|c| !c.is_empty()) {
-        return Some(c);
+    if let Some(c) = &Config::global().hiprtc_clang {
+        return Some(c.clone());
     }
     if Path::new(DEBIAN_CLANG).exists() {
         return Some(DEBIAN_CLANG.into());
@@ -467,7 +464,7 @@ fn compile(p: &mut Program, options: &[String]) -> Result<(), (hiprtcResult, Str
     };
     let clang = compiler().ok_or((
         HIPRTC_ERROR_COMPILATION,
-        format!("no compiler: install clang-19, or name one in {CLANG_ENV}"),
+        format!("no compiler: install clang-19, or name one in {HIPRTC_CLANG_ENV}"),
     ))?;
     let dir =
         work_dir().map_err(|e| (HIPRTC_ERROR_INTERNAL_ERROR, format!("work directory: {e}")))?;
@@ -519,13 +516,11 @@ fn compile_in(
     .arg(format!("--offload-arch={arch}"))
     .arg("-I")
     .arg(dir);
-    let libs = std::env::var_os(DEVICE_LIBS_ENV)
-        .filter(|d| !d.is_empty())
-        .or_else(|| {
-            Path::new(DEBIAN_DEVICE_LIBS)
-                .is_dir()
-                .then(|| DEBIAN_DEVICE_LIBS.into())
-        });
+    let libs = Config::global().device_lib_path.clone().or_else(|| {
+        Path::new(DEBIAN_DEVICE_LIBS)
+            .is_dir()
+            .then(|| DEBIAN_DEVICE_LIBS.into())
+    });
     if let Some(libs) = libs {
         let mut flag = OsString::from("--rocm-device-lib-path=");
         flag.push(libs);

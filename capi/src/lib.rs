@@ -32,6 +32,7 @@ use std::sync::Arc;
 
 use handles::{HandleTable, Kind};
 use rocload_lib::device::{DeviceError, ExecutionError};
+use rocload_lib::runtime::config::Config;
 use rocload_lib::runtime::{KernelRef, Module, Runtime, RuntimeError};
 use types::*;
 
@@ -195,8 +196,8 @@ fn runtime() -> &'static Runtime {
 /// Under `rocload run`, tells the tool that the program did call the HIP runtime (the tool
 /// reports programs that never do).
 fn mark_used() {
-    if let Some(path) = std::env::var_os("ROCLOAD_RUN_MARKER") {
-        if let Err(e) = std::fs::write(&path, b"") {
+    if let Some(path) = &Config::global().run_marker {
+        if let Err(e) = std::fs::write(path, b"") {
             tracing::debug!(error = %e, "could not write rocload run's marker");
         }
     }
@@ -351,11 +352,11 @@ fn init_logging() {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::Layer;
-    if let Ok(filter) = std::env::var("ROCLOAD_LOG") {
+    if let Some(filter) = &Config::global().log {
         let layer = tracing_subscriber::fmt::layer()
             .with_writer(std::io::stderr)
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .with_filter(tracing_subscriber::EnvFilter::new(&filter));
+            .with_filter(tracing_subscriber::EnvFilter::new(filter));
         // Outermost, so its global `event_enabled` decides before any layer (per-layer filter
         // state lives in a thread-local of its own, gone at exit).
         let _ = tracing_subscriber::registry()

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use rocload_lib::device::Completion;
 use rocload_lib::loader::SymbolClass;
-use rocload_lib::runtime::{config, CodeObjectEvent, DispatchEvent, Runtime, Tool, ToolId};
+use rocload_lib::runtime::config::Config;
+use rocload_lib::runtime::{CodeObjectEvent, DispatchEvent, Runtime, Tool, ToolId};
 
 use crate::types::*;
 use crate::{call, out, Failure};
@@ -326,8 +327,8 @@ pub(crate) fn load_tool_libraries() {
     {
         return;
     }
-    for path in config::tool_libraries() {
-        load_tool(&path);
+    for path in &Config::global().tools {
+        load_tool(path);
     }
     STATE.store(2, Ordering::Release);
 }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use rocload::backend::HsaStatus;
 use rocload::loader::BackendKind;
-use rocload::runtime::config;
+use rocload::runtime::config::Config;
 use serde::Serialize;
 
 use super::CliResult;
@@ -34,7 +34,7 @@ struct Report {
 
 /// Runs `rocload agents`. With `ROCLOAD_BACKEND=hsa` an unusable HSA runtime is an error.
 pub fn run(args: Args) -> CliResult {
-    let set = config::agents()?;
+    let set = Config::global().agents()?;
     let report = Report {
         agents: set
             .agents

@@ -11,7 +11,7 @@ use rocload::backend::SoftAgent;
 use rocload::container::{read_containers, MappedFile, ReadOptions};
 use rocload::loader::fat_binary::module_for_agent;
 use rocload::loader::{Linker, LoadedSymbol, Module};
-use rocload::runtime::config;
+use rocload::runtime::config::Config;
 use rocload::target::{AgentIsa, Policy};
 use serde::Serialize;
 
@@ -79,15 +79,15 @@ pub(super) fn parse_isa(text: &str) -> Result<AgentIsa, String> {
 
 pub(super) fn parse_agent(agent: Option<AgentIsa>) -> Result<AgentIsa, Box<dyn std::error::Error>> {
     Ok(match agent {
-        Some(isa) => config::apply_override(isa)?,
-        None => config::soft_agent_isa()?,
+        Some(isa) => Config::global().apply_override(isa)?,
+        None => Config::global().soft_agent_isa()?,
     })
 }
 
 pub(super) fn parse_policy(policy: Option<&str>) -> Result<Policy, Box<dyn std::error::Error>> {
     Ok(match policy {
         Some(p) => Policy::from_env_value(Some(p))?,
-        None => config::policy()?,
+        None => Config::global().policy.clone()?,
     })
 }
 

@@ -41,7 +41,7 @@ fn parse_size_arg(text: &str) -> Result<u64, String> {
 /// Container-reading options: the environment's (`ROCLOAD_MAX_ENTRY_SIZE`,
 /// `ROCLOAD_VERIFY`), then the command line's.
 fn read_options(cli: &Cli) -> Result<ReadOptions, Box<dyn std::error::Error>> {
-    let mut options = rocload::runtime::config::read_options()?;
+    let mut options = rocload::runtime::config::Config::global().read_options()?;
     if let Some(limit) = cli.max_entry_size {
         options.limits.max_entry_size = limit;
     }
@@ -108,7 +108,7 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr, filtered by `ROCLOAD_LOG` (e.g. `debug`); nothing is printed without it.
 fn init_logging() {
-    if let Ok(filter) = std::env::var("ROCLOAD_LOG") {
+    if let Some(filter) = &rocload::runtime::config::Config::global().log {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
             .with_writer(std::io::stderr)

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::CliResult;
+use rocload::runtime::config::{self, Config};
 
 /// Names the directory provides, each a link to librocload.so.
 const NAMES: [&str; 4] = [
@@ -95,7 +96,7 @@ pub fn run(args: Args) -> CliResult {
             "LD_LIBRARY_PATH",
             prepend(dir.path(), std::env::var_os("LD_LIBRARY_PATH")),
         )
-        .env("ROCLOAD_RUN_MARKER", &marker);
+        .env(config::RUN_MARKER_ENV, &marker);
     if !args.tools.is_empty() {
         let mut tools = Vec::new();
         for t in &args.tools {
@@ -104,10 +105,8 @@ pub fn run(args: Args) -> CliResult {
                 .map_err(|e| format!("--tool {}: {e}", t.display()))?;
             tools.push(path.into_os_string());
         }
-        if let Some(existing) = std::env::var_os("ROCLOAD_TOOLS").filter(|v| !v.is_empty()) {
-            tools.push(existing);
-        }
-        command.env("ROCLOAD_TOOLS", tools.join(&OsString::from(":")));
+        tools.extend(Config::global().tools.iter().map(OsString::from));
+        command.env(config::TOOLS_ENV, tools.join(&OsString::from(":")));
     }
     let status = command
         .status()

@@ -9,9 +9,10 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use hsa_sys::*;
-use rocload::backend::soft::SignalTable;
+use rocload::backend::soft::{EmulatorOptions, SignalTable};
 use rocload::backend::SoftAgent;
 use rocload::device::Device;
+use rocload::runtime::config::Config;
 use rocload::target::AgentIsa;
 
 use crate::runtime::runtime;
@@ -74,31 +75,29 @@ fn cpu_model_name() -> String {
 
 /// The agents the environment names (see the module documentation).
 pub(crate) fn discover(signals: &Arc<SignalTable>) -> Status<Vec<AgentEntry>> {
-    let list = std::env::var("ROCLOAD_SOFT_ISA").unwrap_or_else(|_| "gfx1030".to_owned());
-    let list = if list.trim().is_empty() {
-        "gfx1030".to_owned()
-    } else {
-        list
+    let config = Config::global();
+    let isas = config.soft_agent_isas().map_err(|e| {
+        // ROCr prints nothing here, but nothing else would tell the user why.
+        eprintln!("hsa-soft: {e}");
+        HSA_STATUS_ERROR_INVALID_ISA_NAME
+    })?;
+    let options = EmulatorOptions {
+        check_every_access: config.memcheck.clone().map_err(|e| {
+            eprintln!("hsa-soft: {e}");
+            HSA_STATUS_ERROR_INVALID_ARGUMENT
+        })?,
+        ..EmulatorOptions::default()
     };
-    let override_version = std::env::var("ROCLOAD_OVERRIDE_GFX_VERSION").ok();
     let mut agents = vec![AgentEntry {
         kind: AgentKind::Cpu {
             name: cpu_model_name(),
         },
     }];
-    for name in list.split(',').map(str::trim) {
-        let isa = name
-            .parse::<AgentIsa>()
-            .and_then(|isa| isa.apply_override(override_version.as_deref()))
-            .map_err(|e| {
-                // ROCr prints nothing here, but nothing else would tell the user why.
-                eprintln!("hsa-soft: ROCLOAD_SOFT_ISA entry {name:?}: {e}");
-                HSA_STATUS_ERROR_INVALID_ISA_NAME
-            })?;
+    for isa in isas {
         tracing::debug!(isa = %isa.isa_name(), "software GPU agent");
         agents.push(AgentEntry {
             kind: AgentKind::Gpu {
-                soft: SoftAgent::with_signals(isa, signals.clone()),
+                soft: SoftAgent::with_options(isa, signals.clone(), &options),
                 isa,
             },
         });

@@ -14,23 +14,17 @@ use parking_lot::Mutex;
 use rocload::backend::soft::SignalTable;
 use rocload::device::SignalHandle;
 use rocload::loader::RocrCapabilities;
+use rocload::runtime::config::Config;
 
 use crate::agents::AgentEntry;
 use crate::util::{guard, put, Status};
 
-/// Environment variable choosing the ROCr version whose loader rules the library follows:
-/// `5.2.3` or `6.2`. It changes the rules only; the library's exports (what rocload detects
-/// the version by) change with the `rocr-6-2` feature.
-pub const ROCR_VERSION_ENV: &str = "ROCLOAD_SOFT_ROCR_VERSION";
+pub use rocload::runtime::config::SOFT_ROCR_VERSION_ENV as ROCR_VERSION_ENV;
 
 /// The ROCr version whose loader rules and answers this runtime follows: the environment's
 /// (see [`ROCR_VERSION_ENV`]), else 6.2 with the `rocr-6-2` feature, else 5.2.3.
 pub(crate) fn capabilities() -> Status<RocrCapabilities> {
-    match std::env::var(ROCR_VERSION_ENV)
-        .ok()
-        .as_deref()
-        .map(str::trim)
-    {
+    match Config::global().soft_rocr_version.as_deref().map(str::trim) {
         Some("5.2.3") => Ok(RocrCapabilities::ROCR_5_2_3),
         Some("6.2") => Ok(RocrCapabilities::ROCR_6_2),
         None | Some("") if cfg!(feature = "rocr-6-2") => Ok(RocrCapabilities::ROCR_6_2),

@@ -15,7 +15,7 @@
 //! use std::sync::Arc;
 //! use hsa_sys::{Hsa, HsaLibrary};
 //!
-//! match HsaLibrary::load() {
+//! match HsaLibrary::load(None) {
 //!     Err(e) => println!("no HSA runtime: {e}"),
 //!     Ok(lib) => match Hsa::init(Arc::new(lib)) {
 //!         // Without an AMD GPU driver: "hsa_init failed: HSA_STATUS_ERROR_OUT_OF_RESOURCES (0x1008): ..."

@@ -44,19 +44,21 @@ impl std::fmt::Debug for HsaLibrary {
 }
 
 impl HsaLibrary {
-    /// Opens the HSA runtime: the path in `ROCLOAD_HSA_LIBRARY` if that variable is set and not
-    /// empty (and then only that path, so a mistyped override is reported rather than silently
-    /// replaced by the system library), else `libhsa-runtime64.so.1`, then `libhsa-runtime64.so`.
+    /// Opens the HSA runtime: `configured` (the value of [`LIBRARY_ENV`], which rocload's
+    /// configuration reads) if given and not empty, and then only that path, so a mistyped
+    /// override is reported rather than silently replaced by the system library; else
+    /// `libhsa-runtime64.so.1`, then `libhsa-runtime64.so`. This crate reads no environment
+    /// variable itself.
     ///
     /// Loading runs the library's initialisers; it does not call `hsa_init`.
     ///
     /// # Errors
     /// [`LoadError`] listing every path tried with the dynamic loader's message, or saying that
     /// the opened library is not an HSA runtime (it lacks `hsa_init`).
-    pub fn load() -> Result<Self, LoadError> {
-        match std::env::var_os(LIBRARY_ENV) {
+    pub fn load(configured: Option<&std::ffi::OsStr>) -> Result<Self, LoadError> {
+        match configured {
             Some(path) if !path.is_empty() => {
-                Self::load_candidates(&[(path, CandidateSource::Environment)])
+                Self::load_candidates(&[(path.to_owned(), CandidateSource::Environment)])
             }
             _ => {
                 let defaults: Vec<(OsString, CandidateSource)> = DEFAULT_LIBRARY_NAMES

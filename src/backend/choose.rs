@@ -13,7 +13,7 @@
 use std::ffi::OsString;
 use std::sync::Arc;
 
-use hsa_sys::{CandidateSource, Hsa, HsaError, HsaLibrary, LoadAttempt};
+use hsa_sys::{Hsa, HsaError, HsaLibrary};
 
 use super::hsa::{HsaAgent, HsaAgentError, HsaSystem};
 use super::soft::{EmulatorOptions, SignalTable, SoftAgent, DEFAULT_SOFT_ISA};
@@ -298,26 +298,7 @@ fn soft_agents(config: &BackendConfig) -> Result<SoftAgents, BackendError> {
 
 /// Opens the library `config` names, or the default sonames in order, listing every attempt.
 fn open_library(config: &BackendConfig) -> Result<HsaLibrary, hsa_sys::LoadError> {
-    if let Some(path) = config.hsa_library.as_ref().filter(|p| !p.is_empty()) {
-        return HsaLibrary::load_from(path.clone()).map_err(|mut e| {
-            // Say where the path came from, as HsaLibrary::load would.
-            for a in &mut e.attempts {
-                a.source = CandidateSource::Environment;
-            }
-            e
-        });
-    }
-    let mut attempts: Vec<LoadAttempt> = Vec::new();
-    for name in hsa_sys::DEFAULT_LIBRARY_NAMES {
-        match HsaLibrary::load_from(*name) {
-            Ok(lib) => return Ok(lib),
-            Err(e) => attempts.extend(e.attempts.into_iter().map(|a| LoadAttempt {
-                source: CandidateSource::Default,
-                ..a
-            })),
-        }
-    }
-    Err(hsa_sys::LoadError { attempts })
+    HsaLibrary::load(config.hsa_library.as_deref())
 }
 
 /// The library's file (as the dynamic loader resolved it) or the name it was opened by.

@@ -1,29 +1,42 @@
-//! Configuration from the environment: the only module of the library that reads `ROCLOAD_*`
-//! variables. Every layer below takes values (a [`BackendConfig`], a [`Policy`], an override
-//! string), so tests and embedders never need to touch process-global state.
+//! Configuration from the environment: the only code in the workspace that reads `ROCLOAD_*`
+//! variables. [`Config::from_env`] reads every variable once into a [`Config`] value;
+//! [`Config::global`] is the process's copy, which `librocload.so`, `libhsa_soft.so` and the
+//! `rocload` tool all use. Every layer below takes values (a [`BackendConfig`], a [`Policy`],
+//! [`ReadOptions`]), so tests and embedders build a [`Config`] from any set of variables
+//! ([`Config::from_vars`]) without touching process-global state.
 //!
-//! | variable | read by | meaning |
+//! | variable | field | meaning |
 //! |---|---|---|
-//! | `ROCLOAD_BACKEND` | [`backend_config`] | `auto` (default), `hsa` or `soft` |
-//! | `ROCLOAD_HSA_LIBRARY` | [`backend_config`] | the HSA runtime library to open |
-//! | `ROCLOAD_SOFT_ISA` | [`backend_config`], [`soft_agent_isa`] | the software agent's ISA |
-//! | `ROCLOAD_OVERRIDE_GFX_VERSION` | [`backend_config`], [`soft_agent_isa`] | ISA override |
-//! | `ROCLOAD_ISA_POLICY` | [`policy`], [`runtime_options`] | `strict` (default) or `extended` |
-//! | `ROCLOAD_LOADING` | [`runtime_options`] | `lazy` (default) or `eager` |
-//! | `ROCLOAD_TOOLS` | [`tool_libraries`] | tool libraries librocload.so loads (`:`-separated) |
-//! | `ROCLOAD_MAX_ENTRY_SIZE` | [`read_options`], [`runtime_options`] | largest entry extracted, in bytes (default 256 MiB) |
-//! | `ROCLOAD_VERIFY` | [`read_options`], [`runtime_options`] | `1` checks every compressed bundle's MD5 (default `0`, as LLVM) |
-//! | `ROCLOAD_MEMCHECK` | [`backend_config`] | `allocation` (default) or `every-access`: how the software agent checks kernels' memory accesses |
+//! | `ROCLOAD_BACKEND` | [`Config::backend`] | `auto` (default), `hsa` or `soft` |
+//! | `ROCLOAD_HSA_LIBRARY` | [`Config::hsa_library`] | the HSA runtime library to open |
+//! | `ROCLOAD_SOFT_ISA` | [`Config::soft_isa`] | the software agents' ISAs, comma-separated |
+//! | `ROCLOAD_OVERRIDE_GFX_VERSION` | [`Config::override_gfx_version`] | ISA override |
+//! | `ROCLOAD_ISA_POLICY` | [`Config::policy`] | `strict` (default) or `extended` |
+//! | `ROCLOAD_LOADING` | [`Config::loading`] | `lazy` (default) or `eager` |
+//! | `ROCLOAD_TOOLS` | [`Config::tools`] | tool libraries librocload.so loads (`:`-separated) |
+//! | `ROCLOAD_MAX_ENTRY_SIZE` | [`Config::max_entry_size`] | largest entry extracted, in bytes (default 256 MiB) |
+//! | `ROCLOAD_VERIFY` | [`Config::verify`] | `1` checks every compressed bundle's MD5 (default `0`, as LLVM) |
+//! | `ROCLOAD_MEMCHECK` | [`Config::memcheck`] | `allocation` (default) or `every-access`: how the software agent checks kernels' memory accesses |
+//! | `ROCLOAD_LOG` | [`Config::log`] | the log filter of the programs that install a subscriber (`rocload`, `librocload.so`) |
+//! | `ROCLOAD_HIPRTC_CLANG` | [`Config::hiprtc_clang`] | the compiler hiprtc runs |
+//! | `ROCLOAD_DEVICE_LIB_PATH` | [`Config::device_lib_path`] | the device-library directory hiprtc passes to it |
+//! | `ROCLOAD_SOFT_ROCR_VERSION` | [`Config::soft_rocr_version`] | the ROCr version `libhsa_soft.so` follows (`5.2.3` or `6.2`) |
+//! | `ROCLOAD_RUN_MARKER` | [`Config::run_marker`] | set by `rocload run`: a file librocload.so creates at its first HIP call |
 //!
-//! `ROCLOAD_LOG` (the log filter) is read by the programs that install a log subscriber (the
-//! `rocload` tool and `librocload.so`), not by the library.
+//! A value that cannot be parsed is kept as a [`ConfigError`] in its field: the program that
+//! needs the setting decides whether that is fatal (the `rocload` tool) or a logged fallback
+//! to the default (a HIP program's start-up never fails on one).
+
+use std::ffi::OsString;
+
+use once_cell::sync::OnceCell;
 
 use crate::backend::choose::{choose_agents, AgentSet, BackendChoice, BackendConfig, BackendError};
 use crate::backend::soft::DEFAULT_SOFT_ISA;
+use crate::container::{HashCheck, ReadOptions, MAX_ENTRY_SIZE_ENV, VERIFY_ENV};
 use crate::target::{AgentIsa, Policy, TargetError};
 
 use super::{Loading, RuntimeOptions};
-use crate::container::{HashCheck, ReadOptions, MAX_ENTRY_SIZE_ENV, VERIFY_ENV};
 
 pub use crate::backend::choose::BACKEND_ENV;
 pub use crate::target::{
@@ -40,25 +53,42 @@ pub const LOADING_ENV: &str = "ROCLOAD_LOADING";
 /// checked against its bounds) or `every-access` (every lane asks the allocation table, which
 /// also catches a free racing the kernel). Checking cannot be turned off.
 pub const MEMCHECK_ENV: &str = "ROCLOAD_MEMCHECK";
-
 /// Environment variable naming tool libraries to load at the first HIP call, `:`-separated
 /// (what `rocload run --tool` sets).
 pub const TOOLS_ENV: &str = "ROCLOAD_TOOLS";
+/// Environment variable holding the log filter (`debug`, `rocload::loader=debug`, ...).
+pub const LOG_ENV: &str = "ROCLOAD_LOG";
+/// Environment variable naming the compiler hiprtc runs.
+pub const HIPRTC_CLANG_ENV: &str = "ROCLOAD_HIPRTC_CLANG";
+/// Environment variable naming the device-library directory hiprtc compiles against.
+pub const DEVICE_LIB_PATH_ENV: &str = "ROCLOAD_DEVICE_LIB_PATH";
+/// Environment variable choosing the ROCr version whose loader rules `libhsa_soft.so` follows.
+pub const SOFT_ROCR_VERSION_ENV: &str = "ROCLOAD_SOFT_ROCR_VERSION";
+/// Environment variable `rocload run` sets: a file to create at the first HIP call, so that it
+/// can tell a program that never used HIP from one that did.
+pub const RUN_MARKER_ENV: &str = "ROCLOAD_RUN_MARKER";
 
-/// The tool libraries named by `ROCLOAD_TOOLS`, in order; empty entries are skipped.
-pub fn tool_libraries() -> Vec<String> {
-    std::env::var(TOOLS_ENV)
-        .map(|v| {
-            v.split(':')
-                .filter(|p| !p.is_empty())
-                .map(str::to_owned)
-                .collect()
-        })
-        .unwrap_or_default()
-}
+/// Every `ROCLOAD_*` variable rocload reads.
+pub const VARIABLES: &[&str] = &[
+    BACKEND_ENV,
+    HSA_LIBRARY_ENV,
+    SOFT_ISA_ENV,
+    OVERRIDE_GFX_VERSION_ENV,
+    ISA_POLICY_ENV,
+    LOADING_ENV,
+    TOOLS_ENV,
+    MAX_ENTRY_SIZE_ENV,
+    VERIFY_ENV,
+    MEMCHECK_ENV,
+    LOG_ENV,
+    HIPRTC_CLANG_ENV,
+    DEVICE_LIB_PATH_ENV,
+    SOFT_ROCR_VERSION_ENV,
+    RUN_MARKER_ENV,
+];
 
 /// A variable that cannot be used.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
     /// The variable is set but not valid Unicode.
@@ -67,12 +97,9 @@ pub enum ConfigError {
         /// The variable.
         var: &'static str,
     },
-    /// The backend choice is invalid, or the chosen backend cannot be used.
-    #[error(transparent)]
-    Backend(#[from] BackendError),
-    /// A container-reading option (size cap, hash check) is invalid.
+    /// The variable's value is not one the setting accepts.
     #[error("{var}={value:?}: {reason}")]
-    Read {
+    Invalid {
         /// The variable.
         var: &'static str,
         /// Its value.
@@ -90,37 +117,293 @@ pub enum ConfigError {
     },
 }
 
-/// The variable's value; `None` when unset.
-fn var(name: &'static str) -> Result<Option<String>, ConfigError> {
-    match std::env::var(name) {
-        Ok(v) => Ok(Some(v)),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::NotUnicode { var: name }),
+/// Why the configured agents could not be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentsError {
+    /// A variable the choice depends on is invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The chosen backend cannot be used.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// One setting: its value, or why the variable's value was refused.
+pub type Setting<T> = Result<T, ConfigError>;
+
+/// Everything rocload takes from the environment, read once ([`Config::from_env`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// `ROCLOAD_BACKEND`.
+    pub backend: Setting<BackendChoice>,
+    /// `ROCLOAD_HSA_LIBRARY` (empty counts as unset).
+    pub hsa_library: Option<OsString>,
+    /// `ROCLOAD_SOFT_ISA` as given (empty counts as unset).
+    pub soft_isa: Setting<Option<String>>,
+    /// `ROCLOAD_OVERRIDE_GFX_VERSION` as given.
+    pub override_gfx_version: Setting<Option<String>>,
+    /// `ROCLOAD_ISA_POLICY`.
+    pub policy: Setting<Policy>,
+    /// `ROCLOAD_LOADING`.
+    pub loading: Setting<Loading>,
+    /// `ROCLOAD_TOOLS`, split at `:`, empty entries dropped.
+    pub tools: Vec<String>,
+    /// `ROCLOAD_MAX_ENTRY_SIZE`, when set.
+    pub max_entry_size: Setting<Option<u64>>,
+    /// `ROCLOAD_VERIFY`, when set.
+    pub verify: Setting<Option<HashCheck>>,
+    /// `ROCLOAD_MEMCHECK`: whether every access asks the allocation table.
+    pub memcheck: Setting<bool>,
+    /// `ROCLOAD_LOG`: the log filter, when set.
+    pub log: Option<String>,
+    /// `ROCLOAD_HIPRTC_CLANG` (empty counts as unset).
+    pub hiprtc_clang: Option<OsString>,
+    /// `ROCLOAD_DEVICE_LIB_PATH` (empty counts as unset).
+    pub device_lib_path: Option<OsString>,
+    /// `ROCLOAD_SOFT_ROCR_VERSION` as given (empty counts as unset).
+    pub soft_rocr_version: Option<String>,
+    /// `ROCLOAD_RUN_MARKER`.
+    pub run_marker: Option<OsString>,
+}
+
+static GLOBAL: OnceCell<Config> = OnceCell::new();
+
+impl Default for Config {
+    /// Every setting at its default, as with no variable set.
+    fn default() -> Config {
+        Config::from_vars(|_| None)
     }
 }
 
-/// The backend configuration the environment describes.
-///
-/// # Errors
-/// [`ConfigError::Backend`] for a bad `ROCLOAD_BACKEND`; [`ConfigError::Read`] for a bad
-/// `ROCLOAD_MEMCHECK`; [`ConfigError::NotUnicode`].
-pub fn backend_config() -> Result<BackendConfig, ConfigError> {
-    let check_every_access = match var(MEMCHECK_ENV)? {
-        None => false,
-        Some(v) => parse_memcheck(&v).ok_or(ConfigError::Read {
-            var: MEMCHECK_ENV,
-            value: v.clone(),
-            reason:
-                "expected allocation (the default) or every-access; checking cannot be turned off",
-        })?,
-    };
-    Ok(BackendConfig {
-        choice: BackendChoice::from_env_value(var(BACKEND_ENV)?.as_deref())?,
-        hsa_library: std::env::var_os(HSA_LIBRARY_ENV),
-        soft_isa: var(SOFT_ISA_ENV)?,
-        override_gfx_version: var(OVERRIDE_GFX_VERSION_ENV)?,
-        check_every_access,
-    })
+impl Config {
+    /// The process's configuration, read from the environment at the first call and never
+    /// again (variables changed later are not seen).
+    pub fn global() -> &'static Config {
+        GLOBAL.get_or_init(Config::from_env)
+    }
+
+    /// Reads every `ROCLOAD_*` variable now.
+    pub fn from_env() -> Config {
+        Config::from_vars(std::env::var_os)
+    }
+
+    /// A configuration from `lookup`, which answers a variable's value (`None`: unset).
+    ///
+    /// # Examples
+    /// ```
+    /// use rocload::runtime::config::Config;
+    /// use rocload::target::Policy;
+    ///
+    /// let config = Config::from_vars(|name| match name {
+    ///     "ROCLOAD_ISA_POLICY" => Some("extended".into()),
+    ///     "ROCLOAD_VERIFY" => Some("maybe".into()),
+    ///     _ => None,
+    /// });
+    /// assert_eq!(config.policy, Ok(Policy::Extended));
+    /// assert!(config.read_options().is_err()); // "maybe" is no switch
+    /// ```
+    pub fn from_vars(lookup: impl Fn(&'static str) -> Option<OsString>) -> Config {
+        let text = |name: &'static str| -> Setting<Option<String>> {
+            match lookup(name) {
+                None => Ok(None),
+                Some(v) => v
+                    .into_string()
+                    .map(Some)
+                    .map_err(|_| ConfigError::NotUnicode { var: name }),
+            }
+        };
+        let non_empty = |v: Option<OsString>| v.filter(|v| !v.is_empty());
+        let invalid = |var: &'static str, value: &str, reason: &'static str| ConfigError::Invalid {
+            var,
+            value: value.to_owned(),
+            reason,
+        };
+
+        let backend = text(BACKEND_ENV).and_then(|v| {
+            BackendChoice::from_env_value(v.as_deref()).map_err(|_| {
+                invalid(
+                    BACKEND_ENV,
+                    v.as_deref().unwrap_or_default(),
+                    "expected auto, hsa or soft",
+                )
+            })
+        });
+        let policy = text(ISA_POLICY_ENV).and_then(|v| {
+            Policy::from_env_value(v.as_deref()).map_err(|error| ConfigError::Target {
+                var: ISA_POLICY_ENV,
+                error,
+            })
+        });
+        let loading = text(LOADING_ENV).and_then(|v| match v {
+            None => Ok(Loading::Lazy),
+            Some(v) => Loading::parse(&v)
+                .ok_or_else(|| invalid(LOADING_ENV, &v, "expected lazy (the default) or eager")),
+        });
+        let max_entry_size = text(MAX_ENTRY_SIZE_ENV).and_then(|v| match v {
+            None => Ok(None),
+            Some(v) => parse_size(&v).map(Some).ok_or_else(|| {
+                invalid(
+                    MAX_ENTRY_SIZE_ENV,
+                    &v,
+                    "expected a byte count such as 268435456, 512M or 2G",
+                )
+            }),
+        });
+        let verify = text(VERIFY_ENV).and_then(|v| match v {
+            None => Ok(None),
+            Some(v) => parse_verify(&v)
+                .map(Some)
+                .ok_or_else(|| invalid(VERIFY_ENV, &v, "expected 1 or 0")),
+        });
+        let memcheck = text(MEMCHECK_ENV).and_then(|v| match v {
+            None => Ok(false),
+            Some(v) => parse_memcheck(&v).ok_or_else(|| {
+                invalid(
+                    MEMCHECK_ENV,
+                    &v,
+                    "expected allocation (the default) or every-access; checking cannot be turned off",
+                )
+            }),
+        });
+        let tools = text(TOOLS_ENV)
+            .ok()
+            .flatten()
+            .map(|v| {
+                v.split(':')
+                    .filter(|p| !p.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Config {
+            backend,
+            hsa_library: non_empty(lookup(HSA_LIBRARY_ENV)),
+            soft_isa: text(SOFT_ISA_ENV).map(|v| v.filter(|v| !v.trim().is_empty())),
+            override_gfx_version: text(OVERRIDE_GFX_VERSION_ENV),
+            policy,
+            loading,
+            tools,
+            max_entry_size,
+            verify,
+            memcheck,
+            log: text(LOG_ENV).ok().flatten(),
+            hiprtc_clang: non_empty(lookup(HIPRTC_CLANG_ENV)),
+            device_lib_path: non_empty(lookup(DEVICE_LIB_PATH_ENV)),
+            soft_rocr_version: text(SOFT_ROCR_VERSION_ENV)
+                .ok()
+                .flatten()
+                .filter(|v| !v.trim().is_empty()),
+            run_marker: lookup(RUN_MARKER_ENV),
+        }
+    }
+
+    /// The backend configuration: what [`choose_agents`] takes.
+    ///
+    /// # Errors
+    /// The first invalid variable among `ROCLOAD_BACKEND`, `ROCLOAD_MEMCHECK`,
+    /// `ROCLOAD_SOFT_ISA` and `ROCLOAD_OVERRIDE_GFX_VERSION`.
+    pub fn backend_config(&self) -> Result<BackendConfig, ConfigError> {
+        Ok(BackendConfig {
+            choice: self.backend.clone()?,
+            hsa_library: self.hsa_library.clone(),
+            soft_isa: self.soft_isa.clone()?,
+            override_gfx_version: self.override_gfx_version.clone()?,
+            check_every_access: self.memcheck.clone()?,
+        })
+    }
+
+    /// The agents this configuration chooses ([`choose_agents`] over [`backend_config`]).
+    ///
+    /// [`backend_config`]: Config::backend_config
+    ///
+    /// # Errors
+    /// As [`Config::backend_config`] and [`choose_agents`].
+    pub fn agents(&self) -> Result<AgentSet, AgentsError> {
+        Ok(choose_agents(&self.backend_config()?)?)
+    }
+
+    /// `isa` after `ROCLOAD_OVERRIDE_GFX_VERSION`, if set.
+    ///
+    /// # Errors
+    /// [`ConfigError::Target`] for an invalid or unknown version.
+    pub fn apply_override(&self, isa: AgentIsa) -> Result<AgentIsa, ConfigError> {
+        isa.apply_override(self.override_gfx_version.clone()?.as_deref())
+            .map_err(|error| ConfigError::Target {
+                var: OVERRIDE_GFX_VERSION_ENV,
+                error,
+            })
+    }
+
+    /// The software agents' ISAs: each entry of `ROCLOAD_SOFT_ISA` (default gfx1030), after the
+    /// override.
+    ///
+    /// # Errors
+    /// [`ConfigError::Target`] for an invalid ISA or override.
+    pub fn soft_agent_isas(&self) -> Result<Vec<AgentIsa>, ConfigError> {
+        let list = self.soft_isa.clone()?;
+        list.as_deref()
+            .unwrap_or(DEFAULT_SOFT_ISA)
+            .split(',')
+            .map(|name| {
+                let isa = name.trim().parse().map_err(|error| ConfigError::Target {
+                    var: SOFT_ISA_ENV,
+                    error,
+                })?;
+                self.apply_override(isa)
+            })
+            .collect()
+    }
+
+    /// The first software agent's ISA.
+    ///
+    /// # Errors
+    /// As [`Config::soft_agent_isas`].
+    pub fn soft_agent_isa(&self) -> Result<AgentIsa, ConfigError> {
+        self.soft_agent_isas().map(|isas| isas[0])
+    }
+
+    /// Container-reading options: `ROCLOAD_MAX_ENTRY_SIZE` and `ROCLOAD_VERIFY` over the
+    /// defaults.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] for a value that is not a size or a switch;
+    /// [`ConfigError::NotUnicode`].
+    pub fn read_options(&self) -> Result<ReadOptions, ConfigError> {
+        let mut options = ReadOptions::default();
+        if let Some(limit) = self.max_entry_size.clone()? {
+            options.limits.max_entry_size = limit;
+            tracing::debug!(limit, "entry size cap set from {MAX_ENTRY_SIZE_ENV}");
+        }
+        if let Some(verify) = self.verify.clone()? {
+            options.verify = verify;
+        }
+        Ok(options)
+    }
+
+    /// Runtime options from `ROCLOAD_LOADING`, `ROCLOAD_ISA_POLICY`, `ROCLOAD_MAX_ENTRY_SIZE`
+    /// and `ROCLOAD_VERIFY`. Invalid values are logged and replaced by the defaults: a
+    /// program's start-up never fails on them.
+    pub fn runtime_options(&self) -> RuntimeOptions {
+        let loading = self.loading.clone().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "using lazy loading");
+            Loading::Lazy
+        });
+        let policy = self.policy.clone().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "ignoring the ISA policy from the environment");
+            Policy::default()
+        });
+        let read = self.read_options().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "ignoring container-reading options from the environment");
+            ReadOptions::default()
+        });
+        RuntimeOptions {
+            loading,
+            policy,
+            read,
+        }
+    }
 }
 
 /// Whether `text` asks for every access to be checked (`every-access`) or for the default
@@ -131,50 +414,6 @@ pub fn parse_memcheck(text: &str) -> Option<bool> {
         "every-access" | "every_access" => Some(true),
         _ => None,
     }
-}
-
-/// The agents the environment chooses ([`choose_agents`] over [`backend_config`]).
-///
-/// # Errors
-/// As [`backend_config`] and [`choose_agents`].
-pub fn agents() -> Result<AgentSet, ConfigError> {
-    Ok(choose_agents(&backend_config()?)?)
-}
-
-/// The ISA policy named by `ROCLOAD_ISA_POLICY` (strict when unset).
-///
-/// # Errors
-/// [`ConfigError::Target`] for a value other than strict or extended.
-pub fn policy() -> Result<Policy, ConfigError> {
-    Policy::from_env_value(var(ISA_POLICY_ENV)?.as_deref()).map_err(|error| ConfigError::Target {
-        var: ISA_POLICY_ENV,
-        error,
-    })
-}
-
-/// `isa` after `ROCLOAD_OVERRIDE_GFX_VERSION`, if set.
-///
-/// # Errors
-/// [`ConfigError::Target`] for an invalid or unknown version.
-pub fn apply_override(isa: AgentIsa) -> Result<AgentIsa, ConfigError> {
-    isa.apply_override(var(OVERRIDE_GFX_VERSION_ENV)?.as_deref())
-        .map_err(|error| ConfigError::Target {
-            var: OVERRIDE_GFX_VERSION_ENV,
-            error,
-        })
-}
-
-/// The software agent's ISA: `ROCLOAD_SOFT_ISA` (default gfx1030), after the override.
-///
-/// # Errors
-/// [`ConfigError::Target`] for an invalid ISA or override.
-pub fn soft_agent_isa() -> Result<AgentIsa, ConfigError> {
-    let text = var(SOFT_ISA_ENV)?.unwrap_or_else(|| DEFAULT_SOFT_ISA.to_owned());
-    let isa = text.parse().map_err(|error| ConfigError::Target {
-        var: SOFT_ISA_ENV,
-        error,
-    })?;
-    apply_override(isa)
 }
 
 /// A byte count: decimal, or with a `K`, `M` or `G` suffix (binary multiples: `512M`).
@@ -199,68 +438,17 @@ pub fn parse_verify(text: &str) -> Option<HashCheck> {
     }
 }
 
-/// Container-reading options from `ROCLOAD_MAX_ENTRY_SIZE` (the cap on one entry's size)
-/// and `ROCLOAD_VERIFY` (the MD5 check), over the defaults.
-///
-/// # Errors
-/// [`ConfigError::Read`] for a value that is not a size or a switch;
-/// [`ConfigError::NotUnicode`].
-pub fn read_options() -> Result<ReadOptions, ConfigError> {
-    let mut options = ReadOptions::default();
-    if let Some(v) = var(MAX_ENTRY_SIZE_ENV)? {
-        options.limits.max_entry_size = parse_size(&v).ok_or(ConfigError::Read {
-            var: MAX_ENTRY_SIZE_ENV,
-            value: v.clone(),
-            reason: "expected a byte count such as 268435456, 512M or 2G",
-        })?;
-        tracing::debug!(
-            limit = options.limits.max_entry_size,
-            "entry size cap set from {MAX_ENTRY_SIZE_ENV}"
-        );
-    }
-    if let Some(v) = var(VERIFY_ENV)? {
-        options.verify = parse_verify(&v).ok_or(ConfigError::Read {
-            var: VERIFY_ENV,
-            value: v.clone(),
-            reason: "expected 1 or 0",
-        })?;
-    }
-    Ok(options)
-}
-
-/// Runtime options from `ROCLOAD_LOADING`, `ROCLOAD_ISA_POLICY`, `ROCLOAD_MAX_ENTRY_SIZE`
-/// and `ROCLOAD_VERIFY`. Invalid values are logged and replaced by the defaults: a program's
-/// start-up never fails on them.
-pub fn runtime_options() -> RuntimeOptions {
-    let loading = match var(LOADING_ENV) {
-        Ok(Some(v)) => Loading::parse(&v).unwrap_or_else(|| {
-            tracing::warn!(value = %v, "{LOADING_ENV} is neither lazy nor eager; using lazy");
-            Loading::Lazy
-        }),
-        Ok(None) => Loading::Lazy,
-        Err(e) => {
-            tracing::warn!(error = %e, "using lazy loading");
-            Loading::Lazy
-        }
-    };
-    let policy = policy().unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "ignoring the ISA policy from the environment");
-        Policy::default()
-    });
-    let read = read_options().unwrap_or_else(|e| {
-        tracing::warn!(error = %e, "ignoring container-reading options from the environment");
-        ReadOptions::default()
-    });
-    RuntimeOptions {
-        loading,
-        policy,
-        read,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn config(vars: &[(&str, &str)]) -> Config {
+        let vars: Vec<(String, OsString)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), OsString::from(v)))
+            .collect();
+        Config::from_vars(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    }
 
     #[test]
     fn sizes_and_switches_parse() {
@@ -278,5 +466,89 @@ mod tests {
         assert_eq!(parse_memcheck("allocation"), Some(false));
         assert_eq!(parse_memcheck(" Every-Access "), Some(true));
         assert_eq!(parse_memcheck("off"), None);
+    }
+
+    #[test]
+    fn defaults_with_no_variable() {
+        let c = Config::default();
+        assert_eq!(c.backend, Ok(BackendChoice::Auto));
+        assert_eq!(c.policy, Ok(Policy::Strict));
+        assert_eq!(c.loading, Ok(Loading::Lazy));
+        assert_eq!(c.memcheck, Ok(false));
+        assert!(c.tools.is_empty());
+        assert_eq!(c.read_options().unwrap(), ReadOptions::default());
+        let isas = c.soft_agent_isas().unwrap();
+        assert_eq!(isas.len(), 1);
+        assert_eq!(
+            isas[0].to_string(),
+            DEFAULT_SOFT_ISA.parse::<AgentIsa>().unwrap().to_string()
+        );
+    }
+
+    #[test]
+    fn each_setting_is_read_from_its_variable() {
+        let c = config(&[
+            (BACKEND_ENV, "soft"),
+            (HSA_LIBRARY_ENV, "/x/libhsa.so"),
+            (SOFT_ISA_ENV, "gfx1030, gfx90a:xnack+"),
+            (ISA_POLICY_ENV, "extended"),
+            (LOADING_ENV, "eager"),
+            (TOOLS_ENV, "a.so::b.so"),
+            (MAX_ENTRY_SIZE_ENV, "1M"),
+            (VERIFY_ENV, "1"),
+            (MEMCHECK_ENV, "every-access"),
+            (LOG_ENV, "debug"),
+            (HIPRTC_CLANG_ENV, "/usr/bin/clang"),
+            (DEVICE_LIB_PATH_ENV, ""),
+            (SOFT_ROCR_VERSION_ENV, "6.2"),
+            (RUN_MARKER_ENV, "/tmp/m"),
+        ]);
+        let backend = c.backend_config().unwrap();
+        assert_eq!(backend.choice, BackendChoice::Soft);
+        assert_eq!(backend.hsa_library, Some("/x/libhsa.so".into()));
+        assert!(backend.check_every_access);
+        assert_eq!(c.soft_agent_isas().unwrap().len(), 2);
+        assert_eq!(c.policy, Ok(Policy::Extended));
+        assert_eq!(c.loading, Ok(Loading::Eager));
+        assert_eq!(c.tools, ["a.so", "b.so"]);
+        let read = c.read_options().unwrap();
+        assert_eq!(read.limits.max_entry_size, 1 << 20);
+        assert_eq!(read.verify, HashCheck::Always);
+        assert_eq!(c.log.as_deref(), Some("debug"));
+        assert_eq!(c.hiprtc_clang, Some("/usr/bin/clang".into()));
+        assert_eq!(c.device_lib_path, None);
+        assert_eq!(c.soft_rocr_version.as_deref(), Some("6.2"));
+        assert_eq!(c.run_marker, Some("/tmp/m".into()));
+    }
+
+    #[test]
+    fn invalid_values_are_errors_that_name_the_variable() {
+        let c = config(&[
+            (BACKEND_ENV, "cuda"),
+            (MEMCHECK_ENV, "off"),
+            (LOADING_ENV, "sometimes"),
+            (SOFT_ISA_ENV, "gfx9999"),
+        ]);
+        assert!(matches!(
+            c.backend,
+            Err(ConfigError::Invalid { var: BACKEND_ENV, ref value, .. }) if value == "cuda"
+        ));
+        assert!(matches!(
+            c.memcheck,
+            Err(ConfigError::Invalid {
+                var: MEMCHECK_ENV,
+                ..
+            })
+        ));
+        assert!(c.backend_config().is_err());
+        assert!(matches!(
+            c.soft_agent_isas(),
+            Err(ConfigError::Target {
+                var: SOFT_ISA_ENV,
+                ..
+            })
+        ));
+        // Start-up falls back to the defaults.
+        assert_eq!(c.runtime_options().loading, Loading::Lazy);
     }
 }

@@ -454,18 +454,20 @@ impl Agents {
 type AgentsOrReason = Result<Agents, String>;
 
 /// The agents named by the environment: `ROCLOAD_BACKEND` chooses ROCr's GPU agents or the
-/// software agents (`ROCLOAD_SOFT_ISA`, default gfx1030); see [`config::agents`].
+/// software agents (`ROCLOAD_SOFT_ISA`, default gfx1030); see [`config::Config::agents`].
 ///
 /// # Errors
 /// Why no agent could be made (e.g. an invalid ISA in the environment).
 pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, String> {
-    config::agents()
+    config::Config::global()
+        .agents()
         .map(|set| set.agents)
         .map_err(|e| e.to_string())
 }
 
 fn discover_from_env(tools: &Arc<Tools>) -> Result<Agents, String> {
-    config::agents()
+    config::Config::global()
+        .agents()
         .map(|set| Agents::new(set.agents, set.devices, tools))
         .map_err(|e| e.to_string())
 }
@@ -513,11 +515,11 @@ impl Runtime {
     }
 
     /// The process-wide runtime, created at first call from the environment
-    /// ([`agents_from_env`], [`config::runtime_options`]). Never fails: without agents,
+    /// ([`agents_from_env`], [`config::Config::runtime_options`]). Never fails: without agents,
     /// device queries report why.
     pub fn global() -> &'static Runtime {
         GLOBAL.get_or_init(|| {
-            let options = config::runtime_options();
+            let options = config::Config::global().runtime_options();
             tracing::debug!(loading = ?options.loading, policy = %options.policy, "global runtime created; agents are chosen at first use");
             Runtime {
                 agents: OnceCell::new(),
