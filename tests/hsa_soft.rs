@@ -811,7 +811,7 @@ fn rocminfo_runs_against_the_library_and_prints_the_software_agents() {
         "HSA System Attributes",
         "Device Type:             CPU",
         "Name:                    gfx1030",
-        "Marketing Name:          rocload software agent (gfx1030)",
+        "Marketing Name:          rocload software agent",
         "Name:                    gfx90a",
         "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-",
         "Segment:                 GLOBAL; FLAGS: KERNARG, FINE GRAINED",

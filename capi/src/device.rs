@@ -64,57 +64,6 @@ pub extern "C" fn hipSetDevice(device_id: c_int) -> hipError_t {
     })
 }
 
-/// What the software agent reports about itself, read from the host it runs on.
-struct HostFacts {
-    /// Clock in kHz (`cpuinfo_max_freq`, else `/proc/cpuinfo`).
-    clock_khz: c_int,
-    /// Last-level cache bytes the agent shares (L2 of cpu0).
-    l2_bytes: c_int,
-    /// The host's memory in bytes (the software agent's device memory is host memory).
-    total_memory: u64,
-}
-
-fn host_facts() -> &'static HostFacts {
-    static FACTS: once_cell::sync::OnceCell<HostFacts> = once_cell::sync::OnceCell::new();
-    FACTS.get_or_init(|| {
-        let read = |p: &str| std::fs::read_to_string(p).ok();
-        let clock_khz = read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-            .and_then(|t| t.trim().parse::<c_int>().ok())
-            .or_else(|| {
-                read("/proc/cpuinfo")?
-                    .lines()
-                    .find_map(|l| l.strip_prefix("cpu MHz"))
-                    .and_then(|r| {
-                        r.trim_start_matches([' ', '\t', ':'])
-                            .trim()
-                            .parse::<f64>()
-                            .ok()
-                    })
-                    .map(|mhz| (mhz * 1000.0) as c_int)
-            })
-            .unwrap_or(1_000_000);
-        let l2_bytes = read("/sys/devices/system/cpu/cpu0/cache/index2/size")
-            .and_then(|t| {
-                let t = t.trim();
-                let (n, unit) =
-                    t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-                let n: c_int = n.parse().ok()?;
-                Some(match unit {
-                    "K" => n.saturating_mul(1024),
-                    "M" => n.saturating_mul(1 << 20),
-                    _ => n,
-                })
-            })
-            .unwrap_or(4 << 20);
-        let (_, total_memory) = crate::memory::host_memory();
-        HostFacts {
-            clock_khz,
-            l2_bytes,
-            total_memory,
-        }
-    })
-}
-
 /// `hipDeviceArch_t` of a gfx10.3 device: every feature but surface functions and dynamic
 /// parallelism (bits 14 and 16).
 const ARCH_FLAGS: hipDeviceArch_t = 0x1_ffff & !(1 << 14) & !(1 << 16);
@@ -125,20 +74,12 @@ fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
     let agent = rt.agent(device)?;
     let isa = agent.isa();
     let processor = isa.processor();
-    let units = rt
-        .device(device)
-        .map(|c| c.device().compute_units())
-        .unwrap_or(1)
-        .max(1);
-    let facts = host_facts();
-    // Read once: properties() answers every hipDeviceGetAttribute, which libraries call often.
+    // Every figure comes from the device's one set of properties, which hipDeviceGetAttribute,
+    // hipMemGetInfo and the software HSA library's agent queries read too.
+    let facts = rt.device(device)?.device().properties();
     let total = facts.total_memory;
     let mut p = hipDeviceProp_t::default();
-    let backend = match agent.backend() {
-        rocload_lib::loader::BackendKind::Soft => "rocload software agent",
-        rocload_lib::loader::BackendKind::Hsa => "AMD GPU (HSA)",
-    };
-    copy_c_string(&mut p.name, &format!("{backend} ({})", processor.name));
+    copy_c_string(&mut p.name, &facts.name);
     copy_c_string(&mut p.gcnArchName, &isa.target_id().to_string());
     if let Some(v) = processor.version {
         p.major = v.major as c_int;
@@ -147,31 +88,30 @@ fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
     }
     let clamp = |v: u64| c_int::try_from(v).unwrap_or(c_int::MAX);
     p.totalGlobalMem = total as usize;
-    p.sharedMemPerBlock = 65536;
+    p.sharedMemPerBlock = facts.lds_per_workgroup as usize;
     p.regsPerBlock = 65536;
     p.warpSize = processor.wavefront_size as c_int;
-    p.maxThreadsPerBlock = 1024;
+    p.maxThreadsPerBlock = clamp(u64::from(facts.max_workgroup_size));
     p.maxThreadsDim = [1024, 1024, 1024];
     p.maxGridSize = [c_int::MAX, 65536, 65536];
-    p.clockRate = facts.clock_khz;
-    p.memoryClockRate = facts.clock_khz;
-    p.memoryBusWidth = 64;
+    p.clockRate = clamp(u64::from(facts.clock_khz));
+    p.memoryClockRate = clamp(u64::from(facts.memory_clock_khz));
+    p.memoryBusWidth = clamp(u64::from(facts.memory_bus_width));
     p.totalConstMem = clamp(total).max(0) as usize;
-    p.multiProcessorCount = clamp(u64::from(units));
-    p.l2CacheSize = facts.l2_bytes;
+    p.multiProcessorCount = clamp(u64::from(facts.compute_units));
+    p.l2CacheSize = clamp(u64::from(facts.l2_cache()));
     p.maxThreadsPerMultiProcessor = occupancy::THREADS_PER_CU as c_int;
     p.computeMode = 0;
-    p.clockInstructionRate = facts.clock_khz;
+    p.clockInstructionRate = clamp(u64::from(facts.clock_khz));
     p.arch = ARCH_FLAGS;
     p.concurrentKernels = 1;
     p.pciDomainID = 0;
     p.pciBusID = 0;
     p.pciDeviceID = device as c_int;
-    p.maxSharedMemoryPerMultiProcessor = occupancy::LDS_PER_CU as usize;
+    p.maxSharedMemoryPerMultiProcessor = facts.lds_per_cu as usize;
     p.isMultiGpuBoard = 0;
     p.canMapHostMemory = 1;
-    // The software agent's device memory is host memory.
-    p.integrated = c_int::from(agent.backend() == rocload_lib::loader::BackendKind::Soft);
+    p.integrated = c_int::from(facts.integrated);
     p.cooperativeLaunch = 1;
     p.cooperativeMultiDeviceLaunch = 0;
     p.maxTexture1DLinear = 0;

@@ -273,39 +273,18 @@ pub unsafe extern "C" fn hipHostGetFlags(flags: *mut c_uint, host_ptr: *mut c_vo
     })
 }
 
-/// `hipError_t hipMemGetInfo(size_t* free, size_t* total)`: the host's available and total
-/// memory (the software agent's device memory is host memory).
+/// `hipError_t hipMemGetInfo(size_t* free, size_t* total)`: the current device's memory, as
+/// its properties give it (on the software agent: the host's, less what the device holds).
 #[no_mangle]
 pub unsafe extern "C" fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> hipError_t {
     call("hipMemGetInfo", || {
-        current_context()?;
-        let (avail, all) = host_memory();
+        let info = current_context()?.device().memory_info();
         // SAFETY: writable by the caller's contract (NULL rejected).
         unsafe {
-            out(free, "free", avail as usize)?;
-            out(total, "total", all as usize)
+            out(free, "free", info.free as usize)?;
+            out(total, "total", info.total as usize)
         }
     })
-}
-
-/// The host's available and total memory in bytes (`/proc/meminfo`).
-pub(crate) fn host_memory() -> (u64, u64) {
-    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let field = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|rest| {
-                rest.trim()
-                    .trim_end_matches("kB")
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-            })
-            .map(|kib| kib * 1024)
-    };
-    let total = field("MemTotal:").unwrap_or(16 << 30);
-    let available = field("MemAvailable:").unwrap_or(total / 2).min(total);
-    (available, total)
 }
 
 /// `hipError_t hipPointerGetAttributes(hipPointerAttribute_t*, const void* ptr)`: memory of

@@ -785,3 +785,135 @@ fn module_launches_with_params_extra_and_the_ext_form() {
         assert_eq!(hipModuleUnload(m), hipSuccess);
     }
 }
+
+/// `target/<profile>/libhsa_soft.so`, built by `cargo build --workspace` beside this test.
+fn software_hsa_library() -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.parent()?.join("libhsa_soft.so");
+    if path.is_file() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} missing but CI is set (cargo build --workspace builds it)",
+        path.display()
+    );
+    eprintln!(
+        "skipped: {} missing (cargo build --workspace)",
+        path.display()
+    );
+    None
+}
+
+/// Every API that reports a device fact answers from the same properties: HIP's properties
+/// struct, its attributes, hipDeviceTotalMem and hipMemGetInfo, the runtime's Rust view, and
+/// the software HSA library's agent and pool queries for the same kind of agent.
+#[test]
+fn every_api_reports_the_same_device_facts() {
+    use hsa_sys::*;
+    let mut p = hipDeviceProp_t::default();
+    let attr = |a: c_int| {
+        let mut v = -1;
+        assert_eq!(
+            unsafe { hipDeviceGetAttribute(&mut v, a, 0) },
+            hipSuccess,
+            "attribute {a}"
+        );
+        v
+    };
+    unsafe {
+        assert_eq!(hipSetDevice(0), hipSuccess);
+        assert_eq!(hipGetDeviceProperties(&mut p, 0), hipSuccess);
+    }
+    let props = rocload_lib::runtime::Runtime::global()
+        .device(0)
+        .unwrap()
+        .device()
+        .properties()
+        .clone();
+    let name = unsafe { CStr::from_ptr(p.name.as_ptr()) }
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(name, props.name);
+    assert_eq!(p.totalGlobalMem as u64, props.total_memory);
+    assert_eq!(p.clockRate as u32, props.clock_khz);
+    assert_eq!(p.l2CacheSize as u32, props.l2_cache());
+    assert_eq!(p.multiProcessorCount as u32, props.compute_units);
+    assert_eq!(p.maxSharedMemoryPerMultiProcessor as u32, props.lds_per_cu);
+    // hipDeviceAttribute_t of HIP 5.2.3: clock, L2, multiprocessors, total memory (clamped to
+    // an int), memory clock and bus width.
+    assert_eq!(attr(5), p.clockRate);
+    assert_eq!(attr(19), p.l2CacheSize);
+    assert_eq!(attr(63), p.multiProcessorCount);
+    assert_eq!(
+        attr(84),
+        c_int::try_from(p.totalGlobalMem).unwrap_or(c_int::MAX)
+    );
+    assert_eq!(attr(60), p.memoryClockRate);
+    assert_eq!(attr(59), p.memoryBusWidth);
+    let mut total = 0usize;
+    let (mut free, mut mem_total) = (0usize, 0usize);
+    unsafe {
+        assert_eq!(hipDeviceTotalMem(&mut total, 0), hipSuccess);
+        assert_eq!(hipMemGetInfo(&mut free, &mut mem_total), hipSuccess);
+    }
+    assert_eq!(total, p.totalGlobalMem);
+    assert_eq!(mem_total, p.totalGlobalMem);
+    assert!(free <= mem_total);
+
+    // The software HSA library over the same kind of agent.
+    if rocload_lib::runtime::Runtime::global().agents()[0].backend()
+        != rocload_lib::loader::BackendKind::Soft
+    {
+        return;
+    }
+    let Some(path) = software_hsa_library() else {
+        return;
+    };
+    let lib = std::sync::Arc::new(HsaLibrary::load_from(path).unwrap());
+    let hsa = Hsa::init(lib.clone()).unwrap();
+    let gpu = hsa
+        .agents()
+        .unwrap()
+        .into_iter()
+        .find(|a| a.device_type == DeviceType::Gpu)
+        .expect("a GPU agent");
+    let info =
+        |attribute| unsafe { result::agent_get_info::<u32>(&lib, gpu.handle, attribute) }.unwrap();
+    assert_eq!(
+        info(HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT),
+        props.compute_units
+    );
+    assert_eq!(
+        info(HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY),
+        props.clock_khz / 1000
+    );
+    assert_eq!(
+        info(HSA_AMD_AGENT_INFO_MEMORY_WIDTH),
+        props.memory_bus_width
+    );
+    let caches: [u8; 16] =
+        unsafe { result::agent_get_info(&lib, gpu.handle, HSA_AGENT_INFO_CACHE_SIZE) }.unwrap();
+    assert_eq!(
+        u32::from_le_bytes(caches[4..8].try_into().unwrap()),
+        props.l2_cache()
+    );
+    let product: [u8; 64] =
+        unsafe { result::agent_get_info(&lib, gpu.handle, HSA_AMD_AGENT_INFO_PRODUCT_NAME) }
+            .unwrap();
+    let end = product.iter().position(|&b| b == 0).unwrap();
+    assert_eq!(std::str::from_utf8(&product[..end]).unwrap(), props.name);
+    let pools = unsafe { result::agent_memory_pools(&lib, gpu.handle) }.unwrap();
+    let size = pools
+        .iter()
+        .find(|&&pool| {
+            unsafe { result::memory_pool_segment(&lib, pool) }.unwrap() == HSA_AMD_SEGMENT_GLOBAL
+        })
+        .map(|&pool| unsafe {
+            result::memory_pool_get_info::<usize>(&lib, pool, HSA_AMD_MEMORY_POOL_INFO_SIZE)
+        })
+        .expect("a global pool")
+        .unwrap();
+    assert_eq!(size as u64, props.total_memory);
+}

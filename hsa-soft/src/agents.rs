@@ -11,7 +11,7 @@ use std::sync::Arc;
 use hsa_sys::*;
 use rocload::backend::soft::{EmulatorOptions, SignalTable};
 use rocload::backend::SoftAgent;
-use rocload::device::Device;
+use rocload::device::{Device, HostFacts};
 use rocload::runtime::config::Config;
 use rocload::target::AgentIsa;
 
@@ -53,26 +53,6 @@ impl AgentEntry {
     }
 }
 
-fn cpu_model_name() -> String {
-    let text = std::fs::File::open("/proc/cpuinfo")
-        .ok()
-        .and_then(|f| {
-            use std::io::Read;
-            let mut buf = String::new();
-            f.take(64 * 1024).read_to_string(&mut buf).ok()?;
-            Some(buf)
-        })
-        .unwrap_or_default();
-    text.lines()
-        .find_map(|l| {
-            l.strip_prefix("model name")?
-                .split_once(':')
-                .map(|(_, v)| v.trim().to_owned())
-        })
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "CPU".to_owned())
-}
-
 /// The agents the environment names (see the module documentation).
 pub(crate) fn discover(signals: &Arc<SignalTable>) -> Status<Vec<AgentEntry>> {
     let config = Config::global();
@@ -90,7 +70,7 @@ pub(crate) fn discover(signals: &Arc<SignalTable>) -> Status<Vec<AgentEntry>> {
     };
     let mut agents = vec![AgentEntry {
         kind: AgentKind::Cpu {
-            name: cpu_model_name(),
+            name: HostFacts::get().cpu_name.clone(),
         },
     }];
     for isa in isas {
@@ -138,6 +118,7 @@ unsafe fn gpu_info(
 ) -> Status {
     let p = isa.processor();
     let name = p.name;
+    let props = soft.properties();
     let version_major = p.version.map_or(0, |v| v.major);
     // SAFETY: (all writes) the attribute's type is the caller's contract; types as ROCr's
     // GpuAgent::GetInfo writes them.
@@ -155,7 +136,7 @@ unsafe fn gpu_info(
             HSA_AGENT_INFO_FAST_F16_OPERATION => put(value, version_major >= 8),
             HSA_AGENT_INFO_WAVEFRONT_SIZE => put(value, p.wavefront_size),
             HSA_AGENT_INFO_WORKGROUP_MAX_DIM => put(value, [1024u16; 3]),
-            HSA_AGENT_INFO_WORKGROUP_MAX_SIZE => put(value, 1024u32),
+            HSA_AGENT_INFO_WORKGROUP_MAX_SIZE => put(value, props.max_workgroup_size),
             HSA_AGENT_INFO_GRID_MAX_DIM => put(
                 value,
                 hsa_dim3_t {
@@ -172,7 +153,7 @@ unsafe fn gpu_info(
             HSA_AGENT_INFO_QUEUE_TYPE => put(value, HSA_QUEUE_TYPE_MULTI),
             HSA_AGENT_INFO_NODE | HSA_AMD_AGENT_INFO_DRIVER_NODE_ID => put(value, index as u32),
             HSA_AGENT_INFO_DEVICE => put(value, HSA_DEVICE_TYPE_GPU),
-            HSA_AGENT_INFO_CACHE_SIZE => put(value, [16u32 * 1024, 4 * 1024 * 1024, 0, 0]),
+            HSA_AGENT_INFO_CACHE_SIZE => put(value, props.caches),
             HSA_AGENT_INFO_ISA => put(
                 value,
                 hsa_isa_t {
@@ -182,21 +163,17 @@ unsafe fn gpu_info(
             HSA_AGENT_INFO_EXTENSIONS => put(value, [0u8; 128]),
             HSA_AGENT_INFO_VERSION_MAJOR | HSA_AGENT_INFO_VERSION_MINOR => put(value, 1u16),
             HSA_AMD_AGENT_INFO_CHIP_ID => put(value, 0u32),
-            HSA_AMD_AGENT_INFO_CACHELINE_SIZE => put(value, 128u32),
-            HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => put(value, soft.compute_units()),
-            HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY => put(value, 0u32),
+            HSA_AMD_AGENT_INFO_CACHELINE_SIZE => put(value, props.cacheline),
+            HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => put(value, props.compute_units),
+            // ROCr answers clocks in MHz.
+            HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY => put(value, props.clock_khz / 1000),
             HSA_AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(value, 0u32),
             HSA_AMD_AGENT_INFO_BDFID => put(value, 0u32),
-            HSA_AMD_AGENT_INFO_MEMORY_WIDTH | HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => {
-                put(value, 0u32)
-            }
-            HSA_AMD_AGENT_INFO_PRODUCT_NAME => put_fixed_str(
-                value,
-                &format!("rocload software agent ({})", isa.target_id()),
-                64,
-            ),
-            HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU => put(value, 32u32),
-            HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU => put(value, 2u32),
+            HSA_AMD_AGENT_INFO_MEMORY_WIDTH => put(value, props.memory_bus_width),
+            HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(value, props.memory_clock_khz / 1000),
+            HSA_AMD_AGENT_INFO_PRODUCT_NAME => put_fixed_str(value, &props.name, 64),
+            HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU => put(value, props.max_waves_per_cu),
+            HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU => put(value, props.simds_per_cu),
             HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES | HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE => {
                 put(value, 1u32)
             }
@@ -253,10 +230,7 @@ unsafe fn cpu_info(name: &str, attribute: u32, value: *mut c_void) -> Status {
             | HSA_AMD_AGENT_INFO_NUM_SHADER_ARRAYS_PER_SE
             | HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU
             | HSA_AMD_AGENT_INFO_DOMAIN => put(value, 0u32),
-            HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => put(
-                value,
-                std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
-            ),
+            HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => put(value, HostFacts::get().cpus),
             HSA_AMD_AGENT_INFO_UUID => put_fixed_str(value, "CPU-XX", 7),
             _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
         }

@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use hsa_sys::*;
 use parking_lot::Mutex;
+use rocload::device::HostFacts;
 use rocload::device::{Condition, Device, MemoryKind};
 
 use crate::agents::{agent_index, AgentEntry};
@@ -152,15 +153,6 @@ struct Inner {
 /// Everything allocated or locked through the library.
 pub(crate) struct Memory {
     inner: Mutex<Inner>,
-    total_ram: u64,
-}
-
-fn total_ram() -> u64 {
-    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    text.lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(16 << 30, |kb| kb.saturating_mul(1024))
 }
 
 /// Where a range of memory is, as far as the library knows.
@@ -176,7 +168,6 @@ impl Memory {
     pub(crate) fn new(_agents: &[AgentEntry]) -> Memory {
         Memory {
             inner: Mutex::new(Inner::default()),
-            total_ram: total_ram(),
         }
     }
 
@@ -338,10 +329,11 @@ fn allow_access(rt: &Runtime, agents: &[usize], ptr: u64) -> Status {
 
 /// # Safety
 /// `value` is writable for the attribute's type.
-unsafe fn pool_info(rt: &Runtime, kind: PoolKind, attribute: u32, value: *mut c_void) -> Status {
+unsafe fn pool_info(kind: PoolKind, attribute: u32, value: *mut c_void) -> Status {
     let size = match kind {
         PoolKind::Group => GROUP_SIZE as u64,
-        _ => rt.memory.total_ram,
+        // The software agents' device memory is host memory: their properties' total.
+        _ => HostFacts::get().total_memory,
     };
     let segment = if kind == PoolKind::Group {
         HSA_AMD_SEGMENT_GROUP
@@ -376,7 +368,7 @@ unsafe fn pool_info(rt: &Runtime, kind: PoolKind, attribute: u32, value: *mut c_
 
 /// # Safety
 /// `value` is writable for the attribute's type.
-unsafe fn region_info(rt: &Runtime, kind: PoolKind, attribute: u32, value: *mut c_void) -> Status {
+unsafe fn region_info(kind: PoolKind, attribute: u32, value: *mut c_void) -> Status {
     // SAFETY: as pool_info; region attributes share the first values and types.
     unsafe {
         match attribute {
@@ -385,9 +377,9 @@ unsafe fn region_info(rt: &Runtime, kind: PoolKind, attribute: u32, value: *mut 
             | HSA_REGION_INFO_SIZE
             | HSA_REGION_INFO_RUNTIME_ALLOC_ALLOWED
             | HSA_REGION_INFO_RUNTIME_ALLOC_GRANULE
-            | HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => pool_info(rt, kind, attribute, value),
+            | HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => pool_info(kind, attribute, value),
             HSA_REGION_INFO_ALLOC_MAX_SIZE => {
-                pool_info(rt, kind, HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE, value)
+                pool_info(kind, HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE, value)
             }
             HSA_REGION_INFO_ALLOC_MAX_PRIVATE_WORKGROUP_SIZE => put(value, 0u32),
             _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
@@ -472,7 +464,7 @@ hsa_api! {
             let rt = runtime()?;
             let (_, kind) = pool_of(&rt, pool.handle)?;
             // SAFETY: the attribute's type is the caller's contract.
-            unsafe { pool_info(&rt, kind, attribute, value) }
+            unsafe { pool_info(kind, attribute, value) }
         })
     }
 
@@ -562,7 +554,7 @@ hsa_api! {
             let rt = runtime()?;
             let (_, kind) = pool_of(&rt, region.handle).map_err(|_| HSA_STATUS_ERROR_INVALID_REGION)?;
             // SAFETY: the attribute's type is the caller's contract.
-            unsafe { region_info(&rt, kind, attribute, value) }
+            unsafe { region_info(kind, attribute, value) }
         })
     }
 

@@ -15,6 +15,7 @@
 pub mod aql;
 pub mod kernarg;
 pub mod memory;
+pub mod properties;
 pub mod signal;
 
 use std::fmt;
@@ -26,6 +27,7 @@ use crate::loader::Agent;
 pub use aql::{DispatchGeometry, DispatchPacket};
 pub use kernarg::{ExplicitArgs, HiddenValues, KernargError};
 pub use memory::{AccessViolation, Allocation, AllocationTable, MemoryKind};
+pub use properties::{DeviceProperties, HostFacts, MemoryInfo};
 pub use signal::{Condition, Signal, SignalBackend};
 
 /// A device operation that did not happen.
@@ -266,8 +268,16 @@ pub trait Device: Agent {
     /// `src_shared_base`), for the hidden arguments of code object v5.
     fn apertures(&self) -> (u32, u32);
 
+    /// What the device is and has: the one source of every API's answers about it.
+    fn properties(&self) -> &DeviceProperties;
+
+    /// Device memory now, free and total.
+    fn memory_info(&self) -> MemoryInfo;
+
     /// Host threads (software agent) or compute units (GPU) that run work-groups in parallel.
-    fn compute_units(&self) -> u32;
+    fn compute_units(&self) -> u32 {
+        self.properties().compute_units
+    }
 
     /// Has `handler` serve the hostcall buffer whose doorbell signal carries `event_id`
     /// whenever a kernel rings it (device `printf`).

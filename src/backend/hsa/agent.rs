@@ -221,6 +221,8 @@ pub(crate) struct AgentInner {
     pub(crate) table: AllocationTable,
     pub(crate) memory: super::memory::MemoryState,
     pub(crate) apertures: OnceCell<(u32, u32)>,
+    /// What the agent reports about itself, read at the first question.
+    pub(crate) properties: OnceCell<crate::device::DeviceProperties>,
     /// Serves the agent's hostcall buffers (device `printf`).
     pub(crate) hostcall: super::hostcall::HostcallListener,
 }
@@ -287,6 +289,7 @@ impl HsaAgent {
             table: AllocationTable::new(),
             memory: super::memory::MemoryState::default(),
             apertures: OnceCell::new(),
+            properties: OnceCell::new(),
             hostcall: Default::default(),
         })))
     }

@@ -5,15 +5,16 @@
 
 use std::sync::Arc;
 
-use hsa_sys::result;
-use hsa_sys::HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT;
+use hsa_sys::result::{self, InfoValue};
+use hsa_sys::*;
 
 use super::agent::HsaAgent;
 use super::memory;
 use super::queue::HsaQueue;
 use super::signal::{HsaSignal, OwnedSignal};
 use crate::device::{
-    Allocation, AllocationTable, Device, DeviceError, MemoryKind, Queue, Signal, SignalHandle,
+    Allocation, AllocationTable, Device, DeviceError, DeviceProperties, MemoryInfo, MemoryKind,
+    Queue, Signal, SignalHandle,
 };
 
 impl Device for HsaAgent {
@@ -89,17 +90,84 @@ impl Device for HsaAgent {
             })
     }
 
-    fn compute_units(&self) -> u32 {
-        // SAFETY: the agent comes from this runtime; the attribute is a uint32_t.
-        unsafe {
-            result::agent_get_info::<u32>(
-                self.lib(),
-                self.handle(),
-                HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT,
-            )
+    fn properties(&self) -> &DeviceProperties {
+        self.0.properties.get_or_init(|| properties(self))
+    }
+
+    /// Free memory as the device pool's size less what rocload holds in it (ROCr 5.2 has no
+    /// query for the driver's free memory).
+    fn memory_info(&self) -> MemoryInfo {
+        let total = self.properties().total_memory;
+        let held = self.0.table.bytes_of_kind(MemoryKind::Device);
+        MemoryInfo {
+            free: total.saturating_sub(held),
+            total,
         }
+    }
+}
+
+/// The agent's answers to ROCr's agent and pool queries (`GpuAgent::GetInfo`); an attribute
+/// the runtime cannot answer keeps a neutral value and is logged. Never run on a GPU; runs
+/// against the software HSA library.
+fn properties(agent: &HsaAgent) -> DeviceProperties {
+    fn get<T: InfoValue>(agent: &HsaAgent, attribute: u32, fallback: T) -> T {
+        // SAFETY: the agent comes from this runtime; each call site names an attribute whose
+        // value has type T (ROCr's hsa.h and hsa_ext_amd.h).
+        unsafe { result::agent_get_info::<T>(agent.lib(), agent.handle(), attribute) }
+            .unwrap_or_else(|e| {
+                tracing::debug!(agent = %agent.name(), attribute, error = %e, "agent query failed");
+                fallback
+            })
+    }
+    let name_bytes: [u8; 64] = get(agent, HSA_AMD_AGENT_INFO_PRODUCT_NAME, [0; 64]);
+    let end = name_bytes.iter().position(|&b| b == 0).unwrap_or(64);
+    let name = String::from_utf8_lossy(&name_bytes[..end])
+        .trim()
+        .to_owned();
+    let caches: [u8; 16] = get(agent, HSA_AGENT_INFO_CACHE_SIZE, [0; 16]);
+    let cache = |i: usize| {
+        u32::from_le_bytes([
+            caches[4 * i],
+            caches[4 * i + 1],
+            caches[4 * i + 2],
+            caches[4 * i + 3],
+        ])
+    };
+    let total_memory = memory::pools(agent)
         .ok()
-        .filter(|&n| n > 0)
-        .unwrap_or(1)
+        .and_then(|p| {
+            // SAFETY: a pool of this runtime; HSA_AMD_MEMORY_POOL_INFO_SIZE is a size_t.
+            unsafe {
+                result::memory_pool_get_info::<usize>(
+                    agent.lib(),
+                    p.device(),
+                    HSA_AMD_MEMORY_POOL_INFO_SIZE,
+                )
+            }
+            .ok()
+        })
+        .unwrap_or(0) as u64;
+    let mhz = |attribute| get::<u32>(agent, attribute, 0).saturating_mul(1000);
+    let max_workgroup_size: u32 = get(agent, HSA_AGENT_INFO_WORKGROUP_MAX_SIZE, 1024);
+    DeviceProperties {
+        name: if name.is_empty() {
+            agent.name().to_owned()
+        } else {
+            name
+        },
+        compute_units: get::<u32>(agent, HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT, 1).max(1),
+        simds_per_cu: get(agent, HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU, 0),
+        max_waves_per_cu: get(agent, HSA_AMD_AGENT_INFO_MAX_WAVES_PER_CU, 0),
+        clock_khz: mhz(HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY),
+        memory_clock_khz: mhz(HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY),
+        memory_bus_width: get(agent, HSA_AMD_AGENT_INFO_MEMORY_WIDTH, 0),
+        caches: [cache(0), cache(1), cache(2), cache(3)],
+        cacheline: get(agent, HSA_AMD_AGENT_INFO_CACHELINE_SIZE, 0),
+        total_memory,
+        // Every AMDGPU processor rocload knows has 64 KiB of LDS per work-group and per CU.
+        lds_per_workgroup: 64 * 1024,
+        lds_per_cu: 64 * 1024,
+        max_workgroup_size,
+        integrated: false,
     }
 }

@@ -37,6 +37,13 @@ pub(crate) struct Pools {
     pub(crate) cpu: hsa_agent_t,
 }
 
+impl Pools {
+    /// The GPU's coarse-grained pool, where device memory comes from.
+    pub(crate) fn device(&self) -> hsa_amd_memory_pool_t {
+        self.device
+    }
+}
+
 /// Per-agent memory bookkeeping: the pools (found at first use) and what came from them.
 #[derive(Debug, Default)]
 pub(crate) struct MemoryState {

@@ -20,8 +20,8 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 
 use crate::device::{
-    Allocation, AllocationTable, Device, DeviceError, HostcallHandler, MemoryKind, Queue, Signal,
-    SignalHandle,
+    Allocation, AllocationTable, Device, DeviceError, DeviceProperties, HostFacts, HostcallHandler,
+    MemoryInfo, MemoryKind, Queue, Signal, SignalHandle,
 };
 use crate::loader::{
     relocate, Agent, BackendKind, ExecutableBackend, LoadError, Module, Placement,
@@ -50,6 +50,30 @@ pub(crate) struct State {
     pub(crate) signals: Arc<SignalTable>,
     pub(crate) hostcall: HostcallHandlers,
     pub(crate) executor: Arc<dyn KernelExecutor>,
+    pub(crate) properties: DeviceProperties,
+}
+
+/// What the software agent reports about itself: the host's clock, caches and memory (its
+/// device memory is host memory), one compute unit per host thread, and the shape of an RDNA2
+/// compute unit (2 SIMDs of 16 waves, 64 KiB of LDS) that the occupancy model assumes.
+fn soft_properties() -> DeviceProperties {
+    let host = HostFacts::get();
+    DeviceProperties {
+        name: "rocload software agent".to_owned(),
+        compute_units: host.cpus,
+        simds_per_cu: 2,
+        max_waves_per_cu: 32,
+        clock_khz: host.clock_khz,
+        memory_clock_khz: host.clock_khz,
+        memory_bus_width: 64,
+        caches: host.caches,
+        cacheline: 128,
+        total_memory: host.total_memory,
+        lds_per_workgroup: 64 * 1024,
+        lds_per_cu: 64 * 1024,
+        max_workgroup_size: 1024,
+        integrated: true,
+    }
 }
 
 impl std::fmt::Debug for State {
@@ -171,6 +195,7 @@ impl SoftAgent {
                 signals,
                 hostcall: HostcallHandlers::default(),
                 executor,
+                properties: soft_properties(),
             }),
         }
     }
@@ -349,8 +374,26 @@ impl Device for SoftAgent {
         Ok(())
     }
 
-    fn compute_units(&self) -> u32 {
-        std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+    fn properties(&self) -> &DeviceProperties {
+        &self.state.properties
+    }
+
+    /// Free memory: what the host can still give, and never more than the total less what this
+    /// device holds (the host counts an allocation's pages only once they are touched).
+    fn memory_info(&self) -> MemoryInfo {
+        let total = self.state.properties.total_memory;
+        let held: u64 = [
+            MemoryKind::Device,
+            MemoryKind::Managed,
+            MemoryKind::PinnedHost,
+        ]
+        .iter()
+        .map(|&k| self.state.table.bytes_of_kind(k))
+        .sum();
+        let free = HostFacts::get()
+            .available_memory()
+            .min(total.saturating_sub(held));
+        MemoryInfo { free, total }
     }
 }
 
