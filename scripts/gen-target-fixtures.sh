@@ -14,6 +14,9 @@
 #                         `-mcpu=<processor>:<feature>+`
 #   bundler-compat.txt    agent <TAB> entry <TAB> compatible|incompatible: whether
 #                         clang-offload-bundler -unbundle extracts that entry for that target
+#   bundler-requests.txt  request <TAB> entry <TAB> compatible|incompatible: the same for requests
+#                         that leave features out (`gfx90a:xnack+`, `gfx942:xnack-`, `gfx90a`),
+#                         as `rocload extract --target` gets them
 #   bundle-ids.txt        `clang-offload-bundler -list` of a real multi-arch HIP object
 set -euo pipefail
 
@@ -123,6 +126,26 @@ for e in $entries; do
             -targets="hipv4-amdgcn-amd-amdhsa--$a" -output="$WORK/out" -allow-missing-bundles
         if [ -s "$WORK/out" ]; then verdict=compatible; else verdict=incompatible; fi
         printf '%s\t%s\t%s\n' "$a" "hipv4-amdgcn-amd-amdhsa--$e" "$verdict" >>"$OUT/bundler-compat.txt"
+    done
+done
+
+# The same for requests that leave features out: no defaults, unlike agents.
+: >"$OUT/bundler-requests.txt"
+requests="gfx90a gfx90a:xnack+ gfx90a:xnack- gfx90a:sramecc+ gfx90a:sramecc-:xnack+ gfx906
+    gfx906:xnack- gfx906:sramecc+ gfx900 gfx942 gfx942:xnack- gfx942:sramecc+:xnack- gfx1030"
+entries="gfx90a gfx90a:xnack- gfx90a:xnack+ gfx90a:sramecc+ gfx90a:sramecc-:xnack+ gfx906
+    gfx906:xnack- gfx906:sramecc+:xnack- gfx900 gfx900:xnack+ gfx942 gfx942:xnack-
+    gfx942:sramecc+:xnack- gfx942:sramecc-:xnack+ gfx1030"
+for e in $entries; do
+    "$LLVM_BIN/clang-offload-bundler" -type=o \
+        -targets="host-x86_64-unknown-linux--,hipv4-amdgcn-amd-amdhsa--$e" \
+        -input=/dev/null -input="$OUT/co/gfx1030.v5.o" -output="$WORK/one.bundle"
+    for r in $requests; do
+        rm -f "$WORK/out"
+        "$LLVM_BIN/clang-offload-bundler" -unbundle -type=o -input="$WORK/one.bundle" \
+            -targets="hipv4-amdgcn-amd-amdhsa--$r" -output="$WORK/out" -allow-missing-bundles
+        if [ -s "$WORK/out" ]; then verdict=compatible; else verdict=incompatible; fi
+        printf '%s\t%s\t%s\n' "$r" "hipv4-amdgcn-amd-amdhsa--$e" "$verdict" >>"$OUT/bundler-requests.txt"
     done
 done
 

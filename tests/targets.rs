@@ -11,7 +11,7 @@ use std::process::Command;
 use proptest::prelude::*;
 use rocload::target::{
     check, check_entry, select, AgentIsa, ElfTarget, EntryId, Feature, FeatureMode, Policy,
-    Processor, TargetId,
+    Processor, Request, TargetId,
 };
 
 fn fixtures() -> PathBuf {
@@ -310,6 +310,31 @@ fn compatibility_matches_clang_offload_bundler() {
         n += 1;
     }
     assert!(n >= 100);
+}
+
+#[test]
+fn requests_follow_clang_offload_bundler() {
+    // bundler-compat.txt asks with every feature given, bundler-requests.txt with features
+    // left out (`gfx90a:xnack+` against a `gfx90a` entry, `gfx942:xnack-`, plain `gfx90a`).
+    let mut n = 0;
+    for file in ["bundler-compat.txt", "bundler-requests.txt"] {
+        for line in read(file).lines() {
+            let cols: Vec<&str> = line.split('\t').collect();
+            for request in [
+                cols[0].to_string(),
+                format!("hipv4-amdgcn-amd-amdhsa--{}", cols[0]),
+            ] {
+                let verdict = Request::parse(&request).unwrap().check(cols[1]);
+                assert_eq!(
+                    verdict.is_ok(),
+                    cols[2] == "compatible",
+                    "{file}: {line}: {verdict:?}"
+                );
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 300, "{n}");
 }
 
 #[test]

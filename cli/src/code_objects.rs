@@ -1,11 +1,12 @@
 //! The code objects of a file that `--target ID` and `--bundle N` select: shared by the
-//! subcommands that look inside code objects (`symbols`, `disasm`).
+//! subcommands that look inside code objects (`symbols`, `disasm`). `--target` names, in each
+//! bundle, the entry `extract --target` would take (clang-offload-bundler's rule).
 
 use std::borrow::Cow;
 use std::path::Path;
 
 use rocload::container::{read_containers, ReadOptions};
-use rocload::target::entry_matches;
+use rocload::target::Request;
 
 /// One selected code object.
 pub struct Selected<'a> {
@@ -27,6 +28,7 @@ pub fn select<'a>(
     options: &ReadOptions,
 ) -> Result<Vec<Selected<'a>>, Box<dyn std::error::Error>> {
     let containers = read_containers(data, options)?;
+    let request = target.map(Request::parse).transpose()?;
     let mut selected = Vec::new();
     // Entries passed over, with why, for the error when no code object is found.
     let mut skipped = Vec::new();
@@ -34,8 +36,19 @@ pub fn select<'a>(
         .iter()
         .filter(|l| bundle.is_none_or(|b| b == l.index))
     {
-        for (i, e) in l.entries()?.iter().enumerate() {
-            if !target.is_none_or(|t| entry_matches(&e.id, t)) {
+        let entries = l.entries()?;
+        let chosen = request.as_ref().map(|r| {
+            let choice = r.choose(entries.iter().map(|e| e.id.as_ref()));
+            if choice.chosen.is_none() {
+                skipped.extend(choice.candidates.iter().filter_map(|(id, verdict)| {
+                    let reason = verdict.as_ref().err()?;
+                    Some(format!("bundle {}: {id} ({reason})", l.index))
+                }));
+            }
+            choice.chosen
+        });
+        for (i, e) in entries.iter().enumerate() {
+            if chosen.is_some_and(|c| c != Some(i)) {
                 continue;
             }
             // Host entries and bitcode are not code objects.

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rocload::container::{
-    read_containers, Container, ContainerError, HashCheck, MappedFile, ReadOptions,
+    read_containers, CompressedBundle, Container, ContainerError, HashCheck, Located, MappedFile,
+    ReadOptions,
 };
 
 use super::CliResult;
@@ -26,6 +27,51 @@ pub struct Args {
     no_verify: bool,
 }
 
+/// The compressed bundle to inflate and its offset: bundle `wanted`, or the first compressed one. The error
+/// says what the bundle is instead, and which bundles are compressed.
+fn choose<'c, 'a>(
+    containers: &'c [Located<'a>],
+    wanted: Option<usize>,
+) -> Result<(u64, &'c CompressedBundle<'a>), String> {
+    // With its offset in the input, for errors.
+    let compressed = |l: &'c Located<'a>| match &l.container {
+        Container::Compressed(c) => Some((l.offset, c)),
+        _ => None,
+    };
+    let what = |l: &Located<'_>| {
+        let kind = match l.container {
+            Container::Bundle(_) => "a plain (uncompressed) bundle",
+            Container::CodeObject(_) => "a bare code object, not a bundle",
+            Container::OffloadBinary(_) => "an LLVM OffloadBinary, not a compressed bundle",
+            _ => "not a compressed bundle",
+        };
+        format!("bundle {} at {:#x} is {kind}", l.index, l.offset)
+    };
+    let Some(b) = wanted else {
+        return containers.iter().find_map(compressed).ok_or_else(|| {
+            let all: Vec<String> = containers.iter().map(what).collect();
+            format!("nothing to inflate: {}", all.join("; "))
+        });
+    };
+    let listed: Vec<String> = containers
+        .iter()
+        .filter(|l| compressed(l).is_some())
+        .map(|l| format!("{} at {:#x}", l.index, l.offset))
+        .collect();
+    let which = if listed.is_empty() {
+        "no bundle in it is compressed".to_string()
+    } else {
+        format!("compressed bundles: {}", listed.join(", "))
+    };
+    let l = containers.iter().find(|l| l.index == b).ok_or_else(|| {
+        format!(
+            "there is no bundle {b} (it has {}); {which}",
+            containers.len()
+        )
+    })?;
+    compressed(l).ok_or_else(|| format!("{}: there is nothing to inflate; {which}", what(l)))
+}
+
 /// Runs `rocload inflate`.
 pub fn run(args: Args, options: &ReadOptions) -> CliResult {
     let file = MappedFile::open(&args.file)?;
@@ -34,16 +80,8 @@ pub fn run(args: Args, options: &ReadOptions) -> CliResult {
         options.verify = HashCheck::Never;
     }
     let containers = read_containers(file.bytes(), &options)?;
-    let chosen = containers
-        .iter()
-        .find(|l| {
-            matches!(l.container, Container::Compressed(_))
-                && args.bundle.is_none_or(|b| b == l.index)
-        })
-        .ok_or("no such compressed bundle")?;
-    let Container::Compressed(c) = &chosen.container else {
-        return Err("no such compressed bundle".into());
-    };
+    let (origin, c) = choose(&containers, args.bundle)
+        .map_err(|why| format!("{}: {why}", args.file.display()))?;
     // Streamed to the output in chunks, as `zstd -d` does: no buffer of the whole bundle.
     let result = match &args.output {
         Some(path) => {
@@ -66,7 +104,7 @@ pub fn run(args: Args, options: &ReadOptions) -> CliResult {
                 // A partial bundle is worse than none.
                 let _ = std::fs::remove_file(path);
             }
-            Err(Box::new(e.rebase(chosen.offset)))
+            Err(Box::new(e.rebase(origin)))
         }
     }
 }

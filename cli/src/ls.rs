@@ -77,6 +77,7 @@ fn row(located: &Located<'_>) -> Result<BundleRow, rocload::container::Container
 pub fn run(args: Args, options: &ReadOptions) -> CliResult {
     let file = MappedFile::open(&args.file)?;
     let containers = read_containers(file.bytes(), options)?;
+    super::verify_all(&containers, options)?;
     let rows = containers.iter().map(row).collect::<Result<Vec<_>, _>>()?;
     if args.json {
         super::print(&(serde_json::to_string_pretty(&Listing { bundles: rows })? + "\n"))?;

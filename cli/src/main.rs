@@ -117,6 +117,23 @@ fn init_logging() {
     }
 }
 
+/// With `--verify` (or `ROCLOAD_VERIFY=1`), checks every compressed bundle's size and MD5
+/// before anything is listed or chosen (`ls`, `select`: they inflate no more than the entry
+/// tables otherwise). The error names the bundle.
+pub fn verify_all(
+    containers: &[rocload::container::Located<'_>],
+    options: &ReadOptions,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if options.verify != HashCheck::Always {
+        return Ok(());
+    }
+    for l in containers {
+        l.verify()
+            .map_err(|e| format!("bundle {} at {:#x}: {e}", l.index, l.offset))?;
+    }
+    Ok(())
+}
+
 /// Errors of a subcommand: anything displayable, reported as `rocload: <message>`.
 pub type CliResult = Result<ExitCode, Box<dyn std::error::Error>>;
 

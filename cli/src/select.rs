@@ -27,13 +27,15 @@ pub struct Args {
     json: bool,
 }
 
-/// Runs `rocload select`: exit 0 when every bundle has a choice, 1 otherwise (with the
-/// explanation on stderr).
+/// Runs `rocload select`: exit 0 when every bundle has a choice, the table (or JSON) on
+/// standard output. Otherwise exit 1 with the explanation on stderr and nothing on standard
+/// output, except that `--json` still prints its document there.
 pub fn run(args: Args, options: &ReadOptions) -> CliResult {
     let agent = super::load::parse_agent(Some(args.agent))?;
     let policy = super::load::parse_policy(args.policy.as_deref())?;
     let file = MappedFile::open(&args.file)?;
     let containers = read_containers(file.bytes(), options)?;
+    super::verify_all(&containers, options)?;
     let entries = containers
         .iter()
         .map(|l| l.entries())
@@ -50,48 +52,64 @@ pub fn run(args: Args, options: &ReadOptions) -> CliResult {
             selection: select(&agent, ids, policy),
         })
         .collect();
-    let all_chosen = bundles.iter().all(|b| b.selection.chosen.is_some());
+    let failed: Vec<String> = bundles
+        .iter()
+        .filter(|b| b.selection.chosen.is_none())
+        .map(|b| b.index.to_string())
+        .collect();
     let report = SelectReport {
         agent,
         policy,
         bundles,
     };
     if args.json {
+        // The document is the answer either way; the failure is its exit status.
         super::print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
-    } else {
+    } else if failed.is_empty() {
         let mut text = format!("agent {}, policy {}\n", agent.isa_name(), policy.as_str());
-        for b in &report.bundles {
-            let chosen = b.selection.chosen_candidate().map_or("none", |c| c.id);
-            writeln!(text, "bundle {}: {chosen}", b.index)?;
-            for c in &b.selection.candidates {
-                writeln!(
-                    text,
-                    "  {} {:<48} {}",
-                    if Some(c.index) == b.selection.chosen {
-                        "*"
-                    } else {
-                        " "
-                    },
-                    c.id,
-                    c.verdict
-                )?;
-            }
-        }
+        table(&mut text, &report, false)?;
         super::print(&text)?;
     }
-    if !all_chosen {
-        for b in report
-            .bundles
-            .iter()
-            .filter(|b| b.selection.chosen.is_none())
-        {
-            eprintln!(
-                "rocload: bundle {}: {}",
-                b.index,
-                b.selection.no_match_error()
-            );
-        }
-        return Ok(ExitCode::from(1));
+    if failed.is_empty() {
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(ExitCode::SUCCESS)
+    // One explanation, on stderr: what failed, then (in text mode) every bundle's verdicts
+    // with the hints of those that failed. Standard output stays empty.
+    let mut text = format!(
+        "rocload: {}: no code object can run on agent {} (policy {}) in bundle{} {}\n",
+        args.file.display(),
+        agent.isa_name(),
+        policy.as_str(),
+        if failed.len() == 1 { "" } else { "s" },
+        failed.join(", ")
+    );
+    if !args.json {
+        table(&mut text, &report, true)?;
+    }
+    use std::io::Write as _;
+    std::io::stderr().lock().write_all(text.as_bytes())?;
+    Ok(ExitCode::from(1))
+}
+
+/// The verdicts of every bundle, one entry a line, the chosen one starred; with `hints`, the
+/// hints of bundles without a choice.
+fn table(text: &mut String, report: &SelectReport<'_>, hints: bool) -> std::fmt::Result {
+    for b in &report.bundles {
+        let chosen = b.selection.chosen_candidate().map_or("none", |c| c.id);
+        writeln!(text, "bundle {}: {chosen}", b.index)?;
+        for c in &b.selection.candidates {
+            let star = if Some(c.index) == b.selection.chosen {
+                "*"
+            } else {
+                " "
+            };
+            writeln!(text, "  {star} {:<48} {}", c.id, c.verdict)?;
+        }
+        if hints && b.selection.chosen.is_none() {
+            for line in b.selection.hint().iter().flat_map(|h| h.lines()) {
+                writeln!(text, "hint: {line}")?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -145,6 +145,18 @@ pub(crate) fn read_table<P: Probe + ?Sized>(
             )
         })?;
         if let Some(len) = available {
+            if offset > len {
+                // Nothing of it is there: "needs N bytes, 0 available" would hide where it is.
+                return Err(ContainerError::invalid(
+                    Format::Bundle,
+                    "entry payload",
+                    entry,
+                    offset,
+                    format!(
+                        "its {size} bytes start past the end of the data, which ends at {len:#x}"
+                    ),
+                ));
+            }
             if end > len {
                 return Err(ContainerError::truncated(
                     Format::Bundle,

@@ -4,7 +4,9 @@
 //! The payload inflates to a plain bundle (see `bundle`); decoding itself lives in `inflate`.
 
 use super::bundle::{owned_entries, read_table};
-use super::inflate::{inflate_all, zlib_stream_len, zstd_frame_len, Inflater, InflatingProbe};
+use super::inflate::{
+    inflate_all, inflated_len, zlib_stream_len, zstd_frame_len, Inflater, InflatingProbe,
+};
 use super::probe::{FieldReader, Probe};
 use super::{Compression, ContainerError, EntryInfo, Format, HashCheck, ReadOptions};
 
@@ -219,8 +221,42 @@ impl<'a> CompressedBundle<'a> {
             inflater: self.inflater()?,
             prefix: Vec::new(),
         };
-        let table = read_table(&mut probe, &self.options.limits).map_err(in_payload)?;
+        let table =
+            read_table(&mut probe, &self.options.limits).map_err(|e| self.table_error(e))?;
         Ok((probe, table))
+    }
+
+    /// The error for a table that does not fit in the declared uncompressed size: the header
+    /// may be what lies. The payload is then measured (output discarded, up to the
+    /// `max_inflated_size` limit), and a size that differs from the declared one is the error
+    /// reported; otherwise the table's own error, with offsets into the inflated data.
+    fn table_error(&self, e: ContainerError) -> ContainerError {
+        let past_declared = matches!(
+            e,
+            ContainerError::Truncated { .. }
+                | ContainerError::Invalid {
+                    field: "entry payload",
+                    ..
+                }
+        );
+        if past_declared {
+            let declared = self.header.uncompressed_size;
+            let cap = self.options.limits.max_inflated_size.max(declared);
+            match inflated_len(self.payload(), self.header.compression, cap, 0) {
+                Ok((actual, exceeded)) if actual != declared => {
+                    tracing::debug!(declared, actual, exceeded, table_error = %e, "ccob header's uncompressed size is wrong");
+                    return ContainerError::SizeMismatch {
+                        offset: 0,
+                        declared,
+                        actual,
+                        exceeded,
+                    };
+                }
+                Ok(_) => {}
+                Err(measuring) => return measuring,
+            }
+        }
+        in_payload(e)
     }
 
     /// Lists the entries, inflating only up to the end of the entry table.
@@ -340,6 +376,24 @@ impl<'a> CompressedBundle<'a> {
         })?;
         out.flush().map_err(ContainerError::Write)?;
         tracing::debug!(size = inflater.produced(), method = %self.header.compression, verified = self.options.verify != HashCheck::Never, "streamed inflated ccob");
+        Ok(())
+    }
+
+    /// Checks the whole payload, whatever the read options say: it is inflated (output
+    /// discarded, one chunk of memory) to the declared size and no further, and its MD5-based
+    /// hash compared with the header's. What `rocload ls --verify` and `select --verify` do.
+    ///
+    /// # Errors
+    /// [`ContainerError::SizeMismatch`], [`ContainerError::HashMismatch`], decoding errors.
+    pub fn verify(&self) -> Result<(), ContainerError> {
+        let mut inflater = self.inflater()?;
+        inflater.start_hashing(&[]);
+        inflater.finish(self.header.hash)?;
+        tracing::debug!(
+            size = inflater.produced(),
+            hash = format_args!("{:#018x}", self.header.hash),
+            "ccob verified"
+        );
         Ok(())
     }
 

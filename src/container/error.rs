@@ -160,7 +160,7 @@ pub enum ContainerError {
     },
     /// The compressed stream inflates to a different size than its header declares (more is a
     /// decompression bomb, stopped as soon as it passes the declared size).
-    #[error("ccob at offset {offset:#x}: inflates to {actual}{more} bytes but its header declares {declared}", more = if *.exceeded { " or more" } else { "" })]
+    #[error("ccob at offset {offset:#x}: inflates to {actual}{more} bytes, but its header's uncompressed size says {declared}", more = if *.exceeded { " or more" } else { "" })]
     SizeMismatch {
         /// Where the compressed bundle starts.
         offset: u64,
@@ -213,6 +213,19 @@ pub enum ContainerError {
         /// What there is.
         available: Vec<String>,
     },
+    /// No entry satisfies the requested id by clang-offload-bundler's rule (see
+    /// [`crate::target::Request`]). Display lists every entry looked at, one a line, with why
+    /// it was refused.
+    #[error("{}", NoEntryDisplay { wanted, refused })]
+    NoEntrySatisfies {
+        /// What was asked for.
+        wanted: String,
+        /// Every entry looked at, with its bundle and the reason it was refused.
+        refused: Vec<RefusedEntry>,
+    },
+    /// The requested id is neither a target id nor a bundle entry id.
+    #[error(transparent)]
+    InvalidRequest(#[from] crate::target::TargetError),
     /// The bundle inside a compressed bundle is malformed; `source` has offsets into the
     /// inflated data.
     #[error("ccob at offset {offset:#x}: inflated bundle: {source}")]
@@ -229,6 +242,40 @@ pub enum ContainerError {
     /// parsed; the ELF reader's error names the offset, section or field.
     #[error("ELF: {0}")]
     HostElf(#[from] crate::elf::ElfError),
+}
+
+/// An entry that does not satisfy a request, as [`ContainerError::NoEntrySatisfies`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RefusedEntry {
+    /// The bundle, as `rocload ls` numbers them.
+    pub bundle: usize,
+    /// The entry id.
+    pub id: String,
+    /// Why it does not satisfy the request.
+    pub reason: String,
+}
+
+struct NoEntryDisplay<'a> {
+    wanted: &'a str,
+    refused: &'a [RefusedEntry],
+}
+
+impl fmt::Display for NoEntryDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "no entry satisfies {:?} (clang-offload-bundler's rule: the same processor, and each \
+             feature an entry sets set the same way in the request)",
+            self.wanted
+        )?;
+        if self.refused.is_empty() {
+            write!(f, "\n  there are no entries")?;
+        }
+        for r in self.refused {
+            write!(f, "\n  bundle {}: {}: {}", r.bundle, r.id, r.reason)?;
+        }
+        Ok(())
+    }
 }
 
 impl ContainerError {

@@ -439,6 +439,33 @@ fn reserve(v: &mut Vec<u8>, additional: u64, what: &'static str) -> Result<(), C
         })
 }
 
+/// How many bytes `payload` really inflates to, output discarded, counting no further than
+/// `cap`: `(n, false)`, or `(more than cap, true)` when decoding stopped there. For the error
+/// when what a header declares proves wrong (time bounded by `cap`, memory by one chunk).
+pub(crate) fn inflated_len(
+    payload: &[u8],
+    method: Compression,
+    cap: u64,
+    origin: u64,
+) -> Result<(u64, bool), ContainerError> {
+    let mut inf = Inflater::new(payload, method, cap, origin)?;
+    let mut scratch = Vec::new();
+    reserve(&mut scratch, STREAM_CHUNK as u64, "a decoding buffer")?;
+    loop {
+        scratch.clear();
+        match inf.fill(&mut scratch, STREAM_CHUNK) {
+            Ok(0) => return Ok((inf.produced, false)),
+            Ok(_) => {}
+            Err(ContainerError::SizeMismatch {
+                exceeded: true,
+                actual,
+                ..
+            }) => return Ok((actual, true)),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Output buffers at least this large ask the kernel for transparent huge pages.
 const HUGE_PAGE_FROM: u64 = 4 << 20;
 

@@ -22,7 +22,7 @@ mod zstd_stream;
 
 pub use bundle::{write_bundle, Bundle, BUNDLE_MAGIC};
 pub use ccob::{write_ccob, CcobHeader, CompressedBundle, CCOB_MAGIC};
-pub use error::{Compression, ContainerError, EntryIndex, Format};
+pub use error::{Compression, ContainerError, EntryIndex, Format, RefusedEntry};
 pub use host_elf::{fat_binary_sections, FatBinarySection};
 pub use inflate::bundle_hash;
 pub use offload_binary::{OffloadBinary, OffloadImage, OFFLOAD_BINARY_MAGIC};
@@ -324,6 +324,16 @@ impl<'a> Located<'a> {
         self.container.entries().map_err(|e| e.rebase(self.offset))
     }
 
+    /// For a compressed bundle, [`CompressedBundle::verify`] (its whole payload inflated and
+    /// hashed), with error offsets counted from the start of the input; nothing to check for
+    /// the other formats.
+    pub fn verify(&self) -> Result<(), ContainerError> {
+        match &self.container {
+            Container::Compressed(c) => c.verify().map_err(|e| e.rebase(self.offset)),
+            _ => Ok(()),
+        }
+    }
+
     /// [`Container::extract`], with error offsets counted from the start of the input.
     pub fn extract(&self, index: usize) -> Result<Cow<'a, [u8]>, ContainerError> {
         self.container
@@ -445,32 +455,21 @@ impl MappedFile {
     }
 }
 
-/// Finds the entry `wanted` names, a full entry id or a target id, in the containers:
-/// in container `bundle` only if given, else in the first container holding it. Returns the
-/// container's position in `containers` and the entry index.
+/// Finds the entry `wanted` names, a full entry id or a target id, by clang-offload-bundler's
+/// rule ([`crate::target::Request`]: `gfx90a:xnack+` is satisfied by an entry for `gfx90a`
+/// that leaves xnack as any): in container `bundle` only if given, else in the first container
+/// holding such an entry. Within a container the same id wins over a compatible entry.
+/// Returns the container's position in `containers` and the entry index.
+///
+/// # Errors
+/// [`ContainerError::InvalidRequest`] when `wanted` is neither a target id nor an entry id;
+/// [`ContainerError::NoEntrySatisfies`], listing every entry with why it was refused;
+/// [`ContainerError::EntryNotFound`] when there is no container `bundle`.
 pub fn find_entry(
     containers: &[Located<'_>],
     wanted: &str,
     bundle: Option<usize>,
 ) -> Result<(usize, usize), ContainerError> {
-    let mut available = Vec::new();
-    for (pos, located) in containers.iter().enumerate() {
-        if bundle.is_some_and(|b| b != located.index) {
-            continue;
-        }
-        let entries = located.entries()?;
-        if let Some(i) = entries
-            .iter()
-            .position(|e| crate::target::entry_matches(&e.id, wanted))
-        {
-            return Ok((pos, i));
-        }
-        available.extend(
-            entries
-                .iter()
-                .map(|e| format!("{} (bundle {})", e.id, located.index)),
-        );
-    }
     if let Some(b) = bundle {
         if !containers.iter().any(|l| l.index == b) {
             return Err(ContainerError::EntryNotFound {
@@ -482,8 +481,34 @@ pub fn find_entry(
             });
         }
     }
-    Err(ContainerError::EntryNotFound {
+    let request = crate::target::Request::parse(wanted)?;
+    let mut refused = Vec::new();
+    for (pos, located) in containers.iter().enumerate() {
+        if bundle.is_some_and(|b| b != located.index) {
+            continue;
+        }
+        let entries = located.entries()?;
+        let choice = request.choose(entries.iter().map(|e| e.id.as_ref()));
+        if let Some(i) = choice.chosen {
+            tracing::debug!(wanted, bundle = located.index, id = %entries[i].id, "entry found");
+            return Ok((pos, i));
+        }
+        refused.extend(
+            choice
+                .candidates
+                .into_iter()
+                .map(|(id, verdict)| RefusedEntry {
+                    bundle: located.index,
+                    id: id.to_string(),
+                    reason: match verdict {
+                        Err(refusal) => refusal.to_string(),
+                        Ok(m) => m.to_string(),
+                    },
+                }),
+        );
+    }
+    Err(ContainerError::NoEntrySatisfies {
         wanted: wanted.to_string(),
-        available,
+        refused,
     })
 }

@@ -16,7 +16,8 @@
 //! - [`elf`]: `e_flags` of code objects v3–v6;
 //! - [`agent`]: the device side ([`AgentIsa`]), the [`Policy`] and the override;
 //! - [`compat`]: the compatibility rules ([`check`]) and their verdicts;
-//! - [`mod@select`]: choosing one entry per bundle, with an explanation for every entry.
+//! - [`mod@select`]: choosing one entry per bundle, with an explanation for every entry;
+//! - [`request`]: which entry a requested id names, by clang-offload-bundler's rule (`extract`).
 
 mod agent;
 mod compat;
@@ -24,6 +25,7 @@ mod elf;
 mod entry;
 mod id;
 mod processor;
+mod request;
 mod select;
 
 use std::fmt;
@@ -34,6 +36,7 @@ pub use elf::{ElfTarget, ELFOSABI_AMDGPU_HSA};
 pub use entry::{entry_matches, EntryId, OffloadKind};
 pub use id::{Feature, FeatureMode, ProcessorRef, TargetId, ISA_NAME_PREFIX};
 pub use processor::{GfxVersion, Processor};
+pub use request::{Request, RequestChoice, RequestMatch, RequestRefusal};
 pub use select::{select, BundleChoice, Candidate, SelectReport, Selection};
 
 /// A target ID, ISA name, ELF header or selection failed.
