@@ -139,3 +139,41 @@ fn exports_carry_debians_versions_and_cover_what_real_programs_import() {
         path.display()
     );
 }
+
+/// Both C ABIs export exactly what their data says at the version it says: every defined
+/// dynamic symbol of librocload.so and libhsa_soft.so carries the node its library's version
+/// tables give it (`rocload_ffi::versions`), none is unversioned.
+#[test]
+fn every_export_carries_the_version_its_data_gives_it() {
+    let Some(nm) = common::system_tool("nm", "binutils") else {
+        return;
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let libraries: [(&str, &[&str]); 2] = [
+        (
+            "librocload.so",
+            &["capi/hip-exports.tsv", "capi/abi/own.tsv"],
+        ),
+        ("libhsa_soft.so", &["hsa-soft/rocr-exports.tsv"]),
+    ];
+    for (library, tables) in libraries {
+        let mut table = rocload_ffi::versions::VersionTable::new();
+        for t in tables {
+            let text = std::fs::read_to_string(root.join(t)).unwrap();
+            table.parse(t, &text).unwrap();
+        }
+        let exports = symbols(&nm, &common::built(library), "--defined-only");
+        assert!(exports.len() > 50, "{library}: {exports:?}");
+        let wrong: Vec<String> = exports
+            .iter()
+            .filter(|(name, version)| table.node_of(name) != Some(version.as_str()))
+            .map(|(name, version)| {
+                format!(
+                    "{name}: exported at {version:?}, data says {:?}",
+                    table.node_of(name)
+                )
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{library}:\n{}", wrong.join("\n"));
+    }
+}

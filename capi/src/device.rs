@@ -1,6 +1,7 @@
 //! Devices: selection, properties and attributes, synchronisation and reset, peers, contexts,
 //! versions.
 
+use rocload_ffi::export;
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
@@ -13,7 +14,7 @@ use crate::*;
 // ------------------------------------------------------------------------------ devices
 
 /// `hipError_t hipInit(unsigned flags)`.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipInit(_flags: c_uint) -> hipError_t {
     call("hipInit", || {
         let _ = runtime();
@@ -22,7 +23,7 @@ pub extern "C" fn hipInit(_flags: c_uint) -> hipError_t {
 }
 
 /// `hipError_t hipGetDeviceCount(int* count)`: `hipErrorNoDevice` (count 0) without agents.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipGetDeviceCount(count: *mut c_int) -> hipError_t {
     call("hipGetDeviceCount", || {
         if count.is_null() {
@@ -39,7 +40,7 @@ pub unsafe extern "C" fn hipGetDeviceCount(count: *mut c_int) -> hipError_t {
 }
 
 /// `hipError_t hipGetDevice(int* deviceId)`: the calling thread's current device.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipGetDevice(device_id: *mut c_int) -> hipError_t {
     call("hipGetDevice", || {
         // SAFETY: writable by the caller's contract (NULL rejected).
@@ -54,7 +55,7 @@ pub unsafe extern "C" fn hipGetDevice(device_id: *mut c_int) -> hipError_t {
 }
 
 /// `hipError_t hipSetDevice(int deviceId)`: sets the calling thread's current device.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipSetDevice(device_id: c_int) -> hipError_t {
     call("hipSetDevice", || {
         runtime().agent(i64::from(device_id))?;
@@ -131,7 +132,7 @@ fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
 /// `hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int deviceId)`: the target id,
 /// compute units (the emulator's host threads on the software agent), memory (the host's),
 /// clock (the host CPU's), warp size, limits, feature flags, cooperative launch.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipGetDeviceProperties(
     prop: *mut hipDeviceProp_t,
     device_id: c_int,
@@ -224,7 +225,7 @@ fn attribute(attr: c_int, device: i64) -> Result<c_int, Failure> {
 }
 
 /// `hipError_t hipDeviceGetAttribute(int* pi, hipDeviceAttribute_t attr, int deviceId)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceGetAttribute(
     pi: *mut c_int,
     attr: c_int,
@@ -241,7 +242,7 @@ pub unsafe extern "C" fn hipDeviceGetAttribute(
 }
 
 /// `hipError_t hipDeviceGet(hipDevice_t* device, int ordinal)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceGet(device: *mut c_int, ordinal: c_int) -> hipError_t {
     call("hipDeviceGet", || {
         runtime().agent(i64::from(ordinal))?;
@@ -251,7 +252,7 @@ pub unsafe extern "C" fn hipDeviceGet(device: *mut c_int, ordinal: c_int) -> hip
 }
 
 /// `hipError_t hipDeviceGetName(char* name, int len, hipDevice_t device)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceGetName(
     name: *mut c_char,
     len: c_int,
@@ -279,7 +280,7 @@ pub unsafe extern "C" fn hipDeviceGetName(
 }
 
 /// `hipError_t hipDeviceTotalMem(size_t* bytes, hipDevice_t device)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceTotalMem(bytes: *mut usize, device: c_int) -> hipError_t {
     call("hipDeviceTotalMem", || {
         let p = properties(i64::from(device))?;
@@ -289,7 +290,7 @@ pub unsafe extern "C" fn hipDeviceTotalMem(bytes: *mut usize, device: c_int) -> 
 }
 
 /// `hipError_t hipDeviceComputeCapability(int* major, int* minor, hipDevice_t device)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceComputeCapability(
     major: *mut c_int,
     minor: *mut c_int,
@@ -307,7 +308,7 @@ pub unsafe extern "C" fn hipDeviceComputeCapability(
 
 /// `hipError_t hipDeviceGetPCIBusId(char* pciBusId, int len, int device)`: the software agent
 /// has no PCI address; its ordinal stands in the device field.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceGetPCIBusId(
     bus_id: *mut c_char,
     len: c_int,
@@ -336,7 +337,7 @@ pub unsafe extern "C" fn hipDeviceGetPCIBusId(
 
 /// `hipError_t hipDeviceSynchronize(void)`: waits for every stream of the current device;
 /// reports a failed kernel (sticky until `hipDeviceReset`).
-#[no_mangle]
+#[export]
 pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     call("hipDeviceSynchronize", || {
         Ok(crate::stream::current_context()?.synchronize()?)
@@ -346,7 +347,7 @@ pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
 /// `hipError_t hipDeviceReset(void)`: waits for the current device, clears its sticky error
 /// and renews its null stream. (HIP also frees the device's allocations; rocload keeps them, since freeing memory
 /// the program still points to turns a stale pointer into a silent use after free.)
-#[no_mangle]
+#[export]
 pub extern "C" fn hipDeviceReset() -> hipError_t {
     call("hipDeviceReset", || {
         Ok(crate::stream::current_context()?.reset()?)
@@ -355,7 +356,7 @@ pub extern "C" fn hipDeviceReset() -> hipError_t {
 
 /// `hipError_t hipSetDeviceFlags(unsigned flags)`: the scheduling flags (spin, yield,
 /// blocking sync, map host) are accepted; waits always block on the software agent.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipSetDeviceFlags(flags: c_uint) -> hipError_t {
     call("hipSetDeviceFlags", || {
         if flags & !0x1f != 0 {
@@ -372,7 +373,7 @@ pub extern "C" fn hipSetDeviceFlags(flags: c_uint) -> hipError_t {
 static DEVICE_FLAGS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 /// `hipError_t hipGetDeviceFlags(unsigned* flags)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipGetDeviceFlags(flags: *mut c_uint) -> hipError_t {
     call("hipGetDeviceFlags", || {
         // SAFETY: writable by the caller's contract (NULL rejected).
@@ -388,7 +389,7 @@ pub unsafe extern "C" fn hipGetDeviceFlags(flags: *mut c_uint) -> hipError_t {
 
 /// `hipError_t hipDeviceGetLimit(size_t* pValue, hipLimit_t limit)`: the printf FIFO and
 /// the device heap.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceGetLimit(value: *mut usize, limit: c_int) -> hipError_t {
     call("hipDeviceGetLimit", || {
         let v = match limit {
@@ -402,7 +403,7 @@ pub unsafe extern "C" fn hipDeviceGetLimit(value: *mut usize, limit: c_int) -> h
 }
 
 /// `hipError_t hipDeviceSetCacheConfig(hipFuncCache_t)`: no configurable split on AMD GPUs.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipDeviceSetCacheConfig(config: c_int) -> hipError_t {
     call("hipDeviceSetCacheConfig", || {
         if (0..=3).contains(&config) {
@@ -417,7 +418,7 @@ pub extern "C" fn hipDeviceSetCacheConfig(config: c_int) -> hipError_t {
 }
 
 /// `hipError_t hipDeviceGetCacheConfig(hipFuncCache_t*)`: `hipFuncCachePreferNone`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceGetCacheConfig(config: *mut c_int) -> hipError_t {
     // SAFETY: writable by the caller's contract (NULL rejected).
     call("hipDeviceGetCacheConfig", || unsafe {
@@ -426,7 +427,7 @@ pub unsafe extern "C" fn hipDeviceGetCacheConfig(config: *mut c_int) -> hipError
 }
 
 /// `hipError_t hipDeviceSetSharedMemConfig(hipSharedMemConfig)`: four-byte banks only.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipDeviceSetSharedMemConfig(config: c_int) -> hipError_t {
     call("hipDeviceSetSharedMemConfig", || {
         if (0..=2).contains(&config) {
@@ -441,7 +442,7 @@ pub extern "C" fn hipDeviceSetSharedMemConfig(config: c_int) -> hipError_t {
 }
 
 /// `hipError_t hipDeviceGetSharedMemConfig(hipSharedMemConfig*)`: four-byte banks.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceGetSharedMemConfig(config: *mut c_int) -> hipError_t {
     // SAFETY: writable by the caller's contract (NULL rejected).
     call("hipDeviceGetSharedMemConfig", || unsafe {
@@ -450,7 +451,7 @@ pub unsafe extern "C" fn hipDeviceGetSharedMemConfig(config: *mut c_int) -> hipE
 }
 
 /// `hipError_t hipRuntimeGetVersion(int*)`: the HIP version whose ABI librocload.so follows.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipRuntimeGetVersion(version: *mut c_int) -> hipError_t {
     // SAFETY: writable by the caller's contract (NULL rejected).
     call("hipRuntimeGetVersion", || unsafe {
@@ -459,7 +460,7 @@ pub unsafe extern "C" fn hipRuntimeGetVersion(version: *mut c_int) -> hipError_t
 }
 
 /// `hipError_t hipDriverGetVersion(int*)`: as `hipRuntimeGetVersion`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDriverGetVersion(version: *mut c_int) -> hipError_t {
     // SAFETY: writable by the caller's contract (NULL rejected).
     call("hipDriverGetVersion", || unsafe {
@@ -474,7 +475,7 @@ static PEERS: Mutex<Option<HashSet<(i64, i64)>>> = Mutex::new(None);
 
 /// `hipError_t hipDeviceCanAccessPeer(int* canAccessPeer, int deviceId, int peerDeviceId)`:
 /// any two distinct devices (software agents share the host's memory).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceCanAccessPeer(
     can: *mut c_int,
     device: c_int,
@@ -489,7 +490,7 @@ pub unsafe extern "C" fn hipDeviceCanAccessPeer(
 }
 
 /// `hipError_t hipDeviceEnablePeerAccess(int peerDeviceId, unsigned flags)`.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipDeviceEnablePeerAccess(peer: c_int, flags: c_uint) -> hipError_t {
     call("hipDeviceEnablePeerAccess", || {
         if flags != 0 {
@@ -518,7 +519,7 @@ pub extern "C" fn hipDeviceEnablePeerAccess(peer: c_int, flags: c_uint) -> hipEr
 }
 
 /// `hipError_t hipDeviceDisablePeerAccess(int peerDeviceId)`.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipDeviceDisablePeerAccess(peer: c_int) -> hipError_t {
     call("hipDeviceDisablePeerAccess", || {
         let me = current_device();
@@ -581,7 +582,7 @@ fn potential_block_size(
 
 /// `hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, const void* f,
 /// int blockSize, size_t dynSharedMemPerBlk)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessor(
     num_blocks: *mut c_int,
     f: *const c_void,
@@ -597,7 +598,7 @@ pub unsafe extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessor(
 
 /// `hipError_t hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int*, const void*, int,
 /// size_t, unsigned flags)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     num_blocks: *mut c_int,
     f: *const c_void,
@@ -611,7 +612,7 @@ pub unsafe extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
 
 /// `hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int*, hipFunction_t, int,
 /// size_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
     num_blocks: *mut c_int,
     f: hipFunction_t,
@@ -629,7 +630,7 @@ pub unsafe extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
 /// `hipError_t hipOccupancyMaxPotentialBlockSize(int* gridSize, int* blockSize, const void* f,
 /// size_t dynSharedMemPerBlk, int blockSizeLimit)`: the block size with the most resident
 /// work-items, and the grid that fills every compute unit at it.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipOccupancyMaxPotentialBlockSize(
     grid: *mut c_int,
     block: *mut c_int,
@@ -650,7 +651,7 @@ pub unsafe extern "C" fn hipOccupancyMaxPotentialBlockSize(
 
 /// `hipError_t hipModuleOccupancyMaxPotentialBlockSize(int*, int*, hipFunction_t, size_t,
 /// int)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleOccupancyMaxPotentialBlockSize(
     grid: *mut c_int,
     block: *mut c_int,
@@ -668,7 +669,7 @@ pub unsafe extern "C" fn hipModuleOccupancyMaxPotentialBlockSize(
 
 /// Contexts: handle -> device ordinal. A context is a device (HIP's contexts are deprecated
 /// and map one-to-one onto devices).
-static CONTEXTS: HandleTable<i64> = HandleTable::new(Kind::Context);
+static CONTEXTS: HandleTable<i64> = HandleTable::new(kind::CONTEXT);
 /// Each device's primary context handle.
 static PRIMARY: Mutex<Vec<(i64, u64)>> = Mutex::new(Vec::new());
 
@@ -693,7 +694,7 @@ fn context_device(ctx: hipCtx_t) -> Result<i64, Failure> {
 
 /// `hipError_t hipCtxCreate(hipCtx_t* ctx, unsigned flags, hipDevice_t device)`: a context on
 /// `device`, made current.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipCtxCreate(
     ctx: *mut hipCtx_t,
     _flags: c_uint,
@@ -720,7 +721,7 @@ fn set_current(device: c_int) -> Result<(), Failure> {
 }
 
 /// `hipError_t hipCtxDestroy(hipCtx_t ctx)`: waits for its device.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipCtxDestroy(ctx: hipCtx_t) -> hipError_t {
     call("hipCtxDestroy", || {
         let device = context_device(ctx)?;
@@ -739,7 +740,7 @@ pub unsafe extern "C" fn hipCtxDestroy(ctx: hipCtx_t) -> hipError_t {
 }
 
 /// `hipError_t hipCtxGetCurrent(hipCtx_t* ctx)`: the current device's primary context.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipCtxGetCurrent(ctx: *mut hipCtx_t) -> hipError_t {
     call("hipCtxGetCurrent", || {
         let h = primary_context(current_device())?;
@@ -749,7 +750,7 @@ pub unsafe extern "C" fn hipCtxGetCurrent(ctx: *mut hipCtx_t) -> hipError_t {
 }
 
 /// `hipError_t hipCtxSetCurrent(hipCtx_t ctx)`: makes the context's device current.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipCtxSetCurrent(ctx: hipCtx_t) -> hipError_t {
     call("hipCtxSetCurrent", || {
         if ctx.is_null() {
@@ -761,7 +762,7 @@ pub unsafe extern "C" fn hipCtxSetCurrent(ctx: hipCtx_t) -> hipError_t {
 }
 
 /// `hipError_t hipCtxGetDevice(hipDevice_t* device)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipCtxGetDevice(device: *mut c_int) -> hipError_t {
     // SAFETY: writable by the caller's contract (NULL rejected).
     call("hipCtxGetDevice", || unsafe {
@@ -770,7 +771,7 @@ pub unsafe extern "C" fn hipCtxGetDevice(device: *mut c_int) -> hipError_t {
 }
 
 /// `hipError_t hipCtxSynchronize(void)`.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipCtxSynchronize() -> hipError_t {
     call("hipCtxSynchronize", || {
         Ok(crate::stream::current_context()?.synchronize()?)
@@ -778,7 +779,7 @@ pub extern "C" fn hipCtxSynchronize() -> hipError_t {
 }
 
 /// `hipError_t hipDevicePrimaryCtxRetain(hipCtx_t* pctx, hipDevice_t dev)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDevicePrimaryCtxRetain(
     ctx: *mut hipCtx_t,
     device: c_int,
@@ -792,7 +793,7 @@ pub unsafe extern "C" fn hipDevicePrimaryCtxRetain(
 
 /// `hipError_t hipDevicePrimaryCtxRelease(hipDevice_t dev)`: primary contexts live as long as
 /// the process.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipDevicePrimaryCtxRelease(device: c_int) -> hipError_t {
     call("hipDevicePrimaryCtxRelease", || {
         runtime().agent(i64::from(device))?;
@@ -801,7 +802,7 @@ pub extern "C" fn hipDevicePrimaryCtxRelease(device: c_int) -> hipError_t {
 }
 
 /// `hipError_t hipDevicePrimaryCtxGetState(hipDevice_t dev, unsigned* flags, int* active)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDevicePrimaryCtxGetState(
     device: c_int,
     flags: *mut c_uint,

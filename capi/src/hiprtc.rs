@@ -8,6 +8,7 @@
 //!
 //! Not for loading the result (the module API) or for linking programs (`hiprtcLink*`).
 
+use rocload_ffi::export;
 use std::ffi::{c_char, c_int, CStr, OsString};
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -17,8 +18,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use rocload_lib::code_object::{demangle, CodeObject};
 
-use crate::handles::{HandleTable, Kind};
+use crate::kind;
 use crate::runtime;
+use rocload_ffi::HandleTable;
 use rocload_lib::runtime::config::{Config, HIPRTC_CLANG_ENV};
 
 /// `hiprtcResult`.
@@ -57,7 +59,7 @@ struct Program {
     lowered: Vec<(String, String)>,
 }
 
-static PROGRAMS: HandleTable<Arc<Mutex<Program>>> = HandleTable::new(Kind::RtcProgram);
+static PROGRAMS: HandleTable<Arc<Mutex<Program>>> = HandleTable::new(kind::RTC_PROGRAM);
 
 /// Runs one hiprtc entry point: its result, logged like the HIP ones.
 fn rtc(op: &'static str, f: impl FnOnce() -> Result<(), (hiprtcResult, String)>) -> hiprtcResult {
@@ -103,7 +105,7 @@ fn program(prog: hiprtcProgram) -> Result<Arc<Mutex<Program>>, (hiprtcResult, St
 ///
 /// # Safety
 /// NULL or valid pointers.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcVersion(major: *mut c_int, minor: *mut c_int) -> hiprtcResult {
     rtc("hiprtcVersion", || {
         if major.is_null() || minor.is_null() {
@@ -119,7 +121,7 @@ pub unsafe extern "C" fn hiprtcVersion(major: *mut c_int, minor: *mut c_int) -> 
 }
 
 /// `const char* hiprtcGetErrorString(hiprtcResult)`.
-#[no_mangle]
+#[export]
 pub extern "C" fn hiprtcGetErrorString(result: hiprtcResult) -> *const c_char {
     let s: &'static CStr = match result {
         0 => c"HIPRTC_SUCCESS",
@@ -144,7 +146,7 @@ pub extern "C" fn hiprtcGetErrorString(result: hiprtcResult) -> *const c_char {
 ///
 /// # Safety
 /// C strings and arrays of `numHeaders` C strings, as hiprtc requires.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcCreateProgram(
     prog: *mut hiprtcProgram,
     src: *const c_char,
@@ -204,7 +206,7 @@ pub unsafe extern "C" fn hiprtcCreateProgram(
 ///
 /// # Safety
 /// NULL or a valid pointer.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcDestroyProgram(prog: *mut hiprtcProgram) -> hiprtcResult {
     rtc("hiprtcDestroyProgram", || {
         if prog.is_null() {
@@ -224,7 +226,7 @@ pub unsafe extern "C" fn hiprtcDestroyProgram(prog: *mut hiprtcProgram) -> hiprt
 ///
 /// # Safety
 /// A C string.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcAddNameExpression(
     prog: hiprtcProgram,
     name_expression: *const c_char,
@@ -251,7 +253,7 @@ pub unsafe extern "C" fn hiprtcAddNameExpression(
 ///
 /// # Safety
 /// A C string and a valid output pointer.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcGetLoweredName(
     prog: hiprtcProgram,
     name_expression: *const c_char,
@@ -286,7 +288,7 @@ pub unsafe extern "C" fn hiprtcGetLoweredName(
 ///
 /// # Safety
 /// An array of `numOptions` C strings.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcCompileProgram(
     prog: hiprtcProgram,
     num_options: c_int,
@@ -320,7 +322,7 @@ pub unsafe extern "C" fn hiprtcCompileProgram(
 ///
 /// # Safety
 /// A valid output pointer.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcGetProgramLogSize(
     prog: hiprtcProgram,
     size: *mut usize,
@@ -341,7 +343,7 @@ pub unsafe extern "C" fn hiprtcGetProgramLogSize(
 ///
 /// # Safety
 /// `log` holds what `hiprtcGetProgramLogSize` reported.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcGetProgramLog(
     prog: hiprtcProgram,
     log: *mut c_char,
@@ -365,7 +367,7 @@ pub unsafe extern "C" fn hiprtcGetProgramLog(
 ///
 /// # Safety
 /// A valid output pointer.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcGetCodeSize(prog: hiprtcProgram, size: *mut usize) -> hiprtcResult {
     rtc("hiprtcGetCodeSize", || {
         let p = program(prog)?;
@@ -383,7 +385,7 @@ pub unsafe extern "C" fn hiprtcGetCodeSize(prog: hiprtcProgram, size: *mut usize
 ///
 /// # Safety
 /// `code` holds what `hiprtcGetCodeSize` reported.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hiprtcGetCode(prog: hiprtcProgram, code: *mut c_char) -> hiprtcResult {
     rtc("hiprtcGetCode", || {
         let p = program(prog)?;

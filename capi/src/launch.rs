@@ -5,6 +5,7 @@
 //! runtime one launch; the runtime checks the configuration and arguments before anything is
 //! submitted.
 
+use rocload_ffi::export;
 use std::ffi::{c_uint, c_void};
 
 use rocload_lib::device::kernarg::explicit_args;
@@ -205,7 +206,7 @@ fn kernel_for(function_address: *const c_void, stream: hipStream_t) -> Result<Ke
 
 /// `hipError_t hipLaunchKernel(const void* function_address, dim3 numBlocks, dim3 dimBlocks,
 /// void** args, size_t sharedMemBytes, hipStream_t stream)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipLaunchKernel(
     function_address: *const c_void,
     num_blocks: dim3,
@@ -234,7 +235,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
 /// `hipError_t hipLaunchCooperativeKernel(const void* f, dim3 gridDim, dim3 blockDimX,
 /// void** kernelParams, unsigned sharedMemBytes, hipStream_t stream)`: every work-group is
 /// resident at once, so grid-wide barriers (`this_grid().sync()`) work.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipLaunchCooperativeKernel(
     f: *const c_void,
     grid_dim: dim3,
@@ -277,7 +278,7 @@ fn module_args(params: *mut *mut c_void, extra: *mut *mut c_void) -> Result<Args
 /// `hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gridDimX, gridDimY, gridDimZ,
 /// unsigned blockDimX, blockDimY, blockDimZ, unsigned sharedMemBytes, hipStream_t stream,
 /// void** kernelParams, void** extra)`: grid in work-groups.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleLaunchKernel(
     f: hipFunction_t,
     gx: c_uint,
@@ -311,7 +312,7 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
 
 /// `hipError_t hipModuleLaunchCooperativeKernel(hipFunction_t f, unsigned gridDimX, ...,
 /// unsigned sharedMemBytes, hipStream_t stream, void** kernelParams)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
     f: hipFunction_t,
     gx: c_uint,
@@ -384,7 +385,9 @@ unsafe fn ext_launch(
 /// uint32_t localWorkSizeX, Y, Z, size_t sharedMemBytes, hipStream_t, void** kernelParams,
 /// void** extra, hipEvent_t startEvent, hipEvent_t stopEvent, uint32_t flags)`, exported
 /// C++-mangled as Debian's library does.
-#[export_name = "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j"]
+#[export(
+    name = "_Z24hipExtModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_j"
+)]
 pub unsafe extern "C" fn hipExtModuleLaunchKernel(
     f: hipFunction_t,
     gx: u32,
@@ -420,7 +423,9 @@ pub unsafe extern "C" fn hipExtModuleLaunchKernel(
 
 /// `hipError_t hipHccModuleLaunchKernel(...)`: as `hipExtModuleLaunchKernel` without flags,
 /// exported C++-mangled as Debian's library does.
-#[export_name = "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_"]
+#[export(
+    name = "_Z24hipHccModuleLaunchKernelP18ihipModuleSymbol_tjjjjjjmP12ihipStream_tPPvS4_P11ihipEvent_tS6_"
+)]
 pub unsafe extern "C" fn hipHccModuleLaunchKernel(
     f: hipFunction_t,
     gx: u32,
@@ -455,7 +460,7 @@ pub unsafe extern "C" fn hipHccModuleLaunchKernel(
 
 /// `hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value)`:
 /// checks the kernel and the value; the dynamic-LDS limit is what the device has anyway.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipFuncSetAttribute(
     func: *const c_void,
     attr: c_int,
@@ -487,7 +492,7 @@ pub unsafe extern "C" fn hipFuncSetAttribute(
 /// `hipError_t hipFuncSetCacheConfig(const void* func, hipFuncCache_t config)`: checks the
 /// kernel; AMD GPUs have no configurable L1/LDS split, so the preference changes nothing (as in
 /// HIP).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipFuncSetCacheConfig(func: *const c_void, config: c_int) -> hipError_t {
     call("hipFuncSetCacheConfig", || {
         kernel_for(func, std::ptr::null_mut())?;
@@ -502,7 +507,7 @@ pub unsafe extern "C" fn hipFuncSetCacheConfig(func: *const c_void, config: c_in
 }
 
 /// `hipError_t hipFuncSetSharedMemConfig(const void* func, hipSharedMemConfig config)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipFuncSetSharedMemConfig(
     func: *const c_void,
     config: c_int,
@@ -523,7 +528,7 @@ pub unsafe extern "C" fn hipFuncSetSharedMemConfig(
 /// const dim3& dimBlocks, uint32_t sharedMemBytes, hipStream_t stream, void** kernarg)`: what
 /// older HIP headers' `hipLaunchKernelGGL` calls; exported C++-mangled as Debian's library
 /// does. Failures are recorded for `hipGetLastError`.
-#[export_name = "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv"]
+#[export(name = "_ZN8hip_impl22hipLaunchKernelGGLImplEmRK4dim3S2_jP12ihipStream_tPPv")]
 pub unsafe extern "C" fn hipLaunchKernelGGLImpl(
     function_address: usize,
     num_blocks: *const dim3,
@@ -555,7 +560,7 @@ pub unsafe extern "C" fn hipLaunchKernelGGLImpl(
 /// `hipError_t hipExtLaunchKernel(const void* function_address, dim3 numBlocks,
 /// dim3 dimBlocks, void** args, size_t sharedMemBytes, hipStream_t stream,
 /// hipEvent_t startEvent, hipEvent_t stopEvent, int flags)`.
-#[no_mangle]
+#[export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn hipExtLaunchKernel(
     function_address: *const c_void,

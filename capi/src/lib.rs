@@ -15,22 +15,39 @@
 
 #![allow(non_snake_case, non_upper_case_globals, clippy::missing_safety_doc)]
 
-mod handles;
-// Symbol versions of Debian's libamdhip64.so.5 for the HIP entry points (see build.rs).
-#[cfg(rocload_symver)]
-include!(concat!(env!("OUT_DIR"), "/symver.rs"));
 mod tools;
 pub mod types;
+
+/// The kinds of opaque handles librocload.so gives C callers (their tags): a handle of one
+/// kind never passes for another.
+pub(crate) mod kind {
+    use rocload_ffi::Tag;
+    /// `__hipRegisterFatBinary`'s `void**`.
+    pub const FAT_BINARY: Tag = Tag(0xF1);
+    /// `hipModule_t`.
+    pub const MODULE: Tag = Tag(0xA2);
+    /// `hipFunction_t`.
+    pub const FUNCTION: Tag = Tag(0xC3);
+    /// `hipStream_t`.
+    pub const STREAM: Tag = Tag(0xB4);
+    /// `hipEvent_t`.
+    pub const EVENT: Tag = Tag(0xE5);
+    /// `hipCtx_t`.
+    pub const CONTEXT: Tag = Tag(0xD6);
+    /// `hiprtcProgram`.
+    pub const RTC_PROGRAM: Tag = Tag(0x97);
+}
 
 #[cfg(test)]
 mod tests;
 
+use rocload_ffi::export;
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use handles::{HandleTable, Kind};
+use rocload_ffi::HandleTable;
 use rocload_lib::device::{DeviceError, ExecutionError};
 use rocload_lib::runtime::config::Config;
 use rocload_lib::runtime::{KernelRef, Module, Runtime, RuntimeError};
@@ -133,19 +150,34 @@ fn execution_code(e: &ExecutionError) -> hipError_t {
     }
 }
 
-/// The `hipError_t` clr returns for an `hsa_status_t`.
+/// The `hipError_t` a HIP program sees for an `hsa_status_t` ROCr reported (a queue failure, an
+/// allocation, a load), by the meaning of each status in HIP 5.2.3's codes; the one mapping of
+/// HSA statuses to HIP codes in the workspace.
 pub fn hip_error_for_status(status: u32) -> hipError_t {
     use hsa_sys::*;
     match status {
         HSA_STATUS_SUCCESS => hipSuccess,
-        HSA_STATUS_ERROR_OUT_OF_RESOURCES => hipErrorOutOfMemory,
-        HSA_STATUS_ERROR_INVALID_ARGUMENT => hipErrorInvalidValue,
+        HSA_STATUS_ERROR_OUT_OF_RESOURCES | HSA_STATUS_ERROR_INVALID_ALLOCATION => {
+            hipErrorOutOfMemory
+        }
+        HSA_STATUS_ERROR_INVALID_ARGUMENT | HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS => {
+            hipErrorInvalidValue
+        }
         HSA_STATUS_ERROR_INVALID_AGENT => hipErrorInvalidDevice,
         HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION | HSA_STATUS_ERROR_MEMORY_FAULT => {
             hipErrorIllegalAddress
         }
-        HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION | HSA_STATUS_ERROR_EXCEPTION => hipErrorLaunchFailure,
+        // HIP 5.2.3 has no code for an illegal instruction: it, a trap or a malformed packet
+        // ends the launch.
+        HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION
+        | HSA_STATUS_ERROR_EXCEPTION
+        | HSA_STATUS_ERROR_INVALID_PACKET_FORMAT => hipErrorLaunchFailure,
         HSA_STATUS_ERROR_INVALID_CODE_OBJECT | HSA_STATUS_ERROR_INVALID_ISA => hipErrorInvalidImage,
+        HSA_STATUS_ERROR_INVALID_ISA_NAME => hipErrorNoBinaryForGpu,
+        HSA_STATUS_ERROR_VARIABLE_UNDEFINED | HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED => {
+            hipErrorSharedObjectInitFailed
+        }
+        HSA_STATUS_ERROR_INVALID_SYMBOL_NAME => hipErrorNotFound,
         HSA_STATUS_ERROR_NOT_INITIALIZED => hipErrorNotInitialized,
         _ => hipErrorUnknown,
     }
@@ -275,7 +307,7 @@ mod symbol;
 // ------------------------------------------------------------------------------ errors
 
 /// `hipError_t hipGetLastError(void)`: the calling thread's last error, reset to `hipSuccess`.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipGetLastError() -> hipError_t {
     LAST_ERROR
         .try_with(|c| c.replace(hipSuccess))
@@ -283,19 +315,19 @@ pub extern "C" fn hipGetLastError() -> hipError_t {
 }
 
 /// `hipError_t hipPeekAtLastError(void)`: the calling thread's last error, not reset.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipPeekAtLastError() -> hipError_t {
     LAST_ERROR.try_with(Cell::get).unwrap_or(hipSuccess)
 }
 
 /// `const char* hipGetErrorString(hipError_t)`: a static description.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipGetErrorString(error: hipError_t) -> *const c_char {
     error_strings(error).1.as_ptr()
 }
 
 /// `const char* hipGetErrorName(hipError_t)`: the static enumerator name.
-#[no_mangle]
+#[export]
 pub extern "C" fn hipGetErrorName(error: hipError_t) -> *const c_char {
     error_strings(error).0.as_ptr()
 }

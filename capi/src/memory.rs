@@ -7,6 +7,7 @@
 //! `hipMemcpyDefault` does (the software agent's device memory is host memory, so a kind that
 //! disagrees with the pointers still copies the right bytes).
 
+use rocload_ffi::export;
 use std::ffi::{c_int, c_uint, c_void};
 
 use rocload_lib::device::MemoryKind;
@@ -44,14 +45,14 @@ fn free(ptr: *mut c_void) -> Result<(), Failure> {
 }
 
 /// `hipError_t hipMalloc(void** ptr, size_t size)`: device memory on the current device.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipError_t {
     call("hipMalloc", || allocate(ptr, size, MemoryKind::Device))
 }
 
 /// `hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned flags)`: device memory
 /// (the fine-grained flags change nothing on the software agent).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipExtMallocWithFlags(
     ptr: *mut *mut c_void,
     size: usize,
@@ -64,7 +65,7 @@ pub unsafe extern "C" fn hipExtMallocWithFlags(
 
 /// `hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height)`: rows
 /// padded to 256 bytes.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMallocPitch(
     ptr: *mut *mut c_void,
     pitch: *mut usize,
@@ -90,14 +91,14 @@ pub unsafe extern "C" fn hipMallocPitch(
 /// `hipError_t hipFree(void* ptr)`: waits for the device, then frees; NULL is a no-op; a
 /// pointer that is not the start of a live allocation (double free, interior, unknown) is
 /// `hipErrorInvalidValue`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipFree(ptr: *mut c_void) -> hipError_t {
     call("hipFree", || free(ptr))
 }
 
 /// `hipError_t hipHostMalloc(void** ptr, size_t size, unsigned flags)`: pinned host memory
 /// every device can use.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipHostMalloc(
     ptr: *mut *mut c_void,
     size: usize,
@@ -115,7 +116,7 @@ pub unsafe extern "C" fn hipHostMalloc(
 }
 
 /// `hipError_t hipMallocHost(void** ptr, size_t size)` (deprecated spelling).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
     call("hipMallocHost", || {
         allocate(ptr, size, MemoryKind::PinnedHost)
@@ -123,7 +124,7 @@ pub unsafe extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hi
 }
 
 /// `hipError_t hipHostAlloc(void** ptr, size_t size, unsigned flags)` (deprecated spelling).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipHostAlloc(
     ptr: *mut *mut c_void,
     size: usize,
@@ -135,19 +136,19 @@ pub unsafe extern "C" fn hipHostAlloc(
 }
 
 /// `hipError_t hipHostFree(void* ptr)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipHostFree(ptr: *mut c_void) -> hipError_t {
     call("hipHostFree", || free(ptr))
 }
 
 /// `hipError_t hipFreeHost(void* ptr)` (deprecated spelling).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipFreeHost(ptr: *mut c_void) -> hipError_t {
     call("hipFreeHost", || free(ptr))
 }
 
 /// `hipError_t hipMallocManaged(void** ptr, size_t size, unsigned flags)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMallocManaged(
     ptr: *mut *mut c_void,
     size: usize,
@@ -168,7 +169,7 @@ pub unsafe extern "C" fn hipMallocManaged(
 
 /// `hipError_t hipHostRegister(void* hostPtr, size_t sizeBytes, unsigned flags)`: every device
 /// may use the range; its device address is its host address.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipHostRegister(
     host_ptr: *mut c_void,
     size: usize,
@@ -207,7 +208,7 @@ pub unsafe extern "C" fn hipHostRegister(
 }
 
 /// `hipError_t hipHostUnregister(void* hostPtr)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipHostUnregister(host_ptr: *mut c_void) -> hipError_t {
     call("hipHostUnregister", || {
         runtime()
@@ -225,7 +226,7 @@ pub unsafe extern "C" fn hipHostUnregister(host_ptr: *mut c_void) -> hipError_t 
 
 /// `hipError_t hipHostGetDevicePointer(void** devPtr, void* hostPtr, unsigned flags)`: the
 /// same address, for pinned, registered and managed memory.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipHostGetDevicePointer(
     dev_ptr: *mut *mut c_void,
     host_ptr: *mut c_void,
@@ -257,7 +258,7 @@ pub unsafe extern "C" fn hipHostGetDevicePointer(
 }
 
 /// `hipError_t hipHostGetFlags(unsigned* flagsPtr, void* hostPtr)`: 0 (rocload keeps no flags).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipHostGetFlags(flags: *mut c_uint, host_ptr: *mut c_void) -> hipError_t {
     call("hipHostGetFlags", || {
         match runtime().pointer_info(host_ptr as u64) {
@@ -275,7 +276,7 @@ pub unsafe extern "C" fn hipHostGetFlags(flags: *mut c_uint, host_ptr: *mut c_vo
 
 /// `hipError_t hipMemGetInfo(size_t* free, size_t* total)`: the current device's memory, as
 /// its properties give it (on the software agent: the host's, less what the device holds).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> hipError_t {
     call("hipMemGetInfo", || {
         let info = current_context()?.device().memory_info();
@@ -289,7 +290,7 @@ pub unsafe extern "C" fn hipMemGetInfo(free: *mut usize, total: *mut usize) -> h
 
 /// `hipError_t hipPointerGetAttributes(hipPointerAttribute_t*, const void* ptr)`: memory of
 /// any device (interior pointers included); unknown pointers are `hipErrorInvalidValue`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipPointerGetAttributes(
     attributes: *mut hipPointerAttribute_t,
     ptr: *const c_void,
@@ -332,7 +333,7 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
 
 /// `hipError_t hipMemPtrGetInfo(void* ptr, size_t* size)`: the size of the allocation `ptr`
 /// starts.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) -> hipError_t {
     call("hipMemPtrGetInfo", || {
         match runtime().pointer_info(ptr as u64) {
@@ -349,7 +350,7 @@ pub unsafe extern "C" fn hipMemPtrGetInfo(ptr: *mut c_void, size: *mut usize) ->
 }
 
 /// `hipError_t hipMemGetAddressRange(hipDeviceptr_t* base, size_t* size, hipDeviceptr_t ptr)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemGetAddressRange(
     base: *mut hipDeviceptr_t,
     size: *mut usize,
@@ -430,7 +431,7 @@ pub(crate) unsafe fn copy(
 
 /// `hipError_t hipMemcpy(void* dst, const void* src, size_t sizeBytes, hipMemcpyKind kind)`:
 /// synchronous; ordered after the null stream's work.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpy(
     dst: *mut c_void,
     src: *const c_void,
@@ -445,7 +446,7 @@ pub unsafe extern "C" fn hipMemcpy(
 }
 
 /// `hipError_t hipMemcpyAsync(void* dst, const void* src, size_t, hipMemcpyKind, hipStream_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpyAsync(
     dst: *mut c_void,
     src: *const c_void,
@@ -462,7 +463,7 @@ pub unsafe extern "C" fn hipMemcpyAsync(
 
 /// `hipError_t hipMemcpyWithStream(void* dst, const void* src, size_t, hipMemcpyKind,
 /// hipStream_t)`: synchronous on `stream`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpyWithStream(
     dst: *mut c_void,
     src: *const c_void,
@@ -478,85 +479,40 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
     })
 }
 
-/// `hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemcpyHtoD(
-    dst: hipDeviceptr_t,
-    src: *mut c_void,
-    size: usize,
-) -> hipError_t {
-    // SAFETY: HIP's contract on host ranges.
-    call("hipMemcpyHtoD", || unsafe {
-        copy(dst, src as *const c_void, size, None)
-    })
+/// Declares copies between typed ends (`hipMemcpyHtoD` and the like): `(dst, src, size)`, and
+/// the `Async` form with a stream.
+macro_rules! typed_copies {
+    ($( $(#[$doc:meta])* fn $name:ident($dst:ty, $src:ty) $(, $async:ident)?; )*) => { $(
+        $(#[$doc])*
+        #[export]
+        pub unsafe extern "C" fn $name(
+            dst: $dst,
+            src: $src,
+            size: usize
+            $(, $async: hipStream_t)?
+        ) -> hipError_t {
+            let stream: Option<hipStream_t> = None $(.or(Some($async)))?;
+            // SAFETY: HIP's contract on host ranges.
+            call(stringify!($name), || unsafe {
+                copy(dst as *mut c_void, src as *const c_void, size, stream)
+            })
+        }
+    )* };
 }
 
-/// `hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemcpyDtoH(
-    dst: *mut c_void,
-    src: hipDeviceptr_t,
-    size: usize,
-) -> hipError_t {
-    // SAFETY: HIP's contract on host ranges.
-    call("hipMemcpyDtoH", || unsafe {
-        copy(dst, src as *const c_void, size, None)
-    })
-}
-
-/// `hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemcpyDtoD(
-    dst: hipDeviceptr_t,
-    src: hipDeviceptr_t,
-    size: usize,
-) -> hipError_t {
-    // SAFETY: HIP's contract on host ranges.
-    call("hipMemcpyDtoD", || unsafe {
-        copy(dst, src as *const c_void, size, None)
-    })
-}
-
-/// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void*, size_t, hipStream_t)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemcpyHtoDAsync(
-    dst: hipDeviceptr_t,
-    src: *mut c_void,
-    size: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    // SAFETY: HIP's contract on host ranges.
-    call("hipMemcpyHtoDAsync", || unsafe {
-        copy(dst, src as *const c_void, size, Some(stream))
-    })
-}
-
-/// `hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemcpyDtoHAsync(
-    dst: *mut c_void,
-    src: hipDeviceptr_t,
-    size: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    // SAFETY: HIP's contract on host ranges.
-    call("hipMemcpyDtoHAsync", || unsafe {
-        copy(dst, src as *const c_void, size, Some(stream))
-    })
-}
-
-/// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemcpyDtoDAsync(
-    dst: hipDeviceptr_t,
-    src: hipDeviceptr_t,
-    size: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    // SAFETY: HIP's contract on host ranges.
-    call("hipMemcpyDtoDAsync", || unsafe {
-        copy(dst, src as *const c_void, size, Some(stream))
-    })
+typed_copies! {
+    /// `hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes)`.
+    fn hipMemcpyHtoD(hipDeviceptr_t, *mut c_void);
+    /// `hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes)`.
+    fn hipMemcpyDtoH(*mut c_void, hipDeviceptr_t);
+    /// `hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes)`.
+    fn hipMemcpyDtoD(hipDeviceptr_t, hipDeviceptr_t);
+    /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void*, size_t, hipStream_t)`.
+    fn hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void), stream;
+    /// `hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t)`.
+    fn hipMemcpyDtoHAsync(*mut c_void, hipDeviceptr_t), stream;
+    /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)`.
+    fn hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t), stream;
 }
 
 fn check_device(device: c_int) -> Result<(), Failure> {
@@ -566,7 +522,7 @@ fn check_device(device: c_int) -> Result<(), Failure> {
 
 /// `hipError_t hipMemcpyPeer(void* dst, int dstDevice, const void* src, int srcDevice,
 /// size_t sizeBytes)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpyPeer(
     dst: *mut c_void,
     dst_device: c_int,
@@ -583,7 +539,7 @@ pub unsafe extern "C" fn hipMemcpyPeer(
 }
 
 /// `hipError_t hipMemcpyPeerAsync(void*, int, const void*, int, size_t, hipStream_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpyPeerAsync(
     dst: *mut c_void,
     dst_device: c_int,
@@ -648,7 +604,7 @@ unsafe fn copy_2d(
 
 /// `hipError_t hipMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch,
 /// size_t width, size_t height, hipMemcpyKind kind)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpy2D(
     dst: *mut c_void,
     dpitch: usize,
@@ -665,7 +621,7 @@ pub unsafe extern "C" fn hipMemcpy2D(
 }
 
 /// `hipError_t hipMemcpy2DAsync(..., hipMemcpyKind kind, hipStream_t stream)`.
-#[no_mangle]
+#[export]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn hipMemcpy2DAsync(
     dst: *mut c_void,
@@ -712,7 +668,7 @@ fn fill(
 }
 
 /// `hipError_t hipMemset(void* dst, int value, size_t sizeBytes)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemset(dst: *mut c_void, value: c_int, size: usize) -> hipError_t {
     call("hipMemset", || {
         fill(dst, value as u32 & 0xff, 1, size, None)
@@ -720,7 +676,7 @@ pub unsafe extern "C" fn hipMemset(dst: *mut c_void, value: c_int, size: usize) 
 }
 
 /// `hipError_t hipMemsetAsync(void* dst, int value, size_t sizeBytes, hipStream_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemsetAsync(
     dst: *mut c_void,
     value: c_int,
@@ -732,69 +688,38 @@ pub unsafe extern "C" fn hipMemsetAsync(
     })
 }
 
-/// `hipError_t hipMemsetD8(hipDeviceptr_t dest, unsigned char value, size_t count)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemsetD8(dst: hipDeviceptr_t, value: u8, count: usize) -> hipError_t {
-    call("hipMemsetD8", || {
-        fill(dst, u32::from(value), 1, count, None)
-    })
+/// Declares fills of elements (`hipMemsetD8` and the like): `(dst, value, count)` with the
+/// element width in bytes, and the `Async` form with a stream.
+macro_rules! element_fills {
+    ($( $(#[$doc:meta])* fn $name:ident($value:ty, $width:literal) $(, $async:ident)?; )*) => { $(
+        $(#[$doc])*
+        #[export]
+        pub unsafe extern "C" fn $name(
+            dst: hipDeviceptr_t,
+            value: $value,
+            count: usize
+            $(, $async: hipStream_t)?
+        ) -> hipError_t {
+            let stream: Option<hipStream_t> = None $(.or(Some($async)))?;
+            // `as u32` keeps the element's bits (an int's two's complement for D32).
+            call(stringify!($name), || fill(dst, value as u32, $width, count, stream))
+        }
+    )* };
 }
 
-/// `hipError_t hipMemsetD16(hipDeviceptr_t dest, unsigned short value, size_t count)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemsetD16(dst: hipDeviceptr_t, value: u16, count: usize) -> hipError_t {
-    call("hipMemsetD16", || {
-        fill(dst, u32::from(value), 2, count, None)
-    })
-}
-
-/// `hipError_t hipMemsetD8Async(hipDeviceptr_t, unsigned char, size_t, hipStream_t)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemsetD8Async(
-    dst: hipDeviceptr_t,
-    value: u8,
-    count: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    call("hipMemsetD8Async", || {
-        fill(dst, u32::from(value), 1, count, Some(stream))
-    })
-}
-
-/// `hipError_t hipMemsetD16Async(hipDeviceptr_t, unsigned short, size_t, hipStream_t)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemsetD16Async(
-    dst: hipDeviceptr_t,
-    value: u16,
-    count: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    call("hipMemsetD16Async", || {
-        fill(dst, u32::from(value), 2, count, Some(stream))
-    })
-}
-
-/// `hipError_t hipMemsetD32(hipDeviceptr_t dest, int value, size_t count)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemsetD32(
-    dst: hipDeviceptr_t,
-    value: c_int,
-    count: usize,
-) -> hipError_t {
-    call("hipMemsetD32", || fill(dst, value as u32, 4, count, None))
-}
-
-/// `hipError_t hipMemsetD32Async(hipDeviceptr_t, int value, size_t count, hipStream_t)`.
-#[no_mangle]
-pub unsafe extern "C" fn hipMemsetD32Async(
-    dst: hipDeviceptr_t,
-    value: c_int,
-    count: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    call("hipMemsetD32Async", || {
-        fill(dst, value as u32, 4, count, Some(stream))
-    })
+element_fills! {
+    /// `hipError_t hipMemsetD8(hipDeviceptr_t dest, unsigned char value, size_t count)`.
+    fn hipMemsetD8(u8, 1);
+    /// `hipError_t hipMemsetD16(hipDeviceptr_t dest, unsigned short value, size_t count)`.
+    fn hipMemsetD16(u16, 2);
+    /// `hipError_t hipMemsetD32(hipDeviceptr_t dest, int value, size_t count)`.
+    fn hipMemsetD32(c_int, 4);
+    /// `hipError_t hipMemsetD8Async(hipDeviceptr_t, unsigned char, size_t, hipStream_t)`.
+    fn hipMemsetD8Async(u8, 1), stream;
+    /// `hipError_t hipMemsetD16Async(hipDeviceptr_t, unsigned short, size_t, hipStream_t)`.
+    fn hipMemsetD16Async(u16, 2), stream;
+    /// `hipError_t hipMemsetD32Async(hipDeviceptr_t, int value, size_t count, hipStream_t)`.
+    fn hipMemsetD32Async(c_int, 4), stream;
 }
 
 fn fill_2d(
@@ -843,7 +768,7 @@ fn fill_2d(
 }
 
 /// `hipError_t hipMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemset2D(
     dst: *mut c_void,
     pitch: usize,
@@ -858,7 +783,7 @@ pub unsafe extern "C" fn hipMemset2D(
 
 /// `hipError_t hipMemset2DAsync(void*, size_t pitch, int value, size_t width, size_t height,
 /// hipStream_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemset2DAsync(
     dst: *mut c_void,
     pitch: usize,

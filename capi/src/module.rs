@@ -1,6 +1,7 @@
 //! The module API: code objects loaded explicitly (`hipModuleLoad*`), their functions and
 //! globals, and function attributes.
 
+use rocload_ffi::export;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::Arc;
 
@@ -13,9 +14,9 @@ use crate::*;
 type ModuleFunctions = Arc<parking_lot::Mutex<Vec<(String, u64)>>>;
 /// Modules loaded through the module API: handle -> module and its function handles.
 pub(crate) static MODULES: HandleTable<(Arc<Module>, ModuleFunctions)> =
-    HandleTable::new(Kind::Module);
+    HandleTable::new(kind::MODULE);
 /// Function handles handed out by `hipModuleGetFunction`: handle -> kernel.
-pub(crate) static FUNCTIONS: HandleTable<KernelRef> = HandleTable::new(Kind::Function);
+pub(crate) static FUNCTIONS: HandleTable<KernelRef> = HandleTable::new(kind::FUNCTION);
 
 fn module_entry(module: hipModule_t) -> Result<(Arc<Module>, ModuleFunctions), Failure> {
     MODULES.get(module as u64).ok_or_else(|| {
@@ -41,7 +42,7 @@ fn load_module(module: *mut hipModule_t, bytes: rocload_lib::SharedBytes) -> Res
 /// `hipError_t hipModuleLoadData(hipModule_t* module, const void* image)`: a code object,
 /// bundle or compressed bundle in memory, measured from its header and copied; loaded on the
 /// current device now.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleLoadData(
     module: *mut hipModule_t,
     image: *const c_void,
@@ -78,7 +79,7 @@ pub unsafe extern "C" fn hipModuleLoadData(
 
 /// `hipError_t hipModuleLoadDataEx(hipModule_t*, const void* image, unsigned numOptions,
 /// hipJitOption* options, void** optionValues)`: options are ignored (no JIT).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleLoadDataEx(
     module: *mut hipModule_t,
     image: *const c_void,
@@ -92,7 +93,7 @@ pub unsafe extern "C" fn hipModuleLoadDataEx(
 
 /// `hipError_t hipModuleLoad(hipModule_t* module, const char* fname)`: a code object or
 /// (compressed) bundle file.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleLoad(
     module: *mut hipModule_t,
     fname: *const c_char,
@@ -110,7 +111,7 @@ pub unsafe extern "C" fn hipModuleLoad(
 }
 
 /// `hipError_t hipModuleGetFunction(hipFunction_t* function, hipModule_t module, const char* kname)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleGetFunction(
     function: *mut hipFunction_t,
     module: hipModule_t,
@@ -142,7 +143,7 @@ pub unsafe extern "C" fn hipModuleGetFunction(
 
 /// `hipError_t hipModuleGetGlobal(hipDeviceptr_t* dptr, size_t* bytes, hipModule_t hmod,
 /// const char* name)`; either output may be NULL.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleGetGlobal(
     dptr: *mut hipDeviceptr_t,
     bytes: *mut usize,
@@ -168,7 +169,7 @@ pub unsafe extern "C" fn hipModuleGetGlobal(
 
 /// `hipError_t hipModuleUnload(hipModule_t module)`: forgets the module and invalidates its
 /// function handles; the code is freed when nothing uses it any more.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipModuleUnload(module: hipModule_t) -> hipError_t {
     call("hipModuleUnload", || {
         let (m, functions) = MODULES.remove(module as u64).ok_or_else(|| {
@@ -196,7 +197,7 @@ pub(crate) fn function_handle(f: hipFunction_t) -> Result<KernelRef, Failure> {
 }
 
 /// `hipError_t hipFuncGetAttribute(int* value, hipFunction_attribute attrib, hipFunction_t hfunc)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipFuncGetAttribute(
     value: *mut c_int,
     attrib: c_int,
@@ -263,7 +264,7 @@ pub(crate) fn attributes(k: &KernelRef, device: i64) -> hipFuncAttributes {
 /// `.private_segment_fixed_size`, `maxThreadsPerBlock` = `.max_flat_workgroup_size`,
 /// `numRegs` = `.vgpr_count`, `maxDynamicSharedSizeBytes` = 64 KiB minus the static LDS,
 /// `binaryVersion` = `ptxVersion` = major*10+minor of the device's gfx version.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipFuncGetAttributes(
     attr: *mut hipFuncAttributes,
     func: *const c_void,

@@ -1,18 +1,19 @@
 //! Registration: what clang's generated constructors and destructors call (`__hipRegister*`,
 //! `__hipUnregisterFatBinary`) and the call configuration `<<<>>>` pushes and pops.
 
+use rocload_ffi::export;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 
 use crate::*;
 
 /// Fat binaries registered through `__hipRegisterFatBinary`: handle -> runtime id.
-pub(crate) static FAT_BINARIES: HandleTable<u64> = HandleTable::new(Kind::FatBinary);
+pub(crate) static FAT_BINARIES: HandleTable<u64> = HandleTable::new(kind::FAT_BINARY);
 
 // ------------------------------------------------------------------------------ registration
 
 /// `void** __hipRegisterFatBinary(const void* data)`: records the wrapper in O(1) and returns
 /// a handle; never fails (a bad wrapper is reported at first use).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mut c_void {
     let result = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: clang passes the address of its wrapper in a loaded image, which stays
@@ -43,7 +44,7 @@ pub unsafe extern "C" fn __hipRegisterFatBinary(data: *const c_void) -> *mut *mu
 /// `void __hipRegisterFunction(void** modules, const void* hostFunction, char* deviceFunction,
 /// const char* deviceName, unsigned threadLimit, uint3* tid, uint3* bid, dim3* blockDim,
 /// dim3* gridDim, int* wSize)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn __hipRegisterFunction(
     modules: *mut *mut c_void,
     host_function: *const c_void,
@@ -78,7 +79,7 @@ pub unsafe extern "C" fn __hipRegisterFunction(
 
 /// `void __hipRegisterVar(void** modules, void* var, char* hostVar, char* deviceVar, int ext,
 /// size_t size, int constant, int global)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn __hipRegisterVar(
     modules: *mut *mut c_void,
     var: *mut c_void,
@@ -112,7 +113,7 @@ pub unsafe extern "C" fn __hipRegisterVar(
 /// `void __hipRegisterManagedVar(void* hipModule, void** pointer, void* init_value,
 /// const char* name, size_t size, unsigned align)`: allocates the managed memory, copies the
 /// initial value, and stores the address in `*pointer`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn __hipRegisterManagedVar(
     hip_module: *mut c_void,
     pointer: *mut *mut c_void,
@@ -150,7 +151,7 @@ pub unsafe extern "C" fn __hipRegisterManagedVar(
 }
 
 /// `void __hipRegisterSurface(...)`: surfaces are not supported; recorded as an error.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn __hipRegisterSurface(
     _modules: *mut *mut c_void,
     _var: *mut c_void,
@@ -168,7 +169,7 @@ pub unsafe extern "C" fn __hipRegisterSurface(
 }
 
 /// `void __hipRegisterTexture(...)`: textures are not supported; recorded as an error.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn __hipRegisterTexture(
     _modules: *mut *mut c_void,
     _var: *mut c_void,
@@ -187,7 +188,7 @@ pub unsafe extern "C" fn __hipRegisterTexture(
 }
 
 /// `void __hipUnregisterFatBinary(void** modules)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn __hipUnregisterFatBinary(modules: *mut *mut c_void) {
     call_void("__hipUnregisterFatBinary", || {
         let id = FAT_BINARIES.remove(modules as u64).ok_or_else(|| {
@@ -213,7 +214,7 @@ fn fat_binary_id(handle: *mut *mut c_void) -> Result<u64, Failure> {
 
 /// `hipError_t __hipPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
 /// hipStream_t stream)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn __hipPushCallConfiguration(
     grid_dim: dim3,
     block_dim: dim3,
@@ -232,7 +233,7 @@ pub unsafe extern "C" fn __hipPushCallConfiguration(
 
 /// `hipError_t __hipPopCallConfiguration(dim3* gridDim, dim3* blockDim, size_t* sharedMem,
 /// hipStream_t* stream)`; NULL outputs are skipped.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn __hipPopCallConfiguration(
     grid_dim: *mut dim3,
     block_dim: *mut dim3,

@@ -1,5 +1,6 @@
 //! rocload's own C API (`include/rocload.h`): explanations of failures, kernel facts, stats.
 
+use rocload_ffi::export;
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::*;
@@ -16,7 +17,7 @@ fn copy_out(text: &str, buf: *mut c_char, len: usize) -> usize {
 }
 
 /// `size_t rocload_last_selection_error(char* buf, size_t len)`: see `include/rocload.h`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn rocload_last_selection_error(buf: *mut c_char, len: usize) -> usize {
     catch_unwind(|| {
         LAST_SELECTION
@@ -27,7 +28,7 @@ pub unsafe extern "C" fn rocload_last_selection_error(buf: *mut c_char, len: usi
 }
 
 /// `size_t rocload_last_error_message(char* buf, size_t len)`: see `include/rocload.h`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn rocload_last_error_message(buf: *mut c_char, len: usize) -> usize {
     catch_unwind(|| {
         LAST_MESSAGE
@@ -38,7 +39,7 @@ pub unsafe extern "C" fn rocload_last_error_message(buf: *mut c_char, len: usize
 }
 
 /// `int rocload_device_function(const char* name, int device, uint64_t* address, uint64_t* size)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn rocload_device_function(
     name: *const c_char,
     device: c_int,
@@ -80,7 +81,7 @@ fn kernel_info(k: &KernelRef) -> rocload_kernel_info_t {
 }
 
 /// `int rocload_kernel_info(const void* host_function, int device, rocload_kernel_info_t* info)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn rocload_kernel_info(
     host_function: *const c_void,
     device: c_int,
@@ -97,7 +98,7 @@ pub unsafe extern "C" fn rocload_kernel_info(
 }
 
 /// `int rocload_function_info(hipFunction_t function, rocload_kernel_info_t* info)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn rocload_function_info(
     function: hipFunction_t,
     info: *mut rocload_kernel_info_t,
@@ -113,7 +114,7 @@ pub unsafe extern "C" fn rocload_function_info(
 }
 
 /// `int rocload_stats(rocload_stats_t* stats)`: the runtime's event counters.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn rocload_stats(stats: *mut RocloadStats) -> c_int {
     call("rocload_stats", || {
         let s = runtime().stats();

@@ -2,6 +2,7 @@
 //! (NULL and `hipStreamPerThread` name the current device's null stream); the null stream's
 //! blocking rules live in the runtime's streams.
 
+use rocload_ffi::export;
 use std::ffi::{c_float, c_int, c_uint, c_void};
 
 use rocload_lib::runtime::{DeviceContext, Event, Stream, StreamKind};
@@ -9,9 +10,9 @@ use rocload_lib::runtime::{DeviceContext, Event, Stream, StreamKind};
 use crate::*;
 
 /// Streams created through `hipStreamCreate*`: handle -> stream.
-static STREAMS: HandleTable<Stream> = HandleTable::new(Kind::Stream);
+static STREAMS: HandleTable<Stream> = HandleTable::new(kind::STREAM);
 /// Events created through `hipEventCreate*`: handle -> event.
-static EVENTS: HandleTable<Event> = HandleTable::new(Kind::Event);
+static EVENTS: HandleTable<Event> = HandleTable::new(kind::EVENT);
 
 /// `hipStreamPerThread`: HIP 5.2's per-thread default stream, here the null stream.
 const STREAM_PER_THREAD: u64 = 2;
@@ -79,14 +80,14 @@ fn create_stream(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> Re
 }
 
 /// `hipError_t hipStreamCreate(hipStream_t* stream)`: a blocking stream on the current device.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamCreate(stream: *mut hipStream_t) -> hipError_t {
     call("hipStreamCreate", || create_stream(stream, 0, 0))
 }
 
 /// `hipError_t hipStreamCreateWithFlags(hipStream_t*, unsigned flags)`: `hipStreamDefault`
 /// or `hipStreamNonBlocking`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamCreateWithFlags(
     stream: *mut hipStream_t,
     flags: c_uint,
@@ -97,7 +98,7 @@ pub unsafe extern "C" fn hipStreamCreateWithFlags(
 }
 
 /// `hipError_t hipStreamCreateWithPriority(hipStream_t*, unsigned flags, int priority)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamCreateWithPriority(
     stream: *mut hipStream_t,
     flags: c_uint,
@@ -109,7 +110,7 @@ pub unsafe extern "C" fn hipStreamCreateWithPriority(
 }
 
 /// `hipError_t hipDeviceGetStreamPriorityRange(int* least, int* greatest)`: 0 and -1.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipDeviceGetStreamPriorityRange(
     least: *mut c_int,
     greatest: *mut c_int,
@@ -129,7 +130,7 @@ pub unsafe extern "C" fn hipDeviceGetStreamPriorityRange(
 }
 
 /// `hipError_t hipStreamDestroy(hipStream_t)`: the stream's pending work still completes.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
     call("hipStreamDestroy", || {
         let s = STREAMS.remove(stream as u64).ok_or_else(|| {
@@ -146,7 +147,7 @@ pub unsafe extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
 
 /// `hipError_t hipStreamSynchronize(hipStream_t)`: waits, then reports the device's sticky
 /// error.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
     call("hipStreamSynchronize", || {
         Ok(stream_of(stream)?.synchronize()?)
@@ -154,7 +155,7 @@ pub unsafe extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t
 }
 
 /// `hipError_t hipStreamQuery(hipStream_t)`: `hipSuccess` when idle, else `hipErrorNotReady`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
     call("hipStreamQuery", || {
         if stream_of(stream)?.is_idle() {
@@ -167,7 +168,7 @@ pub unsafe extern "C" fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
 
 /// `hipError_t hipStreamWaitEvent(hipStream_t, hipEvent_t, unsigned flags)`: later work on the
 /// stream waits for the event (on the device, not the host).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamWaitEvent(
     stream: hipStream_t,
     event: hipEvent_t,
@@ -183,7 +184,7 @@ pub unsafe extern "C" fn hipStreamWaitEvent(
 }
 
 /// `hipError_t hipStreamGetFlags(hipStream_t, unsigned* flags)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamGetFlags(stream: hipStream_t, flags: *mut c_uint) -> hipError_t {
     call("hipStreamGetFlags", || {
         let s = stream_of(stream)?;
@@ -197,7 +198,7 @@ pub unsafe extern "C" fn hipStreamGetFlags(stream: hipStream_t, flags: *mut c_ui
 }
 
 /// `hipError_t hipStreamGetPriority(hipStream_t, int* priority)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamGetPriority(
     stream: hipStream_t,
     priority: *mut c_int,
@@ -210,7 +211,7 @@ pub unsafe extern "C" fn hipStreamGetPriority(
 }
 
 /// `hipError_t hipStreamGetDevice(hipStream_t, hipDevice_t* device)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamGetDevice(stream: hipStream_t, device: *mut c_int) -> hipError_t {
     call("hipStreamGetDevice", || {
         let d = stream_of(stream)?.device_index()?;
@@ -227,7 +228,7 @@ unsafe impl Send for UserData {}
 /// `hipError_t hipStreamAddCallback(hipStream_t, hipStreamCallback_t, void* userData,
 /// unsigned flags)`: runs the callback on a host thread after the work before it, with the
 /// device's error state; work after it waits for it.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipStreamAddCallback(
     stream: hipStream_t,
     callback: hipStreamCallback_t,
@@ -259,7 +260,7 @@ pub unsafe extern "C" fn hipStreamAddCallback(
 }
 
 /// `hipError_t hipLaunchHostFunc(hipStream_t, hipHostFn_t fn, void* userData)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipLaunchHostFunc(
     stream: hipStream_t,
     f: hipHostFn_t,
@@ -300,13 +301,13 @@ fn create_event(event: *mut hipEvent_t, flags: c_uint) -> Result<(), Failure> {
 }
 
 /// `hipError_t hipEventCreate(hipEvent_t*)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipEventCreate(event: *mut hipEvent_t) -> hipError_t {
     call("hipEventCreate", || create_event(event, 0))
 }
 
 /// `hipError_t hipEventCreateWithFlags(hipEvent_t*, unsigned flags)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipEventCreateWithFlags(
     event: *mut hipEvent_t,
     flags: c_uint,
@@ -315,7 +316,7 @@ pub unsafe extern "C" fn hipEventCreateWithFlags(
 }
 
 /// `hipError_t hipEventRecord(hipEvent_t, hipStream_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) -> hipError_t {
     call("hipEventRecord", || {
         let e = event_of(event)?;
@@ -324,7 +325,7 @@ pub unsafe extern "C" fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) 
 }
 
 /// `hipError_t hipEventSynchronize(hipEvent_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {
     call(
         "hipEventSynchronize",
@@ -333,7 +334,7 @@ pub unsafe extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {
 }
 
 /// `hipError_t hipEventQuery(hipEvent_t)`: `hipSuccess` once reached, else `hipErrorNotReady`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipEventQuery(event: hipEvent_t) -> hipError_t {
     call("hipEventQuery", || {
         if event_of(event)?.query()? {
@@ -345,7 +346,7 @@ pub unsafe extern "C" fn hipEventQuery(event: hipEvent_t) -> hipError_t {
 }
 
 /// `hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipEventElapsedTime(
     ms: *mut c_float,
     start: hipEvent_t,
@@ -367,7 +368,7 @@ pub unsafe extern "C" fn hipEventElapsedTime(
 }
 
 /// `hipError_t hipEventDestroy(hipEvent_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipEventDestroy(event: hipEvent_t) -> hipError_t {
     call("hipEventDestroy", || {
         EVENTS.remove(event as u64).map(drop).ok_or_else(|| {

@@ -1,5 +1,6 @@
 //! Device variables by their host shadow (`hipGetSymbolAddress`, `hipMemcpyToSymbol`, ...).
 
+use rocload_ffi::export;
 use std::ffi::{c_int, c_void};
 
 use crate::*;
@@ -24,7 +25,7 @@ pub(crate) fn symbol(symbol: *const c_void) -> Result<(u64, u64), Failure> {
 
 /// `hipError_t hipGetSymbolAddress(void** devPtr, const void* symbol)`: the variable's address
 /// on the current device (loading its fat binary on first use).
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipGetSymbolAddress(
     dev_ptr: *mut *mut c_void,
     sym: *const c_void,
@@ -40,7 +41,7 @@ pub unsafe extern "C" fn hipGetSymbolAddress(
 }
 
 /// `hipError_t hipGetSymbolSize(size_t* size, const void* symbol)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipGetSymbolSize(size: *mut usize, sym: *const c_void) -> hipError_t {
     call("hipGetSymbolSize", || {
         if size.is_null() {
@@ -67,7 +68,7 @@ fn symbol_range(sym: *const c_void, count: usize, offset: usize) -> Result<u64, 
 
 /// `hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t sizeBytes,
 /// size_t offset, hipMemcpyKind kind)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpyToSymbol(
     sym: *const c_void,
     src: *const c_void,
@@ -85,7 +86,7 @@ pub unsafe extern "C" fn hipMemcpyToSymbol(
 
 /// `hipError_t hipMemcpyToSymbolAsync(const void* symbol, const void* src, size_t, size_t
 /// offset, hipMemcpyKind, hipStream_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpyToSymbolAsync(
     sym: *const c_void,
     src: *const c_void,
@@ -104,7 +105,7 @@ pub unsafe extern "C" fn hipMemcpyToSymbolAsync(
 
 /// `hipError_t hipMemcpyFromSymbol(void* dst, const void* symbol, size_t sizeBytes, size_t
 /// offset, hipMemcpyKind kind)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpyFromSymbol(
     dst: *mut c_void,
     sym: *const c_void,
@@ -122,7 +123,7 @@ pub unsafe extern "C" fn hipMemcpyFromSymbol(
 
 /// `hipError_t hipMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t, size_t offset,
 /// hipMemcpyKind, hipStream_t)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn hipMemcpyFromSymbolAsync(
     dst: *mut c_void,
     sym: *const c_void,

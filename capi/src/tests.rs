@@ -917,3 +917,28 @@ fn every_api_reports_the_same_device_facts() {
         .unwrap();
     assert_eq!(size as u64, props.total_memory);
 }
+
+/// The one mapping of ROCr's statuses to HIP codes: queue failures are launch errors, a
+/// memory violation an illegal address, unknown statuses hipErrorUnknown.
+#[test]
+fn hsa_statuses_map_to_hip_codes() {
+    use hsa_sys::*;
+    assert_eq!(hip_error_for_status(HSA_STATUS_SUCCESS), hipSuccess);
+    assert_eq!(
+        hip_error_for_status(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION),
+        hipErrorIllegalAddress
+    );
+    assert_eq!(
+        hip_error_for_status(HSA_STATUS_ERROR_EXCEPTION),
+        hipErrorLaunchFailure
+    );
+    assert_eq!(
+        hip_error_for_status(HSA_STATUS_ERROR_INVALID_ALLOCATION),
+        hipErrorOutOfMemory
+    );
+    assert_eq!(
+        hip_error_for_status(HSA_STATUS_ERROR_INVALID_ISA_NAME),
+        hipErrorNoBinaryForGpu
+    );
+    assert_eq!(hip_error_for_status(0x7777), hipErrorUnknown);
+}

@@ -4,6 +4,7 @@
 //!
 //! Strings and arrays handed to callbacks live for the duration of the call only.
 
+use rocload_ffi::export;
 use std::ffi::{c_char, c_int, c_void, CString};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
@@ -288,7 +289,7 @@ unsafe fn read_tool(tool: *const RocloadTool) -> Result<RocloadTool, Failure> {
 }
 
 /// `int rocload_tool_register(const rocload_tool_t* tool, uint64_t* id)`.
-#[no_mangle]
+#[export]
 pub unsafe extern "C" fn rocload_tool_register(tool: *const RocloadTool, id: *mut u64) -> c_int {
     call("rocload_tool_register", || {
         // SAFETY: by the caller's contract.
@@ -303,7 +304,7 @@ pub unsafe extern "C" fn rocload_tool_register(tool: *const RocloadTool, id: *mu
 }
 
 /// `int rocload_tool_unregister(uint64_t id)`.
-#[no_mangle]
+#[export]
 pub extern "C" fn rocload_tool_unregister(id: u64) -> c_int {
     call("rocload_tool_unregister", || {
         if Runtime::global().tools().remove(ToolId(id)) {

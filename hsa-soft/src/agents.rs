@@ -16,7 +16,7 @@ use rocload::runtime::config::Config;
 use rocload::target::AgentIsa;
 
 use crate::runtime::runtime;
-use crate::util::{guard, handle, put, put_fixed_str, put_str, unhandle, Status, Tag};
+use crate::util::{guard, handle, put, put_fixed_str, put_str, tag, unhandle, Status};
 
 /// Largest queue a software GPU agent creates (`HSA_AGENT_INFO_QUEUE_MAX_SIZE`).
 pub(crate) const QUEUE_MAX_SIZE: u32 = rocload::backend::soft::queue::MAX_QUEUE_PACKETS;
@@ -88,20 +88,20 @@ pub(crate) fn discover(signals: &Arc<SignalTable>) -> Status<Vec<AgentEntry>> {
 /// The handle of agent `index`.
 pub(crate) fn agent_handle(index: usize) -> hsa_agent_t {
     hsa_agent_t {
-        handle: handle(Tag::Agent, index as u64 + 1),
+        handle: handle(tag::AGENT, index as u64 + 1),
     }
 }
 
 /// The index of the agent `agent` names, or `HSA_STATUS_ERROR_INVALID_AGENT`.
 pub(crate) fn agent_index(agent: hsa_agent_t, count: usize) -> Status<usize> {
-    unhandle(Tag::Agent, agent.handle)
+    unhandle(tag::AGENT, agent.handle)
         .and_then(|v| usize::try_from(v).ok()?.checked_sub(1))
         .filter(|&i| i < count)
         .ok_or(HSA_STATUS_ERROR_INVALID_AGENT)
 }
 
 fn isa_index(isa: hsa_isa_t, agents: &[AgentEntry]) -> Status<usize> {
-    unhandle(Tag::Isa, isa.handle)
+    unhandle(tag::ISA, isa.handle)
         .and_then(|v| usize::try_from(v).ok())
         .filter(|&i| agents.get(i).is_some_and(|a| a.gpu().is_some()))
         .ok_or(HSA_STATUS_ERROR_INVALID_ISA)
@@ -157,7 +157,7 @@ unsafe fn gpu_info(
             HSA_AGENT_INFO_ISA => put(
                 value,
                 hsa_isa_t {
-                    handle: handle(Tag::Isa, index as u64),
+                    handle: handle(tag::ISA, index as u64),
                 },
             ),
             HSA_AGENT_INFO_EXTENSIONS => put(value, [0u8; 128]),
@@ -322,7 +322,7 @@ hsa_api! {
             if rt.agents[index].gpu().is_none() {
                 return Ok(());
             }
-            let isa = hsa_isa_t { handle: handle(Tag::Isa, index as u64) };
+            let isa = hsa_isa_t { handle: handle(tag::ISA, index as u64) };
             // SAFETY: the application's callback with its own data.
             match unsafe { f(isa, data) } {
                 HSA_STATUS_SUCCESS => Ok(()),
@@ -369,7 +369,7 @@ hsa_api! {
                 .position(|a| a.gpu().is_some_and(|(_, i)| i.isa_name() == name))
                 .ok_or(HSA_STATUS_ERROR_INVALID_ISA_NAME)?;
             // SAFETY: non-NULL out-pointer.
-            unsafe { put(isa.cast(), hsa_isa_t { handle: handle(Tag::Isa, index as u64) }) }
+            unsafe { put(isa.cast(), hsa_isa_t { handle: handle(tag::ISA, index as u64) }) }
         })
     }
 }

@@ -3,7 +3,8 @@
 //! run end to end on a machine without an AMD GPU.
 //!
 //! `cargo build` makes `target/<profile>/libhsa_soft.so` with SONAME `libhsa-runtime64.so.1`
-//! and every entry point at symbol version `ROCR_1`, as ROCr exports them (`build.rs`). What it
+//! and every entry point at symbol version `ROCR_1`, as ROCr exports them (`build.rs`,
+//! `rocr-exports.tsv`). What it
 //! implements, and which ROCr source each behaviour follows, is in `docs/hsa.md`:
 //!
 //! - [`runtime`]: `hsa_init`/`hsa_shut_down` (reference counted), the system, status strings,
@@ -24,9 +25,9 @@
 
 #![deny(missing_docs)]
 
-/// Declares HSA entry points: each is `pub unsafe extern "C"`, exported as `name@@ROCR_1`
-/// (through a jump stub carrying the symbol version; the Rust function itself is exported as
-/// `rocsoft_<name>`), or as plain `name` where symbol versions cannot be written.
+/// Declares HSA entry points: each is `pub unsafe extern "C"`, exported under its name at
+/// version `ROCR_1`, as ROCr exports them (`rocr-exports.tsv`, placed by `rocload_ffi`'s
+/// `#[export]`; unversioned where versions cannot be written).
 macro_rules! hsa_api {
     ($( $(#[$m:meta])* fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) -> $ret:ty $body:block )*) => { $(
         $(#[$m])*
@@ -35,18 +36,8 @@ macro_rules! hsa_api {
         /// Pointer arguments follow the HSA API's contract for this function (out-pointers
         /// writable for the attribute's type, buffers valid for their stated sizes); handles
         /// are checked.
-        #[cfg_attr(rocr_versioned, export_name = concat!("rocsoft_", stringify!($name)))]
-        #[cfg_attr(not(rocr_versioned), no_mangle)]
+        #[rocload_ffi::export]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret $body
-
-        #[cfg(rocr_versioned)]
-        std::arch::global_asm!(concat!(
-            ".globl ", stringify!($name), "_rocr1\n",
-            ".type ", stringify!($name), "_rocr1,@function\n",
-            stringify!($name), "_rocr1:\n",
-            "  jmp rocsoft_", stringify!($name), "@PLT\n",
-            ".symver ", stringify!($name), "_rocr1,", stringify!($name), "@@ROCR_1\n"
-        ));
     )* };
 }
 

@@ -28,7 +28,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{c_char, c_void};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use hsa_sys::*;
@@ -40,7 +39,8 @@ use rocload::target::Policy;
 
 use crate::agents::{agent_handle, agent_index};
 use crate::runtime::{runtime, Runtime};
-use crate::util::{c_name, guard, handle, put, unhandle, Status, Tag};
+use crate::util::{c_name, guard, put, tag, Status, Tag};
+use rocload_ffi::HandleTable;
 
 /// Largest code object a reader accepts from a file.
 const MAX_CODE_OBJECT: u64 = 1 << 30;
@@ -97,55 +97,62 @@ struct Exec {
     backends: HashMap<usize, Box<dyn ExecutableBackend>>,
 }
 
-/// Readers and executables of the runtime.
-#[derive(Default)]
+/// Readers and executables of the runtime, behind generational handles; a symbol or loaded
+/// code object handle is a child of its executable's handle and goes stale with it.
 pub(crate) struct Loader {
-    readers: Mutex<HashMap<u64, Arc<Reader>>>,
-    executables: Mutex<HashMap<u64, Arc<Mutex<Exec>>>>,
-    next: AtomicU64,
+    readers: HandleTable<Arc<Reader>>,
+    executables: HandleTable<Arc<Mutex<Exec>>>,
+}
+
+impl Default for Loader {
+    fn default() -> Self {
+        Loader {
+            readers: HandleTable::new(tag::READER),
+            executables: HandleTable::new(tag::EXECUTABLE),
+        }
+    }
 }
 
 impl Loader {
-    fn id(&self) -> Status<u64> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
-        if id >= 1 << 24 {
-            return Err(HSA_STATUS_ERROR_OUT_OF_RESOURCES);
-        }
-        Ok(id)
+    fn exec(&self, exec: hsa_executable_t) -> Status<Arc<Mutex<Exec>>> {
+        self.executables
+            .get(exec.handle)
+            .ok_or(HSA_STATUS_ERROR_INVALID_EXECUTABLE)
     }
 
-    fn exec(&self, exec: hsa_executable_t) -> Status<Arc<Mutex<Exec>>> {
-        let id =
-            unhandle(Tag::Executable, exec.handle).ok_or(HSA_STATUS_ERROR_INVALID_EXECUTABLE)?;
-        self.executables
-            .lock()
-            .get(&id)
-            .cloned()
-            .ok_or(HSA_STATUS_ERROR_INVALID_EXECUTABLE)
+    fn reader(&self, reader: hsa_code_object_reader_t) -> Status<Arc<Reader>> {
+        self.readers
+            .get(reader.handle)
+            .ok_or(HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER)
+    }
+
+    fn symbol_handle(&self, exec: u64, index: usize) -> Status<hsa_executable_symbol_t> {
+        let handle = self
+            .executables
+            .child(exec, tag::SYMBOL, index)
+            .ok_or(HSA_STATUS_ERROR_INVALID_EXECUTABLE)?;
+        Ok(hsa_executable_symbol_t { handle })
+    }
+
+    fn lco_handle(&self, exec: u64, index: usize) -> Status<hsa_loaded_code_object_t> {
+        let handle = self
+            .executables
+            .child(exec, tag::LOADED_CODE_OBJECT, index)
+            .ok_or(HSA_STATUS_ERROR_INVALID_EXECUTABLE)?;
+        Ok(hsa_loaded_code_object_t { handle })
+    }
+
+    /// The executable a child handle of kind `kind` belongs to, and the item's index.
+    fn child(&self, kind: Tag, h: u64, bad: hsa_status_t) -> Status<(Arc<Mutex<Exec>>, usize)> {
+        let (_, exec, index) = self.executables.child_of(h, kind).ok_or(bad)?;
+        Ok((exec, index))
     }
 
     /// Frees every executable and reader (at shutdown).
     pub(crate) fn clear(&self) {
-        self.executables.lock().clear();
-        self.readers.lock().clear();
+        self.executables.clear();
+        self.readers.clear();
     }
-}
-
-fn symbol_handle(exec: u64, index: usize) -> hsa_executable_symbol_t {
-    hsa_executable_symbol_t {
-        handle: handle(Tag::Symbol, (exec << 24) | index as u64),
-    }
-}
-
-fn lco_handle(exec: u64, index: usize) -> hsa_loaded_code_object_t {
-    hsa_loaded_code_object_t {
-        handle: handle(Tag::LoadedCodeObject, (exec << 24) | index as u64),
-    }
-}
-
-fn split(tag: Tag, h: u64, bad: hsa_status_t) -> Status<(u64, usize)> {
-    let v = unhandle(tag, h).ok_or(bad)?;
-    Ok((v >> 24, (v & 0xff_ffff) as usize))
 }
 
 fn memory_uri(address: u64, size: usize) -> String {
@@ -431,18 +438,11 @@ fn with_symbol<T>(
     symbol: hsa_executable_symbol_t,
     f: impl FnOnce(&Exec, &Sym) -> Status<T>,
 ) -> Status<T> {
-    let (id, index) = split(
-        Tag::Symbol,
+    let (exec, index) = rt.loader.child(
+        tag::SYMBOL,
         symbol.handle,
         HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL,
     )?;
-    let exec = rt
-        .loader
-        .executables
-        .lock()
-        .get(&id)
-        .cloned()
-        .ok_or(HSA_STATUS_ERROR_INVALID_EXECUTABLE_SYMBOL)?;
     let exec = exec.lock();
     let sym = exec
         .symbols
@@ -576,30 +576,25 @@ fn create(
     {
         return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
     }
-    let id = rt.loader.id()?;
-    rt.loader.executables.lock().insert(
-        id,
-        Arc::new(Mutex::new(Exec {
-            id,
-            profile,
-            rounding,
-            frozen: false,
-            symbols: Vec::new(),
-            agent_symbols: BTreeMap::new(),
-            program_symbols: BTreeMap::new(),
-            loaded: Vec::new(),
-            backends: HashMap::new(),
-        })),
-    );
+    let exec = Arc::new(Mutex::new(Exec {
+        id: 0,
+        profile,
+        rounding,
+        frozen: false,
+        symbols: Vec::new(),
+        agent_symbols: BTreeMap::new(),
+        program_symbols: BTreeMap::new(),
+        loaded: Vec::new(),
+        backends: HashMap::new(),
+    }));
+    let id = rt
+        .loader
+        .executables
+        .insert(exec.clone())
+        .ok_or(HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
+    exec.lock().id = id;
     // SAFETY: non-NULL out-pointer.
-    unsafe {
-        put(
-            executable.cast(),
-            hsa_executable_t {
-                handle: handle(Tag::Executable, id),
-            },
-        )
-    }
+    unsafe { put(executable.cast(), hsa_executable_t { handle: id }) }
 }
 
 fn new_reader(
@@ -609,24 +604,17 @@ fn new_reader(
     address: u64,
     reader: *mut hsa_code_object_reader_t,
 ) -> Status {
-    let id = rt.loader.id()?;
-    rt.loader.readers.lock().insert(
-        id,
-        Arc::new(Reader {
+    let id = rt
+        .loader
+        .readers
+        .insert(Arc::new(Reader {
             bytes: bytes.into(),
             uri,
             address,
-        }),
-    );
+        }))
+        .ok_or(HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
     // SAFETY: non-NULL out-pointer (checked by the callers).
-    unsafe {
-        put(
-            reader.cast(),
-            hsa_code_object_reader_t {
-                handle: handle(Tag::Reader, id),
-            },
-        )
-    }
+    unsafe { put(reader.cast(), hsa_code_object_reader_t { handle: id }) }
 }
 
 hsa_api! {
@@ -667,8 +655,7 @@ hsa_api! {
     fn hsa_code_object_reader_destroy(code_object_reader: hsa_code_object_reader_t) -> hsa_status_t {
         guard(|| {
             let rt = runtime()?;
-            let id = unhandle(Tag::Reader, code_object_reader.handle).ok_or(HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER)?;
-            let removed = rt.loader.readers.lock().remove(&id);
+            let removed = rt.loader.readers.remove(code_object_reader.handle);
             removed.map(|_| ()).ok_or(HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER)
         })
     }
@@ -694,8 +681,7 @@ hsa_api! {
     fn hsa_executable_destroy(executable: hsa_executable_t) -> hsa_status_t {
         guard(|| {
             let rt = runtime()?;
-            let id = unhandle(Tag::Executable, executable.handle).ok_or(HSA_STATUS_ERROR_INVALID_EXECUTABLE)?;
-            let removed = rt.loader.executables.lock().remove(&id);
+            let removed = rt.loader.executables.remove(executable.handle);
             removed.map(|_| ()).ok_or(HSA_STATUS_ERROR_INVALID_EXECUTABLE)
         })
     }
@@ -706,8 +692,7 @@ hsa_api! {
         guard(|| {
             let rt = runtime()?;
             let exec = rt.loader.exec(executable)?;
-            let id = unhandle(Tag::Reader, code_object_reader.handle).ok_or(HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER)?;
-            let reader = rt.loader.readers.lock().get(&id).cloned().ok_or(HSA_STATUS_ERROR_INVALID_CODE_OBJECT_READER)?;
+            let reader = rt.loader.reader(code_object_reader)?;
             let agent = agent_index(agent, rt.agents.len())?;
             let mut exec = exec.lock();
             if exec.frozen {
@@ -721,7 +706,9 @@ hsa_api! {
             let index = load(&rt, &mut exec, agent, &module, &reader)?;
             if !loaded_code_object.is_null() {
                 // SAFETY: non-NULL out-pointer.
-                unsafe { put(loaded_code_object.cast(), lco_handle(exec.id, index))? };
+                let handle = rt.loader.lco_handle(exec.id, index)?;
+                // SAFETY: non-NULL out-pointer.
+                unsafe { put(loaded_code_object.cast(), handle)? };
             }
             Ok(())
         })
@@ -808,7 +795,9 @@ hsa_api! {
             };
             let index = find_symbol(&exec, &name, agent).ok_or(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME)?;
             // SAFETY: non-NULL out-pointer.
-            unsafe { put(symbol.cast(), symbol_handle(exec.id, index)) }
+            let handle = rt.loader.symbol_handle(exec.id, index)?;
+            // SAFETY: non-NULL out-pointer.
+            unsafe { put(symbol.cast(), handle) }
         })
     }
 
@@ -840,8 +829,9 @@ hsa_api! {
                 (exec.id, exec.agent_symbols.iter().filter(|((_, a), _)| *a == index).map(|(_, &i)| i).collect())
             };
             for i in list {
+                let handle = rt.loader.symbol_handle(id, i)?;
                 // SAFETY: the application's callback with its own data (no lock held).
-                match unsafe { f(executable, agent, symbol_handle(id, i), data) } {
+                match unsafe { f(executable, agent, handle, data) } {
                     HSA_STATUS_SUCCESS => {}
                     other => return Err(other),
                 }
@@ -861,8 +851,9 @@ hsa_api! {
                 (exec.id, exec.program_symbols.values().copied().collect())
             };
             for i in list {
+                let handle = rt.loader.symbol_handle(id, i)?;
                 // SAFETY: the application's callback with its own data (no lock held).
-                match unsafe { f(executable, symbol_handle(id, i), data) } {
+                match unsafe { f(executable, handle, data) } {
                     HSA_STATUS_SUCCESS => {}
                     other => return Err(other),
                 }
@@ -882,8 +873,9 @@ hsa_api! {
                 (exec.id, exec.symbols.len())
             };
             for i in 0..count {
+                let handle = rt.loader.symbol_handle(id, i)?;
                 // SAFETY: the application's callback with its own data (no lock held).
-                match unsafe { f(executable, symbol_handle(id, i), data) } {
+                match unsafe { f(executable, handle, data) } {
                     HSA_STATUS_SUCCESS => {}
                     other => return Err(other),
                 }
@@ -899,18 +891,11 @@ pub(crate) mod ext {
     use super::*;
 
     fn lco(rt: &Runtime, h: hsa_loaded_code_object_t) -> Status<(Arc<Mutex<Exec>>, usize)> {
-        let (id, index) = split(
-            Tag::LoadedCodeObject,
+        let (exec, index) = rt.loader.child(
+            tag::LOADED_CODE_OBJECT,
             h.handle,
             HSA_STATUS_ERROR_INVALID_CODE_OBJECT,
         )?;
-        let exec = rt
-            .loader
-            .executables
-            .lock()
-            .get(&id)
-            .cloned()
-            .ok_or(HSA_STATUS_ERROR_INVALID_CODE_OBJECT)?;
         if exec.lock().loaded.get(index).is_none() {
             return Err(HSA_STATUS_ERROR_INVALID_CODE_OBJECT);
         }
@@ -919,7 +904,13 @@ pub(crate) mod ext {
 
     /// The executable and code object whose loaded image holds `address`.
     fn containing(rt: &Runtime, address: u64) -> Option<(u64, u64)> {
-        let executables: Vec<_> = rt.loader.executables.lock().values().cloned().collect();
+        let executables: Vec<_> = rt
+            .loader
+            .executables
+            .entries()
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
         executables.iter().find_map(|e| {
             let e = e.lock();
             e.loaded.iter().find_map(|l| {
@@ -954,16 +945,20 @@ pub(crate) mod ext {
             if count.is_null() {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            let executables: Vec<_> = rt.loader.executables.lock().values().cloned().collect();
+            let executables: Vec<_> = rt
+                .loader
+                .executables
+                .entries()
+                .into_iter()
+                .map(|(_, e)| e)
+                .collect();
             let mut all = Vec::new();
             for e in &executables {
                 let e = e.lock();
                 for l in &e.loaded {
                     all.push(hsa_ven_amd_loader_segment_descriptor_t {
                         agent: agent_handle(l.agent),
-                        executable: hsa_executable_t {
-                            handle: handle(Tag::Executable, e.id),
-                        },
+                        executable: hsa_executable_t { handle: e.id },
                         code_object_storage_type:
                             HSA_VEN_AMD_LOADER_CODE_OBJECT_STORAGE_TYPE_MEMORY,
                         code_object_storage_base: l.elf_base as *const c_void,
@@ -1001,14 +996,7 @@ pub(crate) mod ext {
             let (id, _) =
                 containing(&rt, device_address as u64).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
             // SAFETY: non-NULL out-pointer.
-            unsafe {
-                put(
-                    executable.cast(),
-                    hsa_executable_t {
-                        handle: handle(Tag::Executable, id),
-                    },
-                )
-            }
+            unsafe { put(executable.cast(), hsa_executable_t { handle: id }) }
         })
     }
 
@@ -1034,8 +1022,9 @@ pub(crate) mod ext {
                 (e.id, e.loaded.len())
             };
             for i in 0..count {
+                let handle = rt.loader.lco_handle(id, i)?;
                 // SAFETY: the application's callback with its own data (no lock held).
-                match unsafe { f(executable, lco_handle(id, i), data) } {
+                match unsafe { f(executable, handle, data) } {
                     HSA_STATUS_SUCCESS => {}
                     other => return Err(other),
                 }
@@ -1061,12 +1050,9 @@ pub(crate) mod ext {
             // writes them; the URI without a NUL, URI_LENGTH its size.
             unsafe {
                 match attribute {
-                    HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_EXECUTABLE => put(
-                        value,
-                        hsa_executable_t {
-                            handle: handle(Tag::Executable, e.id),
-                        },
-                    ),
+                    HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_EXECUTABLE => {
+                        put(value, hsa_executable_t { handle: e.id })
+                    }
                     HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_INFO_KIND => {
                         put(value, HSA_VEN_AMD_LOADER_LOADED_CODE_OBJECT_KIND_AGENT)
                     }

@@ -31,7 +31,7 @@ use rocload::device::{Condition, Device, MemoryKind};
 
 use crate::agents::{agent_index, AgentEntry};
 use crate::runtime::{runtime, Runtime};
-use crate::util::{guard, handle, put, unhandle, Status, Tag};
+use crate::util::{guard, handle, put, tag, unhandle, Status};
 
 /// Allocation granule and alignment of every pool (`RUNTIME_ALLOC_GRANULE`/`_ALIGNMENT`).
 pub(crate) const GRANULE: usize = 4096;
@@ -96,12 +96,12 @@ pub(crate) fn pools_of(agent: &AgentEntry) -> &'static [PoolKind] {
 }
 
 fn pool_handle(agent: usize, slot: usize) -> u64 {
-    handle(Tag::Pool, ((agent as u64) << 8) | slot as u64)
+    handle(tag::POOL, ((agent as u64) << 8) | slot as u64)
 }
 
 /// The (owner agent, kind) of a pool handle.
 fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
-    let v = unhandle(Tag::Pool, pool).ok_or(HSA_STATUS_ERROR_INVALID_MEMORY_POOL)?;
+    let v = unhandle(tag::POOL, pool).ok_or(HSA_STATUS_ERROR_INVALID_MEMORY_POOL)?;
     let (agent, slot) = ((v >> 8) as usize, (v & 0xff) as usize);
     let kind = rt
         .agents

@@ -12,5 +12,5 @@ pub mod soft;
 pub use choose::{
     choose_agents, AgentSet, BackendChoice, BackendConfig, BackendError, HsaStatus, HsaUnavailable,
 };
-pub use hsa::{hip_error_for_status, HsaAgent, HsaExecutable, HsaSystem};
+pub use hsa::{HsaAgent, HsaExecutable, HsaSystem};
 pub use soft::SoftAgent;

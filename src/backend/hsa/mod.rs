@@ -10,7 +10,6 @@
 //!   watcher that turns signals (or a queue failure) into completions;
 //! - [`signal`]: ROCr's signals behind the device layer's [`crate::device::Signal`];
 //! - [`device`]: [`crate::device::Device`] for [`HsaAgent`], so the runtime launches on it;
-//! - [`status`]: HSA statuses as HIP error codes.
 //!
 //! Not for choosing a backend (`super::choose`) or for parsing: everything ROCr would refuse or
 //! mishandle is found from the parsed module before ROCr sees it.
@@ -26,11 +25,9 @@ mod hostcall;
 pub mod memory;
 pub mod queue;
 pub mod signal;
-pub mod status;
 
 pub use agent::{HsaAgent, HsaAgentError, HsaSystem};
 pub use executable::{HsaExecutable, HsaKernel, HsaLoaded};
-pub use status::hip_error_for_status;
 
 use crate::target::AgentIsa;
 
