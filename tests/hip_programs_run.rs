@@ -2,8 +2,9 @@
 //! streams, events, device printf, ...), compiled by clang-19 at -O0, -O2 and -O3, linked
 //! against librocload.so and run on the software agent. Each program computes the same thing
 //! on the host and prints `PASS name` or `FAIL name: ...`; this test requires a clean exit,
-//! at least one PASS and no FAIL. The printf program's device lines must equal what the
-//! host's printf prints for the same values. The -O2 build runs a second time through the ROCr
+//! at least one PASS and no FAIL. The printf programs' device lines must equal what the
+//! host's printf prints for the same values, and `printf_hostile`'s hostile formats must print
+//! the runtime's markers. The -O2 build runs a second time through the ROCr
 //! backend against the software HSA library (`ROCLOAD_BACKEND=hsa`, `libhsa_soft.so`): the same
 //! dispatch path, HSA queues, pools, signals and the hostcall listener.
 //!
@@ -116,22 +117,35 @@ fn check(name: &str) {
             ok && failures.is_empty(),
             "{name}.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
         );
-        if name == "printf" {
-            let device: Vec<&str> = stdout
+        if name.starts_with("printf") {
+            let mut device: Vec<&str> = stdout
                 .lines()
                 .filter_map(|l| l.strip_prefix("printf "))
                 .collect();
-            let host: Vec<&str> = stdout
+            let mut host: Vec<&str> = stdout
                 .lines()
                 .filter_map(|l| l.strip_prefix("expect "))
                 .collect();
-            let mut sorted = device.clone();
-            sorted.sort();
+            device.sort();
+            host.sort();
             assert!(!host.is_empty(), "{name}.{opt}: no host lines\n{stdout}");
             assert_eq!(
-                sorted, host,
+                device, host,
                 "{name}.{opt}: device printf differs from the host's"
             );
+            if name == "printf_hostile" {
+                let mut hostile: Vec<&str> = stdout
+                    .lines()
+                    .filter(|l| l.starts_with("hostile "))
+                    .collect();
+                hostile.sort();
+                let mut want = HOSTILE_LINES.to_vec();
+                want.sort();
+                assert_eq!(
+                    hostile, want,
+                    "{name}.{opt}: hostile formats not refused as documented\nstdout:\n{stdout}"
+                );
+            }
         } else {
             assert!(
                 stdout.lines().any(|l| l.starts_with("PASS")),
@@ -174,6 +188,56 @@ fn matrix_multiply() {
 #[test]
 fn device_printf() {
     check("printf");
+}
+
+/// What `printf_hostile.hip`'s hostile formats print: each conversion the host cannot honour
+/// is replaced by the marker documented in `src/runtime/printf.rs` (arguments: -1234567890123,
+/// 3.25, 77).
+const HOSTILE_LINES: &[&str] = &[
+    "hostile 1 %<unsupported: %3$s>|",
+    "hostile 2 %<unsupported: %8$s>|",
+    "hostile 3 %<unsupported: %2$p>|",
+    "hostile 4 %<unsupported: %***d>|",
+    "hostile 5 %<unsupported: %Lf>|",
+    "hostile 6 %<unsupported: %m>|",
+    "hostile 7 %<unsupported: %S>|",
+    "hostile 8 %<unsupported: %n>|",
+    "hostile 9 %<unsupported: %99999999d>|",
+    "hostile 10 -1234567890123 3.250000 77 %<missing argument: %d> %<missing argument: %s>|",
+    "hostile 11 %<unsupported: %C>|",
+    "hostile 12 %<unsupported: %.99999999f>|",
+    "hostile L1 %<unsupported: %3$s>|",
+    "hostile L2 %<unsupported: %n>|",
+    "hostile L3 %<unsupported: %2$p>|",
+    "hostile L4 5 %<missing argument: %d>|",
+    "hostile T %<unsupported: %>",
+];
+
+/// Device printf with format strings that ask the host for what was never passed: the program
+/// survives, prints the markers, and its legitimate lines equal the host's printf.
+#[test]
+fn device_printf_with_hostile_formats() {
+    check("printf_hostile");
+}
+
+/// The messages `printf_hostile.hip`'s `never_ended` kernel opens (64 threads x 20) are
+/// dropped when its dispatch ends, as the runtime's debug log says.
+#[test]
+fn device_printf_messages_never_ended_are_dropped() {
+    let Some(dir) = programs() else { return };
+    let log = [("ROCLOAD_LOG", "rocload::runtime::hostcall=debug".to_owned())];
+    let (ok, stdout, stderr) = run(&dir.join("printf_hostile.O2"), &log);
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let drops: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("messages opened and never ended dropped"))
+        .collect();
+    assert_eq!(
+        drops.len(),
+        1,
+        "one dispatch left messages open\nstderr:\n{stderr}"
+    );
+    assert!(drops[0].contains("dropped=1280"), "{}", drops[0]);
 }
 
 #[test]

@@ -60,29 +60,27 @@ impl DeviceContext {
         &self.tools
     }
 
-    /// The device's hostcall buffer (what `hidden_hostcall_buffer` points to), created and
-    /// registered with the device at the first call.
+    /// The device's hostcall buffer (its address is what `hidden_hostcall_buffer` points to),
+    /// created and registered with the device at the first call.
     ///
     /// # Errors
     /// The allocation failed, or the backend cannot serve hostcalls.
-    pub(crate) fn hostcall_buffer(&self) -> RuntimeResult<u64> {
-        self.hostcall
-            .get_or_try_init(|| {
-                let buffer = Arc::new(
-                    HostcallBuffer::new(self.device.clone(), HOSTCALL_EVENT)
-                        .map_err(|e| self.error("creating the hostcall buffer", e))?,
-                );
-                // The device holds only a weak reference: the buffer goes with this context.
-                let weak = Arc::downgrade(&buffer);
-                self.device
-                    .set_hostcall_handler(
-                        HOSTCALL_EVENT,
-                        Arc::new(move || weak.upgrade().map_or(0, |b| b.serve())),
-                    )
-                    .map_err(|e| self.error("serving hostcalls", e))?;
-                Ok(buffer)
-            })
-            .map(|b| b.address())
+    pub(crate) fn hostcall_buffer(&self) -> RuntimeResult<&Arc<HostcallBuffer>> {
+        self.hostcall.get_or_try_init(|| {
+            let buffer = Arc::new(
+                HostcallBuffer::new(self.device.clone(), HOSTCALL_EVENT)
+                    .map_err(|e| self.error("creating the hostcall buffer", e))?,
+            );
+            // The device holds only a weak reference: the buffer goes with this context.
+            let weak = Arc::downgrade(&buffer);
+            self.device
+                .set_hostcall_handler(
+                    HOSTCALL_EVENT,
+                    Arc::new(move || weak.upgrade().map_or(0, |b| b.serve())),
+                )
+                .map_err(|e| self.error("serving hostcalls", e))?;
+            Ok(buffer)
+        })
     }
 
     /// The backend's device.

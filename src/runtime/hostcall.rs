@@ -14,12 +14,19 @@
 //! Services: messages (a stream of words per lane spread over several packets: descriptor bit 0
 //! BEGIN, bit 1 END, bits 5-7 word count, bits 8-63 message id) carry `printf` (service 2): a
 //! control word (bit 0: stderr), the format string padded to 8 bytes, then one word per integer,
-//! float or pointer argument and padded bytes per string, formatted with the C library's own
-//! printf one specifier at a time, as clr does, on the C `stdout` the program uses. Other services
-//! are answered with zeros and logged. Not for the device side or for queues.
+//! float or pointer argument and padded bytes per string. `runtime::printf` formats them in
+//! Rust (never the C library's varargs: the format string is the kernel's), and the text goes
+//! to the C `stdout` (or `stderr`) the program uses, in one write per message. Other services
+//! are answered with zeros and logged.
+//!
+//! A kernel may open messages and never end them, so what a buffer holds open is capped:
+//! [`MAX_MESSAGE_BYTES`] per message (a message over it prints a marker instead of its text),
+//! [`MAX_OPEN_MESSAGES`] messages and [`MAX_OPEN_BYTES`] in all (beyond either, the oldest open
+//! messages are dropped); everything still open is dropped when no dispatch that was given the
+//! buffer is in flight any more ([`HostcallBuffer::dispatch_started`]). Each drop is logged at debug
+//! level. Not for the device side or for queues.
 
-use std::collections::HashMap;
-use std::ffi::{c_char, c_int, CString};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -43,6 +50,15 @@ const SIGNAL_SIZE: u64 = 64;
 /// Service numbers shared by the device libraries and clr.
 const SERVICE_PRINTF: u32 = 2;
 
+/// Bytes one open message may hold (a printf's format string and arguments); the words of a
+/// longer message are dropped and it prints a marker when it ends.
+pub const MAX_MESSAGE_BYTES: usize = 1 << 20;
+/// Messages a buffer holds open at once (every lane of 1024 waves may be in the middle of one);
+/// opening one more drops the oldest.
+pub const MAX_OPEN_MESSAGES: usize = 64 * 1024;
+/// Bytes all open messages of a buffer may hold; beyond it the oldest are dropped.
+pub const MAX_OPEN_BYTES: usize = 16 << 20;
+
 /// A hostcall buffer on one device, and the messages in flight through it.
 #[derive(Debug)]
 pub struct HostcallBuffer {
@@ -53,10 +69,127 @@ pub struct HostcallBuffer {
     event_id: u32,
 }
 
+/// The messages a buffer holds open, by id (ids grow, so the first is the oldest).
 #[derive(Debug, Default)]
 struct Messages {
     next_id: u64,
-    open: HashMap<u64, Vec<u64>>,
+    open: BTreeMap<u64, Message>,
+    /// Bytes of all open messages' words.
+    bytes: usize,
+    /// Dispatches given this buffer that have not ended ([`HostcallBuffer::dispatch_started`]);
+    /// kept under the same lock as the messages, so a dispatch that starts as the last one
+    /// ends never loses the messages it opens.
+    in_flight: usize,
+}
+
+/// One open message.
+#[derive(Debug, Default)]
+struct Message {
+    words: Vec<u64>,
+    /// Words were dropped: the message was longer than [`MAX_MESSAGE_BYTES`].
+    over: bool,
+}
+
+impl Messages {
+    /// Opens a message, first dropping the oldest if the buffer holds too many; returns its id.
+    fn open(&mut self) -> u64 {
+        while self.open.len() >= MAX_OPEN_MESSAGES {
+            self.drop_oldest("too many open messages");
+        }
+        self.next_id += 1;
+        let id = self.next_id & ((1 << 56) - 1);
+        self.open.insert(id, Message::default());
+        id
+    }
+
+    /// Drops the oldest open message (a kernel that opened messages and never ended them).
+    fn drop_oldest(&mut self, why: &str) {
+        if let Some((id, message)) = self.open.pop_first() {
+            self.bytes = self.bytes.saturating_sub(message.words.len() * 8);
+            tracing::debug!(
+                id,
+                words = message.words.len(),
+                why,
+                "hostcall: open message dropped"
+            );
+        }
+    }
+
+    /// Appends `words` to the open message `id`, within the caps; false when `id` is not open.
+    fn append(&mut self, id: u64, words: &[u64]) -> bool {
+        let len = match self.open.get(&id) {
+            None => return false,
+            Some(m) if m.over => return true,
+            Some(m) => m.words.len(),
+        };
+        let add = words.len() * 8;
+        if (len * 8).saturating_add(add) > MAX_MESSAGE_BYTES {
+            tracing::debug!(
+                id,
+                limit = MAX_MESSAGE_BYTES,
+                "hostcall: message too long; its words are dropped"
+            );
+            self.mark_over(id);
+            return true;
+        }
+        // Older messages make room for this one (which is at most MAX_MESSAGE_BYTES, a
+        // fraction of MAX_OPEN_BYTES).
+        while self.bytes + add > MAX_OPEN_BYTES
+            && self
+                .open
+                .first_key_value()
+                .is_some_and(|(&first, _)| first != id)
+        {
+            self.drop_oldest("open messages over the byte limit");
+        }
+        let Some(message) = self.open.get_mut(&id) else {
+            return false;
+        };
+        if message.words.try_reserve(words.len()).is_err() {
+            tracing::debug!(
+                id,
+                "hostcall: no memory for a message; its words are dropped"
+            );
+            self.mark_over(id);
+            return true;
+        }
+        message.words.extend_from_slice(words);
+        self.bytes += add;
+        true
+    }
+
+    /// Drops every open message; returns how many.
+    fn drop_all(&mut self) -> usize {
+        let dropped = self.open.len();
+        if dropped > 0 {
+            tracing::debug!(
+                dropped,
+                bytes = self.bytes,
+                "hostcall: messages opened and never ended dropped"
+            );
+        }
+        self.open.clear();
+        self.bytes = 0;
+        dropped
+    }
+
+    /// Drops the words of message `id` but its control word (where its marker goes).
+    fn mark_over(&mut self, id: u64) {
+        if let Some(message) = self.open.get_mut(&id) {
+            let kept = message.words.len().min(1);
+            self.bytes = self.bytes.saturating_sub((message.words.len() - kept) * 8);
+            message.words.truncate(kept);
+            message.words.shrink_to_fit();
+            message.over = true;
+        }
+    }
+
+    /// Closes message `id`, returning it.
+    fn remove(&mut self, id: u64) -> Option<Message> {
+        let message = self.open.remove(&id)?;
+        self.bytes = self.bytes.saturating_sub(message.words.len() * 8);
+        Some(message)
+    }
 }
 
 impl HostcallBuffer {
@@ -201,31 +334,71 @@ impl HostcallBuffer {
         let (begin, end) = (desc & 1 != 0, desc & 2 != 0);
         let len = ((desc >> 5) & 7) as usize;
         let mut messages = self.messages.lock();
-        let id = if begin {
-            messages.next_id += 1;
-            let id = messages.next_id & ((1 << 56) - 1);
-            messages.open.insert(id, Vec::new());
-            id
-        } else {
-            desc >> 8
-        };
-        let Some(message) = messages.open.get_mut(&id) else {
-            tracing::debug!(id, "hostcall: message id not open; ignored");
+        let id = if begin { messages.open() } else { desc >> 8 };
+        if !messages.append(id, &words[1..1 + len]) {
+            // Never opened, already ended, or dropped by the caps: the device still gets a
+            // descriptor to go on with, and its printf returns -1.
+            tracing::debug!(id, end, "hostcall: message id not open; ignored");
+            let answer = if end { u64::MAX } else { id << 8 };
+            self.word(slot).store(answer, Ordering::Relaxed);
+            self.word(slot + 8).store(0, Ordering::Relaxed);
             return;
-        };
-        // Bounded: a printf message is a format string and its arguments.
-        if message.len() < 1 << 20 {
-            message.extend_from_slice(&words[1..1 + len]);
         }
         if end {
-            let message = messages.open.remove(&id).unwrap_or_default();
+            let message = messages.remove(id).unwrap_or_default();
             drop(messages);
-            let printed = printf(&message);
+            let printed = if message.over {
+                let text = format!("%<dropped: printf message over {MAX_MESSAGE_BYTES} bytes>\n");
+                write_out(message.words.first() == Some(&1), text.as_bytes())
+            } else {
+                printf(&message.words)
+            };
             self.word(slot).store(printed as u64, Ordering::Relaxed);
             self.word(slot + 8).store(0, Ordering::Relaxed);
         } else {
             // The descriptor for the next packet of this message: its id, flags cleared.
             self.word(slot).store(id << 8, Ordering::Relaxed);
+        }
+    }
+
+    /// Drops every open message (their kernels are gone); returns how many.
+    pub fn drop_open_messages(&self) -> usize {
+        self.messages.lock().drop_all()
+    }
+
+    /// Messages open now.
+    pub fn open_messages(&self) -> usize {
+        self.messages.lock().open.len()
+    }
+
+    /// Marks a dispatch given this buffer as in flight until the returned guard is dropped
+    /// (when the dispatch ends, or is never submitted). Once no such dispatch is in flight, no
+    /// wave can go on with a message, so everything still open is dropped: one buffer serves
+    /// every dispatch of its device, so it waits for the last.
+    pub fn dispatch_started(self: &Arc<Self>) -> HostcallDispatch {
+        self.messages.lock().in_flight += 1;
+        HostcallDispatch(self.clone())
+    }
+}
+
+/// A dispatch that was given a hostcall buffer, in flight until dropped
+/// ([`HostcallBuffer::dispatch_started`]).
+#[derive(Debug)]
+pub struct HostcallDispatch(Arc<HostcallBuffer>);
+
+impl HostcallDispatch {
+    /// The buffer the dispatch was given.
+    pub fn buffer(&self) -> &Arc<HostcallBuffer> {
+        &self.0
+    }
+}
+
+impl Drop for HostcallDispatch {
+    fn drop(&mut self) {
+        let mut messages = self.0.messages.lock();
+        messages.in_flight = messages.in_flight.saturating_sub(1);
+        if messages.in_flight == 0 {
+            messages.drop_all();
         }
     }
 }
@@ -245,143 +418,33 @@ extern "C" {
 }
 
 /// Prints one printf message (control word, format string, arguments) as clr does; returns
-/// what printf returns (characters printed, or negative on error).
+/// what printf returns (bytes printed, or negative on error).
 pub(crate) fn printf(message: &[u64]) -> i64 {
     let Some((&control, rest)) = message.split_first() else {
         return -1;
     };
     if control & !1 != 0 {
+        tracing::debug!(control, "device printf: unknown control word");
         return -1;
     }
     let bytes: Vec<u8> = rest.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let out = format(&bytes);
+    write_out(control & 1 != 0, &super::printf::format(&bytes))
+}
+
+/// Writes `text` to the C library's stdout (or stderr) in one call and flushes it; returns the
+/// bytes written, or -1 when the stream failed.
+fn write_out(to_stderr: bool, text: &[u8]) -> i64 {
     // SAFETY: the C library's stream globals are initialised before main and never freed;
-    // fwrite and fflush take them as given.
-    unsafe {
-        let stream = if control & 1 != 0 { stderr } else { stdout };
-        libc::fwrite(out.as_ptr().cast(), 1, out.len(), stream);
-        libc::fflush(stream);
-    }
-    out.len() as i64
-}
-
-/// The text a printf message produces: the format string cut at each conversion, each piece
-/// formatted by the C library's `snprintf` with its argument.
-pub(crate) fn format(bytes: &[u8]) -> Vec<u8> {
-    let nul = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    let fmt = &bytes[..nul];
-    let mut args = &bytes[(nul + 1).next_multiple_of(8).min(bytes.len())..];
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < fmt.len() {
-        if fmt[i] != b'%' {
-            let next = fmt[i..]
-                .iter()
-                .position(|&b| b == b'%')
-                .map_or(fmt.len(), |p| i + p);
-            out.extend_from_slice(&fmt[i..next]);
-            i = next;
-            continue;
-        }
-        if fmt.get(i + 1) == Some(&b'%') {
-            out.push(b'%');
-            i += 2;
-            continue;
-        }
-        let Some(len) = fmt[i + 1..]
-            .iter()
-            .position(|b| b"diouxXfFeEgGaAcspn".contains(b))
-        else {
-            break;
-        };
-        let spec = &fmt[i..i + len + 2];
-        i += len + 2;
-        if args.is_empty() {
-            break;
-        }
-        let take = |args: &mut &[u8]| -> u64 {
-            let (w, rest) = args.split_at(8.min(args.len()));
-            *args = rest;
-            let mut b = [0u8; 8];
-            b[..w.len()].copy_from_slice(w);
-            u64::from_le_bytes(b)
-        };
-        let stars: Vec<c_int> = (0..spec.iter().filter(|&&b| b == b'*').count().min(2))
-            .map(|_| take(&mut args) as c_int)
-            .collect();
-        let conv = spec[spec.len() - 1];
-        let text = match conv {
-            b's' => {
-                let end = args.iter().position(|&b| b == 0).unwrap_or(args.len());
-                let s = CString::new(&args[..end]).unwrap_or_default();
-                let formatted = c_format(spec, &stars, Arg::Str(&s));
-                args = &args[(end + 1).next_multiple_of(8).min(args.len())..];
-                formatted
-            }
-            b'n' => {
-                take(&mut args);
-                Vec::new()
-            }
-            b'f' | b'F' | b'e' | b'E' | b'g' | b'G' | b'a' | b'A' => {
-                c_format(spec, &stars, Arg::Float(f64::from_bits(take(&mut args))))
-            }
-            b'p' => c_format(spec, &stars, Arg::Ptr(take(&mut args))),
-            _ => c_format(spec, &stars, Arg::Int(take(&mut args))),
-        };
-        out.extend_from_slice(&text);
-    }
-    out
-}
-
-enum Arg<'a> {
-    Int(u64),
-    Float(f64),
-    Ptr(u64),
-    Str(&'a CString),
-}
-
-/// One conversion formatted by the C library.
-fn c_format(spec: &[u8], stars: &[c_int], arg: Arg<'_>) -> Vec<u8> {
-    let Ok(spec) = CString::new(spec) else {
-        return Vec::new();
+    // fwrite reads `text.len()` bytes of a live slice, fflush takes the stream as given.
+    let (written, flushed) = unsafe {
+        let stream = if to_stderr { stderr } else { stdout };
+        let written = libc::fwrite(text.as_ptr().cast(), 1, text.len(), stream);
+        (written, libc::fflush(stream))
     };
-    let mut buf = vec![0u8; 512];
-    loop {
-        let (p, n) = (buf.as_mut_ptr().cast::<c_char>(), buf.len());
-        let f = spec.as_ptr();
-        // SAFETY: `f` is a NUL-terminated format holding exactly one conversion (with up to two
-        // `*`s), and the arguments match it: `stars` ints, then one value of the type its
-        // conversion character takes (64-bit integers are passed for every length modifier,
-        // as clr does; the C library reads the width the modifier names). The output buffer
-        // is `n` bytes.
-        let written = unsafe {
-            match (&arg, stars) {
-                (Arg::Int(v), []) => libc::snprintf(p, n, f, *v),
-                (Arg::Int(v), [a]) => libc::snprintf(p, n, f, *a, *v),
-                (Arg::Int(v), [a, b, ..]) => libc::snprintf(p, n, f, *a, *b, *v),
-                (Arg::Float(v), []) => libc::snprintf(p, n, f, *v),
-                (Arg::Float(v), [a]) => libc::snprintf(p, n, f, *a, *v),
-                (Arg::Float(v), [a, b, ..]) => libc::snprintf(p, n, f, *a, *b, *v),
-                (Arg::Ptr(v), []) => libc::snprintf(p, n, f, *v as *const u8),
-                (Arg::Ptr(v), [a]) => libc::snprintf(p, n, f, *a, *v as *const u8),
-                (Arg::Ptr(v), [a, b, ..]) => libc::snprintf(p, n, f, *a, *b, *v as *const u8),
-                (Arg::Str(s), []) => libc::snprintf(p, n, f, s.as_ptr()),
-                (Arg::Str(s), [a]) => libc::snprintf(p, n, f, *a, s.as_ptr()),
-                (Arg::Str(s), [a, b, ..]) => libc::snprintf(p, n, f, *a, *b, s.as_ptr()),
-            }
-        };
-        let Ok(written) = usize::try_from(written) else {
-            return Vec::new();
-        };
-        if written < buf.len() {
-            buf.truncate(written);
-            return buf;
-        }
-        if written > 1 << 20 {
-            return Vec::new();
-        }
-        buf = vec![0u8; written + 1];
+    if written != text.len() || flushed != 0 {
+        return -1;
     }
+    i64::try_from(written).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
@@ -431,51 +494,154 @@ mod tests {
         assert_eq!(hc.serve(), 0);
     }
 
-    fn message(words: &[&[u8]]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for w in words {
-            out.extend_from_slice(w);
-            while out.len() % 8 != 0 {
-                out.push(0);
+    /// Pushes packet `packet` on the ready stack as ockl does, with `lanes` (lane, words).
+    fn push(hc: &HostcallBuffer, packet: u64, service: u32, lanes: &[(u64, [u64; 8])]) {
+        let header = hc.headers() + packet * HEADER_SIZE;
+        let mask = lanes.iter().fold(0u64, |m, (lane, _)| m | 1 << lane);
+        hc.word(header + 8).store(mask, Ordering::Relaxed);
+        hc.half(header + 16).store(service, Ordering::Relaxed);
+        hc.half(header + 20).store(1, Ordering::Relaxed);
+        for (lane, words) in lanes {
+            let slot = hc.payloads() + packet * PAYLOAD_SIZE + lane * 64;
+            for (i, w) in words.iter().enumerate() {
+                hc.word(slot + 8 * i as u64).store(*w, Ordering::Relaxed);
             }
         }
-        out
+        let top = hc.word(hc.address() + 32).load(Ordering::Relaxed);
+        hc.word(header).store(top, Ordering::Relaxed);
+        hc.word(hc.address() + 32).store(packet, Ordering::Release);
     }
 
+    /// What the host answered in `lane` of `packet`.
+    fn answer(hc: &HostcallBuffer, packet: u64, lane: u64) -> u64 {
+        hc.word(hc.payloads() + packet * PAYLOAD_SIZE + lane * 64)
+            .load(Ordering::Relaxed)
+    }
+
+    fn buffer() -> Arc<HostcallBuffer> {
+        let device = SoftAgent::new("gfx1030".parse().unwrap()).device();
+        Arc::new(HostcallBuffer::new(device, 7).unwrap())
+    }
+
+    /// A kernel that opens messages and never ends them (`__ockl_printf_begin` in a loop)
+    /// cannot make the host hold more than the caps.
     #[test]
-    fn printf_messages_format_as_the_c_library_does() {
-        let fmt = b"x=%d y=%5.2f s=%s p=%p %% %x %*d|\0";
-        let bytes = message(&[
-            fmt,
-            &(-7i64 as u64).to_le_bytes(),
-            &(-1234.5678f64).to_bits().to_le_bytes(),
-            b"hi\0",
-            &0x1234u64.to_le_bytes(),
-            &255u64.to_le_bytes(),
-            &6u64.to_le_bytes(),
-            &42u64.to_le_bytes(),
-        ]);
-        let got = String::from_utf8(format(&bytes)).unwrap();
-        // The expected text is what the C library prints for the same call.
-        let mut buf = vec![0u8; 256];
-        let f = CString::new(&fmt[..fmt.len() - 1]).unwrap();
-        let s = CString::new("hi").unwrap();
-        // SAFETY: the format matches the arguments; the buffer has 256 bytes.
-        let n = unsafe {
-            libc::snprintf(
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                f.as_ptr(),
-                -7i32,
-                -1234.5678f64,
-                s.as_ptr(),
-                0x1234usize as *const u8,
-                255u32,
-                6i32,
-                42i32,
-            )
-        };
-        buf.truncate(n as usize);
-        assert_eq!(got, String::from_utf8(buf).unwrap());
+    fn messages_opened_and_never_ended_are_capped() {
+        let hc = buffer();
+        // BEGIN with 7 words, in every lane of every packet, three times over.
+        let begin = [1 | (7 << 5), 0, 1, 2, 3, 4, 5, 6];
+        let lanes: Vec<(u64, [u64; 8])> = (0..64).map(|lane| (lane, begin)).collect();
+        let rounds = 3 * MAX_OPEN_MESSAGES / (64 * PACKETS as usize);
+        for _ in 0..rounds {
+            for packet in 1..=PACKETS {
+                push(&hc, packet, SERVICE_PRINTF, &lanes);
+            }
+            assert_eq!(hc.serve(), PACKETS as usize);
+            // Each lane got a descriptor naming its message, to go on with.
+            assert_ne!(answer(&hc, 1, 0) >> 8, 0);
+        }
+        assert_eq!(hc.open_messages(), MAX_OPEN_MESSAGES);
+        let bytes = hc.messages.lock().bytes;
+        assert_eq!(bytes, MAX_OPEN_MESSAGES * 7 * 8);
+        // Continuing one message without end: its words stop at MAX_MESSAGE_BYTES, and
+        // messages that keep growing drop the oldest to stay under MAX_OPEN_BYTES.
+        let ids: Vec<u64> = (0..64).map(|lane| answer(&hc, 1, lane) >> 8).collect();
+        let rounds = 2 * MAX_OPEN_BYTES / (64 * 56 * PACKETS as usize) + 1;
+        for _ in 0..rounds {
+            for packet in 1..=PACKETS {
+                let lanes: Vec<(u64, [u64; 8])> = ids
+                    .iter()
+                    .enumerate()
+                    .map(|(lane, id)| (lane as u64, [id << 8 | 7 << 5, 0, 1, 2, 3, 4, 5, 6]))
+                    .collect();
+                push(&hc, packet, SERVICE_PRINTF, &lanes);
+            }
+            hc.serve();
+            let messages = hc.messages.lock();
+            assert!(
+                messages.bytes <= MAX_OPEN_BYTES,
+                "{} bytes open",
+                messages.bytes
+            );
+            let counted: usize = messages.open.values().map(|m| m.words.len() * 8).sum();
+            assert_eq!(counted, messages.bytes);
+            assert!(messages
+                .open
+                .values()
+                .all(|m| m.words.len() * 8 <= MAX_MESSAGE_BYTES));
+        }
+        assert!(hc.open_messages() < MAX_OPEN_MESSAGES);
+    }
+
+    /// A message longer than MAX_MESSAGE_BYTES keeps none of its words past the cap and
+    /// prints a marker when it ends.
+    #[test]
+    fn a_message_over_the_cap_prints_a_marker() {
+        let hc = buffer();
+        // Control word 1: the marker goes to stderr.
+        push(
+            &hc,
+            1,
+            SERVICE_PRINTF,
+            &[(0, [1 | (1 << 5), 1, 0, 0, 0, 0, 0, 0])],
+        );
+        hc.serve();
+        let id = answer(&hc, 1, 0) >> 8;
+        let words = [b'x' as u64 * 0x0101_0101_0101_0101; 7];
+        let mut sent = 8;
+        while sent <= MAX_MESSAGE_BYTES {
+            let mut lane = [id << 8 | 7 << 5; 8];
+            lane[1..].copy_from_slice(&words);
+            push(&hc, 1, SERVICE_PRINTF, &[(0, lane)]);
+            hc.serve();
+            sent += 56;
+            assert!(hc.messages.lock().bytes <= MAX_MESSAGE_BYTES);
+        }
+        assert_eq!(hc.messages.lock().bytes, 8, "only the control word is kept");
+        push(
+            &hc,
+            1,
+            SERVICE_PRINTF,
+            &[(0, [id << 8 | 2, 0, 0, 0, 0, 0, 0, 0])],
+        );
+        hc.serve();
+        let marker = format!("%<dropped: printf message over {MAX_MESSAGE_BYTES} bytes>\n");
+        assert_eq!(answer(&hc, 1, 0), marker.len() as u64);
+        assert_eq!(hc.open_messages(), 0);
+    }
+
+    /// Messages still open when the dispatches given the buffer end are dropped.
+    #[test]
+    fn open_messages_go_when_the_last_dispatch_ends() {
+        let hc = buffer();
+        let (first, second) = (hc.dispatch_started(), hc.dispatch_started());
+        let begin = [
+            1 | (2 << 5),
+            0,
+            u64::from_le_bytes(*b"never\0\0\0"),
+            0,
+            0,
+            0,
+            0,
+            0,
+        ];
+        push(&hc, 1, SERVICE_PRINTF, &[(0, begin), (5, begin)]);
+        assert_eq!(hc.serve(), 1);
+        assert_eq!(hc.open_messages(), 2);
+        drop(first);
+        assert_eq!(hc.open_messages(), 2, "a dispatch is still in flight");
+        drop(second);
+        assert_eq!(hc.open_messages(), 0);
+        // A packet continuing a dropped message is answered, and its printf returns -1.
+        let id = answer(&hc, 1, 0) >> 8;
+        push(
+            &hc,
+            1,
+            SERVICE_PRINTF,
+            &[(0, [id << 8 | 2 | (1 << 5), 0, 0, 0, 0, 0, 0, 0])],
+        );
+        assert_eq!(hc.serve(), 1);
+        assert_eq!(answer(&hc, 1, 0), u64::MAX);
+        assert_eq!(hc.open_messages(), 0);
     }
 }

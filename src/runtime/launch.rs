@@ -170,18 +170,20 @@ pub(crate) fn launch_with(
     let info = kernel.info();
     let device = ctx.device().clone();
     let (private_base, shared_base) = device.apertures();
-    let hostcall_buffer = if info
+    // A kernel given the hostcall buffer keeps it in use until the dispatch ends; then the
+    // messages it opened and never ended can go (`HostcallBuffer::dispatch_started`).
+    let hostcall = if info
         .args
         .iter()
         .any(|a| a.value_kind == "hidden_hostcall_buffer")
     {
-        ctx.hostcall_buffer()?
+        Some(ctx.hostcall_buffer()?.dispatch_started())
     } else {
-        0
+        None
     };
     let hidden = HiddenValues {
         geometry: Some(geometry),
-        hostcall_buffer,
+        hostcall_buffer: hostcall.as_ref().map_or(0, |h| h.buffer().address()),
         dynamic_lds_size: config.dynamic_lds,
         queue_ptr: stream.queue_address(),
         private_base,
@@ -255,8 +257,11 @@ pub(crate) fn launch_with(
             delivered: false,
         }
     });
-    let keep_alive: crate::device::KeepAlive =
+    let mut keep_alive: crate::device::KeepAlive =
         vec![Box::new(kernel.loaded().clone()), Box::new(guard)];
+    if let Some(hostcall) = hostcall {
+        keep_alive.push(Box::new(hostcall));
+    }
     stream.dispatch(
         packet,
         info.name.clone(),

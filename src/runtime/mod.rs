@@ -41,6 +41,7 @@ mod kernel;
 mod launch;
 mod memory;
 pub mod occupancy;
+mod printf;
 pub mod stream;
 pub mod tools;
 
