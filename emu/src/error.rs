@@ -156,6 +156,12 @@ pub enum ExecError<F> {
         /// work-groups, bounded by the grid).
         resident: u64,
     },
+    /// The emulator itself failed (a worker thread panicked: a bug in the emulator, never
+    /// the kernel's doing); the dispatch is stopped and the host carries on.
+    Internal {
+        /// What the failure said.
+        detail: String,
+    },
     /// The dispatch ran longer than [`crate::Config::timeout`] (a kernel that never ends, or
     /// spin-waits that cannot make progress).
     Timeout {
@@ -173,6 +179,7 @@ pub enum ExecError<F> {
 impl<F: fmt::Display> fmt::Display for ExecError<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ExecError::Internal { detail } => write!(f, "internal emulator error: {detail}"),
             ExecError::Dispatch(e) => write!(f, "dispatch refused: {e}"),
             ExecError::MemoryFault {
                 site,

@@ -12,18 +12,35 @@
 
 #![deny(missing_docs)]
 
+/// The engine's internals: private, or with the `internals` feature (this crate's tests and
+/// benchmarks) public but hidden from the documentation. Not an API.
+macro_rules! internal {
+    ($($(#[$m:meta])* mod $name:ident;)*) => { $(
+        $(#[$m])*
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        $(#[$m])*
+        #[cfg(not(feature = "internals"))]
+        mod $name;
+    )* };
+}
+
 pub mod cache;
 pub mod dispatch;
 pub mod error;
-pub mod exec;
-pub mod float;
 pub mod isa;
-pub mod lds;
 pub mod memory;
-pub mod program;
 pub mod sched;
-pub mod scratch;
-pub mod wave;
+
+internal! {
+    mod exec;
+    mod float;
+    mod lds;
+    mod program;
+    mod scratch;
+    mod wave;
+}
 
 pub use dispatch::Dispatch;
 pub use error::{DispatchError, ExecError, FaultKind, Site};

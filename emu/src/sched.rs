@@ -166,6 +166,8 @@ enum Stop {
     Fault(Failure),
     Decode(DecodeStop),
     Timeout(u64),
+    /// A worker thread panicked (an emulator bug).
+    Panicked(String),
     /// A grid barrier at this PC awaits more waves than can be resident at once.
     GridBarrier {
         pc: u64,
@@ -287,23 +289,28 @@ impl Emulator {
             resident_waves,
         };
         tracing::debug!(threads, workgroups = total, "dispatch starts");
+        // A panicking worker (an emulator bug) fails the dispatch; it never unwinds into the
+        // caller, which may be a queue's packet processor that others wait on.
+        let guarded = || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker(&shared)))
+                .unwrap_or_else(|payload| {
+                    let detail = payload
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| payload.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a worker thread panicked".to_owned());
+                    shared.fail(Stop::Panicked(detail));
+                    Stats::default()
+                })
+        };
         let stats: Vec<Stats> = if threads == 1 {
-            vec![worker(&shared)]
+            vec![guarded()]
         } else {
             std::thread::scope(|s| {
-                let handles: Vec<_> = (0..threads).map(|_| s.spawn(|| worker(&shared))).collect();
+                let handles: Vec<_> = (0..threads).map(|_| s.spawn(guarded)).collect();
                 handles
                     .into_iter()
-                    .map(|h| {
-                        h.join().unwrap_or_else(|_| {
-                            shared.fail(Stop::Decode(DecodeStop::Invalid {
-                                pc: 0,
-                                word: 0,
-                                detail: "an emulator thread panicked".into(),
-                            }));
-                            Stats::default()
-                        })
-                    })
+                    .map(|h| h.join().unwrap_or_default())
                     .collect()
             })
         };
@@ -412,6 +419,7 @@ impl Emulator {
                 waves,
                 resident,
             },
+            Stop::Panicked(detail) => ExecError::Internal { detail },
             Stop::Timeout(pc) => ExecError::Timeout {
                 elapsed: start.elapsed(),
                 workgroups_done: sh.done.load(Ordering::SeqCst),

@@ -4,8 +4,10 @@
 //! scratch, and where the scheduler left it. Also the operand accessors every instruction
 //! class uses.
 //!
-//! Wave32 only for now: [`LANES`] is the one place the width lives, so wave64 becomes a const
-//! generic later. Not for executing instructions ([`crate::exec`]) or for deciding who runs
+//! Wave32 only. The width is more than [`LANES`]: EXEC and VCC are 32-bit values in the
+//! handlers, every per-lane operation takes `[u32; 32]` and the scalar encodings of
+//! EXEC/VCC are gfx10's; wave64 needs the wave state generic over its width (issue #24).
+//! Not for executing instructions ([`crate::exec`]) or for deciding who runs
 //! ([`crate::sched`]).
 
 use crate::exec::Opnd;

@@ -927,3 +927,41 @@ fn assert_prints_and_traps() {
         assert!(!msgs.is_empty(), "-{level}: assert printed nothing");
     });
 }
+
+/// Services that panic: a bug on the host side of a dispatch.
+struct PanickingServices;
+
+impl Services for PanickingServices {
+    fn interrupt(&self, _m0: u32) {
+        panic!("a service failed");
+    }
+    fn idle(&self) {
+        panic!("a service failed");
+    }
+}
+
+/// A panic on an emulator thread (an emulator or service bug) ends the dispatch with a typed
+/// internal error, on one thread and on several; it never unwinds into the caller.
+#[test]
+fn a_panicking_worker_fails_the_dispatch_instead_of_unwinding() {
+    each("printf", |level, gpu| {
+        let buffer = Hostcall::create(gpu);
+        for threads in [1, 2] {
+            let result = gpu.run_with(
+                "hello",
+                &Args::default().i32(4),
+                &[(80, buffer)],
+                [64, 1, 1],
+                [64, 1, 1],
+                threads,
+                &PanickingServices,
+            );
+            match result {
+                Err(ExecError::Internal { detail }) => {
+                    assert!(detail.contains("a service failed"), "-{level}: {detail}")
+                }
+                other => panic!("-{level}, {threads} threads: {other:?}"),
+            }
+        }
+    });
+}

@@ -13,9 +13,9 @@
 //!   (default `gfx1030`), with the attributes rocminfo prints, and their ISAs;
 //! - [`memory`]: memory pools and regions, allocation, access, copies, locking, fills;
 //! - [`signals`]: signals and waits;
-//! - [`queues`]: AQL queues whose packets the software agent's packet processor runs (kernels
-//!   on its executor: until the emulator is wired in, a dispatch fails and the queue's error
-//!   callback gets `HSA_STATUS_ERROR_INVALID_ISA`);
+//! - [`queues`]: AQL queues whose packets the software agent's packet processor runs: kernels
+//!   on the agent's emulator, barriers, and ROCr's failure semantics (a failed packet calls the
+//!   queue's error callback and suspends the queue);
 //! - [`loader`]: code object readers, executables loaded through rocload's loader with ROCr's
 //!   rules (`rocload::loader::rocr`) and status codes, symbols, loaded code objects.
 //!

@@ -39,8 +39,8 @@ impl Linker {
         if self.defined.contains_key(name) {
             return Err(LoadError::Duplicate(vec![DuplicateDefinition {
                 name: name.to_string(),
-                first: "--define".into(),
-                second: "--define".into(),
+                first: super::CALLER_DEFINITION.into(),
+                second: super::CALLER_DEFINITION.into(),
             }]));
         }
         self.defined.insert(name.to_string(), address);

@@ -44,6 +44,10 @@ pub struct MissingImport {
     pub name: String,
 }
 
+/// How a duplicate names a definition made with [`Linker::define`] (an address given by the
+/// caller, e.g. `rocload load --define`).
+pub const CALLER_DEFINITION: &str = "an address given to Linker::define";
+
 /// A name defined twice.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]

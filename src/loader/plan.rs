@@ -86,7 +86,7 @@ pub(crate) fn resolve(
             if defined.contains_key(&s.name) {
                 duplicates.push(DuplicateDefinition {
                     name: s.name.clone(),
-                    first: "--define".into(),
+                    first: super::CALLER_DEFINITION.into(),
                     second: m.source().to_string(),
                 });
                 continue;

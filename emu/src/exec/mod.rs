@@ -404,6 +404,7 @@ pub fn handler_for(mnemonic: &str) -> Option<Handler> {
 }
 
 /// Number of mnemonics the engine executes (`v_cmpx_*` counted separately).
+#[cfg(any(test, feature = "internals"))]
 pub fn handler_count() -> usize {
     let tables = [
         salu::TABLE,
