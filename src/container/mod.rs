@@ -386,6 +386,26 @@ pub fn walk<'a>(
 
 /// Finds every container in `data`: the fat-binary sections of a host ELF file, or else the
 /// containers of the range itself (a bundle file, a CCOB, a section dump, a code object).
+///
+/// # Examples
+/// A host object holding a compressed bundle: listing its entries inflates only the entry
+/// table; extracting one entry inflates until that entry is out.
+/// ```
+/// use rocload::container::{read_containers, ReadOptions};
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hip/vadd.compressed.o");
+/// let bytes = std::fs::read(path)?;
+/// let found = read_containers(&bytes, &ReadOptions::default())?;
+/// assert_eq!(found.len(), 1);
+/// let entries = found[0].entries()?;
+/// let index = entries
+///     .iter()
+///     .position(|e| e.id == "hipv4-amdgcn-amd-amdhsa--gfx1030")
+///     .expect("a gfx1030 entry");
+/// let code = found[0].container.extract(index)?;
+/// assert_eq!(&code[..4], b"\x7fELF");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn read_containers<'a>(
     data: &'a [u8],
     options: &ReadOptions,

@@ -38,6 +38,30 @@ struct Inner {
 }
 
 /// A frozen executable on one agent.
+///
+/// # Examples
+/// Symbols by raw, demangled or short name, and any address back to a symbol and offset (what
+/// an instrumentation tool asks):
+/// ```
+/// use rocload::backend::SoftAgent;
+/// use rocload::loader::{Linker, Module, SymbolClass};
+///
+/// let fixture = |name| format!("{}/tests/fixtures/codeobj/{name}", env!("CARGO_MANIFEST_DIR"));
+/// let modules = [
+///     Module::from_file(fixture("kernels_user.co"))?,
+///     Module::from_file(fixture("devlib_math.co"))?,
+///     Module::from_file(fixture("devlib_data.co"))?,
+/// ];
+/// let exe = Linker::new().link(&SoftAgent::new("gfx1030".parse()?).shared(), &modules)?;
+///
+/// let mix = exe.symbol("dl::mix").expect("a device function by its short name");
+/// assert_eq!(mix.class, SymbolClass::Function);
+/// assert_eq!(exe.symbol("_ZN2dl3mixEif").map(|s| s.address), Some(mix.address));
+/// let (inside, offset) = exe.symbol_at(mix.address + 4).expect("an address in the function");
+/// assert_eq!((inside.name.as_str(), offset), ("_ZN2dl3mixEif", 4));
+/// assert_eq!(exe.code_objects().len(), 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Executable(Arc<Inner>);
 

@@ -13,6 +13,30 @@ use super::{DuplicateDefinition, LoadError};
 use crate::target::{AgentIsa, Policy};
 
 /// Resolves imports between code objects and against caller-defined addresses.
+///
+/// # Examples
+/// A kernel code object calling device functions of two others, linked on the software agent
+/// (in any order: providers load before their importers); an import nobody defines is an
+/// error naming it.
+/// ```
+/// use rocload::backend::SoftAgent;
+/// use rocload::loader::{LoadError, Linker, Module};
+///
+/// let fixture = |name| format!("{}/tests/fixtures/codeobj/{name}", env!("CARGO_MANIFEST_DIR"));
+/// let user = Module::from_file(fixture("kernels_user.co"))?;
+/// let math = Module::from_file(fixture("devlib_math.co"))?;
+/// let data = Module::from_file(fixture("devlib_data.co"))?;
+/// let agent = SoftAgent::new("gfx1030".parse()?).shared();
+///
+/// let exe = Linker::new().link(&agent, &[user.clone(), math.clone(), data])?;
+/// assert!(exe.symbol("use_add.kd").is_some());
+///
+/// match Linker::new().link(&agent, &[user, math]) {
+///     Err(LoadError::Unresolved(missing)) => assert!(!missing.is_empty()),
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Linker {
     defined: BTreeMap<String, u64>,
