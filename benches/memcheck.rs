@@ -86,6 +86,7 @@ fn dispatch(groups: u32, kernarg: u64) -> Dispatch {
     kd[52..56].copy_from_slice(&rsrc2.to_le_bytes());
     kd[56..58].copy_from_slice(&props.to_le_bytes());
     Dispatch {
+        processor: "gfx1030",
         descriptor: kd,
         descriptor_address: CODE,
         grid: [groups * GROUP, 1, 1],
@@ -146,6 +147,7 @@ fn main() {
                 start: program[start].pc,
                 uops: program[start..].to_vec().into_boxed_slice(),
                 stopped: false,
+                code: Box::default(),
             });
         }
         let per_instruction = TableMemory::new(&table, false);

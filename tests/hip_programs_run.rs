@@ -155,6 +155,13 @@ fn check(name: &str) {
     }
 }
 
+/// Kernels that jump into data, kernarg memory or a descriptor, or write their own code or
+/// descriptor, end in hipErrorIllegalAddress, and the code stays as it was loaded.
+#[test]
+fn hostile_kernels_execute_only_code_and_never_write_it() {
+    check("hostile_memory");
+}
+
 #[test]
 fn calls_and_recursion() {
     check("calls");

@@ -215,7 +215,7 @@ fn out_of_bounds_write_is_reported(every_access: bool) {
     assert_eq!(kernel, "vadd");
     assert!(*pc >= vadd.code_address().unwrap(), "{e}");
     assert!(instruction.starts_with("global_store"), "{e}");
-    assert!(violation.write);
+    assert_eq!(violation.access, rocload::device::AccessKind::Write);
     let text = e.to_string();
     // The allocation it ran past: `small`, 400 bytes.
     assert!(text.contains(&format!("{:#x}", small.address())), "{text}");
@@ -259,10 +259,55 @@ fn memory_released_from_quarantine_is_host_memory_again() {
     // placed where `big` was; the device side is `small`.
     unsafe { rt.copy(&stream, small, host.as_ptr() as u64, 64, true) }.unwrap();
     let table = dev.device().allocations();
-    let v = table.violation(big, 8, true);
+    let v = table.violation(big, 8, rocload::device::AccessKind::Write);
     assert!(
         !matches!(v.reason, rocload::device::memory::ViolationReason::Freed(_)),
         "released memory is still reported as freed: {v}"
     );
     rt.free(small).unwrap();
+}
+
+/// A software agent of a processor no emulator implements loads and inspects its code, but a
+/// launch is refused before anything is submitted, saying which ISAs the emulator runs; the
+/// same kernel built for gfx1030 runs on a gfx1030 agent.
+#[test]
+fn launches_of_an_isa_the_emulator_does_not_execute_are_refused_before_running() {
+    let fixture = |name: &str| std::fs::read(common::fixture(&format!("codeobj/{name}"))).unwrap();
+    for (isa, file, runs) in [
+        ("gfx900:xnack-", "hf_cov5.gfx900_xnack-.co", false),
+        ("gfx1030", "hf_cov5.gfx1030.co", true),
+    ] {
+        let agent: Arc<dyn Device> = SoftAgent::new(isa.parse().unwrap()).device();
+        let rt = Runtime::with_devices(vec![agent], RuntimeOptions::default());
+        let dev = rt.device(0).unwrap().clone();
+        let module = rt.load_module(fixture(file), 0).unwrap();
+        let fill = module
+            .function("hf_fill")
+            .expect("the kernel loads and can be inspected");
+        let out = DeviceBuffer::<i32>::zeroed(&dev, 64).unwrap();
+        let result = fill
+            .launch()
+            .grid([1, 1, 1])
+            .block([64, 1, 1])
+            .arg(&out)
+            .arg(64i32)
+            .submit(&rt);
+        if runs {
+            result.unwrap();
+            dev.synchronize().unwrap();
+            assert!(out.to_vec().unwrap().iter().any(|&v| v != 0));
+            continue;
+        }
+        match result {
+            Err(RuntimeError::Device { error, .. }) => {
+                let text = error.to_string();
+                assert!(text.contains("gfx900 code cannot run"), "{text}");
+                assert!(text.contains("RDNA2"), "{text}");
+            }
+            other => panic!("{isa}: {other:?}"),
+        }
+        // Nothing was submitted: the device is idle and has no error.
+        dev.synchronize().unwrap();
+        assert_eq!(out.to_vec().unwrap(), vec![0; 64]);
+    }
 }

@@ -11,6 +11,9 @@ use crate::scratch::{SCRATCH_BASE, SCRATCH_V3};
 /// Everything one dispatch needs besides memory and services. Addresses are guest addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dispatch {
+    /// The processor the code was built for and the agent reports (`gfx1030`): the emulator
+    /// runs only processors whose ISA it implements ([`crate::executes`]).
+    pub processor: &'static str,
     /// The 64-byte kernel descriptor (AMDGPUUsage "Kernel Descriptor").
     pub descriptor: [u8; 64],
     /// Where the descriptor lives: code starts at this plus `kernel_code_entry_byte_offset`.
@@ -200,6 +203,11 @@ impl Layout {
         dynamic_stack: u32,
         scratch_cap: u32,
     ) -> Result<Layout, DispatchError> {
+        if !crate::executes(d.processor) {
+            return Err(DispatchError::UnsupportedIsa {
+                processor: d.processor,
+            });
+        }
         let kd = KernelDescriptor::parse(&d.descriptor);
         if !kd.wave32() {
             return Err(DispatchError::Wave64);
@@ -362,6 +370,7 @@ mod tests {
 
     fn dispatch(kd: [u8; 64]) -> Dispatch {
         Dispatch {
+            processor: "gfx1030",
             descriptor: kd,
             descriptor_address: 0x1000,
             grid: [100, 3, 1],
@@ -411,6 +420,22 @@ mod tests {
                 SgprValue::WorkgroupId(2)
             ]
         );
+    }
+
+    #[test]
+    fn refuses_processors_of_another_isa() {
+        for processor in ["gfx1010", "gfx1100", "gfx90a", "gfx942", "gfx900"] {
+            let mut d = dispatch(descriptor(kcp::WAVEFRONT_SIZE32, 0));
+            d.processor = processor;
+            let e = Layout::new(&d, 0, 1 << 20).unwrap_err();
+            assert_eq!(e, DispatchError::UnsupportedIsa { processor });
+            assert!(e.to_string().contains(processor), "{e}");
+        }
+        for processor in ["gfx1030", "gfx1031", "gfx1036"] {
+            let mut d = dispatch(descriptor(kcp::WAVEFRONT_SIZE32, 0));
+            d.processor = processor;
+            assert!(Layout::new(&d, 0, 1 << 20).is_ok(), "{processor}");
+        }
     }
 
     #[test]

@@ -14,6 +14,11 @@ use crate::scratch::ScratchFault;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DispatchError {
+    /// The processor's ISA is not one the emulator executes.
+    UnsupportedIsa {
+        /// The processor.
+        processor: &'static str,
+    },
     /// The descriptor does not set ENABLE_WAVEFRONT_SIZE32 (wave64 is not emulated yet).
     Wave64,
     /// An empty grid or work-group, or a work-group over 1,024 work-items.
@@ -42,6 +47,11 @@ pub enum DispatchError {
 impl fmt::Display for DispatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            DispatchError::UnsupportedIsa { processor } => write!(
+                f,
+                "{processor} code cannot run here: the emulator executes {}",
+                crate::FAMILIES
+            ),
             DispatchError::Wave64 => f.write_str("the kernel is wave64; only wave32 is emulated"),
             DispatchError::BadSize { grid, workgroup } => {
                 write!(f, "invalid sizes: grid {grid:?}, work-group {workgroup:?} (at most 1024 work-items, none empty)")
@@ -88,7 +98,14 @@ pub struct Site {
 
 impl fmt::Display for Site {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "pc {:#x} (entry{:+#x})", self.pc, self.offset)?;
+        // `{:+#x}` would print a negative offset as its two's complement.
+        let sign = if self.offset < 0 { '-' } else { '+' };
+        write!(
+            f,
+            "pc {:#x} (entry{sign}{:#x})",
+            self.pc,
+            self.offset.unsigned_abs()
+        )?;
         if !self.instruction.is_empty() {
             write!(f, " `{}`", self.instruction)?;
         }
@@ -256,5 +273,26 @@ impl<F: fmt::Debug + fmt::Display> std::error::Error for ExecError<F> {}
 impl<F> From<DispatchError> for ExecError<F> {
     fn from(e: DispatchError) -> Self {
         ExecError::Dispatch(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sites_before_the_entry_print_a_negative_offset() {
+        let before = Site {
+            pc: 0x1000,
+            offset: -0xfd8,
+            instruction: String::new(),
+        };
+        assert_eq!(before.to_string(), "pc 0x1000 (entry-0xfd8)");
+        let after = Site {
+            pc: 0x1000,
+            offset: 0x10,
+            instruction: "s_endpgm".into(),
+        };
+        assert_eq!(after.to_string(), "pc 0x1000 (entry+0x10) `s_endpgm`");
     }
 }

@@ -47,6 +47,19 @@ pub use error::{DispatchError, ExecError, FaultKind, Site};
 pub use memory::{Access, FlatFault, FlatMemory, GuestMemory, Span};
 pub use sched::{Config, Emulator, Report};
 
+/// The ISA families the emulator executes, for reports.
+pub const FAMILIES: &str = "RDNA2 (the gfx1030 ISA: gfx1030 to gfx1036)";
+
+/// Whether the emulator executes code built for `processor` (an LLVM processor name such as
+/// `gfx1030`). Code of any other processor is refused before anything runs: the gfx1030
+/// decoder would read another ISA's bytes as something else.
+pub fn executes(processor: &str) -> bool {
+    matches!(
+        processor,
+        "gfx1030" | "gfx1031" | "gfx1032" | "gfx1033" | "gfx1034" | "gfx1035" | "gfx1036"
+    )
+}
+
 /// What the emulator asks of its embedder while a dispatch runs.
 pub trait Services: Sync {
     /// `s_sendmsg sendmsg(MSG_INTERRUPT)` with the wave's M0 (the hostcall protocol's doorbell:

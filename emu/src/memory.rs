@@ -22,12 +22,14 @@ pub enum Access {
     Write,
     /// A read-modify-write (guest atomics): needs read and write permission.
     Atomic,
+    /// An instruction fetch: the bytes must have been loaded as code.
+    Execute,
 }
 
 impl Access {
     /// Whether the access writes.
     pub fn writes(self) -> bool {
-        !matches!(self, Access::Read)
+        matches!(self, Access::Write | Access::Atomic)
     }
 }
 
@@ -37,6 +39,7 @@ impl fmt::Display for Access {
             Access::Read => "read",
             Access::Write => "write",
             Access::Atomic => "atomic",
+            Access::Execute => "instruction fetch",
         })
     }
 }

@@ -339,7 +339,12 @@ impl Emulator {
         start: Instant,
     ) -> ExecError<M::Fault> {
         let site_named = |pc: u64, name: &str| {
-            let mut instruction = lower::describe(pc, mem);
+            // The instruction that ran, from the bytes it was decoded from; memory only when
+            // no decoded block holds it (a fetch that failed).
+            let mut instruction = sh
+                .program
+                .instruction_at(pc)
+                .unwrap_or_else(|| lower::describe(pc, mem));
             if instruction.is_empty() {
                 instruction = name.to_string();
             }

@@ -662,6 +662,7 @@ fn a_kernel_that_never_ends_is_a_typed_timeout() {
     k.resize(256, 0);
     gpu.mem.write_bytes(KERNARG, &k).unwrap();
     let d = Dispatch {
+        processor: "gfx1030",
         descriptor,
         descriptor_address: kd_at,
         grid: [64, 1, 1],

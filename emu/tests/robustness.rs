@@ -74,6 +74,7 @@ fn random_code_ends_in_a_report_or_a_typed_error() {
         code.extend_from_slice(&0xbf81_0000u32.to_le_bytes()); // s_endpgm
         mem.write_bytes(CODE + 0x100, &code).unwrap();
         let d = Dispatch {
+            processor: "gfx1030",
             descriptor: descriptor(&mut rng),
             descriptor_address: CODE,
             grid: [48, 2, 1],

@@ -48,6 +48,7 @@ fn load(emu: &Emulator, prog: Vec<Uop>) {
             start: prog[start].pc,
             uops: prog[start..=end].to_vec().into_boxed_slice(),
             stopped: false,
+            code: Box::default(),
         });
     }
 }
@@ -87,6 +88,7 @@ fn descriptor() -> [u8; 64] {
 
 fn dispatch(groups: u32, wg: u16, lds: u32) -> Dispatch {
     Dispatch {
+        processor: "gfx1030",
         descriptor: descriptor(),
         descriptor_address: CODE,
         grid: [groups * u32::from(wg), 1, 1],

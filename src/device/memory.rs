@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
@@ -55,6 +56,107 @@ impl fmt::Display for MemoryKind {
     }
 }
 
+/// What a kernel does to memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    /// A load.
+    Read,
+    /// A store or an atomic.
+    Write,
+    /// An instruction fetch.
+    Execute,
+}
+
+impl AccessKind {
+    /// `Write` when `write`, else `Read` (copies and data accesses).
+    pub fn data(write: bool) -> AccessKind {
+        if write {
+            AccessKind::Write
+        } else {
+            AccessKind::Read
+        }
+    }
+}
+
+impl fmt::Display for AccessKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AccessKind::Read => "read",
+            AccessKind::Write => "write",
+            AccessKind::Execute => "instruction fetch",
+        })
+    }
+}
+
+/// What kernels may do with a range: as a GPU maps it. Code executes only where a code object
+/// was loaded as code, and what is loaded read-only (code, kernel descriptors, constants) is
+/// not writable by kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Perms {
+    /// Loads.
+    pub read: bool,
+    /// Stores and atomics.
+    pub write: bool,
+    /// Instruction fetches.
+    pub execute: bool,
+}
+
+impl Perms {
+    /// Read-only data (kernarg segments, queues, a code object's read-only segment).
+    pub const R: Perms = Perms {
+        read: true,
+        write: false,
+        execute: false,
+    };
+    /// Data (device memory, a code object's variables).
+    pub const RW: Perms = Perms {
+        read: true,
+        write: true,
+        execute: false,
+    };
+    /// Code.
+    pub const RX: Perms = Perms {
+        read: true,
+        write: false,
+        execute: true,
+    };
+
+    /// Whether `access` is allowed.
+    pub fn allows(self, access: AccessKind) -> bool {
+        match access {
+            AccessKind::Read => self.read,
+            AccessKind::Write => self.write,
+            AccessKind::Execute => self.execute,
+        }
+    }
+}
+
+impl fmt::Display for Perms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let flag = |on, c| if on { c } else { '-' };
+        write!(
+            f,
+            "{}{}{}",
+            flag(self.read, 'r'),
+            flag(self.write, 'w'),
+            flag(self.execute, 'x')
+        )
+    }
+}
+
+/// A part of an allocation with permissions of its own: a loaded code object's `PT_LOAD`
+/// segments (code, read-only data, variables). Bytes of the allocation outside every segment
+/// (padding between them) are not accessible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Offset from the allocation's base.
+    pub offset: u64,
+    /// Bytes.
+    pub size: u64,
+    /// What kernels may do there.
+    pub perms: Perms,
+}
+
 /// One range of guest memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Allocation {
@@ -66,12 +168,40 @@ pub struct Allocation {
     pub size: u64,
     /// What it is.
     pub kind: MemoryKind,
-    /// Whether kernels may write it (code objects: yes, their variables live there; kernarg
-    /// segments and queues: no).
+    /// Whether kernels may write it (kernarg segments and queues: no). Where `segments` is
+    /// set, they decide instead.
     pub writable: bool,
+    /// Permissions by part, for a loaded code object (set once it is loaded).
+    pub segments: Option<Arc<[Segment]>>,
 }
 
 impl Allocation {
+    /// The range around `[address, address + len)` with one set of permissions, and those
+    /// permissions: the segment holding it, or the whole allocation. `None` when the access
+    /// is not inside (runs past the end, or straddles or misses the segments).
+    pub fn region(&self, address: u64, len: u64) -> Option<(u64, u64, Perms)> {
+        if !self.contains(address, len) {
+            return None;
+        }
+        match &self.segments {
+            None => Some((
+                self.base,
+                self.size,
+                Perms {
+                    read: true,
+                    write: self.writable,
+                    execute: false,
+                },
+            )),
+            Some(segments) => segments.iter().find_map(|s| {
+                let start = self.base.checked_add(s.offset)?;
+                let end = start.checked_add(s.size)?;
+                (address >= start && address.checked_add(len)? <= end)
+                    .then_some((start, s.size, s.perms))
+            }),
+        }
+    }
+
     /// One past the last address.
     pub fn end(&self) -> u64 {
         self.base.saturating_add(self.size)
@@ -103,8 +233,8 @@ pub struct AccessViolation {
     pub address: u64,
     /// Bytes accessed.
     pub len: u64,
-    /// Whether it was a write.
-    pub write: bool,
+    /// What was attempted.
+    pub access: AccessKind,
     /// What went wrong.
     pub reason: ViolationReason,
 }
@@ -121,14 +251,24 @@ pub enum ViolationReason {
     },
     /// The address is in an allocation that was freed (and is still remembered).
     Freed(Allocation),
-    /// A write to read-only memory (a kernarg segment, a queue).
+    /// A write to read-only memory (a kernarg segment, a queue, a code object's code and
+    /// read-only data).
     ReadOnly(Allocation),
+    /// An instruction fetch from memory not loaded as code (data, a kernarg segment, a
+    /// code object's data).
+    NotCode(Allocation),
+    /// An access inside a code object's image but outside its loaded segments, or straddling
+    /// two of them.
+    OutsideSegments(Allocation),
 }
 
 impl fmt::Display for AccessViolation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let op = if self.write { "write" } else { "read" };
-        write!(f, "{op} of {} bytes at {:#x}: ", self.len, self.address)?;
+        write!(
+            f,
+            "{} of {} bytes at {:#x}: ",
+            self.access, self.len, self.address
+        )?;
         match &self.reason {
             ViolationReason::PastEnd(a) => write!(
                 f,
@@ -137,6 +277,10 @@ impl fmt::Display for AccessViolation {
             ),
             ViolationReason::Freed(a) => write!(f, "use after free of {a}"),
             ViolationReason::ReadOnly(a) => write!(f, "{a} is read-only for kernels"),
+            ViolationReason::NotCode(a) => write!(f, "{a} was not loaded as code"),
+            ViolationReason::OutsideSegments(a) => {
+                write!(f, "outside the loaded segments of {a}")
+            }
             ViolationReason::Unmapped { nearest: None } => write!(f, "no allocation there"),
             ViolationReason::Unmapped {
                 nearest: Some((a, d)),
@@ -205,9 +349,22 @@ impl AllocationTable {
             size,
             kind,
             writable,
+            segments: None,
         };
         live.insert(base, allocation.clone());
         Ok(allocation)
+    }
+
+    /// Gives the live allocation at `base` permissions by part (a loaded code object's
+    /// segments); `false` when there is none.
+    pub fn set_segments(&self, base: u64, segments: Vec<Segment>) -> bool {
+        match self.live.write().get_mut(&base) {
+            Some(a) => {
+                a.segments = Some(segments.into());
+                true
+            }
+            None => false,
+        }
     }
 
     /// Forgets the range starting exactly at `base`; when `remember`, it is kept in the list of
@@ -243,39 +400,35 @@ impl AllocationTable {
     ///
     /// # Errors
     /// An [`AccessViolation`] naming the allocation it hit or the nearest one.
-    pub fn check(&self, address: u64, len: u64, write: bool) -> Result<(), AccessViolation> {
+    pub fn check(&self, address: u64, len: u64, access: AccessKind) -> Result<(), AccessViolation> {
         {
             let live = self.live.read();
             if let Some((_, a)) = live.range(..=address).next_back() {
-                if a.contains(address, len) {
-                    return if write && !a.writable {
-                        Err(AccessViolation {
-                            address,
-                            len,
-                            write,
-                            reason: ViolationReason::ReadOnly(a.clone()),
-                        })
-                    } else {
-                        Ok(())
-                    };
+                if let Some((_, _, perms)) = a.region(address, len) {
+                    if perms.allows(access) {
+                        return Ok(());
+                    }
                 }
             }
         }
-        Err(self.violation(address, len, write))
+        Err(self.violation(address, len, access))
     }
 
     /// The report for an access that [`check`](Self::check) refused.
-    pub fn violation(&self, address: u64, len: u64, write: bool) -> AccessViolation {
+    pub fn violation(&self, address: u64, len: u64, access: AccessKind) -> AccessViolation {
         let live = self.live.read();
         let reason = if let Some((_, a)) = live
             .range(..=address)
             .next_back()
             .filter(|(_, a)| address < a.end())
         {
-            if write && !a.writable {
-                ViolationReason::ReadOnly(a.clone())
-            } else {
-                ViolationReason::PastEnd(a.clone())
+            match a.region(address, len) {
+                Some((_, _, perms)) if access == AccessKind::Execute && !perms.execute => {
+                    ViolationReason::NotCode(a.clone())
+                }
+                Some(_) => ViolationReason::ReadOnly(a.clone()),
+                None if !a.contains(address, len) => ViolationReason::PastEnd(a.clone()),
+                None => ViolationReason::OutsideSegments(a.clone()),
             }
         } else if let Some(f) = self
             .freed
@@ -303,7 +456,7 @@ impl AllocationTable {
         AccessViolation {
             address,
             len,
-            write,
+            access,
             reason,
         }
     }
@@ -340,21 +493,21 @@ mod tests {
         let k = t.insert(0x2000, 64, MemoryKind::Kernarg, false).unwrap();
         assert_eq!(t.find(0x10ff), Some(a.clone()));
         assert_eq!(t.find(0x1100), None);
-        assert!(t.check(0x1000, 256, true).is_ok());
-        let v = t.check(0x10fc, 8, true).unwrap_err();
+        assert!(t.check(0x1000, 256, AccessKind::Write).is_ok());
+        let v = t.check(0x10fc, 8, AccessKind::Write).unwrap_err();
         assert_eq!(v.reason, ViolationReason::PastEnd(a.clone()));
         assert!(v.to_string().contains("4 bytes past the end"), "{v}");
         assert_eq!(
-            t.check(0x2000, 8, true).unwrap_err().reason,
+            t.check(0x2000, 8, AccessKind::Write).unwrap_err().reason,
             ViolationReason::ReadOnly(k.clone())
         );
-        assert!(t.check(0x2000, 8, false).is_ok());
+        assert!(t.check(0x2000, 8, AccessKind::Read).is_ok());
         assert_eq!(t.remove(0x1000, true), Some(a.clone()));
         assert_eq!(
-            t.check(0x1010, 4, false).unwrap_err().reason,
+            t.check(0x1010, 4, AccessKind::Read).unwrap_err().reason,
             ViolationReason::Freed(a)
         );
-        match t.check(0x3000, 4, false).unwrap_err().reason {
+        match t.check(0x3000, 4, AccessKind::Read).unwrap_err().reason {
             ViolationReason::Unmapped {
                 nearest: Some((n, d)),
             } => {
@@ -366,5 +519,74 @@ mod tests {
         assert!(t.insert(0x2020, 16, MemoryKind::Device, true).is_err());
         assert!(t.insert(0x1f00, 0x101, MemoryKind::Device, true).is_err());
         assert!(t.insert(0x1f00, 0x100, MemoryKind::Device, true).is_ok());
+    }
+
+    /// A code object executes only its code segment, writes only its variables, and nothing
+    /// else executes at all.
+    #[test]
+    fn code_executes_only_where_loaded_as_code() {
+        let t = AllocationTable::new();
+        t.insert(0x10000, 0x4000, MemoryKind::CodeObject, true)
+            .unwrap();
+        let data = t.insert(0x20000, 256, MemoryKind::Device, true).unwrap();
+        assert!(t.set_segments(
+            0x10000,
+            vec![
+                Segment {
+                    offset: 0,
+                    size: 0x1000,
+                    perms: Perms::R
+                },
+                Segment {
+                    offset: 0x2000,
+                    size: 0x300,
+                    perms: Perms::RX
+                },
+                Segment {
+                    offset: 0x3000,
+                    size: 0x100,
+                    perms: Perms::RW
+                },
+            ],
+        ));
+        let co = t.find(0x10000).unwrap();
+        assert!(t.check(0x12000, 8, AccessKind::Execute).is_ok());
+        assert!(t.check(0x12000, 8, AccessKind::Read).is_ok());
+        let r = |a, l, k| t.check(a, l, k).unwrap_err().reason;
+        assert_eq!(
+            r(0x12000, 4, AccessKind::Write),
+            ViolationReason::ReadOnly(co.clone())
+        );
+        assert_eq!(
+            r(0x10040, 64, AccessKind::Write),
+            ViolationReason::ReadOnly(co.clone())
+        );
+        assert_eq!(
+            r(0x10000, 4, AccessKind::Execute),
+            ViolationReason::NotCode(co.clone())
+        );
+        assert!(t.check(0x13000, 4, AccessKind::Write).is_ok());
+        assert_eq!(
+            r(0x13000, 4, AccessKind::Execute),
+            ViolationReason::NotCode(co.clone())
+        );
+        assert_eq!(
+            r(0x11800, 4, AccessKind::Read),
+            ViolationReason::OutsideSegments(co.clone())
+        );
+        assert_eq!(
+            r(0x122fe, 4, AccessKind::Read),
+            ViolationReason::OutsideSegments(co)
+        );
+        assert_eq!(
+            r(0x20000, 4, AccessKind::Execute),
+            ViolationReason::NotCode(data)
+        );
+        let v = t.check(0x20000, 4, AccessKind::Execute).unwrap_err();
+        assert!(
+            v.to_string().contains("instruction fetch of 4 bytes"),
+            "{v}"
+        );
+        assert!(v.to_string().contains("was not loaded as code"), "{v}");
     }
 }

@@ -26,7 +26,9 @@ use crate::loader::Agent;
 
 pub use aql::{DispatchGeometry, DispatchPacket};
 pub use kernarg::{ExplicitArgs, HiddenValues, KernargError};
-pub use memory::{AccessViolation, Allocation, AllocationTable, MemoryKind};
+pub use memory::{
+    AccessKind, AccessViolation, Allocation, AllocationTable, MemoryKind, Perms, Segment,
+};
 pub use properties::{DeviceProperties, HostFacts, MemoryInfo};
 pub use signal::{Condition, Signal, SignalBackend};
 
@@ -273,6 +275,15 @@ pub trait Device: Agent {
 
     /// Device memory now, free and total.
     fn memory_info(&self) -> MemoryInfo;
+
+    /// Whether the device can execute kernels of its ISA at all.
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] saying why (the software agent of a processor whose ISA
+    /// no emulator implements).
+    fn can_execute(&self) -> Result<(), DeviceError> {
+        Ok(())
+    }
 
     /// Host threads (software agent) or compute units (GPU) that run work-groups in parallel.
     fn compute_units(&self) -> u32 {

@@ -148,6 +148,8 @@ pub struct LoadSegment {
     pub file_size: u64,
     /// Bytes in memory (rest zero).
     pub mem_size: u64,
+    /// `p_flags`: what the segment may be used for (code, read-only data, variables).
+    pub flags: crate::elf::SegmentFlags,
 }
 
 #[derive(Debug)]
@@ -328,6 +330,7 @@ fn summarize(co: &CodeObject<'_>, bytes: SharedBytes, source: ModuleSource) -> M
             vaddr: s.vaddr,
             file_size: s.file_size,
             mem_size: s.mem_size,
+            flags: s.flags,
         })
         .collect();
     let first_vaddr = segments.iter().map(|s| s.vaddr).min().unwrap_or(0);

@@ -169,6 +169,14 @@ pub(crate) fn launch_with(
     let geometry = check(kernel, config)?;
     let info = kernel.info();
     let device = ctx.device().clone();
+    // Refused before anything is submitted when the device cannot execute this ISA (a
+    // software agent of a processor no emulator implements: its code loads and can be
+    // inspected, but never runs).
+    device.can_execute().map_err(|error| RuntimeError::Device {
+        device: ctx.index(),
+        what: format!("launching {}", info.name),
+        error: Box::new(error),
+    })?;
     let (private_base, shared_base) = device.apertures();
     // A kernel given the hostcall buffer keeps it in use until the dispatch ends; then the
     // messages it opened and never ended can go (`HostcallBuffer::dispatch_started`).

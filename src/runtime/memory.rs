@@ -92,7 +92,7 @@ impl Runtime {
             let detail = match ctx
                 .device()
                 .allocations()
-                .violation(address, 1, false)
+                .violation(address, 1, crate::device::AccessKind::Read)
                 .reason
             {
                 ViolationReason::Freed(a) => format!("already freed: {a}"),
@@ -276,11 +276,15 @@ impl Runtime {
                 } else {
                     Err(ctx.error(
                         "copying",
-                        DeviceError::Access(table.violation(address, len, write)),
+                        DeviceError::Access(table.violation(
+                            address,
+                            len,
+                            crate::device::AccessKind::data(write),
+                        )),
                     ))
                 };
             }
-            let v = table.violation(address, len, write);
+            let v = table.violation(address, len, crate::device::AccessKind::data(write));
             if matches!(v.reason, ViolationReason::Freed(_)) {
                 return Err(ctx.error("copying", DeviceError::Access(v)));
             }

@@ -120,6 +120,7 @@ pub fn load(emu: &Emulator, prog: &[Uop]) {
             start: prog[start].pc,
             uops: prog[start..=end].to_vec().into_boxed_slice(),
             stopped: false,
+            code: Box::default(),
         });
     }
 }
@@ -134,6 +135,7 @@ pub fn dispatch(groups: u32) -> Dispatch {
     kd[52..56].copy_from_slice(&rsrc2.to_le_bytes());
     kd[56..58].copy_from_slice(&props.to_le_bytes());
     Dispatch {
+        processor: "gfx1030",
         descriptor: kd,
         descriptor_address: CODE,
         grid: [groups * GROUP, 1, 1],

@@ -214,7 +214,7 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
 fn fetch(pc: u64, mem: &dyn DynMemory) -> Result<([u8; 20], usize), DecodeStop> {
     let mut last = None;
     for n in [20usize, 16, 12, 8, 4] {
-        match mem.translate(pc, n as u64, crate::Access::Read) {
+        match mem.translate(pc, n as u64, crate::Access::Execute) {
             Ok(p) => {
                 let mut buf = [0u8; 20];
                 for (k, chunk) in buf[..n].chunks_exact_mut(4).enumerate() {
@@ -239,6 +239,7 @@ fn fetch(pc: u64, mem: &dyn DynMemory) -> Result<([u8; 20], usize), DecodeStop> 
 /// Decodes the block starting at `pc`, and why decoding stopped early if it did.
 pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>) {
     let mut uops = Vec::new();
+    let mut code = Vec::new();
     let mut at = pc;
     let mut stop = None;
     while uops.len() < MAX_BLOCK {
@@ -251,6 +252,7 @@ pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>)
         };
         match isa::decode(&bytes[..n], at) {
             Ok(inst) => {
+                code.extend_from_slice(&bytes[..usize::from(inst.len).min(n)]);
                 uops.push(lower(&inst, at));
                 at = at.wrapping_add(u64::from(inst.len));
                 if inst.ends_block() {
@@ -273,6 +275,7 @@ pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>)
             start: pc,
             uops: uops.into_boxed_slice(),
             stopped,
+            code: code.into_boxed_slice(),
         },
         stop,
     )

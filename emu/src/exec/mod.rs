@@ -347,6 +347,21 @@ pub struct Block {
     /// Whether decoding stopped early (unreadable or invalid bytes after the last uop): an
     /// error only if execution falls off the last uop.
     pub stopped: bool,
+    /// The instruction bytes the uops were decoded from (from `start`), so that a report names
+    /// the instruction that ran even if the bytes in memory changed since. Empty for blocks
+    /// built by hand.
+    pub code: Box<[u8]>,
+}
+
+impl Block {
+    /// The instruction at `pc` as the decoder prints it, from the bytes this block was
+    /// decoded from; `None` when `pc` is not one of its instructions.
+    pub fn instruction_at(&self, pc: u64) -> Option<String> {
+        let u = self.uops.iter().find(|u| u.pc == pc)?;
+        let offset = usize::try_from(pc.checked_sub(self.start)?).ok()?;
+        let bytes = self.code.get(offset..offset + usize::from(u.size))?;
+        crate::isa::decode(bytes, pc).ok().map(|i| i.to_string())
+    }
 }
 
 /// Iterates the lanes set in `mask`.

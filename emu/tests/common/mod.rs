@@ -169,6 +169,7 @@ impl Gpu {
         let private =
             u32::from_le_bytes([descriptor[4], descriptor[5], descriptor[6], descriptor[7]]);
         let d = Dispatch {
+            processor: "gfx1030",
             descriptor,
             descriptor_address: kd_at,
             grid,

@@ -220,7 +220,10 @@ pub(crate) fn free(agent: &HsaAgent, base: u64) -> Result<Allocation, DeviceErro
     let Some(kind) = agent.0.memory.owned.lock().remove(&base) else {
         let detail = match table.find(base) {
             Some(a) => format!("inside {a}"),
-            None => match table.violation(base, 1, false).reason {
+            None => match table
+                .violation(base, 1, crate::device::AccessKind::Read)
+                .reason
+            {
                 ViolationReason::Freed(a) => format!("already freed: {a}"),
                 _ => "no allocation there".to_owned(),
             },
@@ -361,9 +364,13 @@ fn classify(agent: &HsaAgent, address: u64, len: u64, write: bool) -> Result<Sid
                 host_direct: a.kind != MemoryKind::RegisteredHost,
             }
         }),
-        Some(_) => Err(DeviceError::Access(table.violation(address, len, write))),
+        Some(_) => Err(DeviceError::Access(table.violation(
+            address,
+            len,
+            crate::device::AccessKind::data(write),
+        ))),
         None => {
-            let v = table.violation(address, len, write);
+            let v = table.violation(address, len, crate::device::AccessKind::data(write));
             match v.reason {
                 ViolationReason::Freed(_) => Err(DeviceError::Access(v)),
                 _ => Ok(Side::User),

@@ -23,7 +23,7 @@ use rocload_emu::{
 
 use super::exec::{Job, KernelExecutor};
 use super::{HostcallHandlers, PRIVATE_APERTURE, SHARED_APERTURE};
-use crate::device::{AccessViolation, AllocationTable, DispatchReport, ExecutionError};
+use crate::device::{AccessKind, AccessViolation, AllocationTable, DispatchReport, ExecutionError};
 
 /// How the emulator runs dispatches on a software agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,23 +104,36 @@ unsafe impl GuestMemory for TableMemory<'_> {
         len: u64,
         access: Access,
     ) -> Result<NonNull<u8>, AccessViolation> {
-        self.table.check(address, len, access.writes())?;
-        NonNull::new(address as *mut u8).ok_or_else(|| self.table.violation(0, len, false))
+        let kind = access_kind(access);
+        self.table.check(address, len, kind)?;
+        NonNull::new(address as *mut u8).ok_or_else(|| self.table.violation(0, len, kind))
     }
 
+    /// The region with one set of permissions around `address` (a whole allocation, or one
+    /// segment of a code object), when it allows `access`.
     fn span(&self, address: u64, access: Access) -> Option<Span> {
         if self.check_every_access {
             return None;
         }
         let a = self.table.find(address)?;
-        if access.writes() && !a.writable {
+        let (start, len, perms) = a.region(address, 1)?;
+        if !perms.allows(access_kind(access)) {
             return None;
         }
         Some(Span {
-            start: a.base,
-            len: a.size,
-            host: NonNull::new(a.base as *mut u8)?,
+            start,
+            len,
+            host: NonNull::new(start as *mut u8)?,
         })
+    }
+}
+
+/// The table's name for what the emulator does.
+fn access_kind(access: Access) -> AccessKind {
+    match access {
+        Access::Read => AccessKind::Read,
+        Access::Write | Access::Atomic => AccessKind::Write,
+        Access::Execute => AccessKind::Execute,
     }
 }
 
@@ -143,6 +156,7 @@ impl KernelExecutor for EmulatorExecutor {
     fn run(&self, job: &Job<'_>) -> Result<DispatchReport, ExecutionError> {
         let p = job.packet;
         let dispatch = Dispatch {
+            processor: job.processor,
             descriptor: job.descriptor,
             descriptor_address: p.kernel_object,
             grid: [p.grid_size_x, p.grid_size_y, p.grid_size_z],
@@ -192,6 +206,15 @@ fn execution_error(kernel: &str, e: ExecError<AccessViolation>) -> ExecutionErro
             lane,
             instruction: site.instruction,
             violation: Box::new(violation),
+        },
+        // A jump to memory not loaded as code: on a GPU a page fault too (the wave's fetch,
+        // so no lane in particular: lane 0 is reported).
+        ExecError::Fetch { pc, fault } => ExecutionError::MemoryFault {
+            kernel: kernel.to_owned(),
+            pc,
+            lane: 0,
+            instruction: "(instruction fetch)".to_owned(),
+            violation: Box::new(fault),
         },
         other => ExecutionError::Kernel {
             kernel: kernel.to_owned(),

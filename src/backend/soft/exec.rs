@@ -20,6 +20,8 @@ pub struct Job<'a> {
     pub dispatch_id: u64,
     /// The 64-byte kernel descriptor at `packet.kernel_object`.
     pub descriptor: [u8; 64],
+    /// The agent's processor (`gfx1030`): the executor refuses one it does not implement.
+    pub processor: &'static str,
     /// What the runtime called the dispatch (the kernel's name), for reports.
     pub label: &'a str,
     /// The device's memory: every global and flat access is checked against it.

@@ -109,7 +109,10 @@ impl SoftMemory {
         let Some(block) = self.live.lock().remove(&base) else {
             let detail = match table.find(base) {
                 Some(a) => format!("inside {a}"),
-                None => match table.violation(base, 1, false).reason {
+                None => match table
+                    .violation(base, 1, crate::device::AccessKind::Read)
+                    .reason
+                {
                     crate::device::memory::ViolationReason::Freed(a) => {
                         format!("already freed: {a}")
                     }

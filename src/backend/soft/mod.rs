@@ -21,7 +21,7 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::device::{
     Allocation, AllocationTable, Device, DeviceError, DeviceProperties, HostFacts, HostcallHandler,
-    MemoryInfo, MemoryKind, Queue, Signal, SignalHandle,
+    MemoryInfo, MemoryKind, Perms, Queue, Segment, Signal, SignalHandle,
 };
 use crate::loader::{
     relocate, Agent, BackendKind, ExecutableBackend, LoadError, Module, Placement,
@@ -51,6 +51,11 @@ pub(crate) struct State {
     pub(crate) hostcall: HostcallHandlers,
     pub(crate) executor: Arc<dyn KernelExecutor>,
     pub(crate) properties: DeviceProperties,
+    /// The processor the agent reports (`gfx1030`): what its executor is asked to run.
+    pub(crate) processor: &'static str,
+    /// The kernel descriptors of every loaded code object, copied when it was loaded: a
+    /// dispatch runs only a kernel the loader loaded, as it was loaded.
+    pub(crate) descriptors: RwLock<HashMap<u64, [u8; 64]>>,
 }
 
 /// What the software agent reports about itself: the host's clock, caches and memory (its
@@ -196,6 +201,8 @@ impl SoftAgent {
                 hostcall: HostcallHandlers::default(),
                 executor,
                 properties: soft_properties(),
+                processor: isa.processor().name,
+                descriptors: RwLock::new(HashMap::new()),
             }),
         }
     }
@@ -317,6 +324,7 @@ impl Device for SoftAgent {
         // SAFETY: device-side ranges lie inside live allocations of this device (checked);
         // host-side ranges are valid by the caller's contract. `copy` allows overlap.
         unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
+        self.wrote(dst, len);
         Ok(())
     }
 
@@ -347,6 +355,7 @@ impl Device for SoftAgent {
                 })
             }
         }
+        self.wrote(dst, len);
         Ok(())
     }
 
@@ -378,6 +387,21 @@ impl Device for SoftAgent {
         &self.state.properties
     }
 
+    fn can_execute(&self) -> Result<(), DeviceError> {
+        if rocload_emu::executes(self.state.processor) {
+            return Ok(());
+        }
+        Err(DeviceError::Unsupported {
+            op: "kernel launch",
+            backend: "soft",
+            reason: format!(
+                "{} code cannot run on the software agent: its emulator executes {}",
+                self.state.processor,
+                rocload_emu::FAMILIES
+            ),
+        })
+    }
+
     /// Free memory: what the host can still give, and never more than the total less what this
     /// device holds (the host counts an allocation's pages only once they are touched).
     fn memory_info(&self) -> MemoryInfo {
@@ -398,16 +422,33 @@ impl Device for SoftAgent {
 }
 
 impl SoftAgent {
+    /// The host wrote `[dst, dst + len)`: code decoded from there is stale (kernels cannot
+    /// write code; the host can, through a copy into a loaded code object).
+    fn wrote(&self, dst: u64, len: u64) {
+        if self
+            .state
+            .table
+            .find(dst)
+            .is_some_and(|a| a.kind == MemoryKind::CodeObject)
+        {
+            self.state.executor.forget_code(dst, len);
+        }
+    }
+
     /// Checks one side of a copy: an address inside an allocation of this device must have the
     /// whole range inside it; an address in no allocation is host memory (the caller's).
     fn check_side(&self, address: u64, len: u64, write: bool) -> Result<(), DeviceError> {
         let table = &self.state.table;
         match table.find(address) {
             Some(a) if a.contains(address, len) => Ok(()),
-            Some(_) => Err(DeviceError::Access(table.violation(address, len, write))),
+            Some(_) => Err(DeviceError::Access(table.violation(
+                address,
+                len,
+                crate::device::AccessKind::data(write),
+            ))),
             None => {
                 // Host memory, unless it is a freed device allocation (a use after free).
-                let v = table.violation(address, len, write);
+                let v = table.violation(address, len, crate::device::AccessKind::data(write));
                 match v.reason {
                     crate::device::memory::ViolationReason::Freed(_) => Err(DeviceError::Access(v)),
                     _ => Ok(()),
@@ -452,11 +493,63 @@ impl SoftExecutable {
     }
 }
 
+impl SoftExecutable {
+    /// Once an image is laid out and relocated: its segments get the permissions their
+    /// `p_flags` give (kernels execute only code, write only variables), and its kernel
+    /// descriptors are copied for dispatches to use.
+    fn protect(&mut self, image: Image, module: &Module) {
+        let first = module.first_vaddr();
+        let segments: Vec<Segment> = module
+            .segments()
+            .iter()
+            .filter_map(|s| {
+                Some(Segment {
+                    offset: s.vaddr.checked_sub(first)?,
+                    size: s.mem_size,
+                    perms: Perms {
+                        read: s.flags.readable(),
+                        write: s.flags.writable(),
+                        execute: s.flags.executable(),
+                    },
+                })
+            })
+            .collect();
+        tracing::debug!(base = format_args!("{:#x}", image.base), segments = ?segments, "code object permissions");
+        self.state.table.set_segments(image.base, segments);
+        let bytes = self.bytes_mut(image);
+        let mut snapshot = Vec::new();
+        for s in module
+            .symbols()
+            .iter()
+            .filter(|s| s.class == crate::loader::SymbolClass::Kernel)
+        {
+            let offset = s
+                .value
+                .checked_sub(first)
+                .and_then(|o| usize::try_from(o).ok());
+            let Some(kd) = offset.and_then(|o| bytes.get(o..o.checked_add(64)?)) else {
+                continue;
+            };
+            let mut descriptor = [0u8; 64];
+            descriptor.copy_from_slice(kd);
+            snapshot.push((image.base + offset.unwrap_or(0) as u64, descriptor));
+        }
+        self.state.descriptors.write().extend(snapshot);
+    }
+}
+
 impl Drop for SoftExecutable {
     fn drop(&mut self) {
         for &base in &self.published {
             self.state.table.remove(base, false);
         }
+        self.state.descriptors.write().retain(|&at, _| {
+            !self
+                .images
+                .iter()
+                .flatten()
+                .any(|i| at >= i.base && at < i.base + i.len as u64)
+        });
         for image in self.images.iter().flatten() {
             self.state
                 .executor
@@ -523,6 +616,7 @@ impl ExecutableBackend for SoftExecutable {
         let bytes = self.bytes_mut(image);
         relocate::lay_out(module, bytes)?;
         let applied = relocate::apply(module, bytes, image.base, imports, index)?;
+        self.protect(image, module);
         tracing::debug!(source = %module.source(), base = format_args!("{:#x}", image.base), size = image.len, relocations = applied.len(), "soft agent loaded code object");
         Ok(Placement {
             base: image.base,
@@ -655,40 +749,51 @@ mod tests {
             .wait(Condition::Lt, 1, Some(Duration::from_secs(10)));
         assert!(finished);
         assert!(matches!(rx.recv().unwrap(), Completion::Done(_)));
-        // A dispatch the emulator refuses (a zeroed descriptor is wave64) fails with a typed
-        // error, not silently.
+        // A kernel object that is not the descriptor of a loaded kernel is refused (a forged
+        // packet runs nothing); a loaded descriptor the emulator refuses (a zeroed one is
+        // wave64) fails with a typed error, not silently.
         let kd = a.allocate(64, MemoryKind::CodeObject).unwrap();
-        let fields = aql::DispatchFields {
-            geometry: aql::DispatchGeometry {
-                grid: [1, 1, 1],
-                block: [32, 1, 1],
-                remainder: [0; 3],
-            },
-            private_segment_size: 0,
-            group_segment_size: 0,
-            kernel_object: kd.base,
-            kernarg_address: 0,
-            completion_signal: 0,
+        let submit = |kernel_object: u64| {
+            let fields = aql::DispatchFields {
+                geometry: aql::DispatchGeometry {
+                    grid: [1, 1, 1],
+                    block: [32, 1, 1],
+                    remainder: [0; 3],
+                },
+                private_segment_size: 0,
+                group_segment_size: 0,
+                kernel_object,
+                kernarg_address: 0,
+                completion_signal: 0,
+            };
+            // SAFETY: as above.
+            let bytes: [u8; 64] = unsafe { std::mem::transmute(aql::dispatch_packet(&fields)) };
+            let (tx, rx) = std::sync::mpsc::channel();
+            let header = aql::header_word(
+                aql::Header::ordered(hsa_sys::HSA_PACKET_TYPE_KERNEL_DISPATCH),
+                1,
+            );
+            q.submit(
+                bytes,
+                header,
+                "test".into(),
+                Vec::new(),
+                Box::new(move |c| tx.send(c).unwrap()),
+            )
+            .unwrap();
+            match rx.recv_timeout(Duration::from_secs(10)).unwrap() {
+                Completion::Failed(e) => e.to_string(),
+                other => panic!("{other:?}"),
+            }
         };
-        // SAFETY: as above.
-        let bytes: [u8; 64] = unsafe { std::mem::transmute(aql::dispatch_packet(&fields)) };
-        let (tx, rx) = std::sync::mpsc::channel();
-        let header = aql::header_word(
-            aql::Header::ordered(hsa_sys::HSA_PACKET_TYPE_KERNEL_DISPATCH),
-            1,
+        let e = submit(kd.base);
+        assert!(
+            e.contains("is not the descriptor of a loaded kernel"),
+            "{e}"
         );
-        q.submit(
-            bytes,
-            header,
-            "test".into(),
-            Vec::new(),
-            Box::new(move |c| tx.send(c).unwrap()),
-        )
-        .unwrap();
-        match rx.recv_timeout(Duration::from_secs(10)).unwrap() {
-            Completion::Failed(e) => assert!(e.to_string().contains("wave64"), "{e}"),
-            other => panic!("{other:?}"),
-        }
+        a.state.descriptors.write().insert(kd.base, [0; 64]);
+        let e = submit(kd.base);
+        assert!(e.contains("wave64"), "{e}");
         drop(q);
         assert!(a.allocations().of_kind(MemoryKind::Queue).is_empty());
     }

@@ -479,19 +479,24 @@ fn dispatch(
     let executor = &s.state.executor;
     let table = &s.state.table;
     let kd = packet.kernel_object;
-    if let Err(v) = table.check(kd, 64, false) {
-        return fail(format!("{label}: kernel_object: {v}"));
-    }
-    let mut descriptor = [0u8; 64];
-    // SAFETY: the 64 bytes at `kd` lie in a live allocation of this device (checked above),
-    // which the packet's keep-alive (the kernel's executable) holds until completion.
-    unsafe { std::ptr::copy_nonoverlapping(kd as *const u8, descriptor.as_mut_ptr(), 64) };
+    // Only a kernel the loader loaded runs, with the descriptor it had when it was loaded
+    // (a kernel cannot redirect another's entry by writing its descriptor).
+    let Some(descriptor) = s.state.descriptors.read().get(&kd).copied() else {
+        let what = match table.find(kd) {
+            Some(a) => format!("{kd:#x} in {a}"),
+            None => format!("{kd:#x}, in no allocation"),
+        };
+        return fail(format!(
+            "{label}: kernel_object {what} is not the descriptor of a loaded kernel"
+        ));
+    };
     let job = Job {
         packet,
         packet_address,
         queue_address: s.base,
         dispatch_id,
         descriptor,
+        processor: s.state.processor,
         label,
         memory: table,
         hostcall: &s.state.hostcall,
