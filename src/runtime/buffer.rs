@@ -45,12 +45,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `len` zeroed elements on `device`.
     ///
     /// # Errors
-    /// [`RuntimeError::Device`] when the device is out of memory; [`RuntimeError::InvalidValue`]
+    /// [`RuntimeError::Device`] when the device is out of memory; [`RuntimeError::TooLarge`]
     /// when the size overflows.
     pub fn zeroed(device: &Arc<DeviceContext>, len: usize) -> RuntimeResult<Self> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| RuntimeError::InvalidValue(format!("{len} elements overflow")))?;
+        let bytes =
+            len.checked_mul(std::mem::size_of::<T>())
+                .ok_or_else(|| RuntimeError::TooLarge {
+                    what: format!(
+                        "a buffer of {len} elements of {} bytes",
+                        std::mem::size_of::<T>()
+                    ),
+                    size: u64::MAX,
+                    limit: usize::MAX as u64,
+                })?;
         let allocation = device
             .device()
             .allocate(bytes as u64, MemoryKind::Device)
@@ -100,7 +107,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Copies `host` into the buffer, in the null stream's order, and waits for it.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidValue`] when the lengths differ; stream errors (including a
+    /// [`RuntimeError::LengthMismatch`] when the lengths differ; stream errors (including a
     /// kernel that failed earlier on the device).
     pub fn copy_from(&mut self, host: &[T]) -> RuntimeResult<()> {
         self.check_len(host.len())?;
@@ -125,7 +132,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     pub fn to_vec(&self) -> RuntimeResult<Vec<T>> {
         let mut v = Vec::new();
         v.try_reserve_exact(self.len)
-            .map_err(|_| RuntimeError::InvalidValue(format!("{} elements", self.len)))?;
+            .map_err(|_| RuntimeError::HostOutOfMemory {
+                what: format!("a host copy of {} elements", self.len),
+                size: self.bytes(),
+            })?;
         // SAFETY: T accepts every bit pattern (DeviceCopy), so zeroed elements are valid
         // values; they are all overwritten by the copy below.
         v.resize(self.len, unsafe { std::mem::zeroed() });
@@ -137,10 +147,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if host == self.len {
             Ok(())
         } else {
-            Err(RuntimeError::InvalidValue(format!(
-                "host slice has {host} elements, the buffer {}",
-                self.len
-            )))
+            Err(RuntimeError::LengthMismatch {
+                host,
+                buffer: self.len,
+            })
         }
     }
 

@@ -74,12 +74,107 @@ pub enum RuntimeError {
         /// Where it was looked for.
         place: String,
     },
-    /// An argument that cannot be used.
-    #[error("invalid value: {0}")]
-    InvalidValue(String),
+    /// A pointer argument that must not be null.
+    #[error("{what} is NULL")]
+    NullPointer {
+        /// What the pointer is for.
+        what: &'static str,
+    },
+    /// A size argument that must not be zero.
+    #[error("{what} has size 0")]
+    ZeroSize {
+        /// What the size is of.
+        what: &'static str,
+    },
+    /// An alignment that is not a power of two.
+    #[error("{what}: alignment {alignment} is not a power of two")]
+    BadAlignment {
+        /// What was to be aligned.
+        what: String,
+        /// The alignment given.
+        alignment: usize,
+    },
+    /// A size larger than can be represented or allocated at once.
+    #[error("{what}: {size} bytes is more than the {limit} that can be allocated at once")]
+    TooLarge {
+        /// What was to be allocated.
+        what: String,
+        /// Bytes asked for (saturated at `u64::MAX` when the size itself overflowed).
+        size: u64,
+        /// The most there can be.
+        limit: u64,
+    },
+    /// A host allocation the system refused.
+    #[error("{what}: out of host memory for {size} bytes")]
+    HostOutOfMemory {
+        /// What was being allocated.
+        what: String,
+        /// Bytes asked for.
+        size: u64,
+    },
+    /// A host slice whose length differs from the device buffer's.
+    #[error("host slice has {host} elements, the buffer {buffer}")]
+    LengthMismatch {
+        /// Elements of the host slice.
+        host: usize,
+        /// Elements of the buffer.
+        buffer: usize,
+    },
+    /// A row pitch smaller than the row it holds (`hipMemcpy2D`).
+    #[error("{side} pitch {pitch} is smaller than the width {width}")]
+    PitchTooSmall {
+        /// `destination` or `source`.
+        side: &'static str,
+        /// The pitch given.
+        pitch: u64,
+        /// The width of a row in bytes.
+        width: u64,
+    },
+    /// A 2D extent whose size overflows 64 bits.
+    #[error("{height} rows of {width} bytes at pitch {pitch} overflow 64 bits")]
+    ExtentOverflow {
+        /// Bytes from one row to the next.
+        pitch: u64,
+        /// Bytes of a row.
+        width: u64,
+        /// Rows.
+        height: u64,
+    },
+    /// A range that runs past the end of the address space.
+    #[error("{size} bytes at {address:#x} wrap the address space")]
+    AddressWraps {
+        /// Where the range starts.
+        address: u64,
+        /// Its size.
+        size: u64,
+    },
+    /// A stream whose device context is gone (its runtime was dropped).
+    #[error("stream {stream}: its device no longer exists")]
+    StreamDeviceGone {
+        /// The stream's id.
+        stream: u64,
+    },
+    /// An event created with `hipEventDisableTiming`, asked for a time.
+    #[error("an event created with hipEventDisableTiming has no time")]
+    EventWithoutTiming,
+    /// An event asked for a time before it was ever recorded.
+    #[error("event was never recorded")]
+    EventNotRecorded,
+    /// A kernel launched on a stream of another device context than the one it was loaded
+    /// in: another device, or the same ordinal of another runtime (`hipErrorInvalidDevice`, as
+    /// clr returns for a function with no code on the stream's device).
+    #[error("kernel {kernel} was loaded on device {kernel_device}; the stream belongs to another device context (device {stream_device} of this or another runtime)")]
+    WrongDevice {
+        /// The kernel.
+        kernel: String,
+        /// The device ordinal the kernel was loaded on.
+        kernel_device: usize,
+        /// The device ordinal of the stream.
+        stream_device: usize,
+    },
     /// A launch configuration the device cannot run (zero or oversized grid or block).
     #[error("invalid launch configuration: {0}")]
-    InvalidConfiguration(String),
+    InvalidConfiguration(super::LaunchConfigError),
     /// Launch arguments that do not match the kernel's metadata.
     #[error(transparent)]
     Arguments(Box<crate::device::KernargError>),

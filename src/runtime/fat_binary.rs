@@ -239,20 +239,30 @@ impl FatBinary {
 
     pub(crate) fn add_managed(&self, name: &str, init: &[u8], align: usize) -> RuntimeResult<u64> {
         let align = align.max(1);
+        let what = || format!("managed variable {name:?}");
+        if !align.is_power_of_two() {
+            return Err(RuntimeError::BadAlignment {
+                what: what(),
+                alignment: align,
+            });
+        }
+        // With a power-of-two alignment, the layout fails only for a size that rounds up past
+        // isize::MAX.
         let layout =
-            std::alloc::Layout::from_size_align(init.len().max(1), align).map_err(|e| {
-                RuntimeError::InvalidValue(format!(
-                    "managed variable {name:?}: size {} align {align}: {e}",
-                    init.len()
-                ))
+            std::alloc::Layout::from_size_align(init.len().max(1), align).map_err(|_| {
+                RuntimeError::TooLarge {
+                    what: what(),
+                    size: init.len() as u64,
+                    limit: (isize::MAX as u64).saturating_sub(align as u64 - 1),
+                }
             })?;
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(RuntimeError::InvalidValue(format!(
-                "managed variable {name:?}: cannot allocate {} bytes",
-                init.len()
-            )));
+            return Err(RuntimeError::HostOutOfMemory {
+                what: what(),
+                size: init.len() as u64,
+            });
         }
         // SAFETY: `ptr` has room for `init.len()` bytes and does not overlap `init`.
         unsafe { std::ptr::copy_nonoverlapping(init.as_ptr(), ptr, init.len()) };

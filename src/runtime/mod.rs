@@ -48,8 +48,8 @@ pub use error::{RuntimeError, RuntimeResult};
 pub use fat_binary::FatBinary;
 pub use kernel::{KernelRef, LoadedFatBinary};
 pub use launch::{
-    ArgValue, DevicePtr, KernelArg, LaunchBuilder, LaunchConfig, DYNAMIC_STACK_BYTES,
-    MAX_BLOCK_SIZE, MAX_LDS,
+    ArgValue, DevicePtr, KernelArg, LaunchBuilder, LaunchConfig, LaunchConfigError,
+    DYNAMIC_STACK_BYTES, MAX_BLOCK_SIZE, MAX_LDS,
 };
 pub use memory::PointerInfo;
 pub use module::{FatBinaryHandle, Module};

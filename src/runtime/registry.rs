@@ -125,12 +125,10 @@ type AgentsOrReason = Result<Agents, String>;
 /// software agents (`ROCLOAD_SOFT_ISA`, default gfx1030); see [`config::Config::agents`].
 ///
 /// # Errors
-/// Why no agent could be made (e.g. an invalid ISA in the environment).
-pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, String> {
-    config::Config::global()
-        .agents()
-        .map(|set| set.agents)
-        .map_err(|e| e.to_string())
+/// [`config::AgentsError`]: why no agent could be made (e.g. an invalid ISA in the
+/// environment, or a backend that cannot be opened).
+pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, config::AgentsError> {
+    config::Config::global().agents().map(|set| set.agents)
 }
 
 fn discover_from_env(tools: &Arc<Tools>) -> Result<Agents, String> {
@@ -460,8 +458,9 @@ impl Runtime {
     /// registered under `shadow` for symbol queries.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidHandle`], or [`RuntimeError::InvalidValue`] for a bad size or
-    /// alignment.
+    /// [`RuntimeError::InvalidHandle`]; [`RuntimeError::BadAlignment`],
+    /// [`RuntimeError::TooLarge`] or [`RuntimeError::HostOutOfMemory`] when the variable cannot
+    /// be allocated.
     pub fn register_managed_variable(
         &self,
         id: u64,
