@@ -391,3 +391,87 @@ fn bad_memory_arguments_are_typed_errors() {
         Err(RuntimeError::BadAlignment { alignment: 3, .. })
     ));
 }
+
+#[test]
+fn a_kernel_of_one_runtime_does_not_run_on_another_runtimes_stream() {
+    let (rt_a, rt_b) = (runtime(), runtime());
+    let vadd = |rt: &Runtime| {
+        rt.load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+            .unwrap()
+            .function("vadd")
+            .unwrap()
+    };
+    let (kernel_of_a, kernel_of_b) = (vadd(&rt_a), vadd(&rt_b));
+    let dev_b = rt_b.device(0).unwrap().clone();
+    let xs: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let a = DeviceBuffer::from_slice(&dev_b, &xs).unwrap();
+    let c = DeviceBuffer::<f32>::zeroed(&dev_b, 64).unwrap();
+    let stream_b = dev_b.create_stream(StreamKind::NonBlocking, 0).unwrap();
+    let launch = |kernel: &rocload::runtime::KernelRef,
+                  stream: Option<&rocload::runtime::Stream>,
+                  rt: &Runtime| {
+        let builder = kernel
+            .launch()
+            .grid([2, 1, 1])
+            .block([32, 1, 1])
+            .arg(&a)
+            .arg(&a)
+            .arg(&c)
+            .arg(64i32);
+        match stream {
+            Some(s) => builder.stream(s).submit(rt),
+            None => builder.submit(rt),
+        }
+    };
+    // Same device ordinal (0), different runtimes: refused on B's stream and on B's null stream.
+    for e in [
+        launch(&kernel_of_a, Some(&stream_b), &rt_a).unwrap_err(),
+        launch(&kernel_of_a, None, &rt_b).unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                &e,
+                RuntimeError::WrongDevice {
+                    kernel_device: 0,
+                    stream_device: 0,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    // Nothing ran: `c` is still zero, and B's device has no error.
+    dev_b.synchronize().unwrap();
+    stream_b.synchronize().unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![0.0; 64]);
+    // B's own kernel, with the same arguments, runs on B's stream: the refusal was the kernel's.
+    launch(&kernel_of_b, Some(&stream_b), &rt_b).unwrap();
+    stream_b.synchronize().unwrap();
+    let doubled: Vec<f32> = xs.iter().map(|x| x + x).collect();
+    assert_eq!(c.to_vec().unwrap(), doubled);
+}
+
+#[test]
+fn dropping_a_runtime_frees_its_device_contexts_once_its_code_is_gone() {
+    let rt = runtime();
+    let ctx = rt.device(0).unwrap().clone();
+    let weak = Arc::downgrade(&ctx);
+    // The runtime's reference and ours.
+    assert_eq!(Arc::strong_count(&ctx), 2);
+    let module = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
+    let kernel = module.function("vadd").unwrap();
+    // The loaded code holds its context (as a CUDA function holds its module's context).
+    assert_eq!(Arc::strong_count(&ctx), 3);
+    assert!(Arc::ptr_eq(kernel.loaded().context().unwrap(), &ctx));
+    drop(ctx);
+    drop(rt);
+    // The kernel keeps the context alive after its runtime is gone...
+    assert_eq!(weak.strong_count(), 1);
+    drop(module);
+    assert_eq!(weak.strong_count(), 1);
+    // ...and nothing else does: no cycle through the loaded code.
+    drop(kernel);
+    assert!(weak.upgrade().is_none());
+}

@@ -125,8 +125,10 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         | RuntimeError::StreamDeviceGone { .. }
         | RuntimeError::EventWithoutTiming
         | RuntimeError::EventNotRecorded
-        | RuntimeError::WrongDevice { .. }
         | RuntimeError::Arguments(_) => hipErrorInvalidValue,
+        // clr: a function with no code for the stream's device (hip_module.cpp,
+        // ihipLaunchKernel_validate).
+        RuntimeError::WrongDevice { .. } => hipErrorInvalidDevice,
         RuntimeError::InvalidConfiguration(_) => hipErrorInvalidConfiguration,
         RuntimeError::CooperativeLaunchTooLarge { .. } => hipErrorCooperativeLaunchTooLarge,
         RuntimeError::Device { error, .. } => device_code(error),

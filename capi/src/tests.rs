@@ -1018,6 +1018,12 @@ fn runtime_errors_map_to_hip_codes() {
         dimension: 0,
     });
     assert_eq!(code_of(&e), hipErrorInvalidConfiguration);
+    let e = RuntimeError::WrongDevice {
+        kernel: "k".into(),
+        kernel_device: 0,
+        stream_device: 0,
+    };
+    assert_eq!(code_of(&e), hipErrorInvalidDevice);
 }
 
 /// `hipEventElapsedTime` on an event never recorded, or created without timing, is

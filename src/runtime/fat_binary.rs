@@ -28,6 +28,7 @@ use std::sync::{Arc, Weak};
 use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, RwLock};
 
+use super::device::DeviceContext;
 use super::kernel::LoadedFatBinary;
 use super::tools::Tools;
 use super::{RuntimeError, RuntimeOptions, RuntimeResult, Stats};
@@ -285,18 +286,20 @@ impl FatBinary {
         options: &RuntimeOptions,
         stats: &Stats,
         tools: &Arc<Tools>,
+        context: Option<&Arc<DeviceContext>>,
     ) -> RuntimeResult<Arc<LoadedFatBinary>> {
+        let invalid = RuntimeError::InvalidDevice {
+            device: device as i64,
+            count: agents.len(),
+        };
         let cell = self
             .cells(agents.len())
             .get(device)
-            .ok_or(RuntimeError::InvalidDevice {
-                device: device as i64,
-                count: agents.len(),
-            })?;
+            .ok_or(invalid.clone())?;
+        let agent = agents.get(device).ok_or(invalid)?;
         cell.get_or_init(|| {
-            let agent = &agents[device];
             let _span = tracing::debug_span!("first use", fat_binary = self.id, agent = %agent.isa().isa_name()).entered();
-            let mut result = self.load_on(device, agent, agents, options, stats, tools);
+            let mut result = self.load_on(device, agent, agents, options, stats, tools, context);
             if result.is_err() && !*self.alive.read() {
                 // Unregistered while this first use read it: whatever failed, the cause is that.
                 result = Err(self.unregistered());
@@ -316,6 +319,8 @@ impl FatBinary {
         .clone()
     }
 
+    /// Loads on `agent`, device `device` of `agents`.
+    #[allow(clippy::too_many_arguments)]
     fn load_on(
         &self,
         device: usize,
@@ -324,6 +329,7 @@ impl FatBinary {
         options: &RuntimeOptions,
         stats: &Stats,
         tools: &Arc<Tools>,
+        context: Option<&Arc<DeviceContext>>,
     ) -> RuntimeResult<Arc<LoadedFatBinary>> {
         let prepared = self.prepared(agents, options, stats)?;
         let mut modules = Vec::with_capacity(prepared.containers.len());
@@ -335,7 +341,13 @@ impl FatBinary {
         let executable = linker
             .link(agent, &modules)
             .map_err(|e| self.load_error(e.into()))?;
-        let loaded = Arc::new(LoadedFatBinary::new(self.id, device, executable, tools));
+        let loaded = Arc::new(LoadedFatBinary::new(
+            self.id,
+            device,
+            executable,
+            tools,
+            context.cloned(),
+        ));
         let mut managed = self.managed.lock();
         for (name, address, alloc) in &managed.vars {
             write_managed_pointer(&loaded, name, *address, alloc.layout.size() as u64);

@@ -214,10 +214,12 @@ fn check(kernel: &KernelRef, config: &LaunchConfig) -> RuntimeResult<DispatchGeo
     Ok(geometry)
 }
 
-/// Launches `kernel` on `stream` (which must belong to the kernel's device).
+/// Launches `kernel` on `stream` (which must belong to the device context the kernel was loaded
+/// in).
 ///
 /// # Errors
-/// [`RuntimeError::InvalidConfiguration`], [`RuntimeError::Arguments`], the device's sticky
+/// [`RuntimeError::WrongDevice`], [`RuntimeError::InvalidConfiguration`],
+/// [`RuntimeError::Arguments`], the device's sticky
 /// error, or a device failure (allocation, submission).
 pub(crate) fn launch(
     stream: &Stream,
@@ -242,7 +244,12 @@ pub(crate) fn launch_with(
     tracing::debug!(cooperative, "launch kind");
     let ctx = stream.context()?;
     ctx.check_sticky()?;
-    if ctx.index() != kernel.loaded().device() {
+    // The kernel's own context, not its ordinal: device 0 of another runtime is another device.
+    if !kernel
+        .loaded()
+        .context()
+        .is_some_and(|own| Arc::ptr_eq(own, &ctx))
+    {
         return Err(RuntimeError::WrongDevice {
             kernel: kernel.info().name.clone(),
             kernel_device: kernel.loaded().device(),
@@ -473,7 +480,8 @@ impl LaunchBuilder<'_> {
         self
     }
 
-    /// The stream (default: the null stream of the kernel's device).
+    /// The stream (default: the null stream of the kernel's device in the runtime given to
+    /// [`submit`](Self::submit)). It must be of the device context the kernel was loaded in.
     pub fn stream(mut self, stream: &Stream) -> Self {
         self.stream = Some(stream.clone());
         self
@@ -489,7 +497,8 @@ impl LaunchBuilder<'_> {
     ///
     /// # Errors
     /// [`RuntimeError::Arguments`] naming the first argument that does not fit (count, size,
-    /// alignment, pointer or value), or any launch error.
+    /// alignment, pointer or value), [`RuntimeError::WrongDevice`] for a stream (or runtime)
+    /// other than the kernel's, or any launch error.
     pub fn submit(self, runtime: &super::Runtime) -> RuntimeResult<()> {
         let info = self.kernel.info();
         let expected: Vec<_> = kernarg::explicit_args(info).collect();

@@ -239,11 +239,13 @@ impl Runtime {
             })
     }
 
-    /// Launches `kernel` with `config` and `args` on `stream` (default: the null stream of the
-    /// kernel's device).
+    /// Launches `kernel` with `config` and `args` on `stream` (default: this runtime's null
+    /// stream of the kernel's device).
     ///
     /// # Errors
-    /// A bad configuration or arguments, the device's sticky error, or a device failure.
+    /// [`RuntimeError::WrongDevice`] when the stream is not of the device context the kernel was
+    /// loaded in (another device, or another runtime); a bad configuration or arguments, the
+    /// device's sticky error, or a device failure.
     pub fn launch(
         &self,
         kernel: &KernelRef,
@@ -522,12 +524,14 @@ impl Runtime {
     /// The fat binary loaded on `device`: loads it on first use (exactly once, also under
     /// concurrency) and returns the cached result afterwards.
     fn loaded(&self, fat: &Arc<FatBinary>, device: usize) -> RuntimeResult<Arc<LoadedFatBinary>> {
+        let context = self.devices().get(device).and_then(Option::as_ref);
         fat.loaded(
             device,
             self.agents(),
             &self.options,
             &self.stats,
             &self.tools,
+            context,
         )
     }
 
