@@ -32,7 +32,37 @@ device_copy!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, usize, 
 // SAFETY: an array of plain data is plain data.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
-/// `len` elements of `T` in one device's memory.
+/// `len` elements of `T` in one device's memory; freed on drop, after the device is idle (as
+/// `hipFree`).
+///
+/// # Examples
+///
+/// ```
+/// use rocload::backend::SoftAgent;
+/// use rocload::runtime::{DeviceBuffer, Runtime, RuntimeError, RuntimeOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = SoftAgent::new("gfx1030".parse()?).device();
+/// let rt = Runtime::with_devices(vec![agent], RuntimeOptions::default());
+/// let dev = rt.device(0)?;
+///
+/// let host: Vec<u32> = (0..1000).collect();
+/// let buffer = DeviceBuffer::from_slice(dev, &host)?;
+/// assert_eq!(buffer.len(), 1000);
+/// assert_eq!(buffer.to_vec()?, host);
+/// // The runtime's memory table knows it, interior pointers included.
+/// let info = rt.pointer_info(buffer.address() + 40).expect("a device allocation");
+/// assert_eq!(info.allocation.base, buffer.address());
+///
+/// // Copies check the lengths first.
+/// let mut short = vec![0u32; 10];
+/// assert!(matches!(
+///     buffer.copy_to(&mut short),
+///     Err(RuntimeError::LengthMismatch { host: 10, buffer: 1000 })
+/// ));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct DeviceBuffer<T: DeviceCopy> {
     device: Arc<DeviceContext>,

@@ -435,6 +435,59 @@ impl KernelArg for DevicePtr {
 
 /// Builds one launch of a kernel with typed arguments, checked against the kernel's metadata
 /// (count, size, alignment, pointer or value) before anything is submitted.
+///
+/// # Examples
+///
+/// clang-19's `vadd(const float* a, const float* b, float* c, int n)` on the software agent,
+/// checked against the host's sums:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use rocload::backend::SoftAgent;
+/// use rocload::device::KernargError;
+/// use rocload::runtime::{DeviceBuffer, Runtime, RuntimeError, RuntimeOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = SoftAgent::new("gfx1030".parse()?).device();
+/// let rt = Runtime::with_devices(vec![agent], RuntimeOptions::default());
+/// let dev = rt.device(0)?;
+/// let bytes: Arc<[u8]> = std::fs::read(concat!(
+///     env!("CARGO_MANIFEST_DIR"),
+///     "/tests/fixtures/hip/vadd.device.ccob"
+/// ))?
+/// .into();
+/// let vadd = rt.load_module(bytes, 0)?.function("vadd")?;
+///
+/// let n = 100usize;
+/// let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+/// let b: Vec<f32> = (0..n).map(|i| 10.0 - i as f32).collect();
+/// let (da, db) = (DeviceBuffer::from_slice(dev, &a)?, DeviceBuffer::from_slice(dev, &b)?);
+/// let dc = DeviceBuffer::<f32>::zeroed(dev, n)?;
+///
+/// // Two work-groups of 64: the kernel's `i < n` guard idles the last 28 work-items.
+/// vadd.launch()
+///     .grid([2, 1, 1])
+///     .block([64, 1, 1])
+///     .arg(&da)
+///     .arg(&db)
+///     .arg(&dc)
+///     .arg(n as i32)
+///     .submit(&rt)?;
+/// dev.synchronize()?;
+/// let expected: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+/// assert_eq!(dc.to_vec()?, expected);
+///
+/// // A launch that does not fit the metadata is refused before anything is submitted.
+/// let e = vadd.launch().arg(&da).arg(&db).submit(&rt).unwrap_err();
+/// assert!(matches!(
+///     e,
+///     RuntimeError::Arguments(ref k)
+///         if matches!(**k, KernargError::Count { expected: 4, given: 2, .. })
+/// ));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct LaunchBuilder<'k> {
     kernel: &'k KernelRef,

@@ -9,6 +9,42 @@ use super::kernel::{KernelRef, LoadedFatBinary};
 use super::{RuntimeError, RuntimeResult};
 
 /// Code loaded at run time through the module API (`hipModuleLoadData`), on one agent.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use rocload::backend::SoftAgent;
+/// use rocload::runtime::{Runtime, RuntimeError, RuntimeOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = SoftAgent::new("gfx1030".parse()?).device();
+/// let rt = Runtime::with_devices(vec![agent], RuntimeOptions::default());
+/// // A compressed offload bundle of clang-19's device code for `vadd.hip`.
+/// let bytes: Arc<[u8]> = std::fs::read(concat!(
+///     env!("CARGO_MANIFEST_DIR"),
+///     "/tests/fixtures/hip/vadd.device.ccob"
+/// ))?
+/// .into();
+/// let module = rt.load_module(bytes, 0)?;
+/// assert_eq!(module.device(), 0);
+///
+/// // Kernels by raw or demangled name.
+/// let vadd = module.function("vadd")?;
+/// assert_eq!(vadd.info().args.iter().filter(|a| !a.is_hidden()).count(), 4);
+/// let axpy = module.function("void axpy<float>(float, float const*, float*, int)")?;
+/// assert_eq!(axpy.info().name, "_Z4axpyIfEvT_PKS0_PS0_i");
+/// assert!(matches!(
+///     module.function("vsub"),
+///     Err(RuntimeError::NotFound { kind: "kernel", .. })
+/// ));
+///
+/// // The handle a C caller gets is the id, which finds the same module.
+/// assert!(Arc::ptr_eq(&rt.module(module.id())?, &module));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Module {
     fat_binary: Arc<FatBinary>,

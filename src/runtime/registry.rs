@@ -76,7 +76,49 @@ struct RegisteredVariable {
     name: Box<str>,
     size: u64,
 }
-/// A registry of fat binaries over a fixed set of agents.
+/// A registry of fat binaries over a fixed set of agents, and the devices that run their
+/// kernels.
+///
+/// # Examples
+///
+/// Registration reads nothing; the first lookup of a kernel loads the fat binary on that
+/// device, once:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use rocload::backend::SoftAgent;
+/// use rocload::runtime::{Runtime, RuntimeError, RuntimeOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = SoftAgent::new("gfx1030".parse()?).device();
+/// let rt = Runtime::with_devices(vec![agent], RuntimeOptions::default());
+///
+/// // clang's fat binary for `vadd.hip`, as `__hipRegisterFatBinary` would hand it over.
+/// let bytes = std::fs::read(concat!(
+///     env!("CARGO_MANIFEST_DIR"),
+///     "/tests/fixtures/hip/vadd.hip_fatbin"
+/// ))?;
+/// let fat = rt.register_bytes(bytes);
+/// // The host stub's address stands for the kernel, as in `__hipRegisterFunction`.
+/// let stub = 0x1000;
+/// rt.register_function(fat.id(), stub, "vadd")?;
+/// assert!(!rt.is_loaded(fat.id(), 0));
+///
+/// let kernel = rt.kernel(stub, 0)?;
+/// assert_eq!(kernel.info().name, "vadd");
+/// assert!(rt.is_loaded(fat.id(), 0));
+/// rt.kernel(stub, 0)?;
+/// assert_eq!(rt.stats().loads, 1);
+///
+/// // A pointer that was never registered is a typed error.
+/// assert!(matches!(
+///     rt.kernel(0x2000, 0),
+///     Err(RuntimeError::UnknownFunction { address: 0x2000 })
+/// ));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Runtime {
     /// The agents, or why there are none. Discovered at the first device query, never at
@@ -692,7 +734,8 @@ impl Runtime {
         Ok(module)
     }
 
-    /// The module behind a raw handle (the `Arc`'s address).
+    /// The module behind a raw handle: its id ([`Module::id`]), never reused, so a stale handle
+    /// names no module rather than a new one.
     ///
     /// # Errors
     /// [`RuntimeError::InvalidHandle`] for an unknown or unloaded module.
