@@ -10,7 +10,8 @@
 //!   cross-object linking, and the agent traits backends implement;
 //! - [`backend`]: the software agent and ROCr's GPU agents through HSA;
 //! - [`runtime`]: what a HIP program needs: registration, lazy per-device loading, the module
-//!   API, and the configuration read from the environment.
+//!   API, device memory, streams, events and kernel launches, and the configuration read from
+//!   the environment.
 //!
 //! The C ABI (`librocload.so`) and the `rocload` tool are separate crates over this one.
 #![deny(missing_docs)]

@@ -8,10 +8,28 @@ use std::sync::Arc;
 
 use rocload::backend::soft::{EmulatorOptions, SignalTable};
 use rocload::backend::SoftAgent;
-use rocload::device::{Device, MemoryKind};
+use rocload::device::memory::ViolationReason;
+use rocload::device::{Device, DeviceError, ExecutionError, KernargError, MemoryKind};
 use rocload::runtime::{
-    DeviceBuffer, DevicePtr, Event, Runtime, RuntimeError, RuntimeOptions, StreamKind,
+    DeviceBuffer, DevicePtr, Event, LaunchConfigError, Runtime, RuntimeError, RuntimeOptions,
+    StreamKind,
 };
+
+/// The device error inside a runtime error, if that is what it is.
+fn device_error(e: &RuntimeError) -> Option<&DeviceError> {
+    match e {
+        RuntimeError::Device { error, .. } => Some(error),
+        _ => None,
+    }
+}
+
+/// The argument error inside a runtime error, if that is what it is.
+fn kernarg_error(e: &RuntimeError) -> Option<&KernargError> {
+    match e {
+        RuntimeError::Arguments(error) => Some(error),
+        _ => None,
+    }
+}
 
 fn runtime() -> Runtime {
     runtime_checking(false)
@@ -51,7 +69,7 @@ fn buffers_round_trip_and_are_freed_with_the_device_idle() {
     let small = DeviceBuffer::<f32>::zeroed(&dev, 4).unwrap();
     assert!(matches!(
         small.copy_to(&mut wrong),
-        Err(RuntimeError::InvalidValue(_))
+        Err(RuntimeError::LengthMismatch { host: 3, buffer: 4 })
     ));
 }
 
@@ -80,10 +98,18 @@ fn copies_and_fills_run_in_stream_order_and_events_time_them() {
     // A copy that runs past an allocation is refused before it is queued, naming it.
     // SAFETY: the device side is checked and refused.
     let e = unsafe { rt.copy(&s, a + 4000, out.as_ptr() as u64, 200, true) }.unwrap_err();
-    assert!(e.to_string().contains("past the end"), "{e}");
+    assert!(
+        matches!(device_error(&e), Some(DeviceError::Access(v))
+            if v.address == a + 4000 && matches!(&v.reason, ViolationReason::PastEnd(x) if x.base == a)),
+        "{e}"
+    );
     rt.free(a).unwrap();
     let again = rt.free(a).unwrap_err();
-    assert!(again.to_string().contains("already freed"), "{again}");
+    assert!(
+        matches!(device_error(&again), Some(DeviceError::AlreadyFreed { address, allocation })
+            if *address == a && allocation.base == a),
+        "{again}"
+    );
     rt.free(b).unwrap();
 }
 
@@ -101,7 +127,14 @@ fn the_launch_builder_checks_arguments_and_vadd_runs_on_the_emulator() {
     // Wrong count, wrong size, value for pointer: refused before submission.
     let e = vadd.launch().arg(&a).arg(&b).submit(&rt).unwrap_err();
     assert!(
-        e.to_string().contains("takes 4 argument(s), 2 given"),
+        matches!(
+            kernarg_error(&e),
+            Some(KernargError::Count {
+                expected: 4,
+                given: 2,
+                ..
+            })
+        ),
         "{e}"
     );
     let e = vadd
@@ -112,7 +145,18 @@ fn the_launch_builder_checks_arguments_and_vadd_runs_on_the_emulator() {
         .arg(64u64)
         .submit(&rt)
         .unwrap_err();
-    assert!(e.to_string().contains("is 4 bytes, 8 given"), "{e}");
+    assert!(
+        matches!(
+            kernarg_error(&e),
+            Some(KernargError::Size {
+                index: 3,
+                expected: 4,
+                given: 8,
+                ..
+            })
+        ),
+        "{e}"
+    );
     let e = vadd
         .launch()
         .arg(7u64)
@@ -121,7 +165,13 @@ fn the_launch_builder_checks_arguments_and_vadd_runs_on_the_emulator() {
         .arg(64i32)
         .submit(&rt)
         .unwrap_err();
-    assert!(e.to_string().contains("device pointer"), "{e}");
+    assert!(
+        matches!(
+            kernarg_error(&e),
+            Some(KernargError::PointerExpected { index: 0, .. })
+        ),
+        "{e}"
+    );
     let e = vadd
         .launch()
         .grid([0, 1, 1])
@@ -131,7 +181,17 @@ fn the_launch_builder_checks_arguments_and_vadd_runs_on_the_emulator() {
         .arg(64i32)
         .submit(&rt)
         .unwrap_err();
-    assert!(matches!(e, RuntimeError::InvalidConfiguration(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            RuntimeError::InvalidConfiguration(LaunchConfigError::ZeroDimension {
+                what: "grid",
+                dimension: 0,
+                ..
+            })
+        ),
+        "{e}"
+    );
     let e = vadd
         .launch()
         .block([2048, 1, 1])
@@ -141,7 +201,16 @@ fn the_launch_builder_checks_arguments_and_vadd_runs_on_the_emulator() {
         .arg(64i32)
         .submit(&rt)
         .unwrap_err();
-    assert!(matches!(e, RuntimeError::InvalidConfiguration(_)), "{e}");
+    assert!(
+        matches!(
+            e,
+            RuntimeError::InvalidConfiguration(LaunchConfigError::BlockTooLarge {
+                work_items: 2048,
+                ..
+            })
+        ),
+        "{e}"
+    );
     // A well-formed launch runs on the emulator; the result is the host's sum.
     let xs: Vec<f32> = (0..64).map(|i| i as f32 * 0.25).collect();
     let ys: Vec<f32> = (0..64).map(|i| 100.0 - i as f32).collect();
@@ -202,7 +271,7 @@ fn out_of_bounds_write_is_reported(every_access: bool) {
     let RuntimeError::KernelFailed { error, .. } = &e else {
         panic!("{e}")
     };
-    let rocload::device::ExecutionError::MemoryFault {
+    let ExecutionError::MemoryFault {
         kernel,
         pc,
         violation,
@@ -216,10 +285,16 @@ fn out_of_bounds_write_is_reported(every_access: bool) {
     assert!(*pc >= vadd.code_address().unwrap(), "{e}");
     assert!(instruction.starts_with("global_store"), "{e}");
     assert_eq!(violation.access, rocload::device::AccessKind::Write);
-    let text = e.to_string();
     // The allocation it ran past: `small`, 400 bytes.
-    assert!(text.contains(&format!("{:#x}", small.address())), "{text}");
-    assert!(text.contains("400"), "{text}");
+    let near = match &violation.reason {
+        ViolationReason::PastEnd(a) => Some(a),
+        ViolationReason::Unmapped { nearest } => nearest.as_ref().map(|(a, _)| a),
+        _ => None,
+    };
+    assert!(
+        near.is_some_and(|a| a.base == small.address() && a.size == 400),
+        "{e}"
+    );
     // Sticky: the device reports it until reset.
     assert!(dev.synchronize().is_err());
 }
@@ -237,9 +312,12 @@ fn the_memory_checker_names_a_freed_allocation() {
     rt.free(freed).unwrap();
     launch_vadd(&rt, &vadd, freed, x.address(), x.address(), 64);
     let e = dev.synchronize().unwrap_err();
-    let text = e.to_string();
-    assert!(text.contains("use after free"), "{text}");
-    assert!(text.contains(&format!("{freed:#x}")), "{text}");
+    assert!(
+        matches!(&e, RuntimeError::KernelFailed { error, .. }
+            if matches!(&**error, ExecutionError::MemoryFault { violation, .. }
+                if matches!(&violation.reason, ViolationReason::Freed(a) if a.base == freed))),
+        "{e}"
+    );
 }
 
 #[test]
@@ -310,4 +388,135 @@ fn launches_of_an_isa_the_emulator_does_not_execute_are_refused_before_running()
         dev.synchronize().unwrap();
         assert_eq!(out.to_vec().unwrap(), vec![0; 64]);
     }
+}
+
+#[test]
+fn bad_memory_arguments_are_typed_errors() {
+    let rt = runtime();
+    let dev = rt.device(0).unwrap().clone();
+    let s = dev.null_stream().unwrap();
+    let mut host = [0u8; 64];
+    let base = host.as_mut_ptr() as u64;
+    assert!(matches!(
+        rt.register_host(0, 64),
+        Err(RuntimeError::NullPointer { .. })
+    ));
+    assert!(matches!(
+        rt.register_host(base, 0),
+        Err(RuntimeError::ZeroSize { .. })
+    ));
+    let a = rt.allocate(0, 4096, MemoryKind::Device).unwrap();
+    // SAFETY: every call below is refused before any memory is touched.
+    unsafe {
+        assert!(matches!(
+            rt.copy_2d(&s, a, 8, base, 16, 16, 2, true),
+            Err(RuntimeError::PitchTooSmall {
+                side: "destination",
+                pitch: 8,
+                width: 16,
+            })
+        ));
+        assert!(matches!(
+            rt.copy_2d(&s, a, 16, base, 8, 16, 2, true),
+            Err(RuntimeError::PitchTooSmall { side: "source", .. })
+        ));
+        assert!(matches!(
+            rt.copy_2d(&s, a, u64::MAX / 2, base, 16, 16, 4, true),
+            Err(RuntimeError::ExtentOverflow { height: 4, .. })
+        ));
+        assert!(matches!(
+            rt.copy_2d(&s, u64::MAX - 8, 16, base, 16, 16, 2, true),
+            Err(RuntimeError::AddressWraps { address, size: 32 }) if address == u64::MAX - 8
+        ));
+    }
+    rt.free(a).unwrap();
+    let h = rt.register_bytes(common::read("hip/vadd.device.ccob"));
+    assert!(matches!(
+        rt.register_managed_variable(h.id(), 0x1000, "v", &[0; 8], 3),
+        Err(RuntimeError::BadAlignment { alignment: 3, .. })
+    ));
+}
+
+#[test]
+fn a_kernel_of_one_runtime_does_not_run_on_another_runtimes_stream() {
+    let (rt_a, rt_b) = (runtime(), runtime());
+    let vadd = |rt: &Runtime| {
+        rt.load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+            .unwrap()
+            .function("vadd")
+            .unwrap()
+    };
+    let (kernel_of_a, kernel_of_b) = (vadd(&rt_a), vadd(&rt_b));
+    let dev_b = rt_b.device(0).unwrap().clone();
+    let xs: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let a = DeviceBuffer::from_slice(&dev_b, &xs).unwrap();
+    let c = DeviceBuffer::<f32>::zeroed(&dev_b, 64).unwrap();
+    let stream_b = dev_b.create_stream(StreamKind::NonBlocking, 0).unwrap();
+    let launch = |kernel: &rocload::runtime::KernelRef,
+                  stream: Option<&rocload::runtime::Stream>,
+                  rt: &Runtime| {
+        let builder = kernel
+            .launch()
+            .grid([2, 1, 1])
+            .block([32, 1, 1])
+            .arg(&a)
+            .arg(&a)
+            .arg(&c)
+            .arg(64i32);
+        match stream {
+            Some(s) => builder.stream(s).submit(rt),
+            None => builder.submit(rt),
+        }
+    };
+    // Same device ordinal (0), different runtimes: refused on B's stream and on B's null stream.
+    for e in [
+        launch(&kernel_of_a, Some(&stream_b), &rt_a).unwrap_err(),
+        launch(&kernel_of_a, None, &rt_b).unwrap_err(),
+    ] {
+        assert!(
+            matches!(
+                &e,
+                RuntimeError::WrongDevice {
+                    kernel_device: 0,
+                    stream_device: 0,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+    // Nothing ran: `c` is still zero, and B's device has no error.
+    dev_b.synchronize().unwrap();
+    stream_b.synchronize().unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![0.0; 64]);
+    // B's own kernel, with the same arguments, runs on B's stream: the refusal was the kernel's.
+    launch(&kernel_of_b, Some(&stream_b), &rt_b).unwrap();
+    stream_b.synchronize().unwrap();
+    let doubled: Vec<f32> = xs.iter().map(|x| x + x).collect();
+    assert_eq!(c.to_vec().unwrap(), doubled);
+}
+
+#[test]
+fn dropping_a_runtime_frees_its_device_contexts_once_its_code_is_gone() {
+    let rt = runtime();
+    let ctx = rt.device(0).unwrap().clone();
+    let weak = Arc::downgrade(&ctx);
+    // The runtime's reference and ours.
+    assert_eq!(Arc::strong_count(&ctx), 2);
+    let module = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
+    let kernel = module.function("vadd").unwrap();
+    // The loaded code holds its context (as a CUDA function holds its module's context).
+    assert_eq!(Arc::strong_count(&ctx), 3);
+    assert!(Arc::ptr_eq(kernel.loaded().context().unwrap(), &ctx));
+    drop(ctx);
+    drop(rt);
+    // The kernel keeps the context alive after its runtime is gone...
+    assert_eq!(weak.strong_count(), 1);
+    drop(module);
+    assert_eq!(weak.strong_count(), 1);
+    // ...and nothing else does: no cycle through the loaded code.
+    drop(kernel);
+    assert!(weak.upgrade().is_none());
 }

@@ -113,7 +113,22 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::UnknownFunction { .. } => hipErrorInvalidDeviceFunction,
         RuntimeError::UnknownVariable { .. } => hipErrorInvalidSymbol,
         RuntimeError::NotFound { .. } => hipErrorNotFound,
-        RuntimeError::InvalidValue(_) | RuntimeError::Arguments(_) => hipErrorInvalidValue,
+        RuntimeError::NullPointer { .. }
+        | RuntimeError::ZeroSize { .. }
+        | RuntimeError::BadAlignment { .. }
+        | RuntimeError::TooLarge { .. }
+        | RuntimeError::HostOutOfMemory { .. }
+        | RuntimeError::LengthMismatch { .. }
+        | RuntimeError::PitchTooSmall { .. }
+        | RuntimeError::ExtentOverflow { .. }
+        | RuntimeError::AddressWraps { .. }
+        | RuntimeError::StreamDeviceGone { .. }
+        | RuntimeError::EventWithoutTiming
+        | RuntimeError::EventNotRecorded
+        | RuntimeError::Arguments(_) => hipErrorInvalidValue,
+        // clr: a function with no code for the stream's device (hip_module.cpp,
+        // ihipLaunchKernel_validate).
+        RuntimeError::WrongDevice { .. } => hipErrorInvalidDevice,
         RuntimeError::InvalidConfiguration(_) => hipErrorInvalidConfiguration,
         RuntimeError::CooperativeLaunchTooLarge { .. } => hipErrorCooperativeLaunchTooLarge,
         RuntimeError::Device { error, .. } => device_code(error),
@@ -129,7 +144,9 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
 fn device_code(e: &DeviceError) -> hipError_t {
     match e {
         DeviceError::OutOfMemory { .. } => hipErrorOutOfMemory,
-        DeviceError::InvalidAddress { .. } | DeviceError::Access(_) => hipErrorInvalidValue,
+        DeviceError::InvalidAddress { .. }
+        | DeviceError::AlreadyFreed { .. }
+        | DeviceError::Access(_) => hipErrorInvalidValue,
         DeviceError::Unsupported { .. } => hipErrorNotSupported,
         DeviceError::Timeout(_) => hipErrorLaunchTimeOut,
         DeviceError::Runtime { status, .. } => hip_error_for_status(*status),

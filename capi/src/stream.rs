@@ -359,7 +359,9 @@ pub unsafe extern "C" fn hipEventElapsedTime(
         let (a, b) = (event_of(start)?, event_of(stop)?);
         let v = b.elapsed_ms(&a).map_err(|e| match e {
             // HIP: an event without timing or never recorded is an invalid handle.
-            RuntimeError::InvalidValue(m) => Failure::new(hipErrorInvalidHandle, m),
+            e @ (RuntimeError::EventWithoutTiming | RuntimeError::EventNotRecorded) => {
+                Failure::new(hipErrorInvalidHandle, e.to_string())
+            }
             e => e.into(),
         })?;
         // SAFETY: non-null, writable by the caller's contract.

@@ -942,3 +942,112 @@ fn hsa_statuses_map_to_hip_codes() {
     );
     assert_eq!(hip_error_for_status(0x7777), hipErrorUnknown);
 }
+
+/// Every typed runtime error maps to the code HIP gives for it: the argument errors that were
+/// one `InvalidValue` before are still `hipErrorInvalidValue`, launch shapes
+/// `hipErrorInvalidConfiguration`.
+#[test]
+fn runtime_errors_map_to_hip_codes() {
+    use rocload_lib::device::memory::{Allocation, MemoryKind};
+    use rocload_lib::device::KernargError;
+    use rocload_lib::runtime::LaunchConfigError;
+    let invalid_value = [
+        RuntimeError::NullPointer {
+            what: "host memory",
+        },
+        RuntimeError::ZeroSize {
+            what: "host memory",
+        },
+        RuntimeError::BadAlignment {
+            what: "v".into(),
+            alignment: 3,
+        },
+        RuntimeError::TooLarge {
+            what: "v".into(),
+            size: u64::MAX,
+            limit: 1,
+        },
+        RuntimeError::HostOutOfMemory {
+            what: "v".into(),
+            size: 1,
+        },
+        RuntimeError::LengthMismatch { host: 1, buffer: 2 },
+        RuntimeError::PitchTooSmall {
+            side: "source",
+            pitch: 1,
+            width: 2,
+        },
+        RuntimeError::ExtentOverflow {
+            pitch: u64::MAX,
+            width: 1,
+            height: 3,
+        },
+        RuntimeError::AddressWraps {
+            address: u64::MAX,
+            size: 2,
+        },
+        RuntimeError::StreamDeviceGone { stream: 1 },
+        RuntimeError::EventWithoutTiming,
+        RuntimeError::EventNotRecorded,
+        RuntimeError::from(KernargError::Count {
+            kernel: "k".into(),
+            expected: 1,
+            given: 0,
+        }),
+        RuntimeError::Device {
+            device: 0,
+            what: "freeing".into(),
+            error: Box::new(DeviceError::AlreadyFreed {
+                address: 0x1000,
+                allocation: Allocation {
+                    id: 1,
+                    base: 0x1000,
+                    size: 16,
+                    kind: MemoryKind::Device,
+                    writable: true,
+                    segments: None,
+                },
+            }),
+        },
+    ];
+    for e in &invalid_value {
+        assert_eq!(code_of(e), hipErrorInvalidValue, "{e}");
+    }
+    let e = RuntimeError::InvalidConfiguration(LaunchConfigError::ZeroDimension {
+        what: "block",
+        sizes: [0, 1, 1],
+        dimension: 0,
+    });
+    assert_eq!(code_of(&e), hipErrorInvalidConfiguration);
+    let e = RuntimeError::WrongDevice {
+        kernel: "k".into(),
+        kernel_device: 0,
+        stream_device: 0,
+    };
+    assert_eq!(code_of(&e), hipErrorInvalidDevice);
+}
+
+/// `hipEventElapsedTime` on an event never recorded, or created without timing, is
+/// `hipErrorInvalidHandle`, as in HIP.
+#[test]
+fn elapsed_time_of_an_unrecorded_or_untimed_event_is_an_invalid_handle() {
+    unsafe {
+        let (mut a, mut b, mut untimed): (hipEvent_t, hipEvent_t, hipEvent_t) =
+            (null_mut(), null_mut(), null_mut());
+        assert_eq!(hipEventCreate(&mut a), hipSuccess);
+        assert_eq!(hipEventCreate(&mut b), hipSuccess);
+        assert_eq!(hipEventCreateWithFlags(&mut untimed, 2), hipSuccess);
+        let mut ms = 0f32;
+        assert_eq!(hipEventElapsedTime(&mut ms, a, b), hipErrorInvalidHandle);
+        assert_eq!(hipEventRecord(a, null_mut()), hipSuccess);
+        assert_eq!(hipEventRecord(untimed, null_mut()), hipSuccess);
+        assert_eq!(hipEventSynchronize(untimed), hipSuccess);
+        assert_eq!(
+            hipEventElapsedTime(&mut ms, a, untimed),
+            hipErrorInvalidHandle
+        );
+        for e in [a, b, untimed] {
+            assert_eq!(hipEventDestroy(e), hipSuccess);
+        }
+    }
+}

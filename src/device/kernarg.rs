@@ -79,6 +79,42 @@ pub enum KernargError {
         /// Size given.
         given: u64,
     },
+    /// A typed value whose alignment the argument's offset does not honour.
+    #[error("kernel {kernel}: argument {index} ({name}) sits at offset {offset}, not aligned for a {alignment}-byte-aligned value")]
+    Misaligned {
+        /// The kernel.
+        kernel: String,
+        /// Position among the explicit arguments.
+        index: usize,
+        /// Its name in the metadata, or `?`.
+        name: String,
+        /// Its offset in the segment.
+        offset: u64,
+        /// The alignment of the value given.
+        alignment: u64,
+    },
+    /// A plain value given for a device-pointer argument.
+    #[error("kernel {kernel}: argument {index} ({name}) is a device pointer; pass a DeviceBuffer or DevicePtr")]
+    PointerExpected {
+        /// The kernel.
+        kernel: String,
+        /// Position among the explicit arguments.
+        index: usize,
+        /// Its name in the metadata, or `?`.
+        name: String,
+    },
+    /// A device pointer given for an argument passed by value.
+    #[error("kernel {kernel}: argument {index} ({name}) is a {value_kind} value, not a pointer")]
+    ValueExpected {
+        /// The kernel.
+        kernel: String,
+        /// Position among the explicit arguments.
+        index: usize,
+        /// Its name in the metadata, or `?`.
+        name: String,
+        /// Its value kind in the metadata.
+        value_kind: String,
+    },
     /// A packed buffer shorter than the explicit arguments, or longer than the segment.
     #[error("kernel {kernel}: packed arguments are {given} bytes, the explicit arguments need {needed} (segment {segment})")]
     PackedSize {

@@ -414,6 +414,31 @@ impl AllocationTable {
         Err(self.violation(address, len, access))
     }
 
+    /// Why `base`, which is not the start of a live allocation, cannot be freed:
+    /// [`DeviceError::AlreadyFreed`] for a remembered freed allocation, else
+    /// [`DeviceError::InvalidAddress`] saying what is there (inside an allocation, or nothing).
+    ///
+    /// [`DeviceError::AlreadyFreed`]: super::DeviceError::AlreadyFreed
+    /// [`DeviceError::InvalidAddress`]: super::DeviceError::InvalidAddress
+    pub fn not_freeable(&self, base: u64) -> super::DeviceError {
+        let detail = match self.find(base) {
+            Some(a) => format!("inside {a}"),
+            None => match self.violation(base, 1, AccessKind::Read).reason {
+                ViolationReason::Freed(allocation) => {
+                    return super::DeviceError::AlreadyFreed {
+                        address: base,
+                        allocation,
+                    }
+                }
+                _ => "no allocation there".to_owned(),
+            },
+        };
+        super::DeviceError::InvalidAddress {
+            address: base,
+            detail: Some(detail),
+        }
+    }
+
     /// The report for an access that [`check`](Self::check) refused.
     pub fn violation(&self, address: u64, len: u64, access: AccessKind) -> AccessViolation {
         let live = self.live.read();

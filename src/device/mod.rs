@@ -52,6 +52,14 @@ pub enum DeviceError {
         /// What is there instead, when known.
         detail: Option<String>,
     },
+    /// A free of an allocation that was already freed (and is still remembered).
+    #[error("{address:#x} is not the start of a live allocation (already freed: {allocation})")]
+    AlreadyFreed {
+        /// The address given.
+        address: u64,
+        /// The allocation that was there.
+        allocation: Allocation,
+    },
     /// A copy or fill that touches memory outside an allocation.
     #[error("{0}")]
     Access(AccessViolation),

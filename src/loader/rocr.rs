@@ -679,19 +679,34 @@ pub fn check_plan_for_rocr(
 /// `KERNEL_OBJECT` / `VARIABLE_ADDRESS` after every load.
 ///
 /// # Errors
-/// A message naming the symbol and both addresses when they differ.
+/// [`MisplacedSymbol`] naming the symbol and both addresses when they differ.
 pub fn check_symbol_placement(
     load_base: u64,
     definition: &RocrDefinition,
     reported: u64,
-) -> Result<(), String> {
-    let expected = load_base.wrapping_add(definition.value);
-    if expected == reported {
+) -> Result<(), MisplacedSymbol> {
+    if load_base.wrapping_add(definition.value) == reported {
         Ok(())
     } else {
-        Err(format!(
-            "ROCr reports {} at {reported:#x}, but LOAD_BASE {load_base:#x} + st_value {:#x} is {expected:#x}",
-            definition.name, definition.value
-        ))
+        Err(MisplacedSymbol {
+            name: definition.name.clone(),
+            reported,
+            load_base,
+            value: definition.value,
+        })
     }
+}
+
+/// A symbol ROCr placed somewhere else than `LOAD_BASE + st_value`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("ROCr reports {name} at {reported:#x}, but LOAD_BASE {load_base:#x} + st_value {value:#x} is {:#x}", load_base.wrapping_add(*value))]
+pub struct MisplacedSymbol {
+    /// The symbol.
+    pub name: String,
+    /// Where ROCr says it is.
+    pub reported: u64,
+    /// The code object's `LOAD_BASE`.
+    pub load_base: u64,
+    /// Its `st_value`.
+    pub value: u64,
 }

@@ -32,7 +32,37 @@ device_copy!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, f32, f64, usize, 
 // SAFETY: an array of plain data is plain data.
 unsafe impl<T: DeviceCopy, const N: usize> DeviceCopy for [T; N] {}
 
-/// `len` elements of `T` in one device's memory.
+/// `len` elements of `T` in one device's memory; freed on drop, after the device is idle (as
+/// `hipFree`).
+///
+/// # Examples
+///
+/// ```
+/// use rocload::backend::SoftAgent;
+/// use rocload::runtime::{DeviceBuffer, Runtime, RuntimeError, RuntimeOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = SoftAgent::new("gfx1030".parse()?).device();
+/// let rt = Runtime::with_devices(vec![agent], RuntimeOptions::default());
+/// let dev = rt.device(0)?;
+///
+/// let host: Vec<u32> = (0..1000).collect();
+/// let buffer = DeviceBuffer::from_slice(dev, &host)?;
+/// assert_eq!(buffer.len(), 1000);
+/// assert_eq!(buffer.to_vec()?, host);
+/// // The runtime's memory table knows it, interior pointers included.
+/// let info = rt.pointer_info(buffer.address() + 40).expect("a device allocation");
+/// assert_eq!(info.allocation.base, buffer.address());
+///
+/// // Copies check the lengths first.
+/// let mut short = vec![0u32; 10];
+/// assert!(matches!(
+///     buffer.copy_to(&mut short),
+///     Err(RuntimeError::LengthMismatch { host: 10, buffer: 1000 })
+/// ));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct DeviceBuffer<T: DeviceCopy> {
     device: Arc<DeviceContext>,
@@ -45,12 +75,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// `len` zeroed elements on `device`.
     ///
     /// # Errors
-    /// [`RuntimeError::Device`] when the device is out of memory; [`RuntimeError::InvalidValue`]
+    /// [`RuntimeError::Device`] when the device is out of memory; [`RuntimeError::TooLarge`]
     /// when the size overflows.
     pub fn zeroed(device: &Arc<DeviceContext>, len: usize) -> RuntimeResult<Self> {
-        let bytes = len
-            .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| RuntimeError::InvalidValue(format!("{len} elements overflow")))?;
+        let bytes =
+            len.checked_mul(std::mem::size_of::<T>())
+                .ok_or_else(|| RuntimeError::TooLarge {
+                    what: format!(
+                        "a buffer of {len} elements of {} bytes",
+                        std::mem::size_of::<T>()
+                    ),
+                    size: u64::MAX,
+                    limit: usize::MAX as u64,
+                })?;
         let allocation = device
             .device()
             .allocate(bytes as u64, MemoryKind::Device)
@@ -100,7 +137,7 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     /// Copies `host` into the buffer, in the null stream's order, and waits for it.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidValue`] when the lengths differ; stream errors (including a
+    /// [`RuntimeError::LengthMismatch`] when the lengths differ; stream errors (including a
     /// kernel that failed earlier on the device).
     pub fn copy_from(&mut self, host: &[T]) -> RuntimeResult<()> {
         self.check_len(host.len())?;
@@ -125,7 +162,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     pub fn to_vec(&self) -> RuntimeResult<Vec<T>> {
         let mut v = Vec::new();
         v.try_reserve_exact(self.len)
-            .map_err(|_| RuntimeError::InvalidValue(format!("{} elements", self.len)))?;
+            .map_err(|_| RuntimeError::HostOutOfMemory {
+                what: format!("a host copy of {} elements", self.len),
+                size: self.bytes(),
+            })?;
         // SAFETY: T accepts every bit pattern (DeviceCopy), so zeroed elements are valid
         // values; they are all overwritten by the copy below.
         v.resize(self.len, unsafe { std::mem::zeroed() });
@@ -137,10 +177,10 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         if host == self.len {
             Ok(())
         } else {
-            Err(RuntimeError::InvalidValue(format!(
-                "host slice has {host} elements, the buffer {}",
-                self.len
-            )))
+            Err(RuntimeError::LengthMismatch {
+                host,
+                buffer: self.len,
+            })
         }
     }
 

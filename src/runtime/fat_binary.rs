@@ -28,6 +28,7 @@ use std::sync::{Arc, Weak};
 use once_cell::sync::OnceCell;
 use parking_lot::{Mutex, RwLock};
 
+use super::device::DeviceContext;
 use super::kernel::LoadedFatBinary;
 use super::tools::Tools;
 use super::{RuntimeError, RuntimeOptions, RuntimeResult, Stats};
@@ -239,20 +240,30 @@ impl FatBinary {
 
     pub(crate) fn add_managed(&self, name: &str, init: &[u8], align: usize) -> RuntimeResult<u64> {
         let align = align.max(1);
+        let what = || format!("managed variable {name:?}");
+        if !align.is_power_of_two() {
+            return Err(RuntimeError::BadAlignment {
+                what: what(),
+                alignment: align,
+            });
+        }
+        // With a power-of-two alignment, the layout fails only for a size that rounds up past
+        // isize::MAX.
         let layout =
-            std::alloc::Layout::from_size_align(init.len().max(1), align).map_err(|e| {
-                RuntimeError::InvalidValue(format!(
-                    "managed variable {name:?}: size {} align {align}: {e}",
-                    init.len()
-                ))
+            std::alloc::Layout::from_size_align(init.len().max(1), align).map_err(|_| {
+                RuntimeError::TooLarge {
+                    what: what(),
+                    size: init.len() as u64,
+                    limit: (isize::MAX as u64).saturating_sub(align as u64 - 1),
+                }
             })?;
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(RuntimeError::InvalidValue(format!(
-                "managed variable {name:?}: cannot allocate {} bytes",
-                init.len()
-            )));
+            return Err(RuntimeError::HostOutOfMemory {
+                what: what(),
+                size: init.len() as u64,
+            });
         }
         // SAFETY: `ptr` has room for `init.len()` bytes and does not overlap `init`.
         unsafe { std::ptr::copy_nonoverlapping(init.as_ptr(), ptr, init.len()) };
@@ -275,18 +286,20 @@ impl FatBinary {
         options: &RuntimeOptions,
         stats: &Stats,
         tools: &Arc<Tools>,
+        context: Option<&Arc<DeviceContext>>,
     ) -> RuntimeResult<Arc<LoadedFatBinary>> {
+        let invalid = RuntimeError::InvalidDevice {
+            device: device as i64,
+            count: agents.len(),
+        };
         let cell = self
             .cells(agents.len())
             .get(device)
-            .ok_or(RuntimeError::InvalidDevice {
-                device: device as i64,
-                count: agents.len(),
-            })?;
+            .ok_or(invalid.clone())?;
+        let agent = agents.get(device).ok_or(invalid)?;
         cell.get_or_init(|| {
-            let agent = &agents[device];
             let _span = tracing::debug_span!("first use", fat_binary = self.id, agent = %agent.isa().isa_name()).entered();
-            let mut result = self.load_on(device, agent, agents, options, stats, tools);
+            let mut result = self.load_on(device, agent, agents, options, stats, tools, context);
             if result.is_err() && !*self.alive.read() {
                 // Unregistered while this first use read it: whatever failed, the cause is that.
                 result = Err(self.unregistered());
@@ -306,6 +319,8 @@ impl FatBinary {
         .clone()
     }
 
+    /// Loads on `agent`, device `device` of `agents`.
+    #[allow(clippy::too_many_arguments)]
     fn load_on(
         &self,
         device: usize,
@@ -314,6 +329,7 @@ impl FatBinary {
         options: &RuntimeOptions,
         stats: &Stats,
         tools: &Arc<Tools>,
+        context: Option<&Arc<DeviceContext>>,
     ) -> RuntimeResult<Arc<LoadedFatBinary>> {
         let prepared = self.prepared(agents, options, stats)?;
         let mut modules = Vec::with_capacity(prepared.containers.len());
@@ -325,7 +341,13 @@ impl FatBinary {
         let executable = linker
             .link(agent, &modules)
             .map_err(|e| self.load_error(e.into()))?;
-        let loaded = Arc::new(LoadedFatBinary::new(self.id, device, executable, tools));
+        let loaded = Arc::new(LoadedFatBinary::new(
+            self.id,
+            device,
+            executable,
+            tools,
+            context.cloned(),
+        ));
         let mut managed = self.managed.lock();
         for (name, address, alloc) in &managed.vars {
             write_managed_pointer(&loaded, name, *address, alloc.layout.size() as u64);

@@ -2,6 +2,12 @@
 //! the facts the code-object layer read once when the module was made ([`KernelInfo`]) plus
 //! the addresses they got on the agent.
 //!
+//! Ownership runs one way, as in cudarc (context → module → function, each child holding its
+//! parent): a kernel holds its loaded code, and the loaded code holds the device context it was
+//! loaded in, so a launch can tell a stream of that context from any other (another device, or
+//! the same ordinal of another runtime). A context never holds loaded code (a dispatch in flight
+//! does, until it completes), so there is no cycle.
+//!
 //! Not for loading (the loader) or choosing entries (the fat-binary module).
 
 use std::collections::HashMap;
@@ -10,6 +16,7 @@ use std::sync::Arc;
 use crate::code_object::KernelInfo;
 use crate::loader::Executable;
 
+use super::device::DeviceContext;
 use super::tools::Tools;
 
 /// A kernel as placed on the agent: which module's kernel, and its addresses.
@@ -33,6 +40,10 @@ pub struct LoadedFatBinary {
     tools: Arc<Tools>,
     /// The tools' ids of its code objects.
     tool_events: Vec<u64>,
+    /// The device context it was loaded in; `None` on agents that run no kernels (a runtime
+    /// made with [`Runtime::new`](super::Runtime::new)). Last, so it is dropped after the
+    /// executable: the code leaves the device before its context can go.
+    context: Option<Arc<DeviceContext>>,
 }
 
 impl Drop for LoadedFatBinary {
@@ -47,6 +58,7 @@ impl LoadedFatBinary {
         device: usize,
         executable: Executable,
         tools: &Arc<Tools>,
+        context: Option<Arc<DeviceContext>>,
     ) -> LoadedFatBinary {
         let mut kernels = Vec::new();
         for (code_object, lco) in executable.code_objects().iter().enumerate() {
@@ -63,6 +75,7 @@ impl LoadedFatBinary {
         let mut loaded = LoadedFatBinary {
             fat_binary,
             device,
+            context,
             executable,
             kernels,
             by_name: HashMap::new(),
@@ -98,6 +111,12 @@ impl LoadedFatBinary {
     /// The device ordinal.
     pub fn device(&self) -> usize {
         self.device
+    }
+
+    /// The device context it was loaded in (kept alive while this is), or `None` where the
+    /// agent runs no kernels.
+    pub fn context(&self) -> Option<&Arc<DeviceContext>> {
+        self.context.as_ref()
     }
 
     /// The executable on the agent.

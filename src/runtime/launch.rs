@@ -13,7 +13,8 @@ use super::tools::{DispatchEvent, Tool};
 use super::{RuntimeError, RuntimeResult};
 use crate::device::aql::{self, DispatchFields, DispatchGeometry};
 use crate::device::{
-    kernarg, Completion, Device, ExecutionError, ExplicitArgs, HiddenValues, MemoryKind,
+    kernarg, Completion, Device, ExecutionError, ExplicitArgs, HiddenValues, KernargError,
+    MemoryKind,
 };
 
 /// Work-items per work-group no AMD processor exceeds.
@@ -83,22 +84,94 @@ impl Drop for CompletionNotice {
     }
 }
 
+/// A launch configuration the device or the kernel cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LaunchConfigError {
+    /// A grid or block with no work-item in some dimension.
+    #[error("{what} {sizes:?} is 0 in dimension {dimension}")]
+    ZeroDimension {
+        /// `grid` or `block`.
+        what: &'static str,
+        /// The sizes given.
+        sizes: [u32; 3],
+        /// The empty dimension (0: x, 1: y, 2: z).
+        dimension: usize,
+    },
+    /// A partial work-group at least as large as a whole one.
+    #[error("partial work-group of {partial} work-items in dimension {dimension} must be smaller than the block's {block}")]
+    PartialTooLarge {
+        /// The dimension (0: x, 1: y, 2: z).
+        dimension: usize,
+        /// Work-items of the partial work-group.
+        partial: u32,
+        /// Work-items of a whole one.
+        block: u32,
+    },
+    /// A block with more work-items than the kernel allows.
+    #[error("block {block:?} has {work_items} work-items; kernel {kernel} allows {limit}")]
+    BlockTooLarge {
+        /// The kernel.
+        kernel: String,
+        /// The block.
+        block: [u32; 3],
+        /// Its work-items.
+        work_items: u64,
+        /// The kernel's `max_flat_workgroup_size`, or [`MAX_BLOCK_SIZE`].
+        limit: u64,
+    },
+    /// A grid of 2^32 work-items or more in one dimension.
+    #[error("dimension {dimension}: {grid} work-groups of {block} work-items (+{partial}) exceed 2^32 work-items")]
+    GridTooLarge {
+        /// The dimension (0: x, 1: y, 2: z).
+        dimension: usize,
+        /// Whole work-groups.
+        grid: u32,
+        /// Work-items per work-group.
+        block: u32,
+        /// Work-items of the partial work-group.
+        partial: u32,
+    },
+    /// More LDS than a work-group can have.
+    #[error("kernel {kernel} needs {} bytes of LDS ({fixed} static + {dynamic} dynamic), more than {limit}", fixed.saturating_add(u64::from(*dynamic)))]
+    TooMuchLds {
+        /// The kernel.
+        kernel: String,
+        /// Static LDS bytes (the kernel's group segment).
+        fixed: u64,
+        /// Dynamic LDS bytes of the launch.
+        dynamic: u32,
+        /// LDS bytes per work-group.
+        limit: u64,
+    },
+}
+
 /// Checks `config` against the kernel and the device's limits.
 fn check(kernel: &KernelRef, config: &LaunchConfig) -> RuntimeResult<DispatchGeometry> {
     let info = kernel.info();
-    let invalid = |m: String| Err(RuntimeError::InvalidConfiguration(m));
-    let empty = (0..3).any(|d| config.grid[d] == 0 && config.partial[d] == 0);
-    if empty || config.block.contains(&0) {
-        return invalid(format!(
-            "grid {:?} and block {:?} must be at least 1 in every dimension",
-            config.grid, config.block
-        ));
+    let invalid = |e: LaunchConfigError| Err(RuntimeError::InvalidConfiguration(e));
+    for dimension in 0..3 {
+        if config.grid[dimension] == 0 && config.partial[dimension] == 0 {
+            return invalid(LaunchConfigError::ZeroDimension {
+                what: "grid",
+                sizes: config.grid,
+                dimension,
+            });
+        }
+        if config.block[dimension] == 0 {
+            return invalid(LaunchConfigError::ZeroDimension {
+                what: "block",
+                sizes: config.block,
+                dimension,
+            });
+        }
     }
-    if (0..3).any(|d| config.partial[d] >= config.block[d]) {
-        return invalid(format!(
-            "partial work-group {:?} must be smaller than the block {:?}",
-            config.partial, config.block
-        ));
+    if let Some(dimension) = (0..3).find(|&d| config.partial[d] >= config.block[d]) {
+        return invalid(LaunchConfigError::PartialTooLarge {
+            dimension,
+            partial: config.partial[dimension],
+            block: config.block[dimension],
+        });
     }
     let geometry = DispatchGeometry {
         grid: config.grid,
@@ -107,33 +180,46 @@ fn check(kernel: &KernelRef, config: &LaunchConfig) -> RuntimeResult<DispatchGeo
     };
     let limit = info.max_flat_workgroup_size.unwrap_or(MAX_BLOCK_SIZE);
     if geometry.block_size() > limit {
-        return invalid(format!(
-            "block {:?} has {} work-items; kernel {} allows {limit}",
-            config.block,
-            geometry.block_size(),
-            info.name
-        ));
+        return invalid(LaunchConfigError::BlockTooLarge {
+            kernel: info.name.clone(),
+            block: config.block,
+            work_items: geometry.block_size(),
+            limit,
+        });
     }
-    if geometry.grid_size().is_none() {
-        return invalid(format!(
-            "grid {:?} x block {:?} exceeds 2^32 work-items in a dimension",
-            config.grid, config.block
-        ));
+    let too_large = |d: usize| {
+        u64::from(config.grid[d]) * u64::from(config.block[d]) + u64::from(config.partial[d])
+            > u64::from(u32::MAX)
+    };
+    if let Some(dimension) = (0..3).find(|&d| too_large(d)) {
+        return invalid(LaunchConfigError::GridTooLarge {
+            dimension,
+            grid: config.grid[dimension],
+            block: config.block[dimension],
+            partial: config.partial[dimension],
+        });
     }
-    let lds = info.group_segment_fixed_size + u64::from(config.dynamic_lds);
+    // Saturating: the static size comes from the code object's metadata.
+    let lds = info
+        .group_segment_fixed_size
+        .saturating_add(u64::from(config.dynamic_lds));
     if lds > MAX_LDS {
-        return invalid(format!(
-            "kernel {} needs {lds} bytes of LDS ({} static + {} dynamic), more than {MAX_LDS}",
-            info.name, info.group_segment_fixed_size, config.dynamic_lds
-        ));
+        return invalid(LaunchConfigError::TooMuchLds {
+            kernel: info.name.clone(),
+            fixed: info.group_segment_fixed_size,
+            dynamic: config.dynamic_lds,
+            limit: MAX_LDS,
+        });
     }
     Ok(geometry)
 }
 
-/// Launches `kernel` on `stream` (which must belong to the kernel's device).
+/// Launches `kernel` on `stream` (which must belong to the device context the kernel was loaded
+/// in).
 ///
 /// # Errors
-/// [`RuntimeError::InvalidConfiguration`], [`RuntimeError::Arguments`], the device's sticky
+/// [`RuntimeError::WrongDevice`], [`RuntimeError::InvalidConfiguration`],
+/// [`RuntimeError::Arguments`], the device's sticky
 /// error, or a device failure (allocation, submission).
 pub(crate) fn launch(
     stream: &Stream,
@@ -158,13 +244,17 @@ pub(crate) fn launch_with(
     tracing::debug!(cooperative, "launch kind");
     let ctx = stream.context()?;
     ctx.check_sticky()?;
-    if ctx.index() != kernel.loaded().device() {
-        return Err(RuntimeError::InvalidValue(format!(
-            "kernel {} is loaded on device {}, the stream belongs to device {}",
-            kernel.info().name,
-            kernel.loaded().device(),
-            ctx.index()
-        )));
+    // The kernel's own context, not its ordinal: device 0 of another runtime is another device.
+    if !kernel
+        .loaded()
+        .context()
+        .is_some_and(|own| Arc::ptr_eq(own, &ctx))
+    {
+        return Err(RuntimeError::WrongDevice {
+            kernel: kernel.info().name.clone(),
+            kernel_device: kernel.loaded().device(),
+            stream_device: ctx.index(),
+        });
     }
     let geometry = check(kernel, config)?;
     let info = kernel.info();
@@ -227,7 +317,10 @@ pub(crate) fn launch_with(
     let packet = aql::dispatch_packet(&DispatchFields {
         geometry,
         private_segment_size: private,
-        group_segment_size: (info.group_segment_fixed_size + u64::from(config.dynamic_lds)) as u32,
+        // At most MAX_LDS: checked above.
+        group_segment_size: info
+            .group_segment_fixed_size
+            .saturating_add(u64::from(config.dynamic_lds)) as u32,
         kernel_object: kernel.descriptor_address(),
         kernarg_address: allocation.base,
         completion_signal: 0,
@@ -350,6 +443,59 @@ impl KernelArg for DevicePtr {
 
 /// Builds one launch of a kernel with typed arguments, checked against the kernel's metadata
 /// (count, size, alignment, pointer or value) before anything is submitted.
+///
+/// # Examples
+///
+/// clang-19's `vadd(const float* a, const float* b, float* c, int n)` on the software agent,
+/// checked against the host's sums:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use rocload::backend::SoftAgent;
+/// use rocload::device::KernargError;
+/// use rocload::runtime::{DeviceBuffer, Runtime, RuntimeError, RuntimeOptions};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = SoftAgent::new("gfx1030".parse()?).device();
+/// let rt = Runtime::with_devices(vec![agent], RuntimeOptions::default());
+/// let dev = rt.device(0)?;
+/// let bytes: Arc<[u8]> = std::fs::read(concat!(
+///     env!("CARGO_MANIFEST_DIR"),
+///     "/tests/fixtures/hip/vadd.device.ccob"
+/// ))?
+/// .into();
+/// let vadd = rt.load_module(bytes, 0)?.function("vadd")?;
+///
+/// let n = 100usize;
+/// let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+/// let b: Vec<f32> = (0..n).map(|i| 10.0 - i as f32).collect();
+/// let (da, db) = (DeviceBuffer::from_slice(dev, &a)?, DeviceBuffer::from_slice(dev, &b)?);
+/// let dc = DeviceBuffer::<f32>::zeroed(dev, n)?;
+///
+/// // Two work-groups of 64: the kernel's `i < n` guard idles the last 28 work-items.
+/// vadd.launch()
+///     .grid([2, 1, 1])
+///     .block([64, 1, 1])
+///     .arg(&da)
+///     .arg(&db)
+///     .arg(&dc)
+///     .arg(n as i32)
+///     .submit(&rt)?;
+/// dev.synchronize()?;
+/// let expected: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+/// assert_eq!(dc.to_vec()?, expected);
+///
+/// // A launch that does not fit the metadata is refused before anything is submitted.
+/// let e = vadd.launch().arg(&da).arg(&db).submit(&rt).unwrap_err();
+/// assert!(matches!(
+///     e,
+///     RuntimeError::Arguments(ref k)
+///         if matches!(**k, KernargError::Count { expected: 4, given: 2, .. })
+/// ));
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct LaunchBuilder<'k> {
     kernel: &'k KernelRef,
@@ -395,7 +541,8 @@ impl LaunchBuilder<'_> {
         self
     }
 
-    /// The stream (default: the null stream of the kernel's device).
+    /// The stream (default: the null stream of the kernel's device in the runtime given to
+    /// [`submit`](Self::submit)). It must be of the device context the kernel was loaded in.
     pub fn stream(mut self, stream: &Stream) -> Self {
         self.stream = Some(stream.clone());
         self
@@ -410,47 +557,58 @@ impl LaunchBuilder<'_> {
     /// Checks the arguments against the metadata and submits the launch.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidValue`] naming the first argument that does not fit, or any
-    /// launch error.
+    /// [`RuntimeError::Arguments`] naming the first argument that does not fit (count, size,
+    /// alignment, pointer or value), [`RuntimeError::WrongDevice`] for a stream (or runtime)
+    /// other than the kernel's, or any launch error.
     pub fn submit(self, runtime: &super::Runtime) -> RuntimeResult<()> {
         let info = self.kernel.info();
         let expected: Vec<_> = kernarg::explicit_args(info).collect();
         if expected.len() != self.args.len() {
-            return Err(RuntimeError::InvalidValue(format!(
-                "kernel {} takes {} argument(s), {} given",
-                info.name,
-                expected.len(),
-                self.args.len()
-            )));
+            return Err(KernargError::Count {
+                kernel: info.name.clone(),
+                expected: expected.len(),
+                given: self.args.len(),
+            }
+            .into());
         }
-        for (i, (meta, given)) in expected.iter().zip(&self.args).enumerate() {
-            let name = meta.name.as_deref().unwrap_or("?");
+        for (index, (meta, given)) in expected.iter().zip(&self.args).enumerate() {
+            let kernel = info.name.clone();
+            let name = meta.name.clone().unwrap_or_else(|| "?".to_owned());
             let wants_pointer = meta.value_kind == "global_buffer";
             let problem = if given.bytes.len() as u64 != meta.size {
-                Some(format!(
-                    "is {} bytes, {} given",
-                    meta.size,
-                    given.bytes.len()
-                ))
+                Some(KernargError::Size {
+                    kernel,
+                    index,
+                    name,
+                    expected: meta.size,
+                    given: given.bytes.len() as u64,
+                })
             } else if meta.offset % given.align as u64 != 0 {
-                Some(format!(
-                    "sits at offset {}, not aligned for a {}-byte-aligned value",
-                    meta.offset, given.align
-                ))
-            } else if wants_pointer != given.pointer {
-                Some(if wants_pointer {
-                    "is a device pointer; pass a DeviceBuffer or DevicePtr".to_owned()
-                } else {
-                    format!("is a {} value, not a pointer", meta.value_kind)
+                Some(KernargError::Misaligned {
+                    kernel,
+                    index,
+                    name,
+                    offset: meta.offset,
+                    alignment: given.align as u64,
+                })
+            } else if wants_pointer && !given.pointer {
+                Some(KernargError::PointerExpected {
+                    kernel,
+                    index,
+                    name,
+                })
+            } else if given.pointer && !wants_pointer {
+                Some(KernargError::ValueExpected {
+                    kernel,
+                    index,
+                    name,
+                    value_kind: meta.value_kind.clone(),
                 })
             } else {
                 None
             };
             if let Some(p) = problem {
-                return Err(RuntimeError::InvalidValue(format!(
-                    "kernel {}: argument {i} ({name}) {p}",
-                    info.name
-                )));
+                return Err(p.into());
             }
         }
         let values: Vec<&[u8]> = self.args.iter().map(|a| a.bytes.as_slice()).collect();

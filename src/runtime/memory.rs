@@ -89,22 +89,7 @@ impl Runtime {
             let ctx = self.contexts().next().ok_or(RuntimeError::NoDevice {
                 reason: "no device runs kernels".into(),
             })?;
-            let detail = match ctx
-                .device()
-                .allocations()
-                .violation(address, 1, crate::device::AccessKind::Read)
-                .reason
-            {
-                ViolationReason::Freed(a) => format!("already freed: {a}"),
-                _ => "no allocation there".into(),
-            };
-            return Err(ctx.error(
-                "freeing",
-                DeviceError::InvalidAddress {
-                    address,
-                    detail: Some(detail),
-                },
-            ));
+            return Err(ctx.error("freeing", ctx.device().allocations().not_freeable(address)));
         };
         let shared = matches!(
             info.allocation.kind,
@@ -147,13 +132,19 @@ impl Runtime {
     /// (`hipHostRegister`). On the software agent the device address is the host address.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidValue`] for an empty range; device errors when the range
+    /// [`RuntimeError::NullPointer`] or [`RuntimeError::ZeroSize`] for an empty range; device
+    /// errors when the range
     /// overlaps memory a device already knows (registered twice, or an allocation).
     pub fn register_host(&self, base: u64, size: u64) -> RuntimeResult<()> {
-        if base == 0 || size == 0 {
-            return Err(RuntimeError::InvalidValue(
-                "host memory to register is NULL or empty".into(),
-            ));
+        if base == 0 {
+            return Err(RuntimeError::NullPointer {
+                what: "host memory to register",
+            });
+        }
+        if size == 0 {
+            return Err(RuntimeError::ZeroSize {
+                what: "host memory to register",
+            });
         }
         let mut done: Vec<&Arc<DeviceContext>> = Vec::new();
         for ctx in self.contexts() {
@@ -210,7 +201,9 @@ impl Runtime {
     /// (`hipMemcpy2D`); both whole extents are checked first.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidValue`] when a pitch is smaller than the width; otherwise as
+    /// [`RuntimeError::PitchTooSmall`] when a pitch is smaller than the width,
+    /// [`RuntimeError::ExtentOverflow`] or [`RuntimeError::AddressWraps`] when an extent does
+    /// not fit the address space; otherwise as
     /// [`copy`](Self::copy).
     ///
     /// # Safety
@@ -230,21 +223,26 @@ impl Runtime {
         if width == 0 || height == 0 {
             return Ok(());
         }
-        if dst_pitch < width || src_pitch < width {
-            return Err(RuntimeError::InvalidValue(format!(
-                "pitches {dst_pitch} (destination) and {src_pitch} (source) must be at least the width {width}"
-            )));
+        for (side, pitch) in [("destination", dst_pitch), ("source", src_pitch)] {
+            if pitch < width {
+                return Err(RuntimeError::PitchTooSmall { side, pitch, width });
+            }
         }
-        let extent = |pitch: u64| {
-            pitch
+        let extent = |address: u64, pitch: u64| {
+            let size = pitch
                 .checked_mul(height - 1)
                 .and_then(|v| v.checked_add(width))
-                .ok_or_else(|| RuntimeError::InvalidValue("2D extent overflows".into()))
+                .ok_or(RuntimeError::ExtentOverflow {
+                    pitch,
+                    width,
+                    height,
+                })?;
+            address
+                .checked_add(size)
+                .map(|_| size)
+                .ok_or(RuntimeError::AddressWraps { address, size })
         };
-        let (dst_extent, src_extent) = (extent(dst_pitch)?, extent(src_pitch)?);
-        dst.checked_add(dst_extent)
-            .zip(src.checked_add(src_extent))
-            .ok_or_else(|| RuntimeError::InvalidValue("2D range wraps the address space".into()))?;
+        let (dst_extent, src_extent) = (extent(dst, dst_pitch)?, extent(src, src_pitch)?);
         self.check_side(dst, dst_extent, true)?;
         self.check_side(src, src_extent, false)?;
         let ctx = stream.context()?;

@@ -98,9 +98,10 @@ impl Stream {
     }
 
     pub(crate) fn context(&self) -> RuntimeResult<Arc<DeviceContext>> {
-        self.0.device.upgrade().ok_or(RuntimeError::InvalidValue(
-            "the stream's device was reset".into(),
-        ))
+        self.0
+            .device
+            .upgrade()
+            .ok_or(RuntimeError::StreamDeviceGone { stream: self.0.id })
     }
 
     /// The `hsa_queue_t` the stream submits to.
@@ -408,23 +409,20 @@ impl Event {
     /// Milliseconds from `start` to `self` (`hipEventElapsedTime`).
     ///
     /// # Errors
-    /// [`RuntimeError::NotReady`] if either was not reached yet, [`RuntimeError::InvalidValue`]
-    /// when either was created without timing or never recorded, [`RuntimeError::KernelFailed`]
-    /// after a kernel failed on either's device.
+    /// [`RuntimeError::NotReady`] if either was not reached yet,
+    /// [`RuntimeError::EventWithoutTiming`] when either was created without timing,
+    /// [`RuntimeError::EventNotRecorded`] when either was never recorded,
+    /// [`RuntimeError::KernelFailed`] after a kernel failed on either's device.
     pub fn elapsed_ms(&self, start: &Event) -> RuntimeResult<f32> {
         start.check_device()?;
         self.check_device()?;
         if !self.0.timing || !start.0.timing {
-            return Err(RuntimeError::InvalidValue(
-                "an event created with hipEventDisableTiming has no time".into(),
-            ));
+            return Err(RuntimeError::EventWithoutTiming);
         }
         let time = |e: &Event| -> RuntimeResult<Instant> {
             let state = e.0.state.lock();
             if state.signal.is_none() {
-                return Err(RuntimeError::InvalidValue(
-                    "event was never recorded".into(),
-                ));
+                return Err(RuntimeError::EventNotRecorded);
             }
             let t = *state.time.lock();
             t.ok_or(RuntimeError::NotReady)

@@ -204,7 +204,7 @@ pub enum HsaAgentError {
         /// The ISA names it reports.
         isas: Vec<String>,
         /// Why each was refused.
-        reason: String,
+        reason: super::UnknownIsaError,
     },
 }
 

@@ -331,10 +331,10 @@ impl HsaExecutable {
                         definition.name
                     ),
                 })?;
-        check_symbol_placement(loaded.base, definition, reported).map_err(|message| {
+        check_symbol_placement(loaded.base, definition, reported).map_err(|e| {
             LoadError::Backend {
                 op: "load",
-                message: format!("{}: {message}", module.source()),
+                message: format!("{}: {e}", module.source()),
             }
         })?;
         tracing::debug!(symbol = %definition.name, address = format_args!("{reported:#x}"), "placement checked: LOAD_BASE + st_value");

@@ -218,20 +218,7 @@ pub(crate) fn allocate(
 pub(crate) fn free(agent: &HsaAgent, base: u64) -> Result<Allocation, DeviceError> {
     let table = &agent.0.table;
     let Some(kind) = agent.0.memory.owned.lock().remove(&base) else {
-        let detail = match table.find(base) {
-            Some(a) => format!("inside {a}"),
-            None => match table
-                .violation(base, 1, crate::device::AccessKind::Read)
-                .reason
-            {
-                ViolationReason::Freed(a) => format!("already freed: {a}"),
-                _ => "no allocation there".to_owned(),
-            },
-        };
-        return Err(DeviceError::InvalidAddress {
-            address: base,
-            detail: Some(detail),
-        });
+        return Err(table.not_freeable(base));
     };
     // Remembered for use-after-free reports only in the GPU's pool: freed host-pool memory goes
     // back to the host's allocator, which may hand its addresses out as ordinary host memory.

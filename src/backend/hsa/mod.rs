@@ -29,7 +29,23 @@ pub mod signal;
 pub use agent::{HsaAgent, HsaAgentError, HsaSystem};
 pub use executable::{HsaExecutable, HsaKernel, HsaLoaded};
 
-use crate::target::AgentIsa;
+use crate::target::{AgentIsa, TargetError};
+
+/// None of the ISA names an agent reports is one rocload knows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", describe_refusals(.refused))]
+pub struct UnknownIsaError {
+    /// Each name reported, with why it was refused (empty: the runtime reported none).
+    pub refused: Vec<(String, TargetError)>,
+}
+
+fn describe_refusals(refused: &[(String, TargetError)]) -> String {
+    if refused.is_empty() {
+        return "the runtime reports no ISA".to_owned();
+    }
+    let reasons: Vec<String> = refused.iter().map(|(n, e)| format!("{n}: {e}")).collect();
+    reasons.join("; ")
+}
 
 /// The agent's ISA from the names ROCr reports (`hsa_agent_iterate_isas`, best first): the
 /// first one rocload knows, e.g. `amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`.
@@ -39,20 +55,17 @@ use crate::target::AgentIsa;
 /// two disagree.
 ///
 /// # Errors
-/// Why each name was refused, when none is usable (or the list is empty).
-pub fn agent_isa_from_reported(names: &[String]) -> Result<AgentIsa, String> {
-    let mut reasons = Vec::new();
+/// [`UnknownIsaError`] with why each name was refused, when none is usable (or the list is
+/// empty).
+pub fn agent_isa_from_reported(names: &[String]) -> Result<AgentIsa, UnknownIsaError> {
+    let mut refused = Vec::new();
     for name in names {
         match name.parse::<AgentIsa>() {
             Ok(isa) => return Ok(isa),
-            Err(e) => reasons.push(format!("{name}: {e}")),
+            Err(e) => refused.push((name.clone(), e)),
         }
     }
-    if reasons.is_empty() {
-        Err("the runtime reports no ISA".to_owned())
-    } else {
-        Err(reasons.join("; "))
-    }
+    Err(UnknownIsaError { refused })
 }
 
 #[cfg(test)]
@@ -73,10 +86,13 @@ mod tests {
         .unwrap();
         assert_eq!(isa.isa_name(), "amdgcn-amd-amdhsa--gfx1030");
         let e = agent_isa_from_reported(&["amdgcn-amd-amdhsa--gfx9999".to_owned()]).unwrap_err();
-        assert!(e.contains("gfx9999"), "{e}");
-        assert_eq!(
-            agent_isa_from_reported(&[]).unwrap_err(),
-            "the runtime reports no ISA"
+        assert!(
+            matches!(&e.refused[..], [(name, _)] if name == "amdgcn-amd-amdhsa--gfx9999"),
+            "{e}"
         );
+        let none = agent_isa_from_reported(&[]).unwrap_err();
+        assert!(none.refused.is_empty());
+        // The one message a user sees when the runtime names no ISA at all.
+        assert_eq!(none.to_string(), "the runtime reports no ISA");
     }
 }

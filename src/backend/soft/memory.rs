@@ -107,22 +107,7 @@ impl SoftMemory {
         quarantine: bool,
     ) -> Result<Allocation, DeviceError> {
         let Some(block) = self.live.lock().remove(&base) else {
-            let detail = match table.find(base) {
-                Some(a) => format!("inside {a}"),
-                None => match table
-                    .violation(base, 1, crate::device::AccessKind::Read)
-                    .reason
-                {
-                    crate::device::memory::ViolationReason::Freed(a) => {
-                        format!("already freed: {a}")
-                    }
-                    _ => "no allocation there".to_owned(),
-                },
-            };
-            return Err(DeviceError::InvalidAddress {
-                address: base,
-                detail: Some(detail),
-            });
+            return Err(table.not_freeable(base));
         };
         let allocation =
             table

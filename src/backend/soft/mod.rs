@@ -677,6 +677,7 @@ impl ExecutableBackend for SoftExecutable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::memory::ViolationReason;
     use crate::device::{aql, Completion, Condition};
     use std::time::Duration;
 
@@ -699,7 +700,11 @@ mod tests {
         assert_eq!(back, host);
         // SAFETY: as above; the device side is checked and refused.
         let past = unsafe { a.copy(buf.base + 32, host.as_ptr() as u64, 64) }.unwrap_err();
-        assert!(past.to_string().contains("past the end"), "{past}");
+        assert!(
+            matches!(&past, DeviceError::Access(v)
+                if matches!(&v.reason, ViolationReason::PastEnd(x) if x.base == buf.base)),
+            "{past}"
+        );
         // SAFETY: the fill stays inside the allocation.
         unsafe { a.fill(buf.base, 0xabcd, 2, 8).unwrap() };
         // SAFETY: as above.
@@ -710,10 +715,17 @@ mod tests {
         );
         a.free(buf.base).unwrap();
         let again = a.free(buf.base).unwrap_err();
-        assert!(again.to_string().contains("already freed"), "{again}");
+        assert!(
+            matches!(&again, DeviceError::AlreadyFreed { address, .. } if *address == buf.base),
+            "{again}"
+        );
         // SAFETY: the freed block is in quarantine, so the device side is caught, not touched.
         let uaf = unsafe { a.copy(buf.base, host.as_ptr() as u64, 8) }.unwrap_err();
-        assert!(uaf.to_string().contains("use after free"), "{uaf}");
+        assert!(
+            matches!(&uaf, DeviceError::Access(v)
+                if matches!(&v.reason, ViolationReason::Freed(x) if x.base == buf.base)),
+            "{uaf}"
+        );
     }
 
     #[test]
