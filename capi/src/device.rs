@@ -129,6 +129,205 @@ fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
     Ok(p)
 }
 
+/// The properties of `device` in HIP 6's layout (`hipDeviceProp_tR0600`): the same values as
+/// the 5.x struct, plus the fields HIP 6 added (the limits and capabilities CUDA 12 reports).
+fn properties_r0600(device: i64) -> Result<hipDeviceProp_tR0600, Failure> {
+    let old = properties(device)?;
+    let mut p = hipDeviceProp_tR0600 {
+        name: old.name,
+        totalGlobalMem: old.totalGlobalMem,
+        sharedMemPerBlock: old.sharedMemPerBlock,
+        regsPerBlock: old.regsPerBlock,
+        warpSize: old.warpSize,
+        memPitch: old.memPitch,
+        maxThreadsPerBlock: old.maxThreadsPerBlock,
+        maxThreadsDim: old.maxThreadsDim,
+        maxGridSize: old.maxGridSize,
+        clockRate: old.clockRate,
+        totalConstMem: old.totalConstMem,
+        major: old.major,
+        minor: old.minor,
+        textureAlignment: old.textureAlignment,
+        texturePitchAlignment: old.texturePitchAlignment,
+        multiProcessorCount: old.multiProcessorCount,
+        kernelExecTimeoutEnabled: old.kernelExecTimeoutEnabled,
+        integrated: old.integrated,
+        canMapHostMemory: old.canMapHostMemory,
+        computeMode: old.computeMode,
+        maxTexture1D: old.maxTexture1D,
+        maxTexture1DLinear: old.maxTexture1DLinear,
+        maxTexture2D: old.maxTexture2D,
+        maxTexture3D: old.maxTexture3D,
+        concurrentKernels: old.concurrentKernels,
+        ECCEnabled: old.ECCEnabled,
+        pciBusID: old.pciBusID,
+        pciDeviceID: old.pciDeviceID,
+        pciDomainID: old.pciDomainID,
+        tccDriver: old.tccDriver,
+        memoryClockRate: old.memoryClockRate,
+        memoryBusWidth: old.memoryBusWidth,
+        l2CacheSize: old.l2CacheSize,
+        maxThreadsPerMultiProcessor: old.maxThreadsPerMultiProcessor,
+        managedMemory: old.managedMemory,
+        isMultiGpuBoard: old.isMultiGpuBoard,
+        pageableMemoryAccess: old.pageableMemoryAccess,
+        concurrentManagedAccess: old.concurrentManagedAccess,
+        cooperativeLaunch: old.cooperativeLaunch,
+        cooperativeMultiDeviceLaunch: old.cooperativeMultiDeviceLaunch,
+        pageableMemoryAccessUsesHostPageTables: old.pageableMemoryAccessUsesHostPageTables,
+        directManagedMemAccessFromHost: old.directManagedMemAccessFromHost,
+        gcnArchName: old.gcnArchName,
+        maxSharedMemoryPerMultiProcessor: old.maxSharedMemoryPerMultiProcessor,
+        clockInstructionRate: old.clockInstructionRate,
+        arch: old.arch,
+        hdpMemFlushCntl: old.hdpMemFlushCntl,
+        hdpRegFlushCntl: old.hdpRegFlushCntl,
+        cooperativeMultiDeviceUnmatchedFunc: old.cooperativeMultiDeviceUnmatchedFunc,
+        cooperativeMultiDeviceUnmatchedGridDim: old.cooperativeMultiDeviceUnmatchedGridDim,
+        cooperativeMultiDeviceUnmatchedBlockDim: old.cooperativeMultiDeviceUnmatchedBlockDim,
+        cooperativeMultiDeviceUnmatchedSharedMem: old.cooperativeMultiDeviceUnmatchedSharedMem,
+        isLargeBar: old.isLargeBar,
+        asicRevision: old.asicRevision,
+        ..hipDeviceProp_tR0600::default()
+    };
+    // What HIP 6 added, with the values the attributes of the same names report.
+    p.deviceOverlap = 1;
+    p.asyncEngineCount = attribute(2, device)?;
+    p.unifiedAddressing = 1;
+    p.streamPrioritiesSupported = 1;
+    p.globalL1CacheSupported = 1;
+    p.localL1CacheSupported = 1;
+    p.sharedMemPerMultiprocessor = old.maxSharedMemoryPerMultiProcessor;
+    p.regsPerMultiprocessor = old.regsPerBlock;
+    p.hostNativeAtomicSupported = 1;
+    p.singleToDoublePrecisionPerfRatio = attribute(77, device)?;
+    p.canUseHostPointerForRegisteredMem = 1;
+    p.sharedMemPerBlockOptin = old.sharedMemPerBlock;
+    p.maxBlocksPerMultiProcessor = attribute(25, device)?;
+    p.hostRegisterSupported = 1;
+    p.unifiedFunctionPointers = 1;
+    Ok(p)
+}
+
+/// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600* prop, int deviceId)`: what
+/// `hipGetDeviceProperties` is in HIP 6 and 7's headers (1,472-byte layout).
+#[export]
+pub unsafe extern "C" fn hipGetDevicePropertiesR0600(
+    prop: *mut hipDeviceProp_tR0600,
+    device_id: c_int,
+) -> hipError_t {
+    call("hipGetDevicePropertiesR0600", || {
+        let p = properties_r0600(i64::from(device_id))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(prop, "prop", p) }
+    })
+}
+
+/// `hipError_t hipGetDevicePropertiesR0000(hipDeviceProp_tR0000*, int)`: HIP 6's explicit name
+/// of the 5.x layout, as `hipGetDeviceProperties` (the unsuffixed name keeps it in every
+/// generation).
+#[export]
+pub unsafe extern "C" fn hipGetDevicePropertiesR0000(
+    prop: *mut hipDeviceProp_t,
+    device_id: c_int,
+) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipGetDeviceProperties(prop, device_id) }
+}
+
+/// The requirements `hipChooseDevice` weighs, as (attribute, value), from either layout of the
+/// properties struct (the fields have the same names in both).
+macro_rules! requirements {
+    ($p:expr) => {
+        [
+            (23, i64::from($p.major)),
+            (61, i64::from($p.minor)),
+            (84, $p.totalGlobalMem as i64),
+            (74, $p.sharedMemPerBlock as i64),
+            (56, i64::from($p.maxThreadsPerBlock)),
+            (63, i64::from($p.multiProcessorCount)),
+            (57, i64::from($p.maxThreadsPerMultiProcessor)),
+            (71, i64::from($p.regsPerBlock)),
+        ]
+    };
+}
+
+/// The device that satisfies most of the non-zero requirements in `wanted` (the compute
+/// capability exactly, sizes and counts at least), the lowest ordinal among equals, as
+/// `hipChooseDevice` picks one.
+fn choose_device(wanted: &[(c_int, i64)]) -> Result<c_int, Failure> {
+    let count = runtime().agents().len();
+    if count == 0 {
+        return Err(Failure::new(hipErrorNoDevice, "no device"));
+    }
+    let mut best = (0usize, 0);
+    for device in 0..count as i64 {
+        let mut score = 0;
+        for &(attr, want) in wanted.iter().filter(|(_, w)| *w != 0) {
+            let have = i64::from(attribute(attr, device)?);
+            // Major and minor (23, 61) must match; everything else is a lower bound.
+            let ok = if attr == 23 || attr == 61 {
+                have == want
+            } else {
+                have >= want
+            };
+            score += usize::from(ok);
+        }
+        if device == 0 || score > best.0 {
+            best = (score, device as c_int);
+        }
+    }
+    Ok(best.1)
+}
+
+/// `hipError_t hipChooseDevice(int* device, const hipDeviceProp_t* prop)` (5.x layout): the
+/// device that best matches `prop`'s non-zero compute capability, memory sizes and counts.
+#[export]
+pub unsafe extern "C" fn hipChooseDevice(
+    device: *mut c_int,
+    prop: *const hipDeviceProp_t,
+) -> hipError_t {
+    call("hipChooseDevice", || {
+        if prop.is_null() {
+            return Err(Failure::null("prop"));
+        }
+        // SAFETY: non-NULL and readable by the caller's contract.
+        let p = unsafe { prop.read_unaligned() };
+        let chosen = choose_device(&requirements!(p))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(device, "device", chosen) }
+    })
+}
+
+/// `hipError_t hipChooseDeviceR0000(int*, const hipDeviceProp_tR0000*)`: `hipChooseDevice`.
+#[export]
+pub unsafe extern "C" fn hipChooseDeviceR0000(
+    device: *mut c_int,
+    prop: *const hipDeviceProp_t,
+) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipChooseDevice(device, prop) }
+}
+
+/// `hipError_t hipChooseDeviceR0600(int*, const hipDeviceProp_tR0600*)`: `hipChooseDevice` for
+/// HIP 6 and 7's layout.
+#[export]
+pub unsafe extern "C" fn hipChooseDeviceR0600(
+    device: *mut c_int,
+    prop: *const hipDeviceProp_tR0600,
+) -> hipError_t {
+    call("hipChooseDeviceR0600", || {
+        if prop.is_null() {
+            return Err(Failure::null("prop"));
+        }
+        // SAFETY: non-NULL and readable by the caller's contract.
+        let p = unsafe { prop.read_unaligned() };
+        let chosen = choose_device(&requirements!(p))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(device, "device", chosen) }
+    })
+}
+
 /// `hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int deviceId)`: the target id,
 /// compute units (the emulator's host threads on the software agent), memory (the host's),
 /// clock (the host CPU's), warp size, limits, feature flags, cooperative launch.
@@ -455,7 +654,11 @@ pub unsafe extern "C" fn hipDeviceGetSharedMemConfig(config: *mut c_int) -> hipE
 pub unsafe extern "C" fn hipRuntimeGetVersion(version: *mut c_int) -> hipError_t {
     // SAFETY: writable by the caller's contract (NULL rejected).
     call("hipRuntimeGetVersion", || unsafe {
-        out(version, "runtimeVersion", HIP_VERSION)
+        out(
+            version,
+            "runtimeVersion",
+            crate::generation::current().hip_version(),
+        )
     })
 }
 
@@ -464,7 +667,11 @@ pub unsafe extern "C" fn hipRuntimeGetVersion(version: *mut c_int) -> hipError_t
 pub unsafe extern "C" fn hipDriverGetVersion(version: *mut c_int) -> hipError_t {
     // SAFETY: writable by the caller's contract (NULL rejected).
     call("hipDriverGetVersion", || unsafe {
-        out(version, "driverVersion", HIP_VERSION)
+        out(
+            version,
+            "driverVersion",
+            crate::generation::current().hip_version(),
+        )
     })
 }
 

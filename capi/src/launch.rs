@@ -458,6 +458,58 @@ pub unsafe extern "C" fn hipHccModuleLaunchKernel(
     }
 }
 
+/// `hipExtModuleLaunchKernel` under its C name: HIP 6.1 made it `extern "C"` in `hip_ext.h`,
+/// so newer programs import this spelling (older ones the mangled one above).
+#[export(name = "hipExtModuleLaunchKernel")]
+pub unsafe extern "C" fn hipExtModuleLaunchKernel_c(
+    f: hipFunction_t,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shared: usize,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+    flags: u32,
+) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe {
+        hipExtModuleLaunchKernel(
+            f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags,
+        )
+    }
+}
+
+/// `hipHccModuleLaunchKernel` under its C name (HIP 6.1 and later).
+#[export(name = "hipHccModuleLaunchKernel")]
+pub unsafe extern "C" fn hipHccModuleLaunchKernel_c(
+    f: hipFunction_t,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shared: usize,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe {
+        hipHccModuleLaunchKernel(
+            f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop,
+        )
+    }
+}
+
 /// `hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value)`:
 /// checks the kernel and the value; the dynamic-LDS limit is what the device has anyway.
 #[export]

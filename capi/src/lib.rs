@@ -15,6 +15,7 @@
 
 #![allow(non_snake_case, non_upper_case_globals, clippy::missing_safety_doc)]
 
+pub mod generation;
 mod tools;
 pub mod types;
 
@@ -54,7 +55,10 @@ use rocload_lib::runtime::{KernelRef, Module, Runtime, RuntimeError};
 use types::*;
 
 thread_local! {
+    /// What `hipGetLastError` returns (see [`returned`]).
     static LAST_ERROR: Cell<hipError_t> = const { Cell::new(hipSuccess) };
+    /// HIP 7's "last command error": every call's status (`hipExtGetLastError`).
+    static LAST_COMMAND_ERROR: Cell<hipError_t> = const { Cell::new(hipSuccess) };
     static LAST_MESSAGE: RefCell<String> = const { RefCell::new(String::new()) };
     static LAST_SELECTION: RefCell<String> = const { RefCell::new(String::new()) };
     static CURRENT_DEVICE: Cell<c_int> = const { Cell::new(0) };
@@ -200,10 +204,22 @@ pub fn hip_error_for_status(status: u32) -> hipError_t {
     }
 }
 
-/// Records a failure for this thread. Thread-locals with destructors may already be gone
-/// (atexit handlers run after the main thread's are destroyed): then only the code is kept.
+/// Records what an API call returned, as the caller's HIP generation defines the last error:
+/// up to 6.x every return (successes too) is the last error, so `hipGetLastError` reports the
+/// last call's status; from 7.0 every return is the last *command* error and only a failure
+/// other than `hipErrorNotReady` becomes the last error, which stays until read.
+fn returned(code: hipError_t) {
+    let _ = LAST_COMMAND_ERROR.try_with(|c| c.set(code));
+    if generation::current() < generation::Generation::Hip7
+        || (code != hipSuccess && code != hipErrorNotReady)
+    {
+        let _ = LAST_ERROR.try_with(|c| c.set(code));
+    }
+}
+
+/// Records a failure's message for this thread. Thread-locals with destructors may already be
+/// gone (atexit handlers run after the main thread's are destroyed): then nothing is kept.
 fn record(op: &'static str, f: &Failure) {
-    let _ = LAST_ERROR.try_with(|c| c.set(f.code));
     let _ = LAST_MESSAGE.try_with(|m| *m.borrow_mut() = format!("{op}: {}", f.message));
     if let Some(sel) = f.error.as_ref().and_then(RuntimeError::selection_error) {
         let _ = LAST_SELECTION.try_with(|m| *m.borrow_mut() = format!("{op}: {sel}"));
@@ -213,21 +229,40 @@ fn record(op: &'static str, f: &Failure) {
 
 /// Runs an entry point: catches unwinds, records failures, returns the code.
 fn call(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) -> hipError_t {
-    let failure = match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => return hipSuccess,
-        Ok(Err(failure)) => failure,
-        Err(_) => Failure::new(
-            hipErrorUnknown,
-            "internal error (a panic was caught at the C boundary)",
-        ),
+    mark_used();
+    let code = match guarded(f) {
+        Ok(()) => hipSuccess,
+        Err(failure) => {
+            record(op, &failure);
+            failure.code
+        }
     };
-    record(op, &failure);
-    failure.code
+    returned(code);
+    code
 }
 
-/// Like [`call`] for entry points that return nothing (registration): failures are recorded.
+/// The body of an entry point, with a panic turned into a failure.
+fn guarded(f: impl FnOnce() -> Result<(), Failure>) -> Result<(), Failure> {
+    rocload_ffi::boundary::guard(
+        "HIP entry point",
+        || {
+            Err(Failure::new(
+                hipErrorUnknown,
+                "internal error (a panic was caught at the C boundary)",
+            ))
+        },
+        f,
+    )
+}
+
+/// For entry points that return nothing (registration, which is no API call in HIP's sense):
+/// a failure is recorded as the last error, a success leaves it alone.
 fn call_void(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) {
-    let _ = call(op, f);
+    mark_used();
+    if let Err(failure) = guarded(f) {
+        record(op, &failure);
+        let _ = LAST_ERROR.try_with(|c| c.set(failure.code));
+    }
 }
 
 /// The process-wide runtime; the first call also sets up logging (`ROCLOAD_LOG`) and loads
@@ -235,8 +270,6 @@ fn call_void(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) {
 fn runtime() -> &'static Runtime {
     static LOGGING: std::sync::Once = std::sync::Once::new();
     LOGGING.call_once(init_logging);
-    static MARKED: std::sync::Once = std::sync::Once::new();
-    MARKED.call_once(mark_used);
     let rt = Runtime::global();
     tools::load_tool_libraries();
     rt
@@ -245,8 +278,21 @@ fn runtime() -> &'static Runtime {
 /// Under `rocload run`, tells the tool that the program did call the HIP runtime (the tool
 /// reports programs that never do).
 fn mark_used() {
+    static MARKED: std::sync::Once = std::sync::Once::new();
+    MARKED.call_once(|| run_marker("called"));
+}
+
+/// Appends `line` to `rocload run`'s marker file, if there is one (`loaded <soname>` when a
+/// HIP soname is loaded, `called` at the first HIP call), so it can say what happened.
+pub(crate) fn run_marker(line: &str) {
+    use std::io::Write;
     if let Some(path) = &Config::global().run_marker {
-        if let Err(e) = std::fs::write(path, b"") {
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
+        if let Err(e) = written {
             tracing::debug!(error = %e, "could not write rocload run's marker");
         }
     }
@@ -335,6 +381,18 @@ pub extern "C" fn hipGetLastError() -> hipError_t {
 #[export]
 pub extern "C" fn hipPeekAtLastError() -> hipError_t {
     LAST_ERROR.try_with(Cell::get).unwrap_or(hipSuccess)
+}
+
+/// `hipError_t hipExtGetLastError(void)` (HIP 6.0): up to 6.x the same as `hipGetLastError`;
+/// from 7.0 the last call's status ("last command error"), reset to success.
+#[export]
+pub extern "C" fn hipExtGetLastError() -> hipError_t {
+    if generation::current() < generation::Generation::Hip7 {
+        return hipGetLastError();
+    }
+    LAST_COMMAND_ERROR
+        .try_with(|c| c.replace(hipSuccess))
+        .unwrap_or(hipSuccess)
 }
 
 /// `const char* hipGetErrorString(hipError_t)`: a static description.

@@ -310,12 +310,17 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
             kind,
             MemoryKind::PinnedHost | MemoryKind::RegisteredHost | MemoryKind::Managed
         );
+        let host = matches!(kind, MemoryKind::PinnedHost | MemoryKind::RegisteredHost);
+        // HIP 5.2 has no managed type (managed memory reports device); 6.0 renumbered.
+        let memory_type = match (crate::generation::current(), host, kind) {
+            (crate::generation::Generation::Hip5, true, _) => memory_type::HOST,
+            (crate::generation::Generation::Hip5, false, _) => memory_type::DEVICE,
+            (_, true, _) => memory_type::HOST_6,
+            (_, false, MemoryKind::Managed) => memory_type::MANAGED_6,
+            (_, false, _) => memory_type::DEVICE_6,
+        };
         let a = hipPointerAttribute_t {
-            memoryType: if matches!(kind, MemoryKind::PinnedHost | MemoryKind::RegisteredHost) {
-                memory_type::HOST
-            } else {
-                memory_type::DEVICE
-            },
+            memoryType: memory_type,
             device: info.device as c_int,
             devicePointer: ptr as *mut c_void,
             hostPointer: if host_side {
