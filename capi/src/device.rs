@@ -44,13 +44,7 @@ pub unsafe extern "C" fn hipGetDeviceCount(count: *mut c_int) -> hipError_t {
 pub unsafe extern "C" fn hipGetDevice(device_id: *mut c_int) -> hipError_t {
     call("hipGetDevice", || {
         // SAFETY: writable by the caller's contract (NULL rejected).
-        unsafe {
-            out(
-                device_id,
-                "deviceId",
-                CURRENT_DEVICE.try_with(Cell::get).unwrap_or(0),
-            )
-        }
+        unsafe { out(device_id, "deviceId", current_device() as c_int) }
     })
 }
 
@@ -586,18 +580,115 @@ pub unsafe extern "C" fn hipGetDeviceFlags(flags: *mut c_uint) -> hipError_t {
     })
 }
 
-/// `hipError_t hipDeviceGetLimit(size_t* pValue, hipLimit_t limit)`: the printf FIFO and
-/// the device heap.
+/// `hipLimit_t`: per-work-item stack (HIP 5.3), printf FIFO, device `malloc` heap.
+mod limit {
+    pub const STACK_SIZE: i32 = 0;
+    pub const PRINTF_FIFO_SIZE: i32 = 1;
+    pub const MALLOC_HEAP_SIZE: i32 = 2;
+}
+
+/// The printf FIFO size last set (device printf goes through hostcall, which has no FIFO to
+/// fill: any size is honoured).
+static PRINTF_FIFO: Mutex<usize> = Mutex::new(1 << 20);
+
+/// `hipError_t hipDeviceGetLimit(size_t* pValue, hipLimit_t limit)`: the stack each work-item
+/// gets for dynamic calls, the printf FIFO, the device heap.
 #[export]
 pub unsafe extern "C" fn hipDeviceGetLimit(value: *mut usize, limit: c_int) -> hipError_t {
     call("hipDeviceGetLimit", || {
         let v = match limit {
-            1 => 1 << 20,
-            2 => 256 << 20,
+            limit::STACK_SIZE => rocload_lib::runtime::DYNAMIC_STACK_BYTES as usize,
+            limit::PRINTF_FIFO_SIZE => *PRINTF_FIFO.lock(),
+            limit::MALLOC_HEAP_SIZE => 256 << 20,
             other => return Err(Failure::new(hipErrorInvalidValue, format!("limit {other}"))),
         };
         // SAFETY: writable by the caller's contract (NULL rejected).
         unsafe { out(value, "pValue", v) }
+    })
+}
+
+/// `hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value)` (HIP 5.3): the printf FIFO
+/// takes any size; a stack up to what every launch already gets is accepted; anything the
+/// runtime cannot give (a larger stack, another heap size: device `malloc` is not provided) is
+/// `hipErrorNotSupported`, never a silent success.
+#[export]
+pub extern "C" fn hipDeviceSetLimit(limit: c_int, value: usize) -> hipError_t {
+    call("hipDeviceSetLimit", || match limit {
+        limit::PRINTF_FIFO_SIZE => {
+            *PRINTF_FIFO.lock() = value;
+            Ok(())
+        }
+        limit::STACK_SIZE if value <= rocload_lib::runtime::DYNAMIC_STACK_BYTES as usize => Ok(()),
+        limit::STACK_SIZE | limit::MALLOC_HEAP_SIZE => Err(Failure::new(
+            hipErrorNotSupported,
+            format!("limit {limit} = {value}: the software agent cannot change it"),
+        )),
+        other => Err(Failure::new(hipErrorInvalidValue, format!("limit {other}"))),
+    })
+}
+
+/// Devices `hipSetValidDevices` named, in order of preference.
+static VALID_DEVICES: Mutex<Vec<c_int>> = Mutex::new(Vec::new());
+
+/// The device of a thread that chose none: the first of `hipSetValidDevices`' list, or 0.
+pub(crate) fn default_device() -> c_int {
+    VALID_DEVICES.lock().first().copied().unwrap_or(0)
+}
+
+/// `hipError_t hipSetValidDevices(int* device_arr, int len)` (HIP 6.2): the devices, in order
+/// of preference, a thread that has not chosen one uses (the first); an empty list restores
+/// device 0.
+#[export]
+pub unsafe extern "C" fn hipSetValidDevices(devices: *mut c_int, len: c_int) -> hipError_t {
+    call("hipSetValidDevices", || {
+        let len = usize::try_from(len)
+            .map_err(|_| Failure::new(hipErrorInvalidValue, format!("len {len}")))?;
+        if len > 0 && devices.is_null() {
+            return Err(Failure::null("device_arr"));
+        }
+        let count = runtime().agents().len();
+        let list: Vec<c_int> = (0..len)
+            // SAFETY: `len` ints by the caller's contract.
+            .map(|i| unsafe { devices.add(i).read() })
+            .collect();
+        if let Some(bad) = list.iter().find(|&&d| d < 0 || d as usize >= count) {
+            return Err(Failure::new(hipErrorInvalidDevice, format!("device {bad}")));
+        }
+        *VALID_DEVICES.lock() = list;
+        Ok(())
+    })
+}
+
+/// `hipError_t hipDrvGetErrorName(hipError_t, const char** errorString)`: the enumerator's
+/// name; `hipErrorInvalidValue` for a value HIP does not define.
+#[export]
+pub unsafe extern "C" fn hipDrvGetErrorName(
+    error: hipError_t,
+    name: *mut *const c_char,
+) -> hipError_t {
+    call("hipDrvGetErrorName", || {
+        let (n, _) = error_strings(error);
+        if error != hipErrorUnknown && n == c"hipErrorUnknown" {
+            return Err(Failure::new(hipErrorInvalidValue, format!("error {error}")));
+        }
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(name, "errorString", n.as_ptr()) }
+    })
+}
+
+/// `hipError_t hipDrvGetErrorString(hipError_t, const char** errorString)`: its description.
+#[export]
+pub unsafe extern "C" fn hipDrvGetErrorString(
+    error: hipError_t,
+    text: *mut *const c_char,
+) -> hipError_t {
+    call("hipDrvGetErrorString", || {
+        let (n, description) = error_strings(error);
+        if error != hipErrorUnknown && n == c"hipErrorUnknown" {
+            return Err(Failure::new(hipErrorInvalidValue, format!("error {error}")));
+        }
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(text, "errorString", description.as_ptr()) }
     })
 }
 

@@ -648,3 +648,176 @@ pub unsafe extern "C" fn hipExtLaunchKernel(
         Ok(())
     })
 }
+
+// ------------------------------------------------------------- HIP 7.0's launch configurations
+
+/// `hipLaunchAttributeCooperative`.
+const LAUNCH_ATTRIBUTE_COOPERATIVE: c_int = 2;
+/// `hipLaunchAttributeSynchronizationPolicy` and `hipLaunchAttributePriority`: accepted with
+/// the values the software agent has (see `hipStreamSetAttribute`).
+const LAUNCH_ATTRIBUTE_PRIORITY: c_int = 8;
+/// Bytes of one `hipLaunchAttribute` (id, padding, a 64-byte value union) in HIP 7.
+const LAUNCH_ATTRIBUTE_SIZE: usize = 72;
+/// Most attributes one launch may carry (HIP 7.1's `hipLaunchAttributeMax`).
+const LAUNCH_ATTRIBUTES_MAX: u32 = 16;
+
+/// Whether a launch's attributes ask for a cooperative launch; an attribute the software agent
+/// cannot honour is `hipErrorNotSupported`, an unknown id `hipErrorInvalidValue`.
+///
+/// # Safety
+/// `attrs` points to `count` attributes of HIP 7's layout (or is NULL with `count` 0).
+unsafe fn launch_attributes(attrs: *const u8, count: u32) -> Result<bool, Failure> {
+    if count == 0 {
+        return Ok(false);
+    }
+    if attrs.is_null() {
+        return Err(Failure::null("attrs"));
+    }
+    if count > LAUNCH_ATTRIBUTES_MAX {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("{count} launch attributes"),
+        ));
+    }
+    let mut cooperative = false;
+    for i in 0..count as usize {
+        // SAFETY: the caller's array holds `count` attributes of LAUNCH_ATTRIBUTE_SIZE bytes:
+        // the id at 0, the value from 8.
+        let (id, value) = unsafe {
+            let at = attrs.add(i * LAUNCH_ATTRIBUTE_SIZE);
+            (
+                at.cast::<c_int>().read_unaligned(),
+                at.add(8).cast::<c_int>().read_unaligned(),
+            )
+        };
+        match id {
+            LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = value != 0,
+            LAUNCH_ATTRIBUTE_PRIORITY => {}
+            1 | 3..=7 | 9 | 10 => {
+                return Err(Failure::new(
+                    hipErrorNotSupported,
+                    format!("launch attribute {id} is not supported on the software agent"),
+                ))
+            }
+            _ => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("launch attribute {id}"),
+                ))
+            }
+        }
+    }
+    Ok(cooperative)
+}
+
+/// `hipLaunchConfig_t` (HIP 7.0, 56 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipLaunchConfig_t {
+    /// Grid in work-groups.
+    pub gridDim: dim3,
+    /// Work-group size.
+    pub blockDim: dim3,
+    /// Dynamic LDS bytes.
+    pub dynamicSmemBytes: usize,
+    /// The stream.
+    pub stream: hipStream_t,
+    /// `hipLaunchAttribute*`.
+    pub attrs: *const u8,
+    /// How many.
+    pub numAttrs: c_uint,
+}
+const _: () = assert!(std::mem::size_of::<hipLaunchConfig_t>() == 56);
+
+/// `HIP_LAUNCH_CONFIG` (HIP 7.0, 56 bytes, the driver API's order).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct HIP_LAUNCH_CONFIG {
+    /// Grid in work-groups.
+    pub gridDimX: c_uint,
+    /// .
+    pub gridDimY: c_uint,
+    /// .
+    pub gridDimZ: c_uint,
+    /// Work-group size.
+    pub blockDimX: c_uint,
+    /// .
+    pub blockDimY: c_uint,
+    /// .
+    pub blockDimZ: c_uint,
+    /// Dynamic LDS bytes.
+    pub sharedMemBytes: c_uint,
+    /// The stream.
+    pub hStream: hipStream_t,
+    /// `hipLaunchAttribute*`.
+    pub attrs: *const u8,
+    /// How many.
+    pub numAttrs: c_uint,
+}
+const _: () = assert!(std::mem::size_of::<HIP_LAUNCH_CONFIG>() == 56);
+
+/// `hipError_t hipLaunchKernelExC(const hipLaunchConfig_t* config, const void* fPtr, void**
+/// args)` (HIP 7.0): `hipLaunchKernel` with a configuration and attributes (cooperative).
+#[export]
+pub unsafe extern "C" fn hipLaunchKernelExC(
+    config: *const hipLaunchConfig_t,
+    function: *const c_void,
+    args: *mut *mut c_void,
+) -> hipError_t {
+    call("hipLaunchKernelExC", || {
+        if config.is_null() {
+            return Err(Failure::null("config"));
+        }
+        // SAFETY: readable by the caller's contract.
+        let c = unsafe { config.read_unaligned() };
+        // SAFETY: the attribute array is the caller's, as the struct describes it.
+        let cooperative = unsafe { launch_attributes(c.attrs, c.numAttrs) }?;
+        let k = kernel_for(function, c.stream)?;
+        // SAFETY: HIP's contract on `args`.
+        unsafe {
+            launch(
+                &k,
+                dims(c.gridDim),
+                dims(c.blockDim),
+                c.dynamicSmemBytes,
+                c.stream,
+                Args::Pointers(args),
+                cooperative,
+            )
+        }
+    })
+}
+
+/// `hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void**
+/// params, void** extra)` (HIP 7.0): `hipModuleLaunchKernel` with a configuration.
+#[export]
+pub unsafe extern "C" fn hipDrvLaunchKernelEx(
+    config: *const HIP_LAUNCH_CONFIG,
+    f: hipFunction_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> hipError_t {
+    call("hipDrvLaunchKernelEx", || {
+        if config.is_null() {
+            return Err(Failure::null("config"));
+        }
+        // SAFETY: readable by the caller's contract.
+        let c = unsafe { config.read_unaligned() };
+        // SAFETY: as in hipLaunchKernelExC.
+        let cooperative = unsafe { launch_attributes(c.attrs, c.numAttrs) }?;
+        let k = function_handle(f)?;
+        let args = module_args(params, extra)?;
+        // SAFETY: HIP's contract on params / extra.
+        unsafe {
+            launch(
+                &k,
+                [c.gridDimX, c.gridDimY, c.gridDimZ],
+                [c.blockDimX, c.blockDimY, c.blockDimZ],
+                c.sharedMemBytes as usize,
+                c.hStream,
+                args,
+                cooperative,
+            )
+        }
+    })
+}

@@ -16,6 +16,7 @@
 #![allow(non_snake_case, non_upper_case_globals, clippy::missing_safety_doc)]
 
 pub mod generation;
+mod procaddress;
 mod tools;
 pub mod types;
 
@@ -61,7 +62,9 @@ thread_local! {
     static LAST_COMMAND_ERROR: Cell<hipError_t> = const { Cell::new(hipSuccess) };
     static LAST_MESSAGE: RefCell<String> = const { RefCell::new(String::new()) };
     static LAST_SELECTION: RefCell<String> = const { RefCell::new(String::new()) };
-    static CURRENT_DEVICE: Cell<c_int> = const { Cell::new(0) };
+    /// The thread's device; -1 until it chooses one (then the first of `hipSetValidDevices`'
+    /// list, or 0).
+    static CURRENT_DEVICE: Cell<c_int> = const { Cell::new(-1) };
     static CALL_CONFIGURATION: RefCell<Vec<(dim3, dim3, usize, hipStream_t)>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -299,7 +302,11 @@ pub(crate) fn run_marker(line: &str) {
 }
 
 fn current_device() -> i64 {
-    i64::from(CURRENT_DEVICE.try_with(Cell::get).unwrap_or(0))
+    let chosen = CURRENT_DEVICE.try_with(Cell::get).unwrap_or(-1);
+    if chosen >= 0 {
+        return i64::from(chosen);
+    }
+    i64::from(device::default_device())
 }
 
 /// Copies `text` into a fixed C character array, cut to fit and NUL-terminated.
