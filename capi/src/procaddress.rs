@@ -34,6 +34,7 @@ fn first_release(name: &str) -> Option<u32> {
 /// The address of `name` in this library as the dynamic loader resolves it.
 fn lookup(name: &str) -> Option<*mut c_void> {
     let name = CString::new(name).ok()?;
+    // SAFETY: Dl_info is plain pointers and integers; all zeros is a valid value.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // SAFETY: dladdr reads the address of a function of this library and fills `info`.
     if unsafe { libc::dladdr(lookup as *const c_void, &mut info) } == 0 || info.dli_fname.is_null()
