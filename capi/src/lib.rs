@@ -366,6 +366,7 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
 
 mod device;
 mod hiprtc;
+mod hiprtc_link;
 mod launch;
 mod memory;
 mod module;
