@@ -16,6 +16,7 @@
 #![allow(non_snake_case, non_upper_case_globals, clippy::missing_safety_doc)]
 
 pub mod generation;
+mod names;
 mod procaddress;
 mod tools;
 pub mod types;
