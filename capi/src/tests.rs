@@ -1051,3 +1051,54 @@ fn elapsed_time_of_an_unrecorded_or_untimed_event_is_an_invalid_handle() {
         }
     }
 }
+
+/// The rest of the context API and the device lookups of HIP 5.2.
+#[test]
+fn contexts_push_and_pop_and_devices_are_found_by_bus_id() {
+    unsafe {
+        assert_eq!(hipSetDevice(0), hipSuccess);
+        let mut primary: hipCtx_t = null_mut();
+        assert_eq!(hipDevicePrimaryCtxRetain(&mut primary, 0), hipSuccess);
+        let mut popped: hipCtx_t = null_mut();
+        assert_eq!(
+            hipCtxPopCurrent(&mut popped),
+            hipErrorInvalidContext,
+            "nothing pushed"
+        );
+        assert_eq!(hipCtxPushCurrent(primary), hipSuccess);
+        assert_eq!(hipCtxPushCurrent(0xbad as hipCtx_t), hipErrorInvalidContext);
+        assert_eq!(hipCtxPopCurrent(&mut popped), hipSuccess);
+        assert_eq!(popped, primary);
+        let mut version = 0;
+        assert_eq!(hipCtxGetApiVersion(primary, &mut version), hipSuccess);
+        assert_eq!(version / 10_000_000, 5);
+        assert_eq!(
+            hipDevicePrimaryCtxSetFlags(0, 0),
+            hipErrorContextAlreadyInUse
+        );
+
+        let mut bus = [0 as c_char; 32];
+        assert_eq!(hipDeviceGetPCIBusId(bus.as_mut_ptr(), 32, 0), hipSuccess);
+        let mut found = -1;
+        assert_eq!(hipDeviceGetByPCIBusId(&mut found, bus.as_ptr()), hipSuccess);
+        assert_eq!(found, 0);
+        assert_eq!(
+            hipDeviceGetByPCIBusId(&mut found, c"ffff:ff:1f.0".as_ptr()),
+            hipErrorInvalidDevice
+        );
+        assert_eq!(
+            hipDeviceGetByPCIBusId(&mut found, c"not a bus".as_ptr()),
+            hipErrorInvalidValue
+        );
+        let (mut a, mut b) = ([0 as c_char; 16], [0 as c_char; 16]);
+        assert_eq!(hipDeviceGetUuid(&mut a, 0), hipSuccess);
+        assert_eq!(hipDeviceGetUuid(&mut b, 0), hipSuccess);
+        assert_eq!(a, b, "stable");
+        assert_ne!(a, [0; 16]);
+        let mut v = -1;
+        assert_eq!(
+            hipDeviceGetP2PAttribute(&mut v, 1, 0, 0),
+            hipErrorInvalidDevice
+        );
+    }
+}
