@@ -35,6 +35,16 @@ pub enum DispatchError {
         /// [`crate::Config::scratch_cap`].
         cap: u32,
     },
+    /// One work-group needs more scratch than the emulator's whole scratch budget
+    /// ([`crate::Config::scratch_budget`]): it could never be admitted.
+    ScratchTooLarge {
+        /// Scratch bytes per work-item.
+        per_workitem: u32,
+        /// Bytes one work-group needs (its waves x 32 lanes x `per_workitem`).
+        workgroup_bytes: u64,
+        /// The budget.
+        budget: u64,
+    },
     /// A descriptor field the emulator cannot honour.
     BadDescriptor(String),
 }
@@ -55,6 +65,14 @@ impl fmt::Display for DispatchError {
                     "{bytes} bytes of scratch per work-item (the cap is {cap})"
                 )
             }
+            DispatchError::ScratchTooLarge {
+                per_workitem,
+                workgroup_bytes,
+                budget,
+            } => write!(
+                f,
+                "a work-group needs {workgroup_bytes} bytes of scratch ({per_workitem} per work-item), more than the whole scratch budget of {budget} bytes"
+            ),
             DispatchError::BadDescriptor(why) => write!(f, "kernel descriptor: {why}"),
         }
     }
@@ -200,9 +218,8 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
                     ),
                     FaultKind::Scratch(s) => write!(
                         f,
-                        "scratch offset {:#x} of lane {} past its {} bytes",
+                        "private offset {:#x} past the lane's {} bytes of scratch",
                         s.private_offset(),
-                        s.lane(),
                         s.per_lane
                     ),
                 }

@@ -13,12 +13,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::dispatch::{workgroup_extent, Dispatch, Layout, SgprValue};
-use crate::error::{ExecError, FaultKind, Site};
+use crate::error::{DispatchError, ExecError, FaultKind, Site};
 use crate::exec::{lower, Block, DynMemory, Env, Fault, Step};
 use crate::lds::Lds;
 use crate::memory::GuestMemory;
 use crate::program::{DecodeStop, Program};
-use crate::scratch::Scratch;
+use crate::scratch::{wave_bytes, Scratch, ScratchPool};
 use crate::wave::{sreg, Status, Wave, LANES};
 
 use crate::Services;
@@ -34,8 +34,14 @@ pub struct Config {
     /// Scratch bytes per work-item for kernels with a dynamic stack (recursion, calls through
     /// pointers), when the dispatch asks for less.
     pub dynamic_stack: u32,
-    /// The most scratch any work-item gets (bounds host memory: 32 lanes x this per wave).
+    /// The most scratch any work-item gets (32 lanes x this per wave).
     pub scratch_cap: u32,
+    /// Host memory all scratch of the emulator's dispatches may take at once, in bytes. A
+    /// work-group is admitted only when its waves' whole private segments fit beside those of
+    /// the work-groups already resident (so fewer are resident when each needs much); a
+    /// dispatch whose one work-group needs more is refused
+    /// ([`crate::DispatchError::ScratchTooLarge`]). Freed buffers kept for reuse count too.
+    pub scratch_budget: u64,
     /// Most work-groups one thread keeps resident while others wait.
     pub max_resident: usize,
     /// Wave instructions a wave runs before the next wave gets a turn.
@@ -49,11 +55,16 @@ impl Default for Config {
             timeout: Some(Duration::from_secs(120)),
             dynamic_stack: 16 * 1024,
             scratch_cap: 1 << 20,
+            scratch_budget: DEFAULT_SCRATCH_BUDGET,
             max_resident: 64,
             slice: 4096,
         }
     }
 }
+
+/// [`Config::scratch_budget`]'s default, 4 GiB (rocload's software agent passes the smaller of
+/// this and a quarter of the host's memory).
+pub const DEFAULT_SCRATCH_BUDGET: u64 = 4 << 30;
 
 /// What a completed dispatch did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,11 +79,19 @@ pub struct Report {
     pub duration: Duration,
 }
 
-/// The emulator: configuration plus the decode cache shared by its dispatches.
-#[derive(Debug, Default)]
+/// The emulator: configuration plus the decode cache and the scratch memory shared by its
+/// dispatches.
+#[derive(Debug)]
 pub struct Emulator {
     config: Config,
     program: Program,
+    scratch: ScratchPool,
+}
+
+impl Default for Emulator {
+    fn default() -> Emulator {
+        Emulator::new(Config::default())
+    }
 }
 
 /// A wave and where it is in the code (a block of its thread's [`Code`]).
@@ -152,6 +171,8 @@ impl Code {
 struct Group {
     waves: Vec<Slot>,
     lds: Lds,
+    /// Scratch bytes this work-group holds in the emulator's budget.
+    scratch: u64,
 }
 
 /// The first failure, with its payload still erased.
@@ -183,6 +204,9 @@ struct Shared<'a> {
     mem: &'a dyn DynMemory,
     services: &'a dyn Services,
     config: &'a Config,
+    scratch: &'a ScratchPool,
+    /// Scratch bytes one work-group reserves (all its waves' private segments).
+    group_scratch: u64,
     next: AtomicU64,
     done: AtomicU64,
     stop: AtomicBool,
@@ -190,7 +214,7 @@ struct Shared<'a> {
     deadline: Option<Instant>,
     grid: GridBarriers,
     /// The most waves resident at once (threads x resident work-groups x waves per group),
-    /// bounded by the grid's.
+    /// bounded by the grid's and by the work-groups whose scratch fits in the budget.
     resident_waves: u64,
 }
 
@@ -224,9 +248,47 @@ impl Emulator {
     /// An emulator with `config`.
     pub fn new(config: Config) -> Emulator {
         Emulator {
+            scratch: ScratchPool::new(config.scratch_budget),
             config,
             program: Program::new(),
         }
+    }
+
+    /// Whether a dispatch whose work-items need `per_workitem` bytes of scratch, in
+    /// work-groups of `workgroup_items`, can run: its per-item size within
+    /// [`Config::scratch_cap`] and one work-group's within [`Config::scratch_budget`]. What
+    /// [`Emulator::run`] checks, for embedders that refuse such a launch before queueing it.
+    ///
+    /// # Errors
+    /// [`DispatchError::TooMuchScratch`] or [`DispatchError::ScratchTooLarge`].
+    pub fn check_scratch(
+        &self,
+        per_workitem: u32,
+        workgroup_items: u64,
+    ) -> Result<(), DispatchError> {
+        if per_workitem > self.config.scratch_cap {
+            return Err(DispatchError::TooMuchScratch {
+                bytes: per_workitem,
+                cap: self.config.scratch_cap,
+            });
+        }
+        let workgroup_bytes = workgroup_items
+            .div_ceil(LANES as u64)
+            .saturating_mul(wave_bytes(per_workitem));
+        if workgroup_bytes > self.scratch.budget() {
+            return Err(DispatchError::ScratchTooLarge {
+                per_workitem,
+                workgroup_bytes,
+                budget: self.scratch.budget(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Scratch bytes reserved by resident work-groups now, the most reserved at once so far,
+    /// and bytes of freed buffers kept for reuse.
+    pub fn scratch_usage(&self) -> (u64, u64, u64) {
+        self.scratch.usage()
     }
 
     /// The configuration.
@@ -265,14 +327,17 @@ impl Emulator {
             .min(usize::try_from(total).unwrap_or(usize::MAX))
             .max(1);
         let entry = layout.entry;
-        let group_waves = {
-            let [x, y, z] = d.workgroup.map(u64::from);
-            (x * y * z).div_ceil(LANES as u64)
-        };
-        let resident_waves = (threads as u64)
+        let group_items: u64 = d.workgroup.iter().map(|&v| u64::from(v)).product();
+        let group_waves = group_items.div_ceil(LANES as u64);
+        self.check_scratch(layout.scratch_per_lane, group_items)?;
+        let group_scratch = group_waves * wave_bytes(layout.scratch_per_lane);
+        let mut resident_groups = (threads as u64)
             .saturating_mul(self.config.max_resident.max(1) as u64)
-            .min(total)
-            .saturating_mul(group_waves);
+            .min(total);
+        if let Some(fit) = self.scratch.budget().checked_div(group_scratch) {
+            resident_groups = resident_groups.min(fit);
+        }
+        let resident_waves = resident_groups.saturating_mul(group_waves);
         let shared = Shared {
             d,
             layout,
@@ -280,6 +345,8 @@ impl Emulator {
             mem,
             services,
             config: &self.config,
+            scratch: &self.scratch,
+            group_scratch,
             next: AtomicU64::new(0),
             done: AtomicU64::new(0),
             stop: AtomicBool::new(false),
@@ -288,7 +355,12 @@ impl Emulator {
             grid: GridBarriers::new(),
             resident_waves,
         };
-        tracing::debug!(threads, workgroups = total, "dispatch starts");
+        tracing::debug!(
+            threads,
+            workgroups = total,
+            group_scratch,
+            "dispatch starts"
+        );
         // A panicking worker (an emulator bug) fails the dispatch; it never unwinds into the
         // caller, which may be a queue's packet processor that others wait on.
         let guarded = || {
@@ -434,10 +506,38 @@ fn downcast<F: 'static>(p: Box<dyn Any + Send>) -> Result<F, ()> {
     p.downcast::<F>().map(|b| *b).map_err(|_| ())
 }
 
+/// A thread's resident work-groups. Whatever they hold of the scratch budget goes back when
+/// the thread stops, however it stops (the grid done, a fault, a timeout, a panic).
+struct Resident<'s, 'a> {
+    sh: &'s Shared<'a>,
+    groups: Vec<Group>,
+}
+
+impl Drop for Resident<'_, '_> {
+    fn drop(&mut self) {
+        for g in &mut self.groups {
+            retire(self.sh, g);
+        }
+    }
+}
+
+/// Gives a finished (or abandoned) work-group's scratch back: its reservation, then its waves'
+/// buffers, zeroed where written, for reuse.
+fn retire(sh: &Shared<'_>, g: &mut Group) {
+    sh.scratch.release(g.scratch);
+    g.scratch = 0;
+    for s in &mut g.waves {
+        sh.scratch.give(s.wave.scratch.take_buffer());
+    }
+}
+
 /// One host thread's loop.
 fn worker(sh: &Shared<'_>) -> Stats {
     let mut stats = Stats::default();
-    let mut resident: Vec<Group> = Vec::new();
+    let mut resident = Resident {
+        sh,
+        groups: Vec::new(),
+    };
     let mut pool: Vec<Wave> = Vec::new();
     let mut local = Code::default();
     let total = sh.layout.workgroup_count();
@@ -449,6 +549,7 @@ fn worker(sh: &Shared<'_>) -> Stats {
         if let Some(dl) = sh.deadline {
             if Instant::now() >= dl {
                 let pc = resident
+                    .groups
                     .first()
                     .and_then(|g| g.waves.iter().find(|s| s.wave.status != Status::Ended))
                     .map_or(0, |s| s.wave.pc);
@@ -456,8 +557,9 @@ fn worker(sh: &Shared<'_>) -> Stats {
                 break;
             }
         }
-        let all_waiting = !resident.is_empty()
-            && resident.iter().all(|g| {
+        let groups = &mut resident.groups;
+        let all_waiting = !groups.is_empty()
+            && groups.iter().all(|g| {
                 g.waves.iter().all(|s| {
                     matches!(
                         s.wave.status,
@@ -465,31 +567,44 @@ fn worker(sh: &Shared<'_>) -> Stats {
                     )
                 })
             });
-        if resident.is_empty() || (all_waiting && resident.len() < sh.config.max_resident) {
-            let n = sh.next.fetch_add(1, Ordering::SeqCst);
-            if n < total {
-                resident.push(new_group(sh, n, &mut pool, &mut local));
-                stats.groups += 1;
-            } else if resident.is_empty() {
-                break;
+        if groups.is_empty() || (all_waiting && groups.len() < sh.config.max_resident) {
+            if sh.next.load(Ordering::SeqCst) >= total {
+                if groups.is_empty() {
+                    break;
+                }
+            } else if sh.scratch.try_reserve(sh.group_scratch) {
+                // The reservation comes first, so a claimed work-group never waits for memory.
+                let n = sh.next.fetch_add(1, Ordering::SeqCst);
+                if n < total {
+                    groups.push(new_group(sh, n, &mut pool, &mut local));
+                    stats.groups += 1;
+                } else {
+                    sh.scratch.release(sh.group_scratch);
+                    if groups.is_empty() {
+                        break;
+                    }
+                }
             }
+            // Else the budget is taken by other work-groups (of this or another dispatch):
+            // run what is resident, or wait for them to end.
         }
         let mut progressed = false;
         let mut i = 0;
-        while i < resident.len() {
-            match run_group(sh, &mut resident[i], &mut local, &mut stats) {
+        while i < groups.len() {
+            match run_group(sh, &mut groups[i], &mut local, &mut stats) {
                 Ok(p) => progressed |= p,
                 Err(s) => {
                     sh.fail(s);
                     return stats;
                 }
             }
-            if resident[i]
+            if groups[i]
                 .waves
                 .iter()
                 .all(|s| s.wave.status == Status::Ended)
             {
-                let g = resident.swap_remove(i);
+                let mut g = groups.swap_remove(i);
+                retire(sh, &mut g);
                 stats.waves += g.waves.len() as u64;
                 pool.extend(g.waves.into_iter().map(|s| s.wave));
                 sh.done.fetch_add(1, Ordering::SeqCst);
@@ -567,7 +682,10 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
         w.flat_scratch = 0;
         w.shared_base_hi = (sh.d.shared_aperture >> 32) as u32;
         w.private_base_hi = (sh.d.private_aperture >> 32) as u32;
-        w.scratch = Scratch::new(l.scratch_per_lane);
+        w.scratch = Scratch::new(
+            l.scratch_per_lane,
+            sh.scratch.take(wave_bytes(l.scratch_per_lane) as usize),
+        );
         w.status = Status::Ready;
         w.index = wi;
         w.instructions = 0;
@@ -581,6 +699,7 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
     Group {
         waves,
         lds: Lds::new(l.lds_bytes),
+        scratch: sh.group_scratch,
     }
 }
 

@@ -61,13 +61,10 @@ pub(crate) fn discover(signals: &Arc<SignalTable>) -> Status<Vec<AgentEntry>> {
         eprintln!("hsa-soft: {e}");
         HSA_STATUS_ERROR_INVALID_ISA_NAME
     })?;
-    let options = EmulatorOptions {
-        check_every_access: config.memcheck.clone().map_err(|e| {
-            eprintln!("hsa-soft: {e}");
-            HSA_STATUS_ERROR_INVALID_ARGUMENT
-        })?,
-        ..EmulatorOptions::default()
-    };
+    let options: EmulatorOptions = config.emulator_options().map_err(|e| {
+        eprintln!("hsa-soft: {e}");
+        HSA_STATUS_ERROR_INVALID_ARGUMENT
+    })?;
     let mut agents = vec![AgentEntry {
         kind: AgentKind::Cpu {
             name: HostFacts::get().cpu_name.clone(),

@@ -38,6 +38,7 @@ fn status_of(error: &ExecutionError) -> (hsa_status_t, Option<u64>) {
         ),
         ExecutionError::Kernel { .. } => (HSA_STATUS_ERROR_EXCEPTION, None),
         ExecutionError::Packet(_) => (HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, None),
+        ExecutionError::Resources { .. } => (HSA_STATUS_ERROR_OUT_OF_RESOURCES, None),
         _ => (HSA_STATUS_ERROR_EXCEPTION, None),
     }
 }

@@ -78,9 +78,9 @@ pub struct BackendConfig {
     /// `ROCLOAD_OVERRIDE_GFX_VERSION`, applied to the software agent only (ROCr applies its
     /// own `HSA_OVERRIDE_GFX_VERSION` to HSA agents).
     pub override_gfx_version: Option<String>,
-    /// `ROCLOAD_MEMCHECK=every-access`: software agents check every lane's access against the
-    /// allocation table, not only the first of each instruction.
-    pub check_every_access: bool,
+    /// How software agents run kernels: `ROCLOAD_MEMCHECK=every-access` (every lane's access
+    /// asks the allocation table), `ROCLOAD_SCRATCH_BUDGET`.
+    pub emulator: EmulatorOptions,
 }
 
 /// What happened with the HSA runtime, for reports (`rocload agents --json`).
@@ -281,14 +281,10 @@ fn soft_agents(config: &BackendConfig) -> Result<SoftAgents, BackendError> {
     for name in list.split(',').map(str::trim) {
         let isa: AgentIsa = name.parse()?;
         let isa = isa.apply_override(config.override_gfx_version.as_deref())?;
-        let options = EmulatorOptions {
-            check_every_access: config.check_every_access,
-            ..EmulatorOptions::default()
-        };
         let agent = Arc::new(SoftAgent::with_options(
             isa,
             Arc::new(SignalTable::new()),
-            &options,
+            &config.emulator,
         ));
         agents.push(agent.clone() as Arc<dyn Agent>);
         devices.push(Some(agent as Arc<dyn Device>));

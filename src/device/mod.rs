@@ -69,6 +69,19 @@ pub enum DeviceError {
     /// A wait that ran out of time.
     #[error("timed out after {0:?}")]
     Timeout(Duration),
+    /// A launch needs more scratch (private memory) than the device gives: more per work-item
+    /// than its cap, or more for one work-group than its whole scratch budget.
+    #[error("{}", scratch_too_large(*.per_workitem, *.workgroup_bytes, *.limit))]
+    ScratchTooLarge {
+        /// Bytes each work-item needs.
+        per_workitem: u64,
+        /// Bytes one work-group needs, when that is what exceeds `limit` (else the per-item
+        /// size does).
+        workgroup_bytes: Option<u64>,
+        /// The device's limit: per work-item, or the whole budget when `workgroup_bytes` is
+        /// given.
+        limit: u64,
+    },
     /// A call into the backend's runtime failed (ROCr: the HSA call and its status).
     #[error("{op}: {message}")]
     Runtime {
@@ -79,6 +92,17 @@ pub enum DeviceError {
         /// The failed call, status and message.
         message: String,
     },
+}
+
+fn scratch_too_large(per_workitem: u64, workgroup_bytes: Option<u64>, limit: u64) -> String {
+    match workgroup_bytes {
+        Some(w) => format!(
+            "one work-group needs {w} bytes of scratch ({per_workitem} per work-item), more than the device's scratch budget of {limit} bytes (ROCLOAD_SCRATCH_BUDGET)"
+        ),
+        None => format!(
+            "{per_workitem} bytes of scratch per work-item, more than the device's {limit}"
+        ),
+    }
 }
 
 /// What a queue needs to keep alive while a packet is in flight: the kernel's code, its kernarg
@@ -136,6 +160,15 @@ pub enum ExecutionError {
     /// The packet could not be run at all.
     #[error("{0}")]
     Packet(String),
+    /// The device could not give the dispatch the resources it needs (its scratch); the
+    /// dispatch did not run. ROCr reports this as `HSA_STATUS_ERROR_OUT_OF_RESOURCES`.
+    #[error("kernel {kernel}: {error}")]
+    Resources {
+        /// Kernel name.
+        kernel: String,
+        /// What it needed.
+        error: Box<DeviceError>,
+    },
     /// The device's runtime reported the queue failed (ROCr's queue error callback or a GPU
     /// memory fault event): the status, what it means, and the packet that was in flight.
     #[error("{what}: the queue failed with {status_name} ({status:#x}): {message}")]
@@ -277,6 +310,17 @@ pub trait Device: Agent {
     /// Host threads (software agent) or compute units (GPU) that run work-groups in parallel.
     fn compute_units(&self) -> u32 {
         self.properties().compute_units
+    }
+
+    /// Whether a launch whose work-items need `per_workitem` bytes of scratch, in work-groups
+    /// of `workgroup_items`, can be given that memory. Backends whose runtime decides later
+    /// (ROCr) accept everything here.
+    ///
+    /// # Errors
+    /// [`DeviceError::ScratchTooLarge`].
+    fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
+        let _ = (per_workitem, workgroup_items);
+        Ok(())
     }
 
     /// Has `handler` serve the hostcall buffer whose doorbell signal carries `event_id`

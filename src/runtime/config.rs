@@ -17,6 +17,7 @@
 //! | `ROCLOAD_MAX_ENTRY_SIZE` | [`Config::max_entry_size`] | largest entry extracted, in bytes (default 256 MiB) |
 //! | `ROCLOAD_VERIFY` | [`Config::verify`] | `1` checks every compressed bundle's MD5 (default `0`, as LLVM) |
 //! | `ROCLOAD_MEMCHECK` | [`Config::memcheck`] | `allocation` (default) or `every-access`: how the software agent checks kernels' memory accesses |
+//! | `ROCLOAD_SCRATCH_BUDGET` | [`Config::scratch_budget`] | host memory the software agent's scratch may take at once, in bytes (default: a quarter of the host's memory, at most 4 GiB) |
 //! | `ROCLOAD_LOG` | [`Config::log`] | the log filter of the programs that install a subscriber (`rocload`, `librocload.so`) |
 //! | `ROCLOAD_HIPRTC_CLANG` | [`Config::hiprtc_clang`] | the compiler hiprtc runs |
 //! | `ROCLOAD_DEVICE_LIB_PATH` | [`Config::device_lib_path`] | the device-library directory hiprtc passes to it |
@@ -32,7 +33,7 @@ use std::ffi::OsString;
 use once_cell::sync::OnceCell;
 
 use crate::backend::choose::{choose_agents, AgentSet, BackendChoice, BackendConfig, BackendError};
-use crate::backend::soft::DEFAULT_SOFT_ISA;
+use crate::backend::soft::{EmulatorOptions, DEFAULT_SOFT_ISA};
 use crate::container::{HashCheck, ReadOptions, MAX_ENTRY_SIZE_ENV, VERIFY_ENV};
 use crate::target::{AgentIsa, Policy, TargetError};
 
@@ -53,6 +54,10 @@ pub const LOADING_ENV: &str = "ROCLOAD_LOADING";
 /// checked against its bounds) or `every-access` (every lane asks the allocation table, which
 /// also catches a free racing the kernel). Checking cannot be turned off.
 pub const MEMCHECK_ENV: &str = "ROCLOAD_MEMCHECK";
+/// Environment variable bounding the host memory the software agent's scratch (private
+/// memory) may take at once: a byte count like `ROCLOAD_MAX_ENTRY_SIZE`'s (`512M`, `2G`).
+/// Default: a quarter of the host's memory, at most 4 GiB.
+pub const SCRATCH_BUDGET_ENV: &str = "ROCLOAD_SCRATCH_BUDGET";
 /// Environment variable naming tool libraries to load at the first HIP call, `:`-separated
 /// (what `rocload run --tool` sets).
 pub const TOOLS_ENV: &str = "ROCLOAD_TOOLS";
@@ -80,6 +85,7 @@ pub const VARIABLES: &[&str] = &[
     MAX_ENTRY_SIZE_ENV,
     VERIFY_ENV,
     MEMCHECK_ENV,
+    SCRATCH_BUDGET_ENV,
     LOG_ENV,
     HIPRTC_CLANG_ENV,
     DEVICE_LIB_PATH_ENV,
@@ -156,6 +162,8 @@ pub struct Config {
     pub verify: Setting<Option<HashCheck>>,
     /// `ROCLOAD_MEMCHECK`: whether every access asks the allocation table.
     pub memcheck: Setting<bool>,
+    /// `ROCLOAD_SCRATCH_BUDGET`, when set.
+    pub scratch_budget: Setting<Option<u64>>,
     /// `ROCLOAD_LOG`: the log filter, when set.
     pub log: Option<String>,
     /// `ROCLOAD_HIPRTC_CLANG` (empty counts as unset).
@@ -267,6 +275,16 @@ impl Config {
                 )
             }),
         });
+        let scratch_budget = text(SCRATCH_BUDGET_ENV).and_then(|v| match v {
+            None => Ok(None),
+            Some(v) => parse_size(&v).filter(|&b| b > 0).map(Some).ok_or_else(|| {
+                invalid(
+                    SCRATCH_BUDGET_ENV,
+                    &v,
+                    "expected a positive byte count such as 1073741824, 512M or 2G",
+                )
+            }),
+        });
         let tools = text(TOOLS_ENV)
             .ok()
             .flatten()
@@ -288,6 +306,7 @@ impl Config {
             max_entry_size,
             verify,
             memcheck,
+            scratch_budget,
             log: text(LOG_ENV).ok().flatten(),
             hiprtc_clang: non_empty(lookup(HIPRTC_CLANG_ENV)),
             device_lib_path: non_empty(lookup(DEVICE_LIB_PATH_ENV)),
@@ -302,16 +321,32 @@ impl Config {
     /// The backend configuration: what [`choose_agents`] takes.
     ///
     /// # Errors
-    /// The first invalid variable among `ROCLOAD_BACKEND`, `ROCLOAD_MEMCHECK`,
-    /// `ROCLOAD_SOFT_ISA` and `ROCLOAD_OVERRIDE_GFX_VERSION`.
+    /// The first invalid variable among `ROCLOAD_BACKEND`, `ROCLOAD_SOFT_ISA`,
+    /// `ROCLOAD_OVERRIDE_GFX_VERSION` and those of [`Config::emulator_options`].
     pub fn backend_config(&self) -> Result<BackendConfig, ConfigError> {
         Ok(BackendConfig {
             choice: self.backend.clone()?,
             hsa_library: self.hsa_library.clone(),
             soft_isa: self.soft_isa.clone()?,
             override_gfx_version: self.override_gfx_version.clone()?,
-            check_every_access: self.memcheck.clone()?,
+            emulator: self.emulator_options()?,
         })
+    }
+
+    /// How software agents run kernels: `ROCLOAD_MEMCHECK` and `ROCLOAD_SCRATCH_BUDGET` over
+    /// the defaults.
+    ///
+    /// # Errors
+    /// The first of those variables that is invalid.
+    pub fn emulator_options(&self) -> Result<EmulatorOptions, ConfigError> {
+        let mut options = EmulatorOptions {
+            check_every_access: self.memcheck.clone()?,
+            ..EmulatorOptions::default()
+        };
+        if let Some(budget) = self.scratch_budget.clone()? {
+            options.scratch_budget = budget;
+        }
+        Ok(options)
     }
 
     /// The agents this configuration chooses ([`choose_agents`] over [`backend_config`]).
@@ -475,6 +510,9 @@ mod tests {
         assert_eq!(c.policy, Ok(Policy::Strict));
         assert_eq!(c.loading, Ok(Loading::Lazy));
         assert_eq!(c.memcheck, Ok(false));
+        let emulator = c.emulator_options().unwrap();
+        assert_eq!(emulator, EmulatorOptions::default());
+        assert!(emulator.scratch_budget > 0 && emulator.scratch_budget <= 4 << 30);
         assert!(c.tools.is_empty());
         assert_eq!(c.read_options().unwrap(), ReadOptions::default());
         let isas = c.soft_agent_isas().unwrap();
@@ -497,6 +535,7 @@ mod tests {
             (MAX_ENTRY_SIZE_ENV, "1M"),
             (VERIFY_ENV, "1"),
             (MEMCHECK_ENV, "every-access"),
+            (SCRATCH_BUDGET_ENV, "96M"),
             (LOG_ENV, "debug"),
             (HIPRTC_CLANG_ENV, "/usr/bin/clang"),
             (DEVICE_LIB_PATH_ENV, ""),
@@ -506,7 +545,8 @@ mod tests {
         let backend = c.backend_config().unwrap();
         assert_eq!(backend.choice, BackendChoice::Soft);
         assert_eq!(backend.hsa_library, Some("/x/libhsa.so".into()));
-        assert!(backend.check_every_access);
+        assert!(backend.emulator.check_every_access);
+        assert_eq!(backend.emulator.scratch_budget, 96 << 20);
         assert_eq!(c.soft_agent_isas().unwrap().len(), 2);
         assert_eq!(c.policy, Ok(Policy::Extended));
         assert_eq!(c.loading, Ok(Loading::Eager));
@@ -526,6 +566,7 @@ mod tests {
         let c = config(&[
             (BACKEND_ENV, "cuda"),
             (MEMCHECK_ENV, "off"),
+            (SCRATCH_BUDGET_ENV, "0"),
             (LOADING_ENV, "sometimes"),
             (SOFT_ISA_ENV, "gfx9999"),
         ]);
@@ -537,6 +578,13 @@ mod tests {
             c.memcheck,
             Err(ConfigError::Invalid {
                 var: MEMCHECK_ENV,
+                ..
+            })
+        ));
+        assert!(matches!(
+            c.scratch_budget,
+            Err(ConfigError::Invalid {
+                var: SCRATCH_BUDGET_ENV,
                 ..
             })
         ));

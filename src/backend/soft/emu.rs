@@ -11,19 +11,25 @@
 //! - Hostcall: the emulator's `s_sendmsg` interrupt (event id in M0) and its idle moments serve
 //!   the hostcall buffers registered with the agent ([`super::HostcallHandlers`]).
 //! - One emulator per agent: its decode cache is keyed by code address, so freed code-object
-//!   images are forgotten ([`KernelExecutor::forget_code`]) before the address can be reused.
+//!   images are forgotten ([`KernelExecutor::forget_code`]) before the address can be reused;
+//!   its scratch budget ([`EmulatorOptions::scratch_budget`]) bounds the host memory all the
+//!   agent's dispatches take for private memory, and a launch whose one work-group needs more
+//!   is refused before it is queued ([`KernelExecutor::check_scratch`]).
 //!
 //! Not for queues or packets (the queue module) or for the ISA (the `rocload-emu` crate).
 
 use std::ptr::NonNull;
 
 use rocload_emu::{
-    Access, Config, Dispatch, Emulator, ExecError, FaultKind, GuestMemory, Services, Span,
+    Access, Config, Dispatch, DispatchError, Emulator, ExecError, FaultKind, GuestMemory, Services,
+    Span,
 };
 
 use super::exec::{Job, KernelExecutor};
 use super::{HostcallHandlers, PRIVATE_APERTURE, SHARED_APERTURE};
-use crate::device::{AccessViolation, AllocationTable, DispatchReport, ExecutionError};
+use crate::device::{
+    AccessViolation, AllocationTable, DeviceError, DispatchReport, ExecutionError, HostFacts,
+};
 
 /// How the emulator runs dispatches on a software agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +41,9 @@ pub struct EmulatorOptions {
     /// Ask the allocation table for every lane's access, not only for the first access of
     /// each instruction (the others are checked against that allocation's bounds).
     pub check_every_access: bool,
+    /// Host memory, in bytes, that the scratch (private memory) of all the agent's dispatches
+    /// may take at once (`ROCLOAD_SCRATCH_BUDGET`; default [`default_scratch_budget`]).
+    pub scratch_budget: u64,
 }
 
 impl Default for EmulatorOptions {
@@ -44,8 +53,16 @@ impl Default for EmulatorOptions {
             threads: config.threads,
             timeout: config.timeout,
             check_every_access: false,
+            scratch_budget: default_scratch_budget(),
         }
     }
+}
+
+/// The scratch budget when none is configured: a quarter of the host's memory, at most 4 GiB.
+/// Scratch is host memory here; a quarter leaves the program's own data room even when every
+/// resident work-group touches all of its private segment.
+pub fn default_scratch_budget() -> u64 {
+    (HostFacts::get().total_memory / 4).min(rocload_emu::sched::DEFAULT_SCRATCH_BUDGET)
 }
 
 /// The emulator as a [`KernelExecutor`].
@@ -62,6 +79,7 @@ impl EmulatorExecutor {
             emulator: Emulator::new(Config {
                 threads: options.threads.max(1),
                 timeout: options.timeout,
+                scratch_budget: options.scratch_budget,
                 ..Config::default()
             }),
             check_every_access: options.check_every_access,
@@ -174,6 +192,33 @@ impl KernelExecutor for EmulatorExecutor {
     fn forget_code(&self, base: u64, len: u64) {
         self.emulator.forget_code(base, len);
     }
+
+    fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
+        self.emulator
+            .check_scratch(per_workitem, workgroup_items)
+            .map_err(|e| scratch_refusal(&e).unwrap_or_else(|| DeviceError::Queue(e.to_string())))
+    }
+}
+
+/// A refused dispatch that asked for more scratch than the agent gives, as a device error.
+fn scratch_refusal(e: &DispatchError) -> Option<DeviceError> {
+    match *e {
+        DispatchError::TooMuchScratch { bytes, cap } => Some(DeviceError::ScratchTooLarge {
+            per_workitem: u64::from(bytes),
+            workgroup_bytes: None,
+            limit: u64::from(cap),
+        }),
+        DispatchError::ScratchTooLarge {
+            per_workitem,
+            workgroup_bytes,
+            budget,
+        } => Some(DeviceError::ScratchTooLarge {
+            per_workitem: u64::from(per_workitem),
+            workgroup_bytes: Some(workgroup_bytes),
+            limit: budget,
+        }),
+        _ => None,
+    }
 }
 
 /// The runtime's report of an emulator failure: guest memory faults keep the allocation
@@ -192,6 +237,16 @@ fn execution_error(kernel: &str, e: ExecError<AccessViolation>) -> ExecutionErro
             lane,
             instruction: site.instruction,
             violation: Box::new(violation),
+        },
+        ExecError::Dispatch(refused) => match scratch_refusal(&refused) {
+            Some(error) => ExecutionError::Resources {
+                kernel: kernel.to_owned(),
+                error: Box::new(error),
+            },
+            None => ExecutionError::Kernel {
+                kernel: kernel.to_owned(),
+                message: ExecError::<AccessViolation>::Dispatch(refused).to_string(),
+            },
         },
         other => ExecutionError::Kernel {
             kernel: kernel.to_owned(),

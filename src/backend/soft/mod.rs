@@ -374,6 +374,12 @@ impl Device for SoftAgent {
         Ok(())
     }
 
+    fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
+        self.state
+            .executor
+            .check_scratch(per_workitem, workgroup_items)
+    }
+
     fn properties(&self) -> &DeviceProperties {
         &self.state.properties
     }
