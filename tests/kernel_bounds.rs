@@ -54,6 +54,7 @@ fn programs() -> Option<&'static Path> {
 /// How a program ended.
 struct Outcome {
     success: bool,
+    elapsed: Duration,
     stdout: String,
     stderr: String,
 }
@@ -61,6 +62,14 @@ struct Outcome {
 impl Outcome {
     fn passed(&self, what: &str) -> bool {
         self.success && self.stdout.lines().any(|l| l == format!("PASS {what}"))
+    }
+
+    /// The `message ...` lines: rocload_last_error_message after each failure.
+    fn messages(&self) -> Vec<&str> {
+        self.stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("message "))
+            .collect()
     }
 }
 
@@ -123,9 +132,11 @@ fn run(name: &str, mode: &str, env: &[(&str, &str)], data_limit: Option<u64>) ->
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    let elapsed = start.elapsed();
     let out = child.wait_with_output().expect("output");
     Some(Outcome {
         success: out.status.success(),
+        elapsed,
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     })
@@ -160,4 +171,68 @@ fn a_work_group_larger_than_the_scratch_budget_is_refused_at_launch() {
         return;
     };
     assert!(o.passed("oversized"), "{o}");
+}
+
+/// What a timeout report must say: the kernel, the watchdog, a wave with its work-group and a
+/// real PC with its instruction.
+fn names_the_stuck_wave(message: &str) {
+    assert!(message.contains("kernel _Z4spinPVi"), "{message}");
+    assert!(message.contains("stopped by the watchdog"), "{message}");
+    assert!(message.contains("of work-group ("), "{message}");
+    let pc = message
+        .split("was at pc ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no pc: {message}"));
+    assert!(!pc.starts_with("0x0 "), "{message}");
+    assert!(
+        pc.contains(" `") && pc.ends_with('`'),
+        "no instruction: {message}"
+    );
+}
+
+/// `ROCLOAD_WATCHDOG=1`: a kernel that never ends is stopped after a second with
+/// hipErrorLaunchTimeOut naming the kernel and a wave, and the program goes on.
+#[test]
+fn the_watchdog_stops_a_kernel_that_never_ends() {
+    let Some(o) = run("watchdog", "env", &[("ROCLOAD_WATCHDOG", "1")], None) else {
+        return;
+    };
+    assert!(o.passed("env"), "{o}");
+    assert!(o.elapsed < Duration::from_secs(30), "{:?}\n{o}", o.elapsed);
+    let m = o.messages();
+    assert_eq!(m.len(), 1, "{o}");
+    names_the_stuck_wave(m[0]);
+}
+
+/// `rocload_set_watchdog(0.5)` applies to the next dispatch; a negative value is refused.
+#[test]
+fn rocload_set_watchdog_applies_to_later_dispatches() {
+    let Some(o) = run("watchdog", "api", &[], None) else {
+        return;
+    };
+    assert!(o.passed("api"), "{o}");
+    assert!(o.elapsed < Duration::from_secs(30), "{:?}\n{o}", o.elapsed);
+    names_the_stuck_wave(o.messages()[0]);
+}
+
+/// The largest grids HIP allows never report success: (2^32-1)^2 work-groups time out with the
+/// count right, (2^32-1)^3 (more than 2^64) are refused; the program goes on after each.
+#[test]
+fn huge_grids_never_wrap() {
+    let Some(o) = run("watchdog", "huge", &[], None) else {
+        return;
+    };
+    assert!(o.passed("huge"), "{o}");
+    let m = o.messages();
+    assert_eq!(m.len(), 2, "{o}");
+    assert!(
+        m[0].contains("of 18446744065119617025 work-groups done"),
+        "{}",
+        m[0]
+    );
+    assert!(
+        m[1].contains("4294967295 x 4294967295 x 4294967295 work-groups"),
+        "{}",
+        m[1]
+    );
 }

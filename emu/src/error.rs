@@ -23,6 +23,12 @@ pub enum DispatchError {
         /// Work-group size.
         workgroup: [u16; 3],
     },
+    /// More work-groups than the emulator counts (2^64): a grid of up to (2^32 - 1)^3
+    /// work-groups is valid, but one this large could never finish.
+    TooManyWorkgroups {
+        /// Work-groups in each dimension.
+        groups: [u32; 3],
+    },
     /// More LDS than a work-group can have.
     TooMuchLds {
         /// Bytes asked for.
@@ -56,6 +62,11 @@ impl fmt::Display for DispatchError {
             DispatchError::BadSize { grid, workgroup } => {
                 write!(f, "invalid sizes: grid {grid:?}, work-group {workgroup:?} (at most 1024 work-items, none empty)")
             }
+            DispatchError::TooManyWorkgroups { groups } => write!(
+                f,
+                "{} x {} x {} work-groups: more than the emulator counts (2^64)",
+                groups[0], groups[1], groups[2]
+            ),
             DispatchError::TooMuchLds { bytes } => {
                 write!(f, "{bytes} bytes of LDS (at most 65536)")
             }
@@ -90,6 +101,22 @@ pub enum FaultKind<F> {
     Lds(LdsFault),
     /// Past the end of the lane's scratch.
     Scratch(ScratchFault),
+}
+
+/// Which wave: its work-group and its index in the work-group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaveId {
+    /// The work-group's id (x, y, z).
+    pub workgroup: [u32; 3],
+    /// The wave's index in its work-group (work-items `32 * wave ..`).
+    pub wave: u32,
+}
+
+impl fmt::Display for WaveId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.workgroup;
+        write!(f, "wave {} of work-group ({x}, {y}, {z})", self.wave)
+    }
 }
 
 /// Where in the code something happened.
@@ -180,8 +207,9 @@ pub enum ExecError<F> {
         /// What the failure said.
         detail: String,
     },
-    /// The dispatch ran longer than [`crate::Config::timeout`] (a kernel that never ends, or
-    /// spin-waits that cannot make progress).
+    /// The dispatch ran longer than its timeout ([`crate::Config::timeout`],
+    /// [`crate::Emulator::set_timeout`]): a kernel that never ends, or spin-waits that cannot
+    /// make progress.
     Timeout {
         /// How long it ran.
         elapsed: Duration,
@@ -189,8 +217,11 @@ pub enum ExecError<F> {
         workgroups_done: u64,
         /// Work-groups in the grid.
         workgroups: u64,
-        /// Where one still-running wave was.
+        /// Where one still-running wave was (preferring one that was running over one asleep
+        /// or at a barrier).
         site: Option<Site>,
+        /// Which wave that was.
+        wave: Option<WaveId>,
     },
 }
 
@@ -257,12 +288,14 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
                 workgroups_done,
                 workgroups,
                 site,
+                wave,
             } => {
                 write!(f, "timed out after {elapsed:?} with {workgroups_done} of {workgroups} work-groups done")?;
-                if let Some(s) = site {
-                    write!(f, "; a wave was at {s}")?;
+                match (wave, site) {
+                    (Some(w), Some(s)) => write!(f, "; {w} was at {s}"),
+                    (None, Some(s)) => write!(f, "; a wave was at {s}"),
+                    _ => Ok(()),
                 }
-                Ok(())
             }
         }
     }

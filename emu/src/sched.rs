@@ -4,8 +4,8 @@
 //! values other work-groups write (look-back scans, sparse solvers) make progress, `s_barrier`
 //! holds a wave until its work-group arrives, `ds_gws_barrier` holds it until enough waves of
 //! the whole dispatch arrive (grid sync: every work-group must be resident at once, else a
-//! typed error), and a dispatch that never ends stops with a typed timeout. The first fault
-//! stops every thread. Not for instruction semantics.
+//! typed error), and a dispatch that never ends stops with a typed timeout naming a wave that
+//! was still running. The first fault stops every thread. Not for instruction semantics.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::dispatch::{workgroup_extent, Dispatch, Layout, SgprValue};
-use crate::error::{DispatchError, ExecError, FaultKind, Site};
+use crate::error::{DispatchError, ExecError, FaultKind, Site, WaveId};
 use crate::exec::{lower, Block, DynMemory, Env, Fault, Step};
 use crate::lds::Lds;
 use crate::memory::GuestMemory;
@@ -29,7 +29,8 @@ use rustc_hash::FxHashMap;
 pub struct Config {
     /// Host threads per dispatch (at most one per work-group).
     pub threads: usize,
-    /// A dispatch running longer than this ends with [`ExecError::Timeout`]; `None` waits forever.
+    /// A dispatch running longer than this ends with [`ExecError::Timeout`]; `None` waits
+    /// forever. The initial value: [`Emulator::set_timeout`] changes it for later dispatches.
     pub timeout: Option<Duration>,
     /// Scratch bytes per work-item for kernels with a dynamic stack (recursion, calls through
     /// pointers), when the dispatch asks for less.
@@ -86,6 +87,20 @@ pub struct Emulator {
     config: Config,
     program: Program,
     scratch: ScratchPool,
+    /// The timeout of dispatches that start from now on, in nanoseconds ([`NO_TIMEOUT`]:
+    /// none).
+    timeout_ns: AtomicU64,
+}
+
+/// [`Emulator::timeout_ns`] when dispatches may run forever.
+const NO_TIMEOUT: u64 = u64::MAX;
+
+fn timeout_ns(t: Option<Duration>) -> u64 {
+    t.map_or(NO_TIMEOUT, |t| {
+        u64::try_from(t.as_nanos())
+            .unwrap_or(NO_TIMEOUT - 1)
+            .min(NO_TIMEOUT - 1)
+    })
 }
 
 impl Default for Emulator {
@@ -169,6 +184,8 @@ impl Code {
 }
 
 struct Group {
+    /// The work-group's id.
+    id: [u32; 3],
     waves: Vec<Slot>,
     lds: Lds,
     /// Scratch bytes this work-group holds in the emulator's budget.
@@ -186,7 +203,8 @@ struct Failure {
 enum Stop {
     Fault(Failure),
     Decode(DecodeStop),
-    Timeout(u64),
+    /// The deadline passed; [`Shared::stuck`] says where a wave was.
+    Timeout,
     /// A worker thread panicked (an emulator bug).
     Panicked(String),
     /// A grid barrier at this PC awaits more waves than can be resident at once.
@@ -212,6 +230,11 @@ struct Shared<'a> {
     stop: AtomicBool,
     failure: Mutex<Option<Stop>>,
     deadline: Option<Instant>,
+    /// Set when the deadline passed: every thread then names a wave it still holds.
+    timed_out: AtomicBool,
+    /// The wave a timeout report names, and its PC, with its rank (lower is better: running,
+    /// then asleep, then waiting).
+    stuck: Mutex<Option<(u8, WaveId, u64)>>,
     grid: GridBarriers,
     /// The most waves resident at once (threads x resident work-groups x waves per group),
     /// bounded by the grid's and by the work-groups whose scratch fits in the budget.
@@ -219,6 +242,35 @@ struct Shared<'a> {
 }
 
 impl Shared<'_> {
+    /// Offers the most telling unfinished wave among `groups` for the timeout report.
+    fn note_stuck(&self, groups: &[Group]) {
+        let rank = |s: Status| match s {
+            Status::Ready => 0,
+            Status::Sleeping => 1,
+            _ => 2,
+        };
+        let best = groups
+            .iter()
+            .flat_map(|g| g.waves.iter().map(move |s| (g.id, s)))
+            .filter(|(_, s)| s.wave.status != Status::Ended)
+            .min_by_key(|(_, s)| rank(s.wave.status));
+        if let Some((id, s)) = best {
+            let r = rank(s.wave.status);
+            let mut stuck = self.stuck.lock().unwrap_or_else(|p| p.into_inner());
+            let better = match *stuck {
+                Some((old, _, _)) => r < old,
+                None => true,
+            };
+            if better {
+                let wave = WaveId {
+                    workgroup: id,
+                    wave: s.wave.index,
+                };
+                *stuck = Some((r, wave, s.wave.pc));
+            }
+        }
+    }
+
     fn fail(&self, s: Stop) {
         let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
         if f.is_none() {
@@ -249,8 +301,24 @@ impl Emulator {
     pub fn new(config: Config) -> Emulator {
         Emulator {
             scratch: ScratchPool::new(config.scratch_budget),
+            timeout_ns: AtomicU64::new(timeout_ns(config.timeout)),
             config,
             program: Program::new(),
+        }
+    }
+
+    /// Sets the timeout of dispatches that start from now on (`None`: none); running ones keep
+    /// theirs.
+    pub fn set_timeout(&self, timeout: Option<Duration>) {
+        self.timeout_ns
+            .store(timeout_ns(timeout), Ordering::Relaxed);
+    }
+
+    /// The timeout of dispatches that start now.
+    pub fn timeout(&self) -> Option<Duration> {
+        match self.timeout_ns.load(Ordering::Relaxed) {
+            NO_TIMEOUT => None,
+            ns => Some(Duration::from_nanos(ns)),
         }
     }
 
@@ -351,7 +419,9 @@ impl Emulator {
             done: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             failure: Mutex::new(None),
-            deadline: self.config.timeout.map(|t| start + t),
+            deadline: self.timeout().and_then(|t| start.checked_add(t)),
+            timed_out: AtomicBool::new(false),
+            stuck: Mutex::new(None),
             grid: GridBarriers::new(),
             resident_waves,
         };
@@ -492,12 +562,16 @@ impl Emulator {
                 resident,
             },
             Stop::Panicked(detail) => ExecError::Internal { detail },
-            Stop::Timeout(pc) => ExecError::Timeout {
-                elapsed: start.elapsed(),
-                workgroups_done: sh.done.load(Ordering::SeqCst),
-                workgroups: sh.layout.workgroup_count(),
-                site: Some(site(pc)),
-            },
+            Stop::Timeout => {
+                let stuck = *sh.stuck.lock().unwrap_or_else(|p| p.into_inner());
+                ExecError::Timeout {
+                    elapsed: start.elapsed(),
+                    workgroups_done: sh.done.load(Ordering::SeqCst),
+                    workgroups: sh.layout.workgroup_count(),
+                    site: stuck.map(|(_, _, pc)| site(pc)),
+                    wave: stuck.map(|(_, w, _)| w),
+                }
+            }
         }
     }
 }
@@ -544,16 +618,18 @@ fn worker(sh: &Shared<'_>) -> Stats {
     let mut idle_rounds = 0u32;
     loop {
         if sh.stop.load(Ordering::Relaxed) {
+            if sh.timed_out.load(Ordering::SeqCst) {
+                sh.note_stuck(&resident.groups);
+            }
             break;
         }
         if let Some(dl) = sh.deadline {
             if Instant::now() >= dl {
-                let pc = resident
-                    .groups
-                    .first()
-                    .and_then(|g| g.waves.iter().find(|s| s.wave.status != Status::Ended))
-                    .map_or(0, |s| s.wave.pc);
-                sh.fail(Stop::Timeout(pc));
+                // Every thread names what it holds before it stops (the thread that noticed
+                // may be between work-groups).
+                sh.timed_out.store(true, Ordering::SeqCst);
+                sh.note_stuck(&resident.groups);
+                sh.fail(Stop::Timeout);
                 break;
             }
         }
@@ -697,6 +773,7 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
         });
     }
     Group {
+        id,
         waves,
         lds: Lds::new(l.lds_bytes),
         scratch: sh.group_scratch,

@@ -95,3 +95,74 @@ fn scratch_residency_stays_within_the_budget() {
         }
     }
 }
+
+/// A kernel that never ends stops at the timeout set for later dispatches, naming a wave that
+/// was still running: its work-group, its index, a PC inside the kernel and the instruction.
+#[test]
+fn a_timeout_names_the_wave_that_never_finished() {
+    for level in LEVELS {
+        let mut gpu = Gpu::load(&format!("sync-{level}.co"));
+        let flag = gpu.alloc(&[0; 4]);
+        let emu = emulator(u64::MAX);
+        emu.set_timeout(Some(Duration::from_millis(300)));
+        assert_eq!(emu.timeout(), Some(Duration::from_millis(300)));
+        let code = gpu.symbols["spin_forever"];
+        match gpu.run_on(
+            &emu,
+            "spin_forever",
+            &Args::default().ptr(flag),
+            [256, 2, 1],
+            [64, 1, 1],
+        ) {
+            Err(ExecError::Timeout {
+                elapsed,
+                workgroups_done: 0,
+                workgroups: 8,
+                site: Some(site),
+                wave: Some(wave),
+            }) => {
+                assert!(elapsed < Duration::from_secs(10), "-{level}: {elapsed:?}");
+                assert!(site.pc >= code && site.pc < code + 4096, "-{level}: {site}");
+                assert!(!site.instruction.is_empty(), "-{level}: {site}");
+                assert!(wave.wave < 2 && wave.workgroup[0] < 4 && wave.workgroup[1] < 2);
+                assert_eq!(wave.workgroup[2], 0);
+            }
+            other => panic!("-{level}: {other:?}"),
+        }
+    }
+}
+
+/// Grids as large as HIP allows: (2^32 - 1)^2 work-groups run until the timeout with the
+/// count right; (2^32 - 1)^3 cannot be counted and is refused, never wrapped.
+#[test]
+fn huge_grids_time_out_or_are_refused_never_wrap() {
+    let mut gpu = Gpu::load("sync-O2.co");
+    let flag = gpu.alloc(&1i32.to_le_bytes());
+    let args = Args::default().ptr(flag);
+    let emu = emulator(u64::MAX);
+    emu.set_timeout(Some(Duration::from_millis(500)));
+    let m = u64::from(u32::MAX);
+    match gpu.run_on(
+        &emu,
+        "spin_forever",
+        &args,
+        [u32::MAX, u32::MAX, 1],
+        [1, 1, 1],
+    ) {
+        Err(ExecError::Timeout {
+            workgroups,
+            workgroups_done,
+            ..
+        }) => {
+            assert_eq!(workgroups, m * m);
+            assert!(workgroups_done > 0 && workgroups_done < workgroups);
+        }
+        other => panic!("{other:?}"),
+    }
+    match gpu.run_on(&emu, "spin_forever", &args, [u32::MAX; 3], [1, 1, 1]) {
+        Err(ExecError::Dispatch(DispatchError::TooManyWorkgroups { groups })) => {
+            assert_eq!(groups, [u32::MAX; 3]);
+        }
+        other => panic!("{other:?}"),
+    }
+}

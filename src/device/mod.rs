@@ -160,6 +160,31 @@ pub enum ExecutionError {
     /// The packet could not be run at all.
     #[error("{0}")]
     Packet(String),
+    /// The dispatch ran past the device's watchdog (`ROCLOAD_WATCHDOG`,
+    /// `rocload_set_watchdog`) and was stopped: a kernel that never ends, or spin-waits that
+    /// cannot make progress.
+    #[error("kernel {kernel}: stopped by the watchdog after {elapsed:?}, {workgroups_done} of {workgroups} work-groups done{}", .wave.as_ref().map(|w| format!("; {w}")).unwrap_or_default())]
+    Timeout {
+        /// Kernel name.
+        kernel: String,
+        /// How long it ran.
+        elapsed: Duration,
+        /// Work-groups completed.
+        workgroups_done: u64,
+        /// Work-groups in the grid.
+        workgroups: u64,
+        /// A wave that had not finished, and where it was.
+        wave: Option<WaveSite>,
+    },
+    /// What ran the dispatch failed (a panic in the executor: a bug, never the kernel's
+    /// doing); the dispatch is over and the queue goes on.
+    #[error("{what}: internal error: {detail}")]
+    Internal {
+        /// The packet (e.g. the kernel's name).
+        what: String,
+        /// What the failure said.
+        detail: String,
+    },
     /// The device could not give the dispatch the resources it needs (its scratch); the
     /// dispatch did not run. ROCr reports this as `HSA_STATUS_ERROR_OUT_OF_RESOURCES`.
     #[error("kernel {kernel}: {error}")]
@@ -182,6 +207,34 @@ pub enum ExecutionError {
         /// What it means, and the faulting address when the runtime gave one.
         message: String,
     },
+}
+
+/// Where one wave of a dispatch was: its work-group, its index in it, its PC and instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaveSite {
+    /// The work-group's id (x, y, z).
+    pub workgroup: [u32; 3],
+    /// The wave's index in its work-group.
+    pub wave: u32,
+    /// Its program counter.
+    pub pc: u64,
+    /// The instruction there, disassembled (empty if it could not be decoded).
+    pub instruction: String,
+}
+
+impl fmt::Display for WaveSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.workgroup;
+        write!(
+            f,
+            "wave {} of work-group ({x}, {y}, {z}) was at pc {:#x}",
+            self.wave, self.pc
+        )?;
+        if !self.instruction.is_empty() {
+            write!(f, " `{}`", self.instruction)?;
+        }
+        Ok(())
+    }
 }
 
 /// A queue that takes AQL packets in order.
@@ -310,6 +363,23 @@ pub trait Device: Agent {
     /// Host threads (software agent) or compute units (GPU) that run work-groups in parallel.
     fn compute_units(&self) -> u32 {
         self.properties().compute_units
+    }
+
+    /// Sets the longest a dispatch that starts from now on may run before it is stopped with
+    /// [`ExecutionError::Timeout`] (`None`: no limit).
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] where kernels run on hardware that has no such watchdog.
+    fn set_watchdog(&self, timeout: Option<Duration>) -> Result<(), DeviceError> {
+        let _ = timeout;
+        Err(DeviceError::Unsupported {
+            op: "watchdog",
+            backend: match self.backend() {
+                crate::loader::BackendKind::Soft => "soft",
+                crate::loader::BackendKind::Hsa => "hsa",
+            },
+            reason: "kernels run on the GPU, which stops none".into(),
+        })
     }
 
     /// Whether a launch whose work-items need `per_workitem` bytes of scratch, in work-groups

@@ -17,6 +17,7 @@
 //! | `ROCLOAD_MAX_ENTRY_SIZE` | [`Config::max_entry_size`] | largest entry extracted, in bytes (default 256 MiB) |
 //! | `ROCLOAD_VERIFY` | [`Config::verify`] | `1` checks every compressed bundle's MD5 (default `0`, as LLVM) |
 //! | `ROCLOAD_MEMCHECK` | [`Config::memcheck`] | `allocation` (default) or `every-access`: how the software agent checks kernels' memory accesses |
+//! | `ROCLOAD_WATCHDOG` | [`Config::watchdog`] | seconds a software-agent dispatch may run before it is stopped with a timeout report (default 120; `0`: never) |
 //! | `ROCLOAD_SCRATCH_BUDGET` | [`Config::scratch_budget`] | host memory the software agent's scratch may take at once, in bytes (default: a quarter of the host's memory, at most 4 GiB) |
 //! | `ROCLOAD_LOG` | [`Config::log`] | the log filter of the programs that install a subscriber (`rocload`, `librocload.so`) |
 //! | `ROCLOAD_HIPRTC_CLANG` | [`Config::hiprtc_clang`] | the compiler hiprtc runs |
@@ -54,6 +55,9 @@ pub const LOADING_ENV: &str = "ROCLOAD_LOADING";
 /// checked against its bounds) or `every-access` (every lane asks the allocation table, which
 /// also catches a free racing the kernel). Checking cannot be turned off.
 pub const MEMCHECK_ENV: &str = "ROCLOAD_MEMCHECK";
+/// Environment variable setting the software agent's watchdog: the seconds a dispatch may run
+/// before it is stopped and reported (decimals allowed; `0` turns it off; default 120).
+pub const WATCHDOG_ENV: &str = "ROCLOAD_WATCHDOG";
 /// Environment variable bounding the host memory the software agent's scratch (private
 /// memory) may take at once: a byte count like `ROCLOAD_MAX_ENTRY_SIZE`'s (`512M`, `2G`).
 /// Default: a quarter of the host's memory, at most 4 GiB.
@@ -85,6 +89,7 @@ pub const VARIABLES: &[&str] = &[
     MAX_ENTRY_SIZE_ENV,
     VERIFY_ENV,
     MEMCHECK_ENV,
+    WATCHDOG_ENV,
     SCRATCH_BUDGET_ENV,
     LOG_ENV,
     HIPRTC_CLANG_ENV,
@@ -162,6 +167,8 @@ pub struct Config {
     pub verify: Setting<Option<HashCheck>>,
     /// `ROCLOAD_MEMCHECK`: whether every access asks the allocation table.
     pub memcheck: Setting<bool>,
+    /// `ROCLOAD_WATCHDOG`, when set: `Some(None)` for `0` (no watchdog).
+    pub watchdog: Setting<Option<Option<std::time::Duration>>>,
     /// `ROCLOAD_SCRATCH_BUDGET`, when set.
     pub scratch_budget: Setting<Option<u64>>,
     /// `ROCLOAD_LOG`: the log filter, when set.
@@ -275,6 +282,16 @@ impl Config {
                 )
             }),
         });
+        let watchdog = text(WATCHDOG_ENV).and_then(|v| match v {
+            None => Ok(None),
+            Some(v) => parse_seconds(&v).map(Some).ok_or_else(|| {
+                invalid(
+                    WATCHDOG_ENV,
+                    &v,
+                    "expected seconds such as 120 or 0.5, or 0 for no watchdog",
+                )
+            }),
+        });
         let scratch_budget = text(SCRATCH_BUDGET_ENV).and_then(|v| match v {
             None => Ok(None),
             Some(v) => parse_size(&v).filter(|&b| b > 0).map(Some).ok_or_else(|| {
@@ -306,6 +323,7 @@ impl Config {
             max_entry_size,
             verify,
             memcheck,
+            watchdog,
             scratch_budget,
             log: text(LOG_ENV).ok().flatten(),
             hiprtc_clang: non_empty(lookup(HIPRTC_CLANG_ENV)),
@@ -333,8 +351,8 @@ impl Config {
         })
     }
 
-    /// How software agents run kernels: `ROCLOAD_MEMCHECK` and `ROCLOAD_SCRATCH_BUDGET` over
-    /// the defaults.
+    /// How software agents run kernels: `ROCLOAD_MEMCHECK`, `ROCLOAD_WATCHDOG` and
+    /// `ROCLOAD_SCRATCH_BUDGET` over the defaults.
     ///
     /// # Errors
     /// The first of those variables that is invalid.
@@ -345,6 +363,9 @@ impl Config {
         };
         if let Some(budget) = self.scratch_budget.clone()? {
             options.scratch_budget = budget;
+        }
+        if let Some(watchdog) = self.watchdog.clone()? {
+            options.timeout = watchdog;
         }
         Ok(options)
     }
@@ -451,6 +472,16 @@ pub fn parse_memcheck(text: &str) -> Option<bool> {
     }
 }
 
+/// A watchdog in seconds (`120`, `0.5`): `Some(None)` for `0` (none), `None` for anything that
+/// is not a finite, non-negative number of seconds a `Duration` holds.
+pub fn parse_seconds(text: &str) -> Option<Option<std::time::Duration>> {
+    let s: f64 = text.trim().parse().ok()?;
+    if s == 0.0 {
+        return Some(None);
+    }
+    std::time::Duration::try_from_secs_f64(s).ok().map(Some)
+}
+
 /// A byte count: decimal, or with a `K`, `M` or `G` suffix (binary multiples: `512M`).
 pub fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
@@ -501,6 +532,15 @@ mod tests {
         assert_eq!(parse_memcheck("allocation"), Some(false));
         assert_eq!(parse_memcheck(" Every-Access "), Some(true));
         assert_eq!(parse_memcheck("off"), None);
+        assert_eq!(parse_seconds("0"), Some(None));
+        assert_eq!(
+            parse_seconds(" 1.5 "),
+            Some(Some(std::time::Duration::from_millis(1500)))
+        );
+        assert_eq!(parse_seconds("-1"), None);
+        assert_eq!(parse_seconds("inf"), None);
+        assert_eq!(parse_seconds("NaN"), None);
+        assert_eq!(parse_seconds("2m"), None);
     }
 
     #[test]
@@ -513,6 +553,7 @@ mod tests {
         let emulator = c.emulator_options().unwrap();
         assert_eq!(emulator, EmulatorOptions::default());
         assert!(emulator.scratch_budget > 0 && emulator.scratch_budget <= 4 << 30);
+        assert_eq!(emulator.timeout, Some(std::time::Duration::from_secs(120)));
         assert!(c.tools.is_empty());
         assert_eq!(c.read_options().unwrap(), ReadOptions::default());
         let isas = c.soft_agent_isas().unwrap();
@@ -536,6 +577,7 @@ mod tests {
             (VERIFY_ENV, "1"),
             (MEMCHECK_ENV, "every-access"),
             (SCRATCH_BUDGET_ENV, "96M"),
+            (WATCHDOG_ENV, "0"),
             (LOG_ENV, "debug"),
             (HIPRTC_CLANG_ENV, "/usr/bin/clang"),
             (DEVICE_LIB_PATH_ENV, ""),
@@ -547,6 +589,7 @@ mod tests {
         assert_eq!(backend.hsa_library, Some("/x/libhsa.so".into()));
         assert!(backend.emulator.check_every_access);
         assert_eq!(backend.emulator.scratch_budget, 96 << 20);
+        assert_eq!(backend.emulator.timeout, None);
         assert_eq!(c.soft_agent_isas().unwrap().len(), 2);
         assert_eq!(c.policy, Ok(Policy::Extended));
         assert_eq!(c.loading, Ok(Loading::Eager));
@@ -567,6 +610,7 @@ mod tests {
             (BACKEND_ENV, "cuda"),
             (MEMCHECK_ENV, "off"),
             (SCRATCH_BUDGET_ENV, "0"),
+            (WATCHDOG_ENV, "soon"),
             (LOADING_ENV, "sometimes"),
             (SOFT_ISA_ENV, "gfx9999"),
         ]);
@@ -578,6 +622,13 @@ mod tests {
             c.memcheck,
             Err(ConfigError::Invalid {
                 var: MEMCHECK_ENV,
+                ..
+            })
+        ));
+        assert!(matches!(
+            c.watchdog,
+            Err(ConfigError::Invalid {
+                var: WATCHDOG_ENV,
                 ..
             })
         ));

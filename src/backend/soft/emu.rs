@@ -29,6 +29,7 @@ use super::exec::{Job, KernelExecutor};
 use super::{HostcallHandlers, PRIVATE_APERTURE, SHARED_APERTURE};
 use crate::device::{
     AccessViolation, AllocationTable, DeviceError, DispatchReport, ExecutionError, HostFacts,
+    WaveSite,
 };
 
 /// How the emulator runs dispatches on a software agent.
@@ -36,7 +37,10 @@ use crate::device::{
 pub struct EmulatorOptions {
     /// Host threads per dispatch.
     pub threads: usize,
-    /// A dispatch running longer than this fails with a timeout report.
+    /// The watchdog: a dispatch running longer than this is stopped and fails with a timeout
+    /// report naming a wave that never finished (`ROCLOAD_WATCHDOG`; default
+    /// [`DEFAULT_WATCHDOG`]; `None`: no limit). `rocload_set_watchdog` changes it for later
+    /// dispatches.
     pub timeout: Option<std::time::Duration>,
     /// Ask the allocation table for every lane's access, not only for the first access of
     /// each instruction (the others are checked against that allocation's bounds).
@@ -51,12 +55,16 @@ impl Default for EmulatorOptions {
         let config = Config::default();
         EmulatorOptions {
             threads: config.threads,
-            timeout: config.timeout,
+            timeout: Some(DEFAULT_WATCHDOG),
             check_every_access: false,
             scratch_budget: default_scratch_budget(),
         }
     }
 }
+
+/// The watchdog when none is configured: 120 s, longer than any test kernel at -O0 needs and
+/// short enough that a kernel that never ends does not hang its program for long.
+pub const DEFAULT_WATCHDOG: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// The scratch budget when none is configured: a quarter of the host's memory, at most 4 GiB.
 /// Scratch is host memory here; a quarter leaves the program's own data room even when every
@@ -193,6 +201,12 @@ impl KernelExecutor for EmulatorExecutor {
         self.emulator.forget_code(base, len);
     }
 
+    fn set_watchdog(&self, timeout: Option<std::time::Duration>) -> Result<(), DeviceError> {
+        self.emulator.set_timeout(timeout);
+        tracing::debug!(?timeout, "watchdog set");
+        Ok(())
+    }
+
     fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
         self.emulator
             .check_scratch(per_workitem, workgroup_items)
@@ -237,6 +251,28 @@ fn execution_error(kernel: &str, e: ExecError<AccessViolation>) -> ExecutionErro
             lane,
             instruction: site.instruction,
             violation: Box::new(violation),
+        },
+        ExecError::Timeout {
+            elapsed,
+            workgroups_done,
+            workgroups,
+            site,
+            wave,
+        } => ExecutionError::Timeout {
+            kernel: kernel.to_owned(),
+            elapsed,
+            workgroups_done,
+            workgroups,
+            wave: wave.zip(site).map(|(w, s)| WaveSite {
+                workgroup: w.workgroup,
+                wave: w.wave,
+                pc: s.pc,
+                instruction: s.instruction,
+            }),
+        },
+        ExecError::Internal { detail } => ExecutionError::Internal {
+            what: format!("kernel {kernel}"),
+            detail,
         },
         ExecError::Dispatch(refused) => match scratch_refusal(&refused) {
             Some(error) => ExecutionError::Resources {

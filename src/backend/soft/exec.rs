@@ -41,6 +41,18 @@ pub trait KernelExecutor: Send + Sync + std::fmt::Debug {
     /// decoded from it, since the addresses can be reused.
     fn forget_code(&self, _base: u64, _len: u64) {}
 
+    /// Sets the timeout of dispatches that start from now on (`None`: none).
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] when this executor has no watchdog.
+    fn set_watchdog(&self, _timeout: Option<std::time::Duration>) -> Result<(), DeviceError> {
+        Err(DeviceError::Unsupported {
+            op: "watchdog",
+            backend: "soft",
+            reason: "this kernel executor has none".into(),
+        })
+    }
+
     /// Whether a dispatch whose work-items need `per_workitem` bytes of scratch, in
     /// work-groups of `workgroup_items`, can be given that memory (checked at launch, so the
     /// launch call fails rather than the dispatch later).

@@ -380,6 +380,10 @@ impl Device for SoftAgent {
             .check_scratch(per_workitem, workgroup_items)
     }
 
+    fn set_watchdog(&self, timeout: Option<std::time::Duration>) -> Result<(), DeviceError> {
+        self.state.executor.set_watchdog(timeout)
+    }
+
     fn properties(&self) -> &DeviceProperties {
         &self.state.properties
     }
