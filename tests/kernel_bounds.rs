@@ -236,3 +236,78 @@ fn huge_grids_never_wrap() {
         m[1]
     );
 }
+
+/// Lines of `stderr` that are fault reports: ROCr's line and rocload's details.
+fn reports(stderr: &str) -> (Vec<&str>, Vec<&str>) {
+    (
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("Memory access fault by GPU"))
+            .collect(),
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("rocload: "))
+            .collect(),
+    )
+}
+
+/// A global store far past its buffer, an LDS store past the group segment and a private store
+/// past the private segment, each by lane 5 of wave 1 of work-group 0: each is reported once on
+/// stderr (ROCr's line, then the kernel, PC, instruction, lane and wave, and for global memory
+/// the allocation), the program gets hipErrorIllegalAddress (sticky), and
+/// `ROCLOAD_FAULT_REPORTS=0` prints nothing.
+#[test]
+fn every_fault_is_reported_once_with_the_lane_that_made_it() {
+    for (mode, kernel, what) in [
+        ("global", "_Z15global_past_endPiii", "memory fault"),
+        ("lds", "_Z12lds_past_endPiii", "LDS fault"),
+        ("scratch", "_Z16scratch_past_endPiii", "scratch fault"),
+    ] {
+        let Some(o) = run("faults", mode, &[], None) else {
+            return;
+        };
+        assert!(o.passed(mode), "{o}");
+        let (rocr, ours) = reports(&o.stderr);
+        assert_eq!((rocr.len(), ours.len()), (1, 1), "{mode}: {o}");
+        assert!(
+            rocr[0].starts_with("Memory access fault by GPU node-1 (Agent handle: 0x"),
+            "{mode}: {}",
+            rocr[0]
+        );
+        let detail = ours[0];
+        assert!(
+            detail.contains(&format!("kernel {kernel}: {what} at pc 0x")),
+            "{detail}"
+        );
+        assert!(
+            detail.contains("(lane 5 of wave 1 of work-group (0, 0, 0), instruction `"),
+            "{detail}"
+        );
+        if mode == "global" {
+            // The address the lane wrote, and the nearest allocation.
+            let buffer = o
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("buffer "))
+                .and_then(|b| u64::from_str_radix(b.trim_start_matches("0x"), 16).ok())
+                .expect("the program prints its buffer");
+            let address = buffer + 4 * (128 + 100_000);
+            assert!(
+                rocr[0].contains(&format!("on address {address:#x}. Reason: ")),
+                "{}",
+                rocr[0]
+            );
+            assert!(
+                detail.contains(&format!("write of 4 bytes at {address:#x}: "))
+                    && detail.contains("allocation #"),
+                "{detail}"
+            );
+        }
+
+        let Some(quiet) = run("faults", mode, &[("ROCLOAD_FAULT_REPORTS", "0")], None) else {
+            return;
+        };
+        assert!(quiet.passed(mode), "{quiet}");
+        assert_eq!(reports(&quiet.stderr), (vec![], vec![]), "{quiet}");
+    }
+}

@@ -145,7 +145,9 @@ fn device_code(e: &DeviceError) -> hipError_t {
 /// else (trap, unsupported instruction, an internal failure) a launch failure.
 fn execution_code(e: &ExecutionError) -> hipError_t {
     match e {
-        ExecutionError::MemoryFault { .. } => hipErrorIllegalAddress,
+        ExecutionError::MemoryFault { .. } | ExecutionError::SegmentFault { .. } => {
+            hipErrorIllegalAddress
+        }
         ExecutionError::Resources { error, .. } => device_code(error),
         ExecutionError::Timeout { .. } => hipErrorLaunchTimeOut,
         ExecutionError::Queue { status, .. } => match hip_error_for_status(*status) {

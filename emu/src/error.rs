@@ -151,8 +151,10 @@ pub enum ExecError<F> {
     MemoryFault {
         /// The instruction.
         site: Site,
-        /// The first faulting lane.
+        /// The first faulting lane: the lane (0-31) of `wave` that made the access.
         lane: u32,
+        /// The wave.
+        wave: Option<WaveId>,
         /// The guest address (flat or global), or the LDS / private offset.
         address: u64,
         /// Which memory refused it, with the embedder's payload for guest memory.
@@ -233,13 +235,15 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
             ExecError::MemoryFault {
                 site,
                 lane,
+                wave,
                 address,
                 kind,
             } => {
-                write!(
-                    f,
-                    "memory fault at {site}, lane {lane}, address {address:#x}: "
-                )?;
+                write!(f, "memory fault at {site}, lane {lane}")?;
+                if let Some(w) = wave {
+                    write!(f, " of {w}")?;
+                }
+                write!(f, ", address {address:#x}: ")?;
                 match kind {
                     FaultKind::Guest(p) => write!(f, "{p}"),
                     FaultKind::Lds(l) => write!(
@@ -249,7 +253,7 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
                     ),
                     FaultKind::Scratch(s) => write!(
                         f,
-                        "private offset {:#x} past the lane's {} bytes of scratch",
+                        "private offset {:#x} past the work-item's {} bytes of scratch",
                         s.private_offset(),
                         s.per_lane
                     ),

@@ -198,6 +198,8 @@ struct Failure {
     pc: u64,
     name: &'static str,
     encoding: &'static str,
+    /// The wave (filled in by [`run_group`], which knows the work-group).
+    wave: Option<WaveId>,
 }
 
 enum Stop {
@@ -498,6 +500,7 @@ impl Emulator {
                 pc,
                 name,
                 encoding,
+                wave,
             }) => {
                 let site = |pc: u64| site_named(pc, name);
                 match *fault {
@@ -508,6 +511,7 @@ impl Emulator {
                     } => ExecError::MemoryFault {
                         site: site(pc),
                         lane,
+                        wave,
                         address,
                         kind: match kind {
                             FaultKind::Guest(p) => match downcast::<M::Fault>(p) {
@@ -807,7 +811,15 @@ fn run_group(
         let mut env = Env::new(sh.mem, &mut g.lds, sh.services);
         let slot = &mut g.waves[wi];
         let before = slot.wave.instructions;
-        let end = turn(sh, slot, &mut env, local)?;
+        let end = turn(sh, slot, &mut env, local).map_err(|mut stop| {
+            if let Stop::Fault(f) = &mut stop {
+                f.wave = Some(WaveId {
+                    workgroup: g.id,
+                    wave: slot.wave.index,
+                });
+            }
+            stop
+        })?;
         let ran = slot.wave.instructions - before;
         stats.instructions += ran;
         match end {
@@ -907,6 +919,7 @@ fn turn(
                             pc: u.pc,
                             name: u.name,
                             encoding: u.encoding,
+                            wave: None,
                         }));
                     }
                 }

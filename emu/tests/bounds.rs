@@ -1,10 +1,12 @@
 //! The emulator's bounds on what a kernel may take, with clang-19 kernels
-//! (`tests/emu_kernels/bounds.hip`) at -O0, -O2 and -O3: scratch residency within the
-//! configured budget, a dispatch whose one work-group cannot fit refused with a typed error.
+//! (`tests/emu_kernels/bounds.hip`, `sync.hip`) at -O0, -O2 and -O3: scratch residency within
+//! the configured budget, a dispatch whose one work-group cannot fit refused with a typed
+//! error, timeouts that name a wave, grids that never wrap, and LDS and scratch faults that
+//! name the lane and wave that made the access.
 
 use std::time::Duration;
 
-use rocload_emu::{Config, DispatchError, Emulator, ExecError};
+use rocload_emu::{Config, DispatchError, Emulator, ExecError, FaultKind, NoServices, WaveId};
 
 mod common;
 use common::*;
@@ -164,5 +166,58 @@ fn huge_grids_time_out_or_are_refused_never_wrap() {
             assert_eq!(groups, [u32::MAX; 3]);
         }
         other => panic!("{other:?}"),
+    }
+}
+
+/// Work-item 37 of work-group 0 (lane 5 of wave 1) writes LDS or scratch far past its segment:
+/// the fault names that lane and wave, and its text no other lane.
+#[test]
+fn lds_and_scratch_faults_name_the_lane_that_made_the_access() {
+    for level in LEVELS {
+        let mut gpu = Gpu::load(&format!("bounds-{level}.co"));
+        let out = gpu.alloc(&vec![0; 4 * 128]);
+        for (kernel, index) in [("lds_past_end", 10_000), ("scratch_past_end", 100_000)] {
+            let args = Args::default().ptr(out).i32(37).i32(index);
+            let mut d = gpu.prepare(kernel, &args, &[], [128, 1, 1], [64, 1, 1]);
+            // 64 ints of dynamic LDS (clang puts `extern __shared__` after the static part).
+            d.group_segment_size += 256;
+            let e = emulator(u64::MAX)
+                .run(&d, &gpu.mem, &NoServices)
+                .expect_err(kernel);
+            let text = e.to_string();
+            let ExecError::MemoryFault {
+                lane, wave, kind, ..
+            } = e
+            else {
+                panic!("-{level} {kernel}: {text}")
+            };
+            assert_eq!(lane, 5, "-{level} {kernel}: {text}");
+            assert_eq!(
+                wave,
+                Some(WaveId {
+                    workgroup: [0, 0, 0],
+                    wave: 1
+                }),
+                "-{level} {kernel}: {text}"
+            );
+            match (kernel, kind) {
+                ("lds_past_end", FaultKind::Lds(f)) => {
+                    assert_eq!(f.address, 40_000, "-{level}: {text}");
+                    assert!(f.size < 40_000, "-{level}: {text}");
+                }
+                ("scratch_past_end", FaultKind::Scratch(f)) => {
+                    assert!(
+                        f.private_offset() >= u64::from(f.per_lane),
+                        "-{level}: {text}"
+                    );
+                }
+                (_, other) => panic!("-{level} {kernel}: {other:?}"),
+            }
+            assert!(
+                text.contains("lane 5 of wave 1 of work-group (0, 0, 0)"),
+                "{text}"
+            );
+            assert_eq!(text.matches("lane").count(), 1, "-{level}: {text}");
+        }
     }
 }

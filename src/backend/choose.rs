@@ -79,7 +79,8 @@ pub struct BackendConfig {
     /// own `HSA_OVERRIDE_GFX_VERSION` to HSA agents).
     pub override_gfx_version: Option<String>,
     /// How software agents run kernels: `ROCLOAD_MEMCHECK=every-access` (every lane's access
-    /// asks the allocation table), `ROCLOAD_SCRATCH_BUDGET`.
+    /// asks the allocation table), `ROCLOAD_WATCHDOG`, `ROCLOAD_SCRATCH_BUDGET`,
+    /// `ROCLOAD_FAULT_REPORTS`.
     pub emulator: EmulatorOptions,
 }
 
@@ -278,13 +279,18 @@ fn soft_agents(config: &BackendConfig) -> Result<SoftAgents, BackendError> {
     let list = config.soft_isa.as_deref().unwrap_or(DEFAULT_SOFT_ISA);
     let mut agents = Vec::new();
     let mut devices = Vec::new();
-    for name in list.split(',').map(str::trim) {
+    for (i, name) in list.split(',').map(str::trim).enumerate() {
         let isa: AgentIsa = name.parse()?;
         let isa = isa.apply_override(config.override_gfx_version.as_deref())?;
+        // GPU nodes follow the CPU's (node 0), as ROCr numbers them.
+        let options = EmulatorOptions {
+            node: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            ..config.emulator.clone()
+        };
         let agent = Arc::new(SoftAgent::with_options(
             isa,
             Arc::new(SignalTable::new()),
-            &config.emulator,
+            &options,
         ));
         agents.push(agent.clone() as Arc<dyn Agent>);
         devices.push(Some(agent as Arc<dyn Device>));

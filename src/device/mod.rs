@@ -30,6 +30,9 @@ pub use memory::{AccessViolation, Allocation, AllocationTable, MemoryKind};
 pub use properties::{DeviceProperties, HostFacts, MemoryInfo};
 pub use signal::{Condition, Signal, SignalBackend};
 
+/// Which wave of a dispatch: its work-group's id and its index in the work-group.
+pub use rocload_emu::WaveId;
+
 /// A device operation that did not happen.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
@@ -136,18 +139,42 @@ pub struct DispatchReport {
 #[non_exhaustive]
 pub enum ExecutionError {
     /// A memory access outside what the dispatch may touch.
-    #[error("kernel {kernel}: memory fault at pc {pc:#x} (lane {lane}, instruction `{instruction}`): {violation}")]
+    #[error("kernel {kernel}: memory fault at pc {pc:#x} (lane {lane}{}, instruction `{instruction}`): {violation}", of_wave(wave))]
     MemoryFault {
         /// Kernel name.
         kernel: String,
         /// Program counter of the faulting instruction.
         pc: u64,
-        /// Lane (work-item within the wave).
+        /// The lane (0-31) of `wave` that made the access.
         lane: u32,
+        /// The wave, when the executor knows it.
+        wave: Option<WaveId>,
         /// The instruction, disassembled.
         instruction: String,
         /// The access and the allocation it hit or came near.
         violation: Box<AccessViolation>,
+    },
+    /// An access past the work-group's LDS or the work-item's scratch (private memory).
+    #[error("kernel {kernel}: {segment} fault at pc {pc:#x} (lane {lane}{}, instruction `{instruction}`): offset {offset:#x} is past the {size} bytes of the {}", of_wave(wave), segment.owner())]
+    SegmentFault {
+        /// Kernel name.
+        kernel: String,
+        /// Program counter of the faulting instruction.
+        pc: u64,
+        /// The lane (0-31) of `wave` that made the access.
+        lane: u32,
+        /// The wave, when the executor knows it.
+        wave: Option<WaveId>,
+        /// The instruction, disassembled.
+        instruction: String,
+        /// LDS or scratch.
+        segment: Segment,
+        /// The address the instruction used (a flat address, or the segment offset).
+        address: u64,
+        /// The offset in the segment (per work-item for scratch).
+        offset: u64,
+        /// The segment's size (per work-item for scratch).
+        size: u64,
     },
     /// Any other failure the executor reports (trap, unsupported instruction, timeout).
     #[error("kernel {kernel}: {message}")]
@@ -209,13 +236,75 @@ pub enum ExecutionError {
     },
 }
 
-/// Where one wave of a dispatch was: its work-group, its index in it, its PC and instruction.
+impl ExecutionError {
+    /// The report printed on stderr when a dispatch fails (once per failure). Memory faults
+    /// start with the line ROCr prints for a GPU memory fault ("Memory access fault by GPU
+    /// node-N (Agent handle: 0x...) on address 0x.... Reason: ...."), for GPU node `node` and
+    /// agent handle `agent`; then, for every failure, rocload's details (kernel, PC,
+    /// instruction, lane and wave, address, and the allocation it hit or came near).
+    pub fn report(&self, node: u32, agent: u64) -> String {
+        let rocr = |address: u64, reason: &str| {
+            format!("Memory access fault by GPU node-{node} (Agent handle: {agent:#x}) on address {address:#x}. Reason: {reason}.\n")
+        };
+        let first = match self {
+            ExecutionError::MemoryFault { violation, .. } => rocr(
+                violation.address,
+                match violation.reason {
+                    memory::ViolationReason::ReadOnly(_) => "Write access to a read-only page",
+                    _ => "Page not present or supervisor privilege",
+                },
+            ),
+            ExecutionError::SegmentFault {
+                segment, address, ..
+            } => rocr(
+                *address,
+                match segment {
+                    Segment::Lds => "LDS access past the work-group's allocation",
+                    Segment::Scratch => "Scratch access past the work-item's allocation",
+                },
+            ),
+            _ => String::new(),
+        };
+        format!("{first}rocload: {self}\n")
+    }
+}
+
+/// The memory a [`ExecutionError::SegmentFault`] ran past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Segment {
+    /// The work-group's LDS (group segment).
+    Lds,
+    /// The work-item's scratch (private segment).
+    Scratch,
+}
+
+impl Segment {
+    fn owner(self) -> &'static str {
+        match self {
+            Segment::Lds => "work-group's LDS",
+            Segment::Scratch => "work-item's scratch",
+        }
+    }
+}
+
+impl fmt::Display for Segment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Segment::Lds => "LDS",
+            Segment::Scratch => "scratch",
+        })
+    }
+}
+
+fn of_wave(wave: &Option<WaveId>) -> String {
+    wave.map(|w| format!(" of {w}")).unwrap_or_default()
+}
+
+/// Where one wave of a dispatch was: which wave, its PC and instruction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaveSite {
-    /// The work-group's id (x, y, z).
-    pub workgroup: [u32; 3],
-    /// The wave's index in its work-group.
-    pub wave: u32,
+    /// The wave.
+    pub wave: WaveId,
     /// Its program counter.
     pub pc: u64,
     /// The instruction there, disassembled (empty if it could not be decoded).
@@ -224,12 +313,7 @@ pub struct WaveSite {
 
 impl fmt::Display for WaveSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let [x, y, z] = self.workgroup;
-        write!(
-            f,
-            "wave {} of work-group ({x}, {y}, {z}) was at pc {:#x}",
-            self.wave, self.pc
-        )?;
+        write!(f, "{} was at pc {:#x}", self.wave, self.pc)?;
         if !self.instruction.is_empty() {
             write!(f, " `{}`", self.instruction)?;
         }

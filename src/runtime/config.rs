@@ -18,6 +18,7 @@
 //! | `ROCLOAD_VERIFY` | [`Config::verify`] | `1` checks every compressed bundle's MD5 (default `0`, as LLVM) |
 //! | `ROCLOAD_MEMCHECK` | [`Config::memcheck`] | `allocation` (default) or `every-access`: how the software agent checks kernels' memory accesses |
 //! | `ROCLOAD_WATCHDOG` | [`Config::watchdog`] | seconds a software-agent dispatch may run before it is stopped with a timeout report (default 120; `0`: never) |
+//! | `ROCLOAD_FAULT_REPORTS` | [`Config::fault_reports`] | `0` stops the stderr report of each failed kernel on the software agent (default `1`) |
 //! | `ROCLOAD_SCRATCH_BUDGET` | [`Config::scratch_budget`] | host memory the software agent's scratch may take at once, in bytes (default: a quarter of the host's memory, at most 4 GiB) |
 //! | `ROCLOAD_LOG` | [`Config::log`] | the log filter of the programs that install a subscriber (`rocload`, `librocload.so`) |
 //! | `ROCLOAD_HIPRTC_CLANG` | [`Config::hiprtc_clang`] | the compiler hiprtc runs |
@@ -58,6 +59,10 @@ pub const MEMCHECK_ENV: &str = "ROCLOAD_MEMCHECK";
 /// Environment variable setting the software agent's watchdog: the seconds a dispatch may run
 /// before it is stopped and reported (decimals allowed; `0` turns it off; default 120).
 pub const WATCHDOG_ENV: &str = "ROCLOAD_WATCHDOG";
+/// Environment variable switching the software agent's fault reports: by default every failed
+/// dispatch prints one report on stderr (a memory fault as ROCr prints one, then rocload's
+/// details); `0` turns them off. The HIP error is returned either way.
+pub const FAULT_REPORTS_ENV: &str = "ROCLOAD_FAULT_REPORTS";
 /// Environment variable bounding the host memory the software agent's scratch (private
 /// memory) may take at once: a byte count like `ROCLOAD_MAX_ENTRY_SIZE`'s (`512M`, `2G`).
 /// Default: a quarter of the host's memory, at most 4 GiB.
@@ -90,6 +95,7 @@ pub const VARIABLES: &[&str] = &[
     VERIFY_ENV,
     MEMCHECK_ENV,
     WATCHDOG_ENV,
+    FAULT_REPORTS_ENV,
     SCRATCH_BUDGET_ENV,
     LOG_ENV,
     HIPRTC_CLANG_ENV,
@@ -169,6 +175,8 @@ pub struct Config {
     pub memcheck: Setting<bool>,
     /// `ROCLOAD_WATCHDOG`, when set: `Some(None)` for `0` (no watchdog).
     pub watchdog: Setting<Option<Option<std::time::Duration>>>,
+    /// `ROCLOAD_FAULT_REPORTS`: whether failed dispatches are reported on stderr.
+    pub fault_reports: Setting<bool>,
     /// `ROCLOAD_SCRATCH_BUDGET`, when set.
     pub scratch_budget: Setting<Option<u64>>,
     /// `ROCLOAD_LOG`: the log filter, when set.
@@ -292,6 +300,11 @@ impl Config {
                 )
             }),
         });
+        let fault_reports = text(FAULT_REPORTS_ENV).and_then(|v| match v {
+            None => Ok(true),
+            Some(v) => parse_switch(&v)
+                .ok_or_else(|| invalid(FAULT_REPORTS_ENV, &v, "expected 1 (the default) or 0")),
+        });
         let scratch_budget = text(SCRATCH_BUDGET_ENV).and_then(|v| match v {
             None => Ok(None),
             Some(v) => parse_size(&v).filter(|&b| b > 0).map(Some).ok_or_else(|| {
@@ -324,6 +337,7 @@ impl Config {
             verify,
             memcheck,
             watchdog,
+            fault_reports,
             scratch_budget,
             log: text(LOG_ENV).ok().flatten(),
             hiprtc_clang: non_empty(lookup(HIPRTC_CLANG_ENV)),
@@ -351,14 +365,15 @@ impl Config {
         })
     }
 
-    /// How software agents run kernels: `ROCLOAD_MEMCHECK`, `ROCLOAD_WATCHDOG` and
-    /// `ROCLOAD_SCRATCH_BUDGET` over the defaults.
+    /// How software agents run kernels: `ROCLOAD_MEMCHECK`, `ROCLOAD_WATCHDOG`,
+    /// `ROCLOAD_FAULT_REPORTS` and `ROCLOAD_SCRATCH_BUDGET` over the defaults.
     ///
     /// # Errors
     /// The first of those variables that is invalid.
     pub fn emulator_options(&self) -> Result<EmulatorOptions, ConfigError> {
         let mut options = EmulatorOptions {
             check_every_access: self.memcheck.clone()?,
+            fault_reports: self.fault_reports.clone()?,
             ..EmulatorOptions::default()
         };
         if let Some(budget) = self.scratch_budget.clone()? {
@@ -494,6 +509,15 @@ pub fn parse_size(text: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(1u64 << shift)
 }
 
+/// A switch: `1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`; `None` for anything else.
+pub fn parse_switch(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
+}
+
 /// Whether `text` turns the MD5 check on (`1`, `true`, `yes`, `always`) or off (`0`,
 /// `false`, `no`, `never`); `None` for anything else.
 pub fn parse_verify(text: &str) -> Option<HashCheck> {
@@ -532,6 +556,9 @@ mod tests {
         assert_eq!(parse_memcheck("allocation"), Some(false));
         assert_eq!(parse_memcheck(" Every-Access "), Some(true));
         assert_eq!(parse_memcheck("off"), None);
+        assert_eq!(parse_switch(" Off"), Some(false));
+        assert_eq!(parse_switch("1"), Some(true));
+        assert_eq!(parse_switch("maybe"), None);
         assert_eq!(parse_seconds("0"), Some(None));
         assert_eq!(
             parse_seconds(" 1.5 "),
@@ -554,6 +581,7 @@ mod tests {
         assert_eq!(emulator, EmulatorOptions::default());
         assert!(emulator.scratch_budget > 0 && emulator.scratch_budget <= 4 << 30);
         assert_eq!(emulator.timeout, Some(std::time::Duration::from_secs(120)));
+        assert!(emulator.fault_reports);
         assert!(c.tools.is_empty());
         assert_eq!(c.read_options().unwrap(), ReadOptions::default());
         let isas = c.soft_agent_isas().unwrap();
@@ -578,6 +606,7 @@ mod tests {
             (MEMCHECK_ENV, "every-access"),
             (SCRATCH_BUDGET_ENV, "96M"),
             (WATCHDOG_ENV, "0"),
+            (FAULT_REPORTS_ENV, "0"),
             (LOG_ENV, "debug"),
             (HIPRTC_CLANG_ENV, "/usr/bin/clang"),
             (DEVICE_LIB_PATH_ENV, ""),
@@ -590,6 +619,7 @@ mod tests {
         assert!(backend.emulator.check_every_access);
         assert_eq!(backend.emulator.scratch_budget, 96 << 20);
         assert_eq!(backend.emulator.timeout, None);
+        assert!(!backend.emulator.fault_reports);
         assert_eq!(c.soft_agent_isas().unwrap().len(), 2);
         assert_eq!(c.policy, Ok(Policy::Extended));
         assert_eq!(c.loading, Ok(Loading::Eager));

@@ -8,6 +8,9 @@
 //!   are checked against that allocation's bounds ([`GuestMemory::span`]); with
 //!   `check_every_access` every lane asks the table (which also catches a free racing the
 //!   kernel).
+//! - Faults: every failed dispatch is printed once on stderr by default
+//!   ([`EmulatorOptions::fault_reports`], `ROCLOAD_FAULT_REPORTS=0` turns it off): a memory
+//!   fault as ROCr prints one, then rocload's details.
 //! - Hostcall: the emulator's `s_sendmsg` interrupt (event id in M0) and its idle moments serve
 //!   the hostcall buffers registered with the agent ([`super::HostcallHandlers`]).
 //! - One emulator per agent: its decode cache is keyed by code address, so freed code-object
@@ -29,7 +32,7 @@ use super::exec::{Job, KernelExecutor};
 use super::{HostcallHandlers, PRIVATE_APERTURE, SHARED_APERTURE};
 use crate::device::{
     AccessViolation, AllocationTable, DeviceError, DispatchReport, ExecutionError, HostFacts,
-    WaveSite,
+    Segment, WaveSite,
 };
 
 /// How the emulator runs dispatches on a software agent.
@@ -48,6 +51,13 @@ pub struct EmulatorOptions {
     /// Host memory, in bytes, that the scratch (private memory) of all the agent's dispatches
     /// may take at once (`ROCLOAD_SCRATCH_BUDGET`; default [`default_scratch_budget`]).
     pub scratch_budget: u64,
+    /// Print a report on stderr for every failed dispatch ([`ExecutionError::report`]): a
+    /// memory fault as ROCr prints one, then rocload's details (`ROCLOAD_FAULT_REPORTS`;
+    /// default on). The failure is returned either way.
+    pub fault_reports: bool,
+    /// The agent's GPU node number in those reports (ROCr numbers GPU nodes after the CPU's,
+    /// from 1).
+    pub node: u32,
 }
 
 impl Default for EmulatorOptions {
@@ -58,6 +68,8 @@ impl Default for EmulatorOptions {
             timeout: Some(DEFAULT_WATCHDOG),
             check_every_access: false,
             scratch_budget: default_scratch_budget(),
+            fault_reports: true,
+            node: 1,
         }
     }
 }
@@ -78,6 +90,8 @@ pub fn default_scratch_budget() -> u64 {
 pub struct EmulatorExecutor {
     emulator: Emulator,
     check_every_access: bool,
+    fault_reports: bool,
+    node: u32,
 }
 
 impl EmulatorExecutor {
@@ -91,6 +105,8 @@ impl EmulatorExecutor {
                 ..Config::default()
             }),
             check_every_access: options.check_every_access,
+            fault_reports: options.fault_reports,
+            node: options.node,
         }
     }
 }
@@ -193,7 +209,16 @@ impl KernelExecutor for EmulatorExecutor {
                 instructions: report.wave_instructions,
                 waves: report.waves,
             }),
-            Err(e) => Err(execution_error(job.label, e)),
+            Err(e) => {
+                let error = execution_error(job.label, e);
+                if self.fault_reports {
+                    // Once per failure, here where it happens: the runtime reports the sticky
+                    // error to every later call, and must not print it each time. The agent
+                    // handle is this executor's address (one per agent).
+                    eprint!("{}", error.report(self.node, self as *const Self as u64));
+                }
+                Err(error)
+            }
         }
     }
 
@@ -243,15 +268,38 @@ fn execution_error(kernel: &str, e: ExecError<AccessViolation>) -> ExecutionErro
         ExecError::MemoryFault {
             site,
             lane,
-            kind: FaultKind::Guest(violation),
-            ..
-        } => ExecutionError::MemoryFault {
-            kernel: kernel.to_owned(),
-            pc: site.pc,
-            lane,
-            instruction: site.instruction,
-            violation: Box::new(violation),
-        },
+            wave,
+            address,
+            kind,
+        } => {
+            let (segment, offset, size) = match kind {
+                FaultKind::Guest(violation) => {
+                    return ExecutionError::MemoryFault {
+                        kernel: kernel.to_owned(),
+                        pc: site.pc,
+                        lane,
+                        wave,
+                        instruction: site.instruction,
+                        violation: Box::new(violation),
+                    }
+                }
+                FaultKind::Lds(f) => (Segment::Lds, u64::from(f.address), u64::from(f.size)),
+                FaultKind::Scratch(f) => {
+                    (Segment::Scratch, f.private_offset(), u64::from(f.per_lane))
+                }
+            };
+            ExecutionError::SegmentFault {
+                kernel: kernel.to_owned(),
+                pc: site.pc,
+                lane,
+                wave,
+                instruction: site.instruction,
+                segment,
+                address,
+                offset,
+                size,
+            }
+        }
         ExecError::Timeout {
             elapsed,
             workgroups_done,
@@ -263,9 +311,8 @@ fn execution_error(kernel: &str, e: ExecError<AccessViolation>) -> ExecutionErro
             elapsed,
             workgroups_done,
             workgroups,
-            wave: wave.zip(site).map(|(w, s)| WaveSite {
-                workgroup: w.workgroup,
-                wave: w.wave,
+            wave: wave.zip(site).map(|(wave, s)| WaveSite {
+                wave,
                 pc: s.pc,
                 instruction: s.instruction,
             }),
