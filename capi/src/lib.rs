@@ -151,7 +151,9 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
 /// The `hipError_t` of a device operation that did not happen.
 fn device_code(e: &DeviceError) -> hipError_t {
     match e {
-        DeviceError::OutOfMemory { .. } => hipErrorOutOfMemory,
+        DeviceError::OutOfMemory { .. } | DeviceError::ScratchTooLarge { .. } => {
+            hipErrorOutOfMemory
+        }
         DeviceError::InvalidAddress { .. }
         | DeviceError::AlreadyFreed { .. }
         | DeviceError::Access(_) => hipErrorInvalidValue,
@@ -162,11 +164,17 @@ fn device_code(e: &DeviceError) -> hipError_t {
     }
 }
 
-/// The sticky `hipError_t` of a failed kernel: a memory fault is an illegal address, anything
-/// else (trap, unsupported instruction, timeout) a launch failure.
+/// The sticky `hipError_t` of a failed kernel: a memory fault is an illegal address, a
+/// dispatch the device could not give its scratch is out of memory (ROCr's
+/// `HSA_STATUS_ERROR_OUT_OF_RESOURCES`), one the watchdog stopped a launch time-out, anything
+/// else (trap, unsupported instruction, an internal failure) a launch failure.
 fn execution_code(e: &ExecutionError) -> hipError_t {
     match e {
-        ExecutionError::MemoryFault { .. } => hipErrorIllegalAddress,
+        ExecutionError::MemoryFault { .. } | ExecutionError::SegmentFault { .. } => {
+            hipErrorIllegalAddress
+        }
+        ExecutionError::Resources { error, .. } => device_code(error),
+        ExecutionError::Timeout { .. } => hipErrorLaunchTimeOut,
         ExecutionError::Queue { status, .. } => match hip_error_for_status(*status) {
             hipErrorUnknown => hipErrorLaunchFailure,
             code => code,

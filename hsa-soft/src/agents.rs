@@ -61,13 +61,13 @@ pub(crate) fn discover(signals: &Arc<SignalTable>) -> Status<Vec<AgentEntry>> {
         eprintln!("hsa-soft: {e}");
         HSA_STATUS_ERROR_INVALID_ISA_NAME
     })?;
-    let options = EmulatorOptions {
-        check_every_access: config.memcheck.clone().map_err(|e| {
-            eprintln!("hsa-soft: {e}");
-            HSA_STATUS_ERROR_INVALID_ARGUMENT
-        })?,
-        ..EmulatorOptions::default()
-    };
+    let mut options: EmulatorOptions = config.emulator_options().map_err(|e| {
+        eprintln!("hsa-soft: {e}");
+        HSA_STATUS_ERROR_INVALID_ARGUMENT
+    })?;
+    // ROCr's rules decide what is printed here (a memory fault without a system event
+    // handler; queues.rs), not the executor's default.
+    options.fault_reports = false;
     let mut agents = vec![AgentEntry {
         kind: AgentKind::Cpu {
             name: HostFacts::get().cpu_name.clone(),

@@ -5,7 +5,8 @@
 //! queue, leaves its completion signal unchanged and calls the queue's error callback with the
 //! status ROCr would report (`AqlQueue::ExceptionHandler`): a kernel memory fault is first
 //! reported to the system event handlers as `HSA_AMD_GPU_MEMORY_FAULT_EVENT` (without one,
-//! ROCr prints the fault and aborts; this library prints it and calls the queue's callback with
+//! ROCr prints the fault and aborts; this library prints it as ROCr does, with rocload's
+//! details after, unless `ROCLOAD_FAULT_REPORTS=0`, and calls the queue's callback with
 //! `HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION`); a trap or an executor failure is
 //! `HSA_STATUS_ERROR_EXCEPTION`; a malformed packet `HSA_STATUS_ERROR_INVALID_PACKET_FORMAT`.
 
@@ -36,8 +37,12 @@ fn status_of(error: &ExecutionError) -> (hsa_status_t, Option<u64>) {
             HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION,
             Some(violation.address),
         ),
+        ExecutionError::SegmentFault { address, .. } => {
+            (HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, Some(*address))
+        }
         ExecutionError::Kernel { .. } => (HSA_STATUS_ERROR_EXCEPTION, None),
         ExecutionError::Packet(_) => (HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, None),
+        ExecutionError::Resources { .. } => (HSA_STATUS_ERROR_OUT_OF_RESOURCES, None),
         _ => (HSA_STATUS_ERROR_EXCEPTION, None),
     }
 }
@@ -91,6 +96,12 @@ hsa_api! {
             let seen = address.clone();
             let data = data as usize;
             let agent_handle = agent_handle(index);
+            // GPU agents follow the CPU (index 0), so the index is ROCr's node number.
+            let node = u32::try_from(index).unwrap_or(u32::MAX);
+            let reports = rocload::runtime::config::Config::global()
+                .fault_reports
+                .clone()
+                .unwrap_or(true);
             let on_error: rocload::backend::soft::QueueErrorHandler = Arc::new(move |error: &ExecutionError| {
                 let (status, fault) = status_of(error);
                 let queue = seen.load(std::sync::atomic::Ordering::Acquire) as *mut hsa_queue_t;
@@ -98,10 +109,9 @@ hsa_api! {
                     if events.memory_fault(agent_handle, address, HSA_AMD_MEMORY_FAULT_PAGE_NOT_PRESENT as u32) {
                         return;
                     }
-                    eprintln!(
-                        "hsa-soft: memory access fault by GPU agent {:#x} on address {address:#x}: {error}",
-                        agent_handle.handle
-                    );
+                    if reports {
+                        eprint!("{}", error.report(node, agent_handle.handle));
+                    }
                 }
                 match callback {
                     // SAFETY: the application's error callback with its own data and queue.

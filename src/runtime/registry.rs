@@ -325,9 +325,10 @@ impl Runtime {
         };
         let ctx = stream.context()?;
         let block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
+        // Saturated: (2^32 - 1)^3 work-groups overflow a u64, and are too many anyway.
         let blocks: u64 = (0..3)
             .map(|d| u64::from(config.grid[d]) + u64::from(config.partial[d] != 0))
-            .product();
+            .fold(1, u64::saturating_mul);
         let (per_cu, limit) = occupancy::blocks_per_cu(
             kernel.info(),
             u32::try_from(block).unwrap_or(u32::MAX),

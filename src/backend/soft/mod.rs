@@ -383,6 +383,16 @@ impl Device for SoftAgent {
         Ok(())
     }
 
+    fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
+        self.state
+            .executor
+            .check_scratch(per_workitem, workgroup_items)
+    }
+
+    fn set_watchdog(&self, timeout: Option<std::time::Duration>) -> Result<(), DeviceError> {
+        self.state.executor.set_watchdog(timeout)
+    }
+
     fn properties(&self) -> &DeviceProperties {
         &self.state.properties
     }

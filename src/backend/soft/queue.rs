@@ -10,9 +10,13 @@
 //! library: reserve with the write index, write the packet with an INVALID header, publish
 //! the header, ring the doorbell, whose handle is in the `hsa_queue_t`). Queues made with an
 //! error handler behave as ROCr's: a failed packet leaves its completion signal unchanged,
-//! runs the handler and suspends the queue. Not for forming packets (the runtime does, for
-//! every backend) or for running kernels (the executor does).
+//! runs the handler and suspends the queue. What a packet runs (the executor, host work, the
+//! completion callback) runs under `catch_unwind`: a panic there fails that packet
+//! ([`ExecutionError::Internal`]) and the processor goes on, so no wait on the queue hangs.
+//! Not for forming packets (the runtime does, for every backend) or for running kernels (the
+//! executor does).
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -406,7 +410,8 @@ fn process(s: Arc<Shared>) {
                 let packet: DispatchPacket =
                     unsafe { std::ptr::read(slot as *const DispatchPacket) };
                 let signal = packet.completion_signal.handle;
-                (dispatch(&s, &packet, slot, index, &label), signal)
+                let completion = guarded(&label, || dispatch(&s, &packet, slot, index, &label));
+                (completion, signal)
             }
             PacketType::BarrierAnd => {
                 // SAFETY: as above, for the barrier packet's layout.
@@ -421,12 +426,12 @@ fn process(s: Arc<Shared>) {
                 let signal = unsafe { std::ptr::read_unaligned((slot + 56) as *const u64) };
                 let work = pending.as_mut().and_then(|p| p.work.take());
                 let completion = match work {
-                    Some(work) => match work() {
+                    Some(work) => guarded(&label, || match work() {
                         Ok(()) => Completion::Done(DispatchReport::default()),
                         Err(e) => Completion::Failed(Arc::new(ExecutionError::Packet(format!(
                             "{label}: {e}"
                         )))),
-                    },
+                    }),
                     None => Completion::Failed(Arc::new(ExecutionError::Packet(
                         "agent dispatch packet without host work".into(),
                     ))),
@@ -447,7 +452,7 @@ fn process(s: Arc<Shared>) {
             s.suspended.store(true, Ordering::Release);
             on_error(e);
             if let Some(p) = pending {
-                (p.on_complete)(completion);
+                complete(&label, p, completion);
             }
             continue;
         }
@@ -455,7 +460,7 @@ fn process(s: Arc<Shared>) {
             .store(u32::from(Header::invalid().0), Ordering::Release);
         s.read_index.store(index + 1, Ordering::Release);
         if let Some(p) = pending {
-            (p.on_complete)(completion);
+            complete(&label, p, completion);
         }
         if signal != 0 {
             match s.state.signals.get(signal) {
@@ -465,6 +470,36 @@ fn process(s: Arc<Shared>) {
                 None => tracing::debug!(signal, "completion signal no longer exists"),
             }
         }
+    }
+}
+
+/// What a panic said.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// Runs what a packet does; a panic fails the packet instead of ending the processor thread
+/// (every later wait on the queue would hang).
+fn guarded(label: &str, f: impl FnOnce() -> Completion) -> Completion {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let detail = panic_message(&*payload);
+        tracing::debug!(%label, %detail, "packet processing panicked");
+        Completion::Failed(Arc::new(ExecutionError::Internal {
+            what: label.to_owned(),
+            detail,
+        }))
+    })
+}
+
+/// Tells the submitter how its packet ended; a panicking callback is logged, not fatal.
+fn complete(label: &str, pending: Pending, completion: Completion) {
+    let on_complete = pending.on_complete;
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || on_complete(completion))) {
+        tracing::debug!(%label, detail = %panic_message(&*payload), "completion callback panicked");
     }
 }
 
