@@ -1,20 +1,31 @@
 #!/usr/bin/env python3
-"""Generate rocload-emu's gfx1030 opcode tables by asking llvm-mc.
+"""Generate rocload-emu's opcode tables, one file per processor, by asking llvm-mc.
 
 For every encoding the emulator decodes, this script builds instruction words
 with chosen field values (distinct register numbers per operand field),
-disassembles them with `llvm-mc-19 --disassemble -mcpu=gfx1030` and reads back
-the mnemonic, which fields are printed as operands (and in what order), the
-register width of each operand, how constants print in each source slot (this
-reveals the operand's value type), and which modifiers each form prints.
+disassembles them with `llvm-mc-19 --disassemble -mcpu=<processor>` and reads
+back the mnemonic, which fields are printed as operands (and in what order),
+the register width of each operand, how constants print in each source slot
+(this reveals the operand's value type), and which modifiers each form prints.
 
-Output: emu/src/isa/gfx1030_tables.rs (committed). Nothing here copies LLVM
-source; all facts come from running the disassembler.
+Output (committed):
+  emu/src/isa/<processor>_tables.rs  that processor's encoding tables, its list
+                                     of operations and the `Tables` the decoder
+                                     and printer read;
+  emu/src/isa/ops.rs                 the one `Op` space: the union of the
+                                     operations of every processor's tables.
+Nothing here copies LLVM source; all facts come from running the disassembler.
+
+A processor is probed with the word builders of its encoding layout (PROCESSORS
+below); a processor whose encodings differ from the ones here (gfx9's VOP3,
+SMEM and FLAT words, for instance) needs its own builders first.
 
 Usage:
-    scripts/gen-emu-tables.py            # regenerate the table file
-    scripts/gen-emu-tables.py --check    # regenerate into memory and diff
-Environment: LLVM_MC (default: llvm-mc-19).
+    scripts/gen-emu-tables.py                   # regenerate every processor
+    scripts/gen-emu-tables.py --mcpu gfx1030    # one processor (and ops.rs)
+    scripts/gen-emu-tables.py --check [--mcpu P]  # regenerate into memory and diff
+Environment: LLVM_MC (default: llvm-mc-19); EMU_GEN_CACHE=PREFIX reuses probe
+results from PREFIX.<processor> (a development aid).
 """
 import difflib
 import os
@@ -24,7 +35,18 @@ import sys
 
 LLVM_MC = os.environ.get("LLVM_MC", "llvm-mc-19")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "emu", "src", "isa", "gfx1030_tables.rs")
+ISA_DIR = os.path.join(ROOT, "emu", "src", "isa")
+OPS_OUT = os.path.join(ISA_DIR, "ops.rs")
+
+# Processors whose tables are generated, with the encoding layout their words
+# are built with (the builders below are GFX10's: RDNA1 and RDNA2).
+PROCESSORS = {"gfx1030": "gfx10"}
+# The processor being probed (set by main for each one in turn).
+MCPU = "gfx1030"
+
+
+def table_path(mcpu):
+    return os.path.join(ISA_DIR, "%s_tables.rs" % mcpu)
 
 # A sentinel instruction closes each probe so outputs can be grouped per probe.
 SENTINEL = [0xBEE903FF, 0x5A5A5A5A]
@@ -49,7 +71,7 @@ def disassemble(groups):
     for start in range(0, len(lines), 20000):
         chunk = lines[start : start + 20000]
         p = subprocess.run(
-            [LLVM_MC, "--disassemble", "-triple=amdgcn", "-mcpu=gfx1030"],
+            [LLVM_MC, "--disassemble", "-triple=amdgcn", "-mcpu=" + MCPU],
             input="\n".join(chunk) + "\n",
             capture_output=True,
             text=True,
@@ -1124,8 +1146,16 @@ def depctr_fields():
     return out
 
 
-def generate():
+def probe(mcpu):
+    """Every table of `mcpu`, probed with its layout's word builders."""
+    global MCPU
+    MCPU = mcpu
+    layout = PROCESSORS[mcpu]
+    if layout != "gfx10":
+        raise SystemExit("%s: no word builders for the %s encoding layout yet" % (mcpu, layout))
     cache = os.environ.get("EMU_GEN_CACHE")  # development aid: reuse probe results
+    if cache:
+        cache = "%s.%s" % (cache, mcpu)
     if cache and os.path.exists(cache):
         import pickle
 
@@ -1137,25 +1167,35 @@ def generate():
 
             pickle.dump(T, open(cache, "wb"))
     finish(T)
-    names = {enc: {canonical(fm["mnem"]) for fm in T[enc].values()} for enc in ("VOP1", "VOP2", "VOPC")}
-    ops = set()
+    return T
+
+
+def table_ops(T):
+    """The canonical names of the operations `T` decodes (the length-only ones included)."""
+    ops = set(n for n, _, _ in EXTRA_OPS)
     for forms in T.values():
         for fm in forms.values():
             ops.add(canonical(fm["mnem"]))
-    ops = sorted(ops)
-    variants = {o: op_variant(o) for o in ops}
-    if len(set(variants.values())) != len(ops):
-        raise SystemExit("Op variant names collide")
+    return sorted(ops)
 
+
+EXTRA_DOCS = {n: doc for n, _, doc in EXTRA_OPS}
+
+
+def generate_ops(names, owners):
+    """ops.rs: the one Op space (sorted by name, so `Op::from_name` can search it)."""
+    names = sorted(names)
+    variants = {o: op_variant(o) for o in names}
+    if len(set(variants.values())) != len(names):
+        raise SystemExit("Op variant names collide")
     L = []
     w = L.append
-    w("// @generated by scripts/gen-emu-tables.py from llvm-mc-19 --disassemble -mcpu=gfx1030.")
+    w("// @generated by scripts/gen-emu-tables.py: the operations of %s." % ", ".join(sorted(owners)))
     w("// Do not edit. Regenerate: python3 scripts/gen-emu-tables.py; verify: --check.")
-    w("//! gfx1030 opcode tables: every opcode of every decoded encoding, with its")
-    w("//! printed mnemonic, operand layout (fields, register widths, constant types)")
-    w("//! and printed modifiers, as found by probing the LLVM disassembler.")
-    w("")
-    w("use super::spec::*;")
+    w("//! The one operation space of every ISA the decoder knows: the union of the")
+    w("//! operations in each processor's generated tables, sorted by name. An `Op` is")
+    w("//! what the decoder produces and what the engine's handler tables are indexed")
+    w("//! by; which processors have an operation is in their tables (`Isa::ops`).")
     w("")
     w("/// One operation. The e32, e64 (VOP3), SDWA and DPP forms of the same")
     w("/// operation share a variant, so semantics can key on `Op` alone.")
@@ -1163,19 +1203,46 @@ def generate():
     w("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]")
     w("#[repr(u16)]")
     w("pub enum Op {")
-    for o in ops:
+    for o in names:
+        if o in EXTRA_DOCS:
+            doc = EXTRA_DOCS[o]
+            w("    /// %s" % doc[:1].upper() + doc[1:] + ".")
         w("    %s," % variants[o])
-    for _, v, doc in EXTRA_OPS:
-        w("    /// %s" % doc[:1].upper() + doc[1:] + ".")
-        w("    %s," % v)
     w("}")
     w("")
-    allnames = ops + [n for n, _, _ in EXTRA_OPS]
-    w("/// Canonical mnemonic of each `Op`, indexed by its discriminant.")
-    w("pub(crate) static OP_NAMES: [&str; %d] = [" % len(allnames))
-    for n in allnames:
+    w("impl Op {")
+    w("    /// Number of operations.")
+    w("    pub const COUNT: usize = %d;" % len(names))
+    w("    /// Every operation, by discriminant.")
+    w("    pub const ALL: [Op; %d] = [" % len(names))
+    for o in names:
+        w("        Op::%s," % variants[o])
+    w("    ];")
+    w("}")
+    w("")
+    w("/// Canonical mnemonic of each `Op`, indexed by its discriminant (sorted).")
+    w("pub(crate) static OP_NAMES: [&str; %d] = [" % len(names))
+    for n in names:
         w("    %s," % rs_str(n))
     w("];")
+    return "\n".join(L) + "\n"
+
+
+def generate_tables(mcpu, T):
+    """<mcpu>_tables.rs: the encoding tables of one processor."""
+    names = {enc: {canonical(fm["mnem"]) for fm in T[enc].values()} for enc in ("VOP1", "VOP2", "VOPC")}
+    ops = table_ops(T)
+    variants = {o: op_variant(o) for o in ops}
+    L = []
+    w = L.append
+    w("// @generated by scripts/gen-emu-tables.py from llvm-mc-19 --disassemble -mcpu=%s." % mcpu)
+    w("// Do not edit. Regenerate: python3 scripts/gen-emu-tables.py --mcpu %s; verify: --check." % mcpu)
+    w("//! %s opcode tables: every opcode of every decoded encoding, with its" % mcpu)
+    w("//! printed mnemonic, operand layout (fields, register widths, constant types)")
+    w("//! and printed modifiers, as found by probing the LLVM disassembler.")
+    w("")
+    w("use super::ops::Op;")
+    w("use super::spec::*;")
     w("")
     for enc, size in TABLE_SIZES.items():
         forms = T.get(enc, {})
@@ -1222,27 +1289,77 @@ def generate():
         w("    (%s, %d, %d)," % (rs_str(n), sh, wd))
     w("];")
     w("")
+    w("/// Every operation %s's decoder produces (the length-only ones included)." % mcpu)
+    w("pub(crate) static OPS: [Op; %d] = [" % len(ops))
+    for o in ops:
+        w("    Op::%s," % variants[o])
+    w("];")
+    w("")
+    w("/// The tables, as the decoder and the printer reach them.")
+    w("pub(crate) static TABLES: Tables = Tables {")
+    for enc in TABLE_SIZES:
+        w("    %s: &%s," % (enc.lower(), enc))
+    w("    hwreg_names: HWREG_NAMES,")
+    w("    sendmsg_text: SENDMSG_TEXT,")
+    w("    depctr_fields: DEPCTR_FIELDS,")
+    w("    ops: &OPS,")
+    w("};")
+    w("")
     w("// Opcodes llvm-mc decodes that these tables leave out (graphics-only operand kinds):")
     for sk in SKIPPED:
         w("//   %s" % sk)
+    del SKIPPED[:]
     if WARNINGS:
         sys.stderr.write("warnings:\n" + "\n".join(WARNINGS[:40]) + "\n")
+        del WARNINGS[:]
     return "\n".join(L) + "\n"
 
 
+def committed_ops(mcpu):
+    """The canonical names of the operations in `mcpu`'s committed tables (read through
+    the committed ops.rs), for processors not regenerated in this run."""
+    ops_rs = open(OPS_OUT).read()
+    by_variant = {}
+    block = ops_rs.split("OP_NAMES", 1)[1]
+    for name in re.findall(r'^    "([^"]+)",$', block, re.M):
+        by_variant[op_variant(name)] = name
+    tables = open(table_path(mcpu)).read().split("pub(crate) static OPS", 1)[1].split("];", 1)[0]
+    return {by_variant[v] for v in re.findall(r"Op::(\w+),", tables)}
+
+
 def main():
-    check = "--check" in sys.argv
-    rs = generate()
+    args = sys.argv[1:]
+    check = "--check" in args
+    chosen = [args[i + 1] for i, a in enumerate(args) if a == "--mcpu" and i + 1 < len(args)]
+    for p in chosen:
+        if p not in PROCESSORS:
+            raise SystemExit("unknown processor %s (known: %s)" % (p, ", ".join(PROCESSORS)))
+    chosen = chosen or list(PROCESSORS)
+    outputs = {}
+    names = set()
+    for mcpu in PROCESSORS:
+        if mcpu in chosen:
+            T = probe(mcpu)
+            outputs[table_path(mcpu)] = generate_tables(mcpu, T)
+            names |= set(table_ops(T))
+        else:
+            names |= committed_ops(mcpu)
+    outputs[OPS_OUT] = generate_ops(names, PROCESSORS)
+    failed = False
+    for path, rs in outputs.items():
+        if check:
+            old = open(path).read() if os.path.exists(path) else ""
+            if old != rs:
+                sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), rs.splitlines(True), path, "regenerated"))
+                failed = True
+        else:
+            with open(path, "w") as f:
+                f.write(rs)
+            print("wrote", os.path.relpath(path, ROOT))
     if check:
-        old = open(OUT).read() if os.path.exists(OUT) else ""
-        if old != rs:
-            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), rs.splitlines(True), OUT, "regenerated"))
+        if failed:
             sys.exit(1)
         print("tables up to date")
-        return
-    with open(OUT, "w") as f:
-        f.write(rs)
-    print("wrote", OUT)
 
 
 if __name__ == "__main__":

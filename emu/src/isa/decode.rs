@@ -1,10 +1,11 @@
-//! gfx1030 instruction decoding: bytes + address to a predecoded [`Inst`].
-//! Field layouts of each encoding live here; what each opcode's operands are
-//! comes from the generated tables. Never panics on any input; failures are
-//! typed [`DecodeError`]s naming the encoding, the words and the address.
+//! Decoding GFX10-layout machine code (RDNA1, RDNA2: gfx1030's tables): bytes + address to
+//! a predecoded [`Inst`]. Field layouts of each encoding live here; what each opcode's
+//! operands are comes from the instruction set's generated tables, and where its special
+//! scalar registers sit from its [`RegisterMap`](super::RegisterMap). Never panics on any
+//! input; failures are typed [`DecodeError`]s naming the encoding, the words and the address.
 //! Not printing (`print.rs`), not caching (`crate::cache`).
 
-use super::gfx1030_tables as tables;
+use super::family::{Isa, GFX1030};
 use super::inst::{inst_flags, Dpp16, Encoding, Extra, Inst, Sdwa};
 use super::operand::{Operand, Special};
 use super::spec::*;
@@ -73,6 +74,7 @@ fn fmt_kind(k: &DecodeErrorKind) -> String {
 
 /// Reading state for one instruction: the words and where they came from.
 struct Reader<'a> {
+    isa: &'static Isa,
     code: &'a [u8],
     address: u64,
     words: [u32; 3],
@@ -110,9 +112,20 @@ impl Reader<'_> {
     }
 }
 
-/// Decode the instruction at the start of `code`, which lives at `address`.
+/// Decode the gfx1030 instruction at the start of `code`, which lives at `address`
+/// ([`Isa::decode`] for other instruction sets).
 pub fn decode(code: &[u8], address: u64) -> Result<Inst, DecodeError> {
+    decode_gfx10(&GFX1030, code, address)
+}
+
+/// Decode the instruction of `isa` (a GFX10-layout ISA) at the start of `code`.
+pub(crate) fn decode_gfx10(
+    isa: &'static Isa,
+    code: &[u8],
+    address: u64,
+) -> Result<Inst, DecodeError> {
     let mut r = Reader {
+        isa,
         code,
         address,
         words: [0; 3],
@@ -121,7 +134,7 @@ pub fn decode(code: &[u8], address: u64) -> Result<Inst, DecodeError> {
     };
     let w0 = r.word(0)?;
     if w0 == 0 {
-        return Ok(bare(Op::VIllegal, Encoding::Illegal, 4));
+        return Ok(bare(&r, Op::VIllegal, Encoding::Illegal, 4));
     }
     if w0 >> 31 == 0 {
         return match (w0 >> 25) & 0x3f {
@@ -158,8 +171,9 @@ pub fn decode(code: &[u8], address: u64) -> Result<Inst, DecodeError> {
     }
 }
 
-fn bare(op: Op, encoding: Encoding, len: u8) -> Inst {
+fn bare(r: &Reader, op: Op, encoding: Encoding, len: u8) -> Inst {
     Inst {
+        isa: r.isa.id,
         op,
         opcode: 0,
         encoding,
@@ -175,7 +189,7 @@ fn bare(op: Op, encoding: Encoding, len: u8) -> Inst {
 fn length_only(r: &mut Reader, op: Op, encoding: Encoding, len: u8) -> Result<Inst, DecodeError> {
     r.encoding = encoding.name();
     r.word(len as usize / 4 - 1)?;
-    Ok(bare(op, encoding, len))
+    Ok(bare(r, op, encoding, len))
 }
 
 fn lookup(
@@ -255,8 +269,8 @@ fn fill(
                 first: value as u8,
                 dwords: spec.dwords,
             }),
-            Kind::S | Kind::Ss => Operand::scalar(value, spec.dwords, spec.ty),
-            Kind::Vs => Operand::vector_source(value, spec.dwords, spec.ty),
+            Kind::S | Kind::Ss => Operand::scalar_in(&r.isa.regs, value, spec.dwords, spec.ty),
+            Kind::Vs => Operand::vector_source_in(&r.isa.regs, value, spec.dwords, spec.ty),
             Kind::Lit => Some(Operand::Literal(spec.ty)),
             Kind::Imm => continue,
             Kind::Fixed => Some(match spec.field {
@@ -295,8 +309,8 @@ fn fill(
     Ok(())
 }
 
-fn start(info: &OpInfo, encoding: Encoding, opcode: u16) -> Inst {
-    let mut inst = bare(info.op, encoding, 4);
+fn start(r: &Reader, info: &OpInfo, encoding: Encoding, opcode: u16) -> Inst {
+    let mut inst = bare(r, info.op, encoding, 4);
     inst.opcode = opcode;
     if info.flags & WRITES_EXEC != 0 {
         inst.dst[0] = Operand::Special {
@@ -310,14 +324,14 @@ fn start(info: &OpInfo, encoding: Encoding, opcode: u16) -> Inst {
 fn scalar(r: &mut Reader, w0: u32, encoding: Encoding) -> Result<Inst, DecodeError> {
     r.encoding = encoding.name();
     let (table, opcode): (&'static [Option<OpInfo>], u16) = match encoding {
-        Encoding::Sop1 => (&tables::SOP1, ((w0 >> 8) & 0xff) as u16),
-        Encoding::Sopc => (&tables::SOPC, ((w0 >> 16) & 0x7f) as u16),
-        Encoding::Sopp => (&tables::SOPP, ((w0 >> 16) & 0x7f) as u16),
-        Encoding::Sopk => (&tables::SOPK, ((w0 >> 23) & 0x1f) as u16),
-        _ => (&tables::SOP2, ((w0 >> 23) & 0x7f) as u16),
+        Encoding::Sop1 => (r.isa.tables.sop1, ((w0 >> 8) & 0xff) as u16),
+        Encoding::Sopc => (r.isa.tables.sopc, ((w0 >> 16) & 0x7f) as u16),
+        Encoding::Sopp => (r.isa.tables.sopp, ((w0 >> 16) & 0x7f) as u16),
+        Encoding::Sopk => (r.isa.tables.sopk, ((w0 >> 23) & 0x1f) as u16),
+        _ => (r.isa.tables.sop2, ((w0 >> 23) & 0x7f) as u16),
     };
     let info = lookup(r, table, opcode)?;
-    let mut inst = start(info, encoding, opcode);
+    let mut inst = start(r, info, encoding, opcode);
     fill(r, &mut inst, info.operands, 4, None, |f| match f {
         Field::Sdst => ((w0 >> 16) & 0x7f) as u16,
         Field::Ssrc0 => (w0 & 0xff) as u16,
@@ -375,8 +389,8 @@ fn smem(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     r.encoding = "SMEM";
     let w1 = r.word(1)?;
     let opcode = ((w0 >> 18) & 0xff) as u16;
-    let info = lookup(r, &tables::SMEM, opcode)?;
-    let mut inst = start(info, Encoding::Smem, opcode);
+    let info = lookup(r, r.isa.tables.smem, opcode)?;
+    let mut inst = start(r, info, Encoding::Smem, opcode);
     fill(r, &mut inst, info.operands, 8, None, |f| match f {
         Field::Sdata => ((w0 >> 6) & 0x7f) as u16,
         Field::Sbase => ((w0 & 0x3f) << 1) as u16,
@@ -384,7 +398,7 @@ fn smem(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     })?;
     let soffset = (w1 >> 25) as u16;
     if soffset != 125 && info.operands.iter().any(|s| s.field == Field::Offset) {
-        inst.src[1] = Operand::scalar(soffset, 1, Ty::None).ok_or_else(|| {
+        inst.src[1] = Operand::scalar_in(&r.isa.regs, soffset, 1, Ty::None).ok_or_else(|| {
             r.err(DecodeErrorKind::ReservedOperand {
                 field: "soffset",
                 value: soffset,
@@ -429,20 +443,20 @@ fn vop_short(r: &mut Reader, w0: u32, base: Encoding) -> Result<Inst, DecodeErro
     let vsrc1 = ((w0 >> 9) & 0xff) as u16;
     let src0 = (w0 & 0x1ff) as u16;
     let (encoding, table): (Encoding, &'static [Option<OpInfo>]) = match (base, src0) {
-        (Encoding::Vop1, 0xf9) => (Encoding::Vop1Sdwa, &tables::VOP1_SDWA),
-        (Encoding::Vop2, 0xf9) => (Encoding::Vop2Sdwa, &tables::VOP2_SDWA),
-        (Encoding::Vopc, 0xf9) => (Encoding::VopcSdwa, &tables::VOPC_SDWA),
-        (Encoding::Vop1, 0xfa) => (Encoding::Vop1Dpp16, &tables::VOP1_DPP),
-        (Encoding::Vop2, 0xfa) => (Encoding::Vop2Dpp16, &tables::VOP2_DPP),
-        (Encoding::Vop1, 0xe9 | 0xea) => (Encoding::Vop1Dpp8, &tables::VOP1_DPP8),
-        (Encoding::Vop2, 0xe9 | 0xea) => (Encoding::Vop2Dpp8, &tables::VOP2_DPP8),
-        (Encoding::Vop1, _) => (Encoding::Vop1, &tables::VOP1),
-        (Encoding::Vopc, _) => (Encoding::Vopc, &tables::VOPC),
-        _ => (Encoding::Vop2, &tables::VOP2),
+        (Encoding::Vop1, 0xf9) => (Encoding::Vop1Sdwa, r.isa.tables.vop1_sdwa),
+        (Encoding::Vop2, 0xf9) => (Encoding::Vop2Sdwa, r.isa.tables.vop2_sdwa),
+        (Encoding::Vopc, 0xf9) => (Encoding::VopcSdwa, r.isa.tables.vopc_sdwa),
+        (Encoding::Vop1, 0xfa) => (Encoding::Vop1Dpp16, r.isa.tables.vop1_dpp),
+        (Encoding::Vop2, 0xfa) => (Encoding::Vop2Dpp16, r.isa.tables.vop2_dpp),
+        (Encoding::Vop1, 0xe9 | 0xea) => (Encoding::Vop1Dpp8, r.isa.tables.vop1_dpp8),
+        (Encoding::Vop2, 0xe9 | 0xea) => (Encoding::Vop2Dpp8, r.isa.tables.vop2_dpp8),
+        (Encoding::Vop1, _) => (Encoding::Vop1, r.isa.tables.vop1),
+        (Encoding::Vopc, _) => (Encoding::Vopc, r.isa.tables.vopc),
+        _ => (Encoding::Vop2, r.isa.tables.vop2),
     };
     r.encoding = encoding.name();
     let info = lookup(r, table, opcode)?;
-    let mut inst = start(info, encoding, opcode);
+    let mut inst = start(r, info, encoding, opcode);
     match encoding {
         Encoding::Vop1 | Encoding::Vop2 | Encoding::Vopc => {
             fill(r, &mut inst, info.operands, 4, None, |f| match f {
@@ -518,12 +532,20 @@ fn vop3(r: &mut Reader, w0: u32, packed: bool) -> Result<Inst, DecodeError> {
     r.encoding = if packed { "VOP3P" } else { "VOP3" };
     let w1 = r.word(1)?;
     let (encoding, table, opcode): (Encoding, &'static [Option<OpInfo>], u16) = if packed {
-        (Encoding::Vop3p, &tables::VOP3P, ((w0 >> 16) & 0x7f) as u16)
+        (
+            Encoding::Vop3p,
+            r.isa.tables.vop3p,
+            ((w0 >> 16) & 0x7f) as u16,
+        )
     } else {
-        (Encoding::Vop3, &tables::VOP3, ((w0 >> 16) & 0x3ff) as u16)
+        (
+            Encoding::Vop3,
+            r.isa.tables.vop3,
+            ((w0 >> 16) & 0x3ff) as u16,
+        )
     };
     let info = lookup(r, table, opcode)?;
-    let mut inst = start(info, encoding, opcode);
+    let mut inst = start(r, info, encoding, opcode);
     fill(r, &mut inst, info.operands, 8, None, |f| match f {
         Field::Vdst => (w0 & 0xff) as u16,
         Field::Sdst2 => ((w0 >> 8) & 0x7f) as u16,
@@ -559,8 +581,8 @@ fn ds(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     r.encoding = "DS";
     let w1 = r.word(1)?;
     let opcode = ((w0 >> 18) & 0xff) as u16;
-    let info = lookup(r, &tables::DS, opcode)?;
-    let mut inst = start(info, Encoding::Ds, opcode);
+    let info = lookup(r, r.isa.tables.ds, opcode)?;
+    let mut inst = start(r, info, Encoding::Ds, opcode);
     fill(r, &mut inst, info.operands, 8, None, |f| match f {
         Field::Addr => (w1 & 0xff) as u16,
         Field::Data0 => ((w1 >> 8) & 0xff) as u16,
@@ -581,11 +603,11 @@ fn flat(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     let saddr = ((r.code.get(6).copied().unwrap_or(0)) & 0x7f) as u16;
     let has_saddr = saddr != 125;
     let (encoding, table): (Encoding, &'static [Option<OpInfo>]) = match (seg, has_saddr) {
-        (0, _) => (Encoding::Flat, &tables::FLAT),
-        (1, false) => (Encoding::Scratch, &tables::SCRATCH),
-        (1, true) => (Encoding::Scratch, &tables::SCRATCH_SADDR),
-        (2, false) => (Encoding::Global, &tables::GLOBAL),
-        (2, true) => (Encoding::Global, &tables::GLOBAL_SADDR),
+        (0, _) => (Encoding::Flat, r.isa.tables.flat),
+        (1, false) => (Encoding::Scratch, r.isa.tables.scratch),
+        (1, true) => (Encoding::Scratch, r.isa.tables.scratch_saddr),
+        (2, false) => (Encoding::Global, r.isa.tables.global),
+        (2, true) => (Encoding::Global, r.isa.tables.global_saddr),
         _ => {
             r.encoding = "FLAT";
             return Err(r.err(DecodeErrorKind::ReservedOperand {
@@ -598,7 +620,7 @@ fn flat(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     let w1 = r.word(1)?;
     let opcode = ((w0 >> 18) & 0x7f) as u16;
     let info = lookup(r, table, opcode)?;
-    let mut inst = start(info, encoding, opcode);
+    let mut inst = start(r, info, encoding, opcode);
     let glc = w0 >> 16 & 1;
     let specs = if glc != 0 && !info.rtn_operands.is_empty() {
         info.rtn_operands
@@ -636,8 +658,8 @@ fn mubuf(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     r.encoding = "MUBUF";
     let w1 = r.word(1)?;
     let opcode = (((w0 >> 18) & 0x7f) | ((w0 >> 25) & 1) << 7) as u16;
-    let info = lookup(r, &tables::MUBUF, opcode)?;
-    let mut inst = start(info, Encoding::Mubuf, opcode);
+    let info = lookup(r, r.isa.tables.mubuf, opcode)?;
+    let mut inst = start(r, info, Encoding::Mubuf, opcode);
     let offen = w0 >> 12 & 1 != 0;
     let idxen = w0 >> 13 & 1 != 0;
     let glc = w0 >> 14 & 1;
@@ -678,34 +700,39 @@ fn mubuf(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
 
 /// The table entry an instruction was decoded from (for printing).
 pub(crate) fn info_of(inst: &Inst) -> Option<&'static OpInfo> {
+    inst.isa.isa().info(inst)
+}
+
+/// The entry of `tables` an instruction was decoded from.
+pub(crate) fn info_in(tables: &'static Tables, inst: &Inst) -> Option<&'static OpInfo> {
     let table: &'static [Option<OpInfo>] = match inst.encoding {
-        Encoding::Sop1 => &tables::SOP1,
-        Encoding::Sop2 => &tables::SOP2,
-        Encoding::Sopk => &tables::SOPK,
-        Encoding::Sopc => &tables::SOPC,
-        Encoding::Sopp => &tables::SOPP,
-        Encoding::Smem => &tables::SMEM,
-        Encoding::Vop1 => &tables::VOP1,
-        Encoding::Vop2 => &tables::VOP2,
-        Encoding::Vopc => &tables::VOPC,
-        Encoding::Vop1Sdwa => &tables::VOP1_SDWA,
-        Encoding::Vop2Sdwa => &tables::VOP2_SDWA,
-        Encoding::VopcSdwa => &tables::VOPC_SDWA,
-        Encoding::Vop1Dpp16 => &tables::VOP1_DPP,
-        Encoding::Vop2Dpp16 => &tables::VOP2_DPP,
-        Encoding::Vop1Dpp8 => &tables::VOP1_DPP8,
-        Encoding::Vop2Dpp8 => &tables::VOP2_DPP8,
-        Encoding::Vop3 => &tables::VOP3,
-        Encoding::Vop3p => &tables::VOP3P,
-        Encoding::Ds => &tables::DS,
-        Encoding::Flat => &tables::FLAT,
-        Encoding::Global if matches!(inst.src[2], Operand::Sgpr { .. }) => &tables::GLOBAL_SADDR,
-        Encoding::Global => &tables::GLOBAL,
+        Encoding::Sop1 => tables.sop1,
+        Encoding::Sop2 => tables.sop2,
+        Encoding::Sopk => tables.sopk,
+        Encoding::Sopc => tables.sopc,
+        Encoding::Sopp => tables.sopp,
+        Encoding::Smem => tables.smem,
+        Encoding::Vop1 => tables.vop1,
+        Encoding::Vop2 => tables.vop2,
+        Encoding::Vopc => tables.vopc,
+        Encoding::Vop1Sdwa => tables.vop1_sdwa,
+        Encoding::Vop2Sdwa => tables.vop2_sdwa,
+        Encoding::VopcSdwa => tables.vopc_sdwa,
+        Encoding::Vop1Dpp16 => tables.vop1_dpp,
+        Encoding::Vop2Dpp16 => tables.vop2_dpp,
+        Encoding::Vop1Dpp8 => tables.vop1_dpp8,
+        Encoding::Vop2Dpp8 => tables.vop2_dpp8,
+        Encoding::Vop3 => tables.vop3,
+        Encoding::Vop3p => tables.vop3p,
+        Encoding::Ds => tables.ds,
+        Encoding::Flat => tables.flat,
+        Encoding::Global if matches!(inst.src[2], Operand::Sgpr { .. }) => tables.global_saddr,
+        Encoding::Global => tables.global,
         Encoding::Scratch if !matches!(inst.src[2], Operand::Off | Operand::None) => {
-            &tables::SCRATCH_SADDR
+            tables.scratch_saddr
         }
-        Encoding::Scratch => &tables::SCRATCH,
-        Encoding::Mubuf => &tables::MUBUF,
+        Encoding::Scratch => tables.scratch,
+        Encoding::Mubuf => tables.mubuf,
         _ => return None,
     };
     table.get(inst.opcode as usize).and_then(|x| x.as_ref())

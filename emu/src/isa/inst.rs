@@ -2,6 +2,7 @@
 //! needs without looking at the encoding again. Not the decoding logic
 //! (`decode.rs`) nor the text form (`print.rs`).
 
+use super::family::IsaId;
 use super::operand::Operand;
 use super::spec::Op;
 
@@ -249,6 +250,8 @@ pub struct Dpp16 {
 ///   `Off`), `src[1]` srsrc, `src[2]` soffset, `src[3]` vdata (stores, atomics).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inst {
+    /// The instruction set it was decoded with.
+    pub isa: IsaId,
     /// The operation.
     pub op: Op,
     /// Opcode within its encoding's table.
@@ -310,7 +313,49 @@ impl Inst {
 
 impl Op {
     /// Canonical mnemonic (e.g. `v_add_f32` for every form of V_ADD_F32).
-    pub fn name(self) -> &'static str {
-        super::gfx1030_tables::OP_NAMES[self as usize]
+    pub const fn name(self) -> &'static str {
+        super::ops::OP_NAMES[self as usize]
+    }
+
+    /// Its index in [`Op::ALL`] (the discriminant).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The operation with canonical mnemonic `name`, found by binary search of the sorted
+    /// names (usable in constants, so tables keyed by mnemonic are checked when compiled).
+    pub const fn from_name(name: &str) -> Option<Op> {
+        let (mut lo, mut hi) = (0, Op::COUNT);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match compare(super::ops::OP_NAMES[mid].as_bytes(), name.as_bytes()) {
+                core::cmp::Ordering::Less => lo = mid + 1,
+                core::cmp::Ordering::Greater => hi = mid,
+                core::cmp::Ordering::Equal => return Some(Op::ALL[mid]),
+            }
+        }
+        None
+    }
+}
+
+/// Byte-wise comparison, usable in constants.
+const fn compare(a: &[u8], b: &[u8]) -> core::cmp::Ordering {
+    let mut i = 0;
+    while i < a.len() && i < b.len() {
+        if a[i] != b[i] {
+            return if a[i] < b[i] {
+                core::cmp::Ordering::Less
+            } else {
+                core::cmp::Ordering::Greater
+            };
+        }
+        i += 1;
+    }
+    if a.len() < b.len() {
+        core::cmp::Ordering::Less
+    } else if a.len() > b.len() {
+        core::cmp::Ordering::Greater
+    } else {
+        core::cmp::Ordering::Equal
     }
 }

@@ -1,7 +1,9 @@
 //! Resolved operands of a decoded instruction: registers with their width,
-//! special registers, inline constants (already tied to the operand's type)
-//! and literals. Not the encoding fields (see `encoding.rs`), not printing.
+//! special registers (found through the instruction set's register map),
+//! inline constants (already tied to the operand's type) and literals. Not the
+//! encoding fields (`decode.rs`), not printing.
 
+use super::family::RegisterMap;
 use super::spec::Ty;
 
 /// A register or constant operand. Three bytes, `Copy`.
@@ -170,98 +172,92 @@ pub const fn literal_bits(literal: u32, ty: Ty) -> u64 {
     }
 }
 
+/// A special register operand.
+const fn special(reg: Special, dwords: u8) -> Option<Operand> {
+    Some(Operand::Special { reg, dwords })
+}
+
 impl Operand {
-    /// Decode a scalar register/constant code (0..=255; 7-bit fields pass
-    /// their value) of an operand `dwords` wide and typed `ty`. Returns `None`
-    /// for reserved codes and the SDWA/DPP escapes.
+    /// Decode a gfx10 scalar register/constant code; see [`Operand::scalar_in`].
     pub const fn scalar(code: u16, dwords: u8, ty: Ty) -> Option<Operand> {
-        Some(match code {
-            0..=105 => Operand::Sgpr {
-                first: code as u8,
-                dwords,
-            },
-            106 => Operand::Special {
-                reg: Special::VccLo,
-                dwords,
-            },
-            107 => Operand::Special {
-                reg: Special::VccHi,
-                dwords,
-            },
-            108..=123 => Operand::Ttmp {
-                first: (code - 108) as u8,
-                dwords,
-            },
-            124 => Operand::Special {
-                reg: Special::M0,
-                dwords,
-            },
-            125 => Operand::Special {
-                reg: Special::Null,
-                dwords,
-            },
-            126 => Operand::Special {
-                reg: Special::ExecLo,
-                dwords,
-            },
-            127 => Operand::Special {
-                reg: Special::ExecHi,
-                dwords,
-            },
-            128..=208 | 240..=248 => match InlineConst::new(code, ty) {
-                Some(c) => Operand::Inline(c),
-                None => return None,
-            },
-            235 => Operand::Special {
-                reg: Special::SharedBase,
-                dwords,
-            },
-            236 => Operand::Special {
-                reg: Special::SharedLimit,
-                dwords,
-            },
-            237 => Operand::Special {
-                reg: Special::PrivateBase,
-                dwords,
-            },
-            238 => Operand::Special {
-                reg: Special::PrivateLimit,
-                dwords,
-            },
-            239 => Operand::Special {
-                reg: Special::PopsExitingWaveId,
-                dwords,
-            },
-            251 => Operand::Special {
-                reg: Special::Vccz,
-                dwords,
-            },
-            252 => Operand::Special {
-                reg: Special::Execz,
-                dwords,
-            },
-            253 => Operand::Special {
-                reg: Special::Scc,
-                dwords,
-            },
-            254 => Operand::Special {
-                reg: Special::LdsDirect,
-                dwords,
-            },
-            255 => Operand::Literal(ty),
-            _ => return None,
-        })
+        Operand::scalar_in(&RegisterMap::GFX10, code, dwords, ty)
     }
 
-    /// Decode a 9-bit vector-ALU source code.
+    /// Decode a scalar register/constant code (0..=255; 7-bit fields pass
+    /// their value) of an operand `dwords` wide and typed `ty`, with the special
+    /// registers where `map` puts them. Returns `None` for reserved codes and the
+    /// SDWA/DPP escapes.
+    pub const fn scalar_in(map: &RegisterMap, code: u16, dwords: u8, ty: Ty) -> Option<Operand> {
+        if code < map.sgprs as u16 {
+            return Some(Operand::Sgpr {
+                first: code as u8,
+                dwords,
+            });
+        }
+        if code >= map.ttmp as u16 && code < map.ttmp as u16 + 16 {
+            return Some(Operand::Ttmp {
+                first: (code - map.ttmp as u16) as u8,
+                dwords,
+            });
+        }
+        if code == map.vcc as u16 {
+            return special(Special::VccLo, dwords);
+        }
+        if code == map.vcc as u16 + 1 {
+            return special(Special::VccHi, dwords);
+        }
+        if code == map.m0 as u16 {
+            return special(Special::M0, dwords);
+        }
+        if let Some(null) = map.null {
+            if code == null as u16 {
+                return special(Special::Null, dwords);
+            }
+        }
+        if code == map.exec as u16 {
+            return special(Special::ExecLo, dwords);
+        }
+        if code == map.exec as u16 + 1 {
+            return special(Special::ExecHi, dwords);
+        }
+        match code {
+            128..=208 | 240..=248 => match InlineConst::new(code, ty) {
+                Some(c) => Some(Operand::Inline(c)),
+                None => None,
+            },
+            235 => special(Special::SharedBase, dwords),
+            236 => special(Special::SharedLimit, dwords),
+            237 => special(Special::PrivateBase, dwords),
+            238 => special(Special::PrivateLimit, dwords),
+            239 => special(Special::PopsExitingWaveId, dwords),
+            251 => special(Special::Vccz, dwords),
+            252 => special(Special::Execz, dwords),
+            253 => special(Special::Scc, dwords),
+            254 => special(Special::LdsDirect, dwords),
+            255 => Some(Operand::Literal(ty)),
+            _ => None,
+        }
+    }
+
+    /// Decode a gfx10 9-bit vector-ALU source code.
     pub const fn vector_source(code: u16, dwords: u8, ty: Ty) -> Option<Operand> {
+        Operand::vector_source_in(&RegisterMap::GFX10, code, dwords, ty)
+    }
+
+    /// Decode a 9-bit vector-ALU source code with `map`'s scalar registers.
+    pub const fn vector_source_in(
+        map: &RegisterMap,
+        code: u16,
+        dwords: u8,
+        ty: Ty,
+    ) -> Option<Operand> {
         if code >= 256 {
             Some(Operand::Vgpr {
                 first: (code - 256) as u8,
                 dwords,
             })
         } else {
-            Operand::scalar(code, dwords, ty)
+            Operand::scalar_in(map, code, dwords, ty)
         }
     }
 

@@ -3,7 +3,6 @@
 //! spellings follow how LLVM prints each operand type. Not decoding.
 
 use super::decode::{decode, info_of};
-use super::gfx1030_tables::{DEPCTR_FIELDS, HWREG_NAMES, SENDMSG_TEXT};
 use super::inst::{Encoding, Extra, Inst};
 use super::operand::{Operand, Special};
 use super::spec::*;
@@ -182,7 +181,7 @@ impl Inst {
                 reg => write_value(f, reg, 0),
             },
             (Extra::Smem { sdata_imm, .. }, _) => write!(f, "{sdata_imm}"),
-            (Extra::Imm16(v), _) => write_imm16(f, info.imm, v),
+            (Extra::Imm16(v), _) => write_imm16(f, self.isa.isa().tables, info.imm, v),
             (Extra::Branch { simm16, .. }, _) => write!(f, "{simm16}"),
             _ => Ok(()),
         }
@@ -484,7 +483,7 @@ fn write_signed_hex(f: &mut fmt::Formatter<'_>, v: i64) -> fmt::Result {
     }
 }
 
-fn write_imm16(f: &mut fmt::Formatter<'_>, style: ImmStyle, v: u16) -> fmt::Result {
+fn write_imm16(f: &mut fmt::Formatter<'_>, t: &Tables, style: ImmStyle, v: u16) -> fmt::Result {
     match style {
         ImmStyle::Dec | ImmStyle::OptionalDec => write!(f, "{v}"),
         ImmStyle::Imm32 => {
@@ -514,7 +513,8 @@ fn write_imm16(f: &mut fmt::Formatter<'_>, style: ImmStyle, v: u16) -> fmt::Resu
             Ok(())
         }
         ImmStyle::Depctr => {
-            let field_bits: u16 = DEPCTR_FIELDS
+            let field_bits: u16 = t
+                .depctr_fields
                 .iter()
                 .map(|&(_, s, w)| ((1u16 << w) - 1) << s)
                 .fold(0, |a, b| a | b);
@@ -522,11 +522,12 @@ fn write_imm16(f: &mut fmt::Formatter<'_>, style: ImmStyle, v: u16) -> fmt::Resu
                 return write!(f, "{v:#x}");
             }
             let value = |s: u8, w: u8| v >> s & ((1 << w) - 1);
-            let any_non_default = DEPCTR_FIELDS
+            let any_non_default = t
+                .depctr_fields
                 .iter()
                 .any(|&(_, s, w)| value(s, w) != (1 << w) - 1);
             let mut sep = "";
-            for &(name, s, w) in DEPCTR_FIELDS {
+            for &(name, s, w) in t.depctr_fields {
                 let val = value(s, w);
                 if val != (1 << w) - 1 || !any_non_default {
                     write!(f, "{sep}{name}({val})")?;
@@ -537,8 +538,8 @@ fn write_imm16(f: &mut fmt::Formatter<'_>, style: ImmStyle, v: u16) -> fmt::Resu
         }
         ImmStyle::Sendmsg => {
             let key = v & 0x37f;
-            if let Ok(i) = SENDMSG_TEXT.binary_search_by_key(&key, |&(k, _)| k) {
-                f.write_str(SENDMSG_TEXT[i].1)
+            if let Ok(i) = t.sendmsg_text.binary_search_by_key(&key, |&(k, _)| k) {
+                f.write_str(t.sendmsg_text[i].1)
             } else if v & !0x37f == 0 {
                 write!(f, "sendmsg({}, {}, {})", v & 0xf, v >> 4 & 7, v >> 8 & 3)
             } else {
@@ -550,7 +551,7 @@ fn write_imm16(f: &mut fmt::Formatter<'_>, style: ImmStyle, v: u16) -> fmt::Resu
             let offset = v >> 6 & 0x1f;
             let width = (v >> 11 & 0x1f) + 1;
             f.write_str("hwreg(")?;
-            match HWREG_NAMES.iter().find(|&&(i, _)| i == id) {
+            match t.hwreg_names.iter().find(|&&(i, _)| i == id) {
                 Some((_, name)) => f.write_str(name)?,
                 None => write!(f, "{id}")?,
             }

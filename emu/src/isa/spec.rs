@@ -1,9 +1,45 @@
 //! Types that describe one opcode of one encoding: its operation, printed
-//! mnemonic, operand layout and modifiers. The generated tables
-//! (`gfx1030_tables.rs`) are made of these; the decoder and the printer both
-//! read them. Not the decoded instruction itself (see `inst.rs`).
+//! mnemonic, operand layout and modifiers, and the set of tables one processor's
+//! generated file (`<processor>_tables.rs`) provides. The decoder and the printer
+//! both read them. Not the decoded instruction itself (see `inst.rs`).
 
-pub use super::gfx1030_tables::Op;
+pub use super::ops::Op;
+
+/// One processor's generated tables (`<processor>_tables.rs`): an opcode table per
+/// encoding of its layout, the symbolic names its printer uses, and its operations.
+/// Encodings a layout does not have are empty.
+#[derive(Debug)]
+pub struct Tables {
+    pub(crate) sop2: &'static [Option<OpInfo>],
+    pub(crate) sopk: &'static [Option<OpInfo>],
+    pub(crate) sop1: &'static [Option<OpInfo>],
+    pub(crate) sopc: &'static [Option<OpInfo>],
+    pub(crate) sopp: &'static [Option<OpInfo>],
+    pub(crate) smem: &'static [Option<OpInfo>],
+    pub(crate) vop1: &'static [Option<OpInfo>],
+    pub(crate) vop2: &'static [Option<OpInfo>],
+    pub(crate) vopc: &'static [Option<OpInfo>],
+    pub(crate) vop3: &'static [Option<OpInfo>],
+    pub(crate) vop3p: &'static [Option<OpInfo>],
+    pub(crate) vop1_sdwa: &'static [Option<OpInfo>],
+    pub(crate) vop2_sdwa: &'static [Option<OpInfo>],
+    pub(crate) vopc_sdwa: &'static [Option<OpInfo>],
+    pub(crate) vop1_dpp: &'static [Option<OpInfo>],
+    pub(crate) vop2_dpp: &'static [Option<OpInfo>],
+    pub(crate) vop1_dpp8: &'static [Option<OpInfo>],
+    pub(crate) vop2_dpp8: &'static [Option<OpInfo>],
+    pub(crate) ds: &'static [Option<OpInfo>],
+    pub(crate) flat: &'static [Option<OpInfo>],
+    pub(crate) scratch: &'static [Option<OpInfo>],
+    pub(crate) scratch_saddr: &'static [Option<OpInfo>],
+    pub(crate) global: &'static [Option<OpInfo>],
+    pub(crate) global_saddr: &'static [Option<OpInfo>],
+    pub(crate) mubuf: &'static [Option<OpInfo>],
+    pub(crate) hwreg_names: &'static [(u16, &'static str)],
+    pub(crate) sendmsg_text: &'static [(u16, &'static str)],
+    pub(crate) depctr_fields: &'static [(&'static str, u8, u8)],
+    pub(crate) ops: &'static [Op],
+}
 
 /// Everything the decoder and printer need about one opcode of one encoding.
 #[derive(Clone, Copy, Debug)]
