@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use rocload::backend::soft::TableMemory;
 use rocload::device::{AllocationTable, MemoryKind};
-use rocload_emu::exec::{handler_for, unsupported, Block, Opnd, Uop};
+use rocload_emu::exec::{Block, Opnd, Uop};
 use rocload_emu::{Access, Config, Dispatch, Emulator, GuestMemory, NoServices, Span};
 
 const CODE: u64 = 0x10_0000;
@@ -68,7 +68,7 @@ fn saxpy() -> Vec<Uop> {
             d,
             s: src,
             pc: CODE + 4 * i as u64,
-            ..Uop::new(name, handler_for(name).unwrap_or(unsupported))
+            ..Uop::named(name)
         })
         .collect();
     uops[4].mem.saddr = s(8);
@@ -143,12 +143,8 @@ fn main() {
         });
         let program = saxpy();
         for start in 0..program.len() {
-            emu.program().insert(Block {
-                start: program[start].pc,
-                uops: program[start..].to_vec().into_boxed_slice(),
-                stopped: false,
-                code: Box::default(),
-            });
+            emu.program()
+                .insert(Block::new(program[start].pc, program[start..].to_vec()));
         }
         let per_instruction = TableMemory::new(&table, false);
         let every_lane = TableMemory::new(&table, true);

@@ -1,27 +1,14 @@
-//! Prints every mnemonic the engine executes, one per line (`v_cmpx_*` share the `v_cmp_*`
-//! handlers and are not listed). A maintenance aid for coverage counts against a corpus:
-//! `cargo run -p rocload-emu --example list_handlers`.
+//! Prints every operation the engine executes on gfx1030 (wave32), one mnemonic per line
+//! (`v_cmpx_*` share the `v_cmp_*` handlers and are listed too). A maintenance aid for coverage
+//! counts against a corpus: `cargo run -p rocload-emu --example list_handlers`.
 
-use rocload_emu::exec::{ds, flow, salu, smem, valu, vmem};
+use rocload_emu::family::rdna2::WAVE32;
+use rocload_emu::isa::Op;
 
 fn main() {
-    let mut names: Vec<&str> = [
-        salu::TABLE,
-        salu::EXTRA,
-        flow::TABLE,
-        valu::TABLE,
-        valu::EXTRA,
-        vmem::TABLE,
-        vmem::EXTRA,
-        ds::TABLE,
-        smem::TABLE,
-    ]
-    .iter()
-    .flat_map(|t| t.iter().map(|(k, _)| *k))
-    .collect();
-    names.sort_unstable();
-    names.dedup();
-    for n in names {
-        println!("{n}");
+    for op in Op::ALL {
+        if WAVE32.executes(op) {
+            println!("{}", op.name());
+        }
     }
 }

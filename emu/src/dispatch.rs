@@ -6,13 +6,15 @@
 //! Not for running waves ([`crate::sched`]) or for the register file itself ([`crate::wave`]).
 
 use crate::error::DispatchError;
-use crate::scratch::{SCRATCH_BASE, SCRATCH_V3};
+use crate::family::Family;
+use crate::scratch::{scratch_v3, SCRATCH_BASE};
 
 /// Everything one dispatch needs besides memory and services. Addresses are guest addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dispatch {
     /// The processor the code was built for and the agent reports (`gfx1030`): the emulator
-    /// runs only processors whose ISA it implements ([`crate::executes`]).
+    /// runs only processors of a family it implements ([`crate::executes`],
+    /// [`Family::for_processor`]).
     pub processor: &'static str,
     /// The 64-byte kernel descriptor (AMDGPUUsage "Kernel Descriptor").
     pub descriptor: [u8; 64],
@@ -128,9 +130,19 @@ impl KernelDescriptor {
         self.code_properties & kcp::USES_DYNAMIC_STACK != 0
     }
 
-    /// VGPRs the kernel asked for (GRANULATED_WORKITEM_VGPR_COUNT, granules of 8 in wave32).
-    pub fn vgprs(&self) -> u32 {
-        ((self.rsrc1 & 0x3f) + 1) * 8
+    /// VGPRs the kernel asked for in waves of `lanes` (GRANULATED_WORKITEM_VGPR_COUNT:
+    /// granules of 8 in wave32, 4 in wave64).
+    pub fn vgprs(&self, lanes: u32) -> u32 {
+        ((self.rsrc1 & 0x3f) + 1) * if lanes >= 64 { 4 } else { 8 }
+    }
+
+    /// Lanes per wave (32 or 64).
+    pub fn lanes(&self) -> u32 {
+        if self.wave32() {
+            32
+        } else {
+            64
+        }
     }
 
     /// The float modes the waves start in.
@@ -169,6 +181,10 @@ pub enum SgprValue {
 /// The initial register state shared by all waves of a dispatch, worked out once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
+    /// The family that runs it.
+    pub family: &'static Family,
+    /// Lanes per wave.
+    pub lanes: u32,
     /// The descriptor.
     pub kd: KernelDescriptor,
     /// Code entry address.
@@ -196,20 +212,20 @@ impl Layout {
     /// given to kernels that use a dynamic stack, `scratch_cap` the most any lane gets.
     ///
     /// # Errors
-    /// [`DispatchError`] for a wave64 kernel, empty or oversized grids and work-groups, too much
-    /// LDS or scratch, or a descriptor asking for SGPRs past s105.
+    /// [`DispatchError`] for a processor no family executes, a wave width its family does not
+    /// run, empty or oversized grids and work-groups, too much LDS or scratch, or a descriptor
+    /// asking for SGPRs past s105.
     pub fn new(
         d: &Dispatch,
         dynamic_stack: u32,
         scratch_cap: u32,
     ) -> Result<Layout, DispatchError> {
-        if !crate::executes(d.processor) {
-            return Err(DispatchError::UnsupportedIsa {
-                processor: d.processor,
-            });
-        }
+        let family = Family::for_processor(d.processor).ok_or(DispatchError::UnsupportedIsa {
+            processor: d.processor,
+        })?;
         let kd = KernelDescriptor::parse(&d.descriptor);
-        if !kd.wave32() {
+        let lanes = kd.lanes();
+        if !family.wave_sizes().any(|n| n == lanes) {
             return Err(DispatchError::Wave64);
         }
         let wg_items: u64 = d.workgroup.iter().map(|&v| u64::from(v)).product();
@@ -257,7 +273,7 @@ impl Layout {
                 SgprValue::Const(((SCRATCH_BASE >> 32) as u32 & 0xffff) | 1 << 31),
             ]);
             vals.push(SgprValue::Const(u32::MAX));
-            vals.push(SgprValue::Const(SCRATCH_V3));
+            vals.push(SgprValue::Const(scratch_v3(lanes)));
         }
         if p & kcp::DISPATCH_PTR != 0 {
             vals.extend([lo(d.packet_address), hi(d.packet_address)]);
@@ -326,6 +342,8 @@ impl Layout {
             "dispatch layout"
         );
         Ok(Layout {
+            family,
+            lanes,
             modes: kd.float_modes(),
             id_vgprs: kd.workitem_id_vgprs(),
             kd,

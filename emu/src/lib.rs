@@ -1,9 +1,12 @@
-//! rocload-emu: an RDNA2 (gfx1030, wave32) emulator that runs AMD GPU kernels on the CPU.
+//! rocload-emu: an AMD GPU emulator that runs kernels on the CPU; today the RDNA2 family
+//! (gfx1030, wave32).
 //!
-//! Two halves. The decoder ([`isa`]) turns gfx1030 machine code into a compact predecoded
-//! form ([`isa::Inst`]) and prints it exactly as `llvm-objdump-19 -d --mcpu=gfx1030` does.
-//! The engine ([`exec`], [`sched`]) lowers instructions into uops, cached per code address
-//! ([`program`]), and runs dispatches: give it guest memory (a [`GuestMemory`] whose every
+//! Two halves. The decoder ([`isa`]) turns machine code into a compact predecoded form
+//! ([`isa::Inst`], one [`isa::Op`] space for every instruction set it knows) and prints it
+//! exactly as `llvm-objdump-19 -d --mcpu=gfx1030` does. The engine ([`family`], [`exec`],
+//! [`sched`]) finds the [`Family`] of the dispatch's processor, lowers instructions into uops,
+//! cached per code address ([`program`]), and runs dispatches: give it guest memory (a
+//! [`GuestMemory`] whose every
 //! access can fault), a [`Dispatch`] (kernel descriptor, code address, grid, kernarg and
 //! packet addresses, segment sizes, apertures) and [`Services`] (hostcall interrupts), and
 //! [`Emulator::run`] returns a [`Report`] or a typed [`ExecError`].
@@ -26,9 +29,21 @@ macro_rules! internal {
     )* };
 }
 
+/// The operation named `$name` (a mnemonic identifier), checked when compiled: handler tables
+/// name operations by mnemonic and a misspelt one does not build.
+macro_rules! op {
+    ($name:ident) => {
+        match $crate::isa::Op::from_name(stringify!($name)) {
+            Some(op) => op,
+            None => panic!(concat!("no operation named ", stringify!($name))),
+        }
+    };
+}
+
 pub mod cache;
 pub mod dispatch;
 pub mod error;
+pub mod family;
 pub mod isa;
 pub mod memory;
 pub mod sched;
@@ -44,6 +59,7 @@ internal! {
 
 pub use dispatch::Dispatch;
 pub use error::{DispatchError, ExecError, FaultKind, Site, WaveId};
+pub use family::Family;
 pub use memory::{Access, FlatFault, FlatMemory, GuestMemory, Span};
 pub use sched::{Config, Emulator, Report};
 
@@ -51,13 +67,10 @@ pub use sched::{Config, Emulator, Report};
 pub const FAMILIES: &str = "RDNA2 (the gfx1030 ISA: gfx1030 to gfx1036)";
 
 /// Whether the emulator executes code built for `processor` (an LLVM processor name such as
-/// `gfx1030`). Code of any other processor is refused before anything runs: the gfx1030
-/// decoder would read another ISA's bytes as something else.
+/// `gfx1030`): whether one of its [`Family`]s does. Code of any other processor is refused
+/// before anything runs: another family's decoder would read its bytes as something else.
 pub fn executes(processor: &str) -> bool {
-    matches!(
-        processor,
-        "gfx1030" | "gfx1031" | "gfx1032" | "gfx1033" | "gfx1034" | "gfx1035" | "gfx1036"
-    )
+    Family::for_processor(processor).is_some()
 }
 
 /// What the emulator asks of its embedder while a dispatch runs.

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 use crate::exec::{lower, Block, DynMemory};
+use crate::isa::{Isa, IsaId};
 
 /// Why a block ends before a branch.
 #[derive(Debug)]
@@ -26,7 +27,7 @@ pub enum DecodeStop {
         /// The embedder's fault payload.
         fault: Box<dyn Any + Send>,
     },
-    /// The bytes are no gfx1030 instruction.
+    /// The bytes are no instruction of the code's ISA.
     Invalid {
         /// Where.
         pc: u64,
@@ -37,10 +38,10 @@ pub enum DecodeStop {
     },
 }
 
-/// Blocks by start address.
+/// Blocks by instruction set and start address.
 #[derive(Debug, Default)]
 pub struct Program {
-    blocks: RwLock<HashMap<u64, Arc<Block>>>,
+    blocks: RwLock<HashMap<(IsaId, u64), Arc<Block>>>,
     /// Uops in `blocks`.
     uops: AtomicUsize,
 }
@@ -57,17 +58,17 @@ impl Program {
         Program::default()
     }
 
-    /// The block starting at `pc`, decoding it from `mem` on first use.
-    pub fn block(&self, pc: u64, mem: &dyn DynMemory) -> Arc<Block> {
+    /// The block of `isa` code starting at `pc`, decoding it from `mem` on first use.
+    pub fn block(&self, isa: &'static Isa, pc: u64, mem: &dyn DynMemory) -> Arc<Block> {
         if let Some(b) = self
             .blocks
             .read()
             .unwrap_or_else(|p| p.into_inner())
-            .get(&pc)
+            .get(&(isa.id, pc))
         {
             return b.clone();
         }
-        let (block, stop) = lower::decode_block(pc, mem);
+        let (block, stop) = lower::decode_block(isa, pc, mem);
         let block = Arc::new(block);
         tracing::debug!(
             pc = format_args!("{pc:#x}"),
@@ -85,7 +86,7 @@ impl Program {
             map.clear();
             self.uops.store(0, Ordering::Relaxed);
         }
-        let entry = map.entry(pc).or_insert_with(|| {
+        let entry = map.entry((isa.id, pc)).or_insert_with(|| {
             self.uops.fetch_add(block.uops.len(), Ordering::Relaxed);
             block
         });
@@ -108,7 +109,7 @@ impl Program {
             .blocks
             .write()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(block.start, Arc::new(block))
+            .insert((block.isa, block.start), Arc::new(block))
         {
             self.uops.fetch_sub(old.uops.len(), Ordering::Relaxed);
         }
@@ -144,6 +145,7 @@ impl Program {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::GFX1030;
     use crate::memory::FlatMemory;
 
     /// `s_mov_b32 s0, 1`, `s_nop 0`, `s_endpgm` at 0x1000.
@@ -160,7 +162,7 @@ mod tests {
     fn reports_name_the_instruction_decoded_not_the_bytes_now() {
         let mem = code();
         let p = Program::new();
-        let block = p.block(0x1000, &mem);
+        let block = p.block(&GFX1030, 0x1000, &mem);
         assert_eq!(block.uops.len(), 3);
         assert_eq!(p.instruction_at(0x1004).as_deref(), Some("s_nop 0"));
         // The bytes change after decoding: the report still names what was decoded.
@@ -171,7 +173,7 @@ mod tests {
         p.forget(0x1004, 4);
         assert!(p.is_empty());
         assert_eq!(p.uops.load(Ordering::Relaxed), 0);
-        assert_eq!(p.block(0x1000, &mem).uops.len(), 2, "decoded again, now ending early");
+        assert_eq!(p.block(&GFX1030, 0x1000, &mem).uops.len(), 2, "decoded again, now ending early");
     }
 
     #[test]
@@ -182,12 +184,12 @@ mod tests {
         for round in 0..(MAX_UOPS / 3 + 10) {
             let pc = 0x1000 + 4 * (round % 3) as u64;
             p.forget(pc, 1);
-            p.block(pc, &mem);
+            p.block(&GFX1030, pc, &mem);
             assert!(p.uops.load(Ordering::Relaxed) <= MAX_UOPS);
         }
         let cap_hit = Program::new();
         cap_hit.uops.store(MAX_UOPS - 1, Ordering::Relaxed);
-        cap_hit.block(0x1000, &mem);
+        cap_hit.block(&GFX1030, 0x1000, &mem);
         assert_eq!(cap_hit.len(), 1, "starts over when full");
         assert_eq!(cap_hit.uops.load(Ordering::Relaxed), 3);
     }

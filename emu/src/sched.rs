@@ -14,12 +14,14 @@ use std::time::{Duration, Instant};
 
 use crate::dispatch::{workgroup_extent, Dispatch, Layout, SgprValue};
 use crate::error::{DispatchError, ExecError, FaultKind, Site, WaveId};
-use crate::exec::{lower, Block, DynMemory, Env, Fault, Step};
+use crate::exec::table::Table;
+use crate::exec::{lower, Block, Ctl, DynMemory, Env, Fault};
+use crate::isa::{Encoding, Isa, Op};
 use crate::lds::Lds;
 use crate::memory::GuestMemory;
 use crate::program::{DecodeStop, Program};
 use crate::scratch::{wave_bytes, Scratch, ScratchPool};
-use crate::wave::{sreg, Status, Wave, LANES};
+use crate::wave::{Mask, Status, Wave, LANES};
 
 use crate::Services;
 use rustc_hash::FxHashMap;
@@ -110,8 +112,8 @@ impl Default for Emulator {
 }
 
 /// A wave and where it is in the code (a block of its thread's [`Code`]).
-struct Slot {
-    wave: Wave,
+struct Slot<const N: usize> {
+    wave: Wave<N>,
     block: u32,
     idx: usize,
     /// At a grid barrier: its resource and the generation it waits to see pass.
@@ -175,7 +177,7 @@ impl Code {
         if let Some(&i) = self.index.get(&pc) {
             return i;
         }
-        let b = sh.program.block(pc, sh.mem);
+        let b = sh.program.block(sh.isa, pc, sh.mem);
         let i = self.blocks.len() as u32;
         self.blocks.push(b);
         self.index.insert(pc, i);
@@ -183,10 +185,10 @@ impl Code {
     }
 }
 
-struct Group {
+struct Group<const N: usize> {
     /// The work-group's id.
     id: [u32; 3],
-    waves: Vec<Slot>,
+    waves: Vec<Slot<N>>,
     lds: Lds,
     /// Scratch bytes this work-group holds in the emulator's budget.
     scratch: u64,
@@ -196,8 +198,9 @@ struct Group {
 struct Failure {
     fault: Box<Fault>,
     pc: u64,
-    name: &'static str,
-    encoding: &'static str,
+    /// The operation and the form it was decoded from (for an unsupported one's report).
+    op: Op,
+    form: Encoding,
     /// The wave (filled in by [`run_group`], which knows the work-group).
     wave: Option<WaveId>,
 }
@@ -220,6 +223,8 @@ enum Stop {
 struct Shared<'a> {
     d: &'a Dispatch,
     layout: Layout,
+    /// The instruction set the code is decoded with.
+    isa: &'static Isa,
     program: &'a Program,
     mem: &'a dyn DynMemory,
     services: &'a dyn Services,
@@ -245,7 +250,7 @@ struct Shared<'a> {
 
 impl Shared<'_> {
     /// Offers the most telling unfinished wave among `groups` for the timeout report.
-    fn note_stuck(&self, groups: &[Group]) {
+    fn note_stuck<const N: usize>(&self, groups: &[Group<N>]) {
         let rank = |s: Status| match s {
             Status::Ready => 0,
             Status::Sleeping => 1,
@@ -344,7 +349,7 @@ impl Emulator {
         }
         let workgroup_bytes = workgroup_items
             .div_ceil(LANES as u64)
-            .saturating_mul(wave_bytes(per_workitem));
+            .saturating_mul(wave_bytes(LANES as u32, per_workitem));
         if workgroup_bytes > self.scratch.budget() {
             return Err(DispatchError::ScratchTooLarge {
                 per_workitem,
@@ -388,7 +393,31 @@ impl Emulator {
         services: &S,
     ) -> Result<Report, ExecError<M::Fault>> {
         let start = Instant::now();
+        // The ISA gate: a family the engine executes, at a width it runs.
         let layout = Layout::new(d, self.config.dynamic_stack, self.config.scratch_cap)?;
+        let family = layout.family;
+        match layout.lanes {
+            32 => match family.table::<32>() {
+                Some(t) => self.run_width(t, layout, start, d, mem, services),
+                None => Err(DispatchError::Wave64.into()),
+            },
+            _ => match family.table::<64>() {
+                Some(t) => self.run_width(t, layout, start, d, mem, services),
+                None => Err(DispatchError::Wave64.into()),
+            },
+        }
+    }
+
+    /// [`Emulator::run`] for waves of `N` lanes with `table`'s handlers.
+    fn run_width<const N: usize, M: GuestMemory, S: Services>(
+        &self,
+        table: &'static Table<N>,
+        layout: Layout,
+        start: Instant,
+        d: &Dispatch,
+        mem: &M,
+        services: &S,
+    ) -> Result<Report, ExecError<M::Fault>> {
         let total = layout.workgroup_count();
         let threads = self
             .config
@@ -398,9 +427,9 @@ impl Emulator {
             .max(1);
         let entry = layout.entry;
         let group_items: u64 = d.workgroup.iter().map(|&v| u64::from(v)).product();
-        let group_waves = group_items.div_ceil(LANES as u64);
+        let group_waves = group_items.div_ceil(N as u64);
         self.check_scratch(layout.scratch_per_lane, group_items)?;
-        let group_scratch = group_waves * wave_bytes(layout.scratch_per_lane);
+        let group_scratch = group_waves * wave_bytes(N as u32, layout.scratch_per_lane);
         let mut resident_groups = (threads as u64)
             .saturating_mul(self.config.max_resident.max(1) as u64)
             .min(total);
@@ -410,6 +439,7 @@ impl Emulator {
         let resident_waves = resident_groups.saturating_mul(group_waves);
         let shared = Shared {
             d,
+            isa: layout.family.isa,
             layout,
             program: &self.program,
             mem,
@@ -436,7 +466,7 @@ impl Emulator {
         // A panicking worker (an emulator bug) fails the dispatch; it never unwinds into the
         // caller, which may be a queue's packet processor that others wait on.
         let guarded = || {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker(&shared)))
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker(&shared, table)))
                 .unwrap_or_else(|payload| {
                     let detail = payload
                         .downcast_ref::<&str>()
@@ -488,7 +518,7 @@ impl Emulator {
             let mut instruction = sh
                 .program
                 .instruction_at(pc)
-                .unwrap_or_else(|| lower::describe(pc, mem));
+                .unwrap_or_else(|| lower::describe(sh.isa, pc, mem));
             if instruction.is_empty() {
                 instruction = name.to_string();
             }
@@ -503,11 +533,11 @@ impl Emulator {
             Stop::Fault(Failure {
                 fault,
                 pc,
-                name,
-                encoding,
+                op,
+                form,
                 wave,
             }) => {
-                let site = |pc: u64| site_named(pc, name);
+                let site = |pc: u64| site_named(pc, op.name());
                 match *fault {
                     Fault::Memory {
                         lane,
@@ -539,8 +569,8 @@ impl Emulator {
                     },
                     Fault::Unsupported => ExecError::Unsupported {
                         site: site(pc),
-                        mnemonic: name.to_string(),
-                        encoding: encoding.to_string(),
+                        mnemonic: op.name().to_string(),
+                        encoding: form.name().to_string(),
                     },
                 }
             }
@@ -591,12 +621,12 @@ fn downcast<F: 'static>(p: Box<dyn Any + Send>) -> Result<F, ()> {
 
 /// A thread's resident work-groups. Whatever they hold of the scratch budget goes back when
 /// the thread stops, however it stops (the grid done, a fault, a timeout, a panic).
-struct Resident<'s, 'a> {
+struct Resident<'s, 'a, const N: usize> {
     sh: &'s Shared<'a>,
-    groups: Vec<Group>,
+    groups: Vec<Group<N>>,
 }
 
-impl Drop for Resident<'_, '_> {
+impl<const N: usize> Drop for Resident<'_, '_, N> {
     fn drop(&mut self) {
         for g in &mut self.groups {
             retire(self.sh, g);
@@ -606,7 +636,7 @@ impl Drop for Resident<'_, '_> {
 
 /// Gives a finished (or abandoned) work-group's scratch back: its reservation, then its waves'
 /// buffers, zeroed where written, for reuse.
-fn retire(sh: &Shared<'_>, g: &mut Group) {
+fn retire<const N: usize>(sh: &Shared<'_>, g: &mut Group<N>) {
     sh.scratch.release(g.scratch);
     g.scratch = 0;
     for s in &mut g.waves {
@@ -615,13 +645,13 @@ fn retire(sh: &Shared<'_>, g: &mut Group) {
 }
 
 /// One host thread's loop.
-fn worker(sh: &Shared<'_>) -> Stats {
+fn worker<const N: usize>(sh: &Shared<'_>, table: &Table<N>) -> Stats {
     let mut stats = Stats::default();
     let mut resident = Resident {
         sh,
         groups: Vec::new(),
     };
-    let mut pool: Vec<Wave> = Vec::new();
+    let mut pool: Vec<Wave<N>> = Vec::new();
     let mut local = Code::default();
     let total = sh.layout.workgroup_count();
     let mut idle_rounds = 0u32;
@@ -676,7 +706,7 @@ fn worker(sh: &Shared<'_>) -> Stats {
         let mut progressed = false;
         let mut i = 0;
         while i < groups.len() {
-            match run_group(sh, &mut groups[i], &mut local, &mut stats) {
+            match run_group(sh, table, &mut groups[i], &mut local, &mut stats) {
                 Ok(p) => progressed |= p,
                 Err(s) => {
                     sh.fail(s);
@@ -714,12 +744,17 @@ fn worker(sh: &Shared<'_>) -> Stats {
 }
 
 /// Sets up work-group number `n`: its waves' registers per the layout, and its LDS.
-fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) -> Group {
+fn new_group<const N: usize>(
+    sh: &Shared<'_>,
+    n: u64,
+    pool: &mut Vec<Wave<N>>,
+    local: &mut Code,
+) -> Group<N> {
     let l = &sh.layout;
     let id = l.workgroup_id(n);
     let ext = workgroup_extent(sh.d, id);
     let items = ext[0] * ext[1] * ext[2];
-    let nwaves = items.div_ceil(LANES as u32);
+    let nwaves = items.div_ceil(N as u32);
     let entry_block = local.at(sh, l.entry);
     let mut waves = Vec::with_capacity(nwaves as usize);
     for wi in 0..nwaves {
@@ -727,8 +762,8 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
         w.s = [0; crate::wave::SREGS];
         // VGPRs start undefined on the hardware; zero the ones the kernel may use so runs are
         // deterministic (a pooled wave may hold an earlier group's values).
-        for r in w.v.iter_mut().take(l.kd.vgprs() as usize) {
-            *r = [0; LANES];
+        for r in w.v.iter_mut().take(l.kd.vgprs(N as u32) as usize) {
+            *r = [0; N];
         }
         for &(i, v) in &l.sgprs {
             w.s[i as usize] = match v {
@@ -736,14 +771,10 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
                 SgprValue::WorkgroupId(dim) => id[dim as usize],
             };
         }
-        let first = wi * LANES as u32;
-        let live = (items - first).min(LANES as u32);
-        w.s[sreg::EXEC as usize] = if live >= 32 {
-            u32::MAX
-        } else {
-            (1u32 << live) - 1
-        };
-        for lane in 0..LANES {
+        let first = wi * N as u32;
+        let live = (items - first).min(N as u32);
+        w.set_exec(Mask::first(live));
+        for lane in 0..N {
             let f = first + lane as u32;
             let (x, y, z) = (
                 f % ext[0],
@@ -769,7 +800,9 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
         w.private_base_hi = (sh.d.private_aperture >> 32) as u32;
         w.scratch = Scratch::new(
             l.scratch_per_lane,
-            sh.scratch.take(wave_bytes(l.scratch_per_lane) as usize),
+            N as u32,
+            sh.scratch
+                .take(wave_bytes(N as u32, l.scratch_per_lane) as usize),
         );
         w.status = Status::Ready;
         w.index = wi;
@@ -791,9 +824,10 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
 
 /// Gives every ready wave of `g` a turn. Returns whether any wave did more than go back to
 /// sleep or wait.
-fn run_group(
+fn run_group<const N: usize>(
     sh: &Shared<'_>,
-    g: &mut Group,
+    table: &Table<N>,
+    g: &mut Group<N>,
     local: &mut Code,
     stats: &mut Stats,
 ) -> Result<bool, Stop> {
@@ -816,7 +850,7 @@ fn run_group(
         let mut env = Env::new(sh.mem, &mut g.lds, sh.services);
         let slot = &mut g.waves[wi];
         let before = slot.wave.instructions;
-        let end = turn(sh, slot, &mut env, local).map_err(|mut stop| {
+        let end = turn(sh, table, slot, &mut env, local).map_err(|mut stop| {
             if let Stop::Fault(f) = &mut stop {
                 f.wave = Some(WaveId {
                     workgroup: g.id,
@@ -862,9 +896,10 @@ fn run_group(
 }
 
 /// Runs one wave until its slice is used up or it sleeps, waits, ends or faults.
-fn turn(
+fn turn<const N: usize>(
     sh: &Shared<'_>,
-    slot: &mut Slot,
+    table: &Table<N>,
+    slot: &mut Slot<N>,
     env: &mut Env<'_>,
     code: &mut Code,
 ) -> Result<TurnEnd, Stop> {
@@ -878,23 +913,28 @@ fn turn(
             while let Some(u) = uops.get(slot.idx) {
                 slot.idx += 1;
                 n += 1;
-                match (u.run)(&mut slot.wave, u, env) {
-                    Ok(Step::Next) => {}
-                    Ok(Step::Jump(t)) => {
-                        target = Some(t);
+                match table.get(u.run)(&mut slot.wave, u, env) {
+                    Ctl::Next => {}
+                    Ctl::Branch => {
+                        target = Some(u.imm as u64);
                         break;
                     }
-                    Ok(Step::Sleep) => {
+                    Ctl::Jump => {
+                        target = Some(slot.wave.pc);
+                        break;
+                    }
+                    Ctl::Sleep => {
                         slot.wave.pc = u.next_pc();
                         slot.wave.instructions += n;
                         return Ok(TurnEnd::Sleep);
                     }
-                    Ok(Step::Barrier) => {
+                    Ctl::Barrier => {
                         slot.wave.pc = u.next_pc();
                         slot.wave.instructions += n;
                         return Ok(TurnEnd::Barrier);
                     }
-                    Ok(Step::GridBarrier { resource, waves }) => {
+                    Ctl::GridBarrier => {
+                        let (resource, waves) = env.gws;
                         if u64::from(waves) > sh.resident_waves {
                             slot.wave.pc = u.pc;
                             slot.wave.instructions += n;
@@ -911,19 +951,23 @@ fn turn(
                             return Ok(TurnEnd::GridBarrier);
                         }
                     }
-                    Ok(Step::End) => {
+                    Ctl::End => {
                         slot.wave.pc = u.pc;
                         slot.wave.instructions += n;
                         return Ok(TurnEnd::Ended);
                     }
-                    Err(fault) => {
+                    Ctl::Fault => {
                         slot.wave.pc = u.pc;
                         slot.wave.instructions += n;
+                        let fault = env
+                            .fault
+                            .take()
+                            .unwrap_or_else(|| Box::new(Fault::Unsupported));
                         return Err(Stop::Fault(Failure {
                             fault,
                             pc: u.pc,
-                            name: u.name,
-                            encoding: u.encoding,
+                            op: u.op,
+                            form: u.form,
                             wave: None,
                         }));
                     }
@@ -938,7 +982,7 @@ fn turn(
                         // Reaching the point where decoding stopped is the error; decode again
                         // for the reason (with the embedder's payload, which shared blocks do
                         // not keep).
-                        if let (fresh, Some(s)) = lower::decode_block(next, sh.mem) {
+                        if let (fresh, Some(s)) = lower::decode_block(sh.isa, next, sh.mem) {
                             if fresh.uops.is_empty() {
                                 break Err(Stop::Decode(s));
                             }

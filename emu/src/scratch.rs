@@ -1,5 +1,6 @@
 //! Scratch (private) memory: each wave's own storage, laid out as the hardware swizzles it
-//! (dword `k` of lane `t` at byte `(k * 32 + t) * 4`), so MUBUF accesses through the
+//! (dword `k` of lane `t` at byte `(k * lanes + t) * 4`, lanes being the wave's 32 or 64),
+//! so MUBUF accesses through the
 //! private-segment buffer descriptor (with its wave-scaled stack pointer in `soffset`) and flat
 //! accesses in the private aperture (offset from `FLAT_SCRATCH`) reach the same bytes.
 //!
@@ -17,17 +18,24 @@ use std::sync::Mutex;
 /// starts. Any buffer descriptor whose base lies at or above it addresses scratch.
 pub const SCRATCH_BASE: u64 = 0xF000_0000_0000;
 
-/// Word 3 of the private-segment buffer descriptor: INDEX_STRIDE = 2 (32 lanes, bits 22:21)
-/// and ADD_TID_ENABLE (bit 23), with DST_SEL x/y/z/w = 4..7 as ROCr writes it.
-pub const SCRATCH_V3: u32 = 4 | 5 << 3 | 6 << 6 | 7 << 9 | 2 << 21 | 1 << 23;
+/// Word 3 of a wave32 private-segment buffer descriptor ([`scratch_v3`]).
+#[cfg(any(test, feature = "internals"))]
+pub const SCRATCH_V3: u32 = scratch_v3(32);
 
-/// Lanes a scratch swizzle interleaves (the wave size).
-const LANES: u64 = 32;
+/// Word 3 of the private-segment buffer descriptor for waves of `lanes`: INDEX_STRIDE (bits
+/// 22:21: 2 for 32 lanes, 3 for 64) and ADD_TID_ENABLE (bit 23), with DST_SEL x/y/z/w = 4..7
+/// as ROCr writes it.
+pub const fn scratch_v3(lanes: u32) -> u32 {
+    let stride = if lanes >= 64 { 3 } else { 2 };
+    4 | 5 << 3 | 6 << 6 | 7 << 9 | stride << 21 | 1 << 23
+}
 
-/// Byte offset in a wave's scratch of byte `offset` of lane `lane`'s private memory.
-pub fn swizzle(lane: u32, offset: u32) -> u64 {
+/// Byte offset in the scratch of a wave of `lanes` of byte `offset` of lane `lane`'s private
+/// memory.
+#[inline(always)]
+pub fn swizzle(lanes: u32, lane: u32, offset: u32) -> u64 {
     let o = u64::from(offset);
-    (o / 4) * 4 * LANES + u64::from(lane) * 4 + o % 4
+    (o / 4) * 4 * u64::from(lanes) + u64::from(lane) * 4 + o % 4
 }
 
 /// An access past the end of a wave's scratch, by swizzled offset. The lane that made the
@@ -39,18 +47,21 @@ pub struct ScratchFault {
     pub physical: u64,
     /// Bytes of scratch each lane has.
     pub per_lane: u32,
+    /// Lanes of the wave (the swizzle's interleave).
+    pub lanes: u32,
 }
 
 impl ScratchFault {
     /// The private (per-lane) byte offset the swizzled offset stands for.
     pub fn private_offset(&self) -> u64 {
-        self.physical / (4 * LANES) * 4 + self.physical % 4
+        let lanes = u64::from(self.lanes.max(1));
+        self.physical / (4 * lanes) * 4 + self.physical % 4
     }
 }
 
-/// Bytes of scratch one wave of `per_lane` bytes per lane needs.
-pub fn wave_bytes(per_lane: u32) -> u64 {
-    u64::from(per_lane) * LANES
+/// Bytes of scratch one wave of `lanes` with `per_lane` bytes per lane needs.
+pub fn wave_bytes(lanes: u32, per_lane: u32) -> u64 {
+    u64::from(per_lane) * u64::from(lanes)
 }
 
 /// One wave's scratch: a buffer from the [`ScratchPool`] (none when the kernel has no private
@@ -59,20 +70,28 @@ pub fn wave_bytes(per_lane: u32) -> u64 {
 pub struct Scratch {
     bytes: Vec<u8>,
     per_lane: u32,
+    lanes: u32,
     /// One past the highest byte written: what must be zeroed before the buffer is reused.
     dirty: usize,
 }
 
 impl Scratch {
-    /// Scratch of `per_lane` bytes per lane in `buffer`, which must be zeroed and hold
-    /// [`wave_bytes`]`(per_lane)` bytes (an empty buffer when `per_lane` is 0).
-    pub fn new(per_lane: u32, buffer: Vec<u8>) -> Scratch {
-        debug_assert_eq!(buffer.len() as u64, wave_bytes(per_lane));
+    /// Scratch of `per_lane` bytes per lane of a wave of `lanes` in `buffer`, which must be
+    /// zeroed and hold [`wave_bytes`]`(lanes, per_lane)` bytes (an empty buffer when
+    /// `per_lane` is 0).
+    pub fn new(per_lane: u32, lanes: u32, buffer: Vec<u8>) -> Scratch {
+        debug_assert_eq!(buffer.len() as u64, wave_bytes(lanes, per_lane));
         Scratch {
             bytes: buffer,
             per_lane,
+            lanes,
             dirty: 0,
         }
+    }
+
+    /// Lanes of its wave.
+    pub fn lanes(&self) -> u32 {
+        self.lanes
     }
 
     /// Takes the buffer back, zeroed where it was written, leaving an empty scratch.
@@ -86,13 +105,14 @@ impl Scratch {
     }
 
     fn size(&self) -> u64 {
-        wave_bytes(self.per_lane).min(self.bytes.len() as u64)
+        wave_bytes(self.lanes, self.per_lane).min(self.bytes.len() as u64)
     }
 
     fn fault(&self, physical: u64) -> ScratchFault {
         ScratchFault {
             physical,
             per_lane: self.per_lane,
+            lanes: self.lanes,
         }
     }
 
@@ -256,21 +276,26 @@ mod tests {
         let sp = 64u32;
         for lane in [0u32, 5, 31] {
             for o in [0u32, 4, 9] {
-                let mubuf = u64::from(sp) * 32 + swizzle(lane, o);
-                assert_eq!(mubuf, swizzle(lane, sp + o));
+                let mubuf = u64::from(sp) * 32 + swizzle(32, lane, o);
+                assert_eq!(mubuf, swizzle(32, lane, sp + o));
             }
         }
     }
 
     #[test]
     fn bounds_are_per_lane_size() {
-        let mut s = Scratch::new(16, vec![0; wave_bytes(16) as usize]);
-        s.write(&[1, 2, 3, 4], |i| swizzle(31, 12 + i)).unwrap();
+        let mut s = Scratch::new(16, 32, vec![0; wave_bytes(32, 16) as usize]);
+        s.write(&[1, 2, 3, 4], |i| swizzle(32, 31, 12 + i)).unwrap();
         let mut b = [0; 4];
-        s.read(&mut b, |i| swizzle(31, 12 + i)).unwrap();
+        s.read(&mut b, |i| swizzle(32, 31, 12 + i)).unwrap();
         assert_eq!(b, [1, 2, 3, 4]);
-        let e = s.read(&mut b, |i| swizzle(3, 14 + i)).unwrap_err();
+        let e = s.read(&mut b, |i| swizzle(32, 3, 14 + i)).unwrap_err();
         assert_eq!(e.private_offset(), 16);
+        // Wave64 interleaves 64 lanes.
+        let mut s = Scratch::new(16, 64, vec![0; wave_bytes(64, 16) as usize]);
+        s.write(&[9], |i| swizzle(64, 63, 15 + i)).unwrap();
+        let e = s.read(&mut b[..1], |i| swizzle(64, 0, 16 + i)).unwrap_err();
+        assert_eq!((e.physical, e.private_offset()), (4 * 64 * 4, 16));
         // No buffer: every access faults.
         let mut none = Scratch::default();
         assert!(none.write(&[1], |_| 0).is_err());
@@ -279,16 +304,16 @@ mod tests {
     #[test]
     fn returned_buffers_are_zeroed_where_written_and_reused() {
         let pool = ScratchPool::new(1 << 20);
-        assert!(pool.try_reserve(wave_bytes(64)));
-        let mut s = Scratch::new(64, pool.take(wave_bytes(64) as usize));
-        s.write(&[7; 8], |i| swizzle(2, 40 + i)).unwrap();
+        assert!(pool.try_reserve(wave_bytes(32, 64)));
+        let mut s = Scratch::new(64, 32, pool.take(wave_bytes(32, 64) as usize));
+        s.write(&[7; 8], |i| swizzle(32, 2, 40 + i)).unwrap();
         let b = s.take_buffer();
         assert!(b.iter().all(|&x| x == 0));
         let at = b.as_ptr();
-        pool.release(wave_bytes(64));
+        pool.release(wave_bytes(32, 64));
         pool.give(b);
-        assert_eq!(pool.usage(), (0, wave_bytes(64), wave_bytes(64)));
-        let again = pool.take(wave_bytes(64) as usize);
+        assert_eq!(pool.usage(), (0, wave_bytes(32, 64), wave_bytes(32, 64)));
+        let again = pool.take(wave_bytes(32, 64) as usize);
         assert_eq!(again.as_ptr(), at);
     }
 

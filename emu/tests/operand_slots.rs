@@ -25,7 +25,7 @@
 
 use std::collections::BTreeSet;
 
-use rocload_emu::exec::{lower::lower, Env, Fault, Step};
+use rocload_emu::exec::{lower::lower, step32, Env, Fault, Step};
 use rocload_emu::isa::{decode, Encoding, Inst, Operand, Special};
 use rocload_emu::lds::Lds;
 use rocload_emu::memory::FlatMemory;
@@ -105,7 +105,7 @@ fn random_state(r: &mut Rng, inst: &Inst) -> State {
     let ds = inst.encoding == Encoding::Ds;
     let mut st = State {
         // The register file is a little longer than 128 (room for wide reads at its end).
-        s: (0..Wave::new().s.len())
+        s: (0..Wave::<32>::new().s.len())
             .map(|k| if k < 128 { r.next() } else { 0 })
             .collect(),
         v: (0..256)
@@ -217,7 +217,7 @@ fn place_addresses(r: &mut Rng, inst: &Inst, st: &mut State) {
 
 fn execute(inst: &Inst, st: &State) -> Outcome {
     let u = lower(inst, 0x1000);
-    let mut w = Wave::new();
+    let mut w = Wave::<32>::new();
     w.s.copy_from_slice(&st.s);
     for (k, v) in st.v.iter().enumerate() {
         w.v[k] = *v;
@@ -235,7 +235,7 @@ fn execute(inst: &Inst, st: &State) -> Outcome {
     lds.write(0, &st.lds).unwrap();
     let result = {
         let mut env = Env::new(&mem, &mut lds, &NoServices);
-        (u.run)(&mut w, &u, &mut env).map_err(|f| match *f {
+        step32(&mut w, &u, &mut env).map_err(|f| match *f {
             Fault::Memory { lane, address, .. } => format!("fault lane {lane} at {address:#x}"),
             Fault::Trap(c) => format!("trap {c}"),
             Fault::Unsupported => "unsupported".into(),
@@ -579,7 +579,7 @@ fn handlers_use_the_operands_the_decoder_fills() {
 // ---- Reference values for the forms where operands are easy to confuse ----
 
 /// Decodes `hex` (the instruction's bytes in order), lowers it and runs it once on `w`.
-fn run_bytes(hex: &str, w: &mut Wave, mem: &FlatMemory, lds: &mut Lds) -> Result<Step, String> {
+fn run_bytes(hex: &str, w: &mut Wave<32>, mem: &FlatMemory, lds: &mut Lds) -> Result<Step, String> {
     let mut bytes: Vec<u8> = (0..hex.len() / 2)
         .map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap())
         .collect();
@@ -587,11 +587,11 @@ fn run_bytes(hex: &str, w: &mut Wave, mem: &FlatMemory, lds: &mut Lds) -> Result
     let inst = decode(&bytes, 0x1000).expect("decodes");
     let u = lower(&inst, 0x1000);
     let mut env = Env::new(mem, lds, &NoServices);
-    (u.run)(w, &u, &mut env).map_err(|f| format!("{:?}", std::mem::discriminant(&*f)))
+    step32(w, &u, &mut env).map_err(|f| format!("{:?}", std::mem::discriminant(&*f)))
 }
 
-fn ref_wave() -> Wave {
-    let mut w = Wave::new();
+fn ref_wave() -> Wave<32> {
+    let mut w = Wave::<32>::new();
     w.s[EXEC as usize] = u32::MAX;
     w.mode = 0x3f0 | 1 << 8 | 1 << 9;
     w.shared_base_hi = 0x1000;
@@ -790,7 +790,7 @@ fn alu_operands_take_their_isa_roles() {
     let mem = FlatMemory::new();
     let mut lds = Lds::new(0);
     let mut w = ref_wave();
-    let mut run = |w: &mut Wave, hex: &str| run_bytes(hex, w, &mem, &mut lds).unwrap();
+    let mut run = |w: &mut Wave<32>, hex: &str| run_bytes(hex, w, &mem, &mut lds).unwrap();
     w.v[1] = lane_ids().map(|l| 0xffff_fff0u32.wrapping_add(l * 0x0101_0101));
     w.v[2] = lane_ids().map(|l| 0x10 + 3 * l);
     w.v[3] = lane_ids().map(|l| (l as f32 + 0.5).to_bits());

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use rocload_emu::exec::{handler_for, unsupported, Block, Opnd, Uop};
+use rocload_emu::exec::{Block, Opnd, Uop};
 use rocload_emu::{Config, Dispatch, Emulator, ExecError, FaultKind, FlatMemory, NoServices};
 
 const CODE: u64 = 0x10_0000;
@@ -35,21 +35,17 @@ fn target(i: i64) -> i64 {
 /// running to the next branch or end.
 fn load(emu: &Emulator, prog: Vec<Uop>) {
     let ends = |u: &Uop| {
-        u.name.starts_with("s_branch")
-            || u.name.starts_with("s_cbranch")
-            || u.name == "s_endpgm"
-            || u.name == "s_setpc_b64"
+        u.op.name().starts_with("s_branch")
+            || u.op.name().starts_with("s_cbranch")
+            || u.op.name() == "s_endpgm"
+            || u.op.name() == "s_setpc_b64"
     };
     for start in 0..prog.len() {
         let end = (start..prog.len())
             .find(|&i| ends(&prog[i]))
             .unwrap_or(prog.len() - 1);
-        emu.program().insert(Block {
-            start: prog[start].pc,
-            uops: prog[start..=end].to_vec().into_boxed_slice(),
-            stopped: false,
-            code: Box::default(),
-        });
+        emu.program()
+            .insert(Block::new(prog[start].pc, prog[start..=end].to_vec()));
     }
 }
 
@@ -58,13 +54,12 @@ fn assemble(items: Vec<I>) -> Vec<Uop> {
         .into_iter()
         .enumerate()
         .map(|(i, I(name, d, src, imm))| {
-            let run = handler_for(name).unwrap_or(unsupported);
             let mut u = Uop {
                 d,
                 s: src,
                 imm,
                 pc: CODE + 4 * i as u64,
-                ..Uop::new(name, run)
+                ..Uop::named(name)
             };
             if name.starts_with("s_branch") || name.starts_with("s_cbranch") {
                 u.imm = target(imm);
@@ -358,13 +353,13 @@ fn traps_faults_and_unsupported_instructions_are_typed() {
     load(
         &emu,
         assemble(vec![
-            I("image_sample", [N, N], [N; 3], 0),
+            I("mimg", [N, N], [N; 3], 0),
             I("s_endpgm", [N, N], [N; 3], 0),
         ]),
     );
     match emu.run(&dispatch(1, 32, 0), &m, &NoServices) {
         Err(ExecError::Unsupported { site, mnemonic, .. }) => {
-            assert_eq!((site.pc, mnemonic.as_str()), (CODE, "image_sample"))
+            assert_eq!((site.pc, mnemonic.as_str()), (CODE, "mimg"))
         }
         other => panic!("{other:?}"),
     }

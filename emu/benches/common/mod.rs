@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use rocload_emu::exec::{handler_for, unsupported, Block, Opnd, Uop};
+use rocload_emu::exec::{Block, Opnd, Uop};
 use rocload_emu::{Dispatch, Emulator, FlatMemory};
 
 pub const CODE: u64 = 0x10_0000;
@@ -28,7 +28,7 @@ fn uop(i: usize, name: &'static str, d: [Opnd; 2], s: [Opnd; 3], imm: i64) -> Uo
         s,
         imm,
         pc: CODE + 4 * i as u64,
-        ..Uop::new(name, handler_for(name).unwrap_or(unsupported))
+        ..Uop::named(name)
     }
 }
 
@@ -110,18 +110,16 @@ pub fn alu_native(gid: u32) -> f32 {
 /// Puts a program in the decode cache (a block at every instruction, to the next branch).
 pub fn load(emu: &Emulator, prog: &[Uop]) {
     let ends = |u: &Uop| {
-        u.name.starts_with("s_branch") || u.name.starts_with("s_cbranch") || u.name == "s_endpgm"
+        u.op.name().starts_with("s_branch")
+            || u.op.name().starts_with("s_cbranch")
+            || u.op.name() == "s_endpgm"
     };
     for start in 0..prog.len() {
         let end = (start..prog.len())
             .find(|&i| ends(&prog[i]))
             .unwrap_or(prog.len() - 1);
-        emu.program().insert(Block {
-            start: prog[start].pc,
-            uops: prog[start..=end].to_vec().into_boxed_slice(),
-            stopped: false,
-            code: Box::default(),
-        });
+        emu.program()
+            .insert(Block::new(prog[start].pc, prog[start..=end].to_vec()));
     }
 }
 

@@ -5,12 +5,13 @@
 //! atomic within the work-group by construction. Addresses past the work-group's LDS fault.
 //! Not for flat accesses that reach LDS ([`super::vmem`] routes those).
 
-use super::{Env, Fault, Handler, Opnd, Step, Uop};
+use super::atomic::{self, AtomicOp as At};
+use super::{ctl, Ctl, Env, Fault, Handler, Opnd, Uop};
 use crate::error::FaultKind;
-use crate::float as fp;
-use crate::wave::{sreg, Wave, LANES};
+use crate::isa::Op;
+use crate::wave::{sreg, Wave};
 
-type R = Result<Step, Box<Fault>>;
+type R = Result<(), Box<Fault>>;
 
 fn fault(l: usize, addr: u32, f: crate::lds::LdsFault) -> Box<Fault> {
     Box::new(Fault::Memory {
@@ -20,14 +21,14 @@ fn fault(l: usize, addr: u32, f: crate::lds::LdsFault) -> Box<Fault> {
     })
 }
 
-fn vaddr(w: &Wave, u: &Uop, l: usize) -> u32 {
+fn vaddr<const N: usize>(w: &Wave<N>, u: &Uop, l: usize) -> u32 {
     match u.s[0] {
         Opnd::V(r) => w.v[r as usize][l],
         _ => 0,
     }
 }
 
-fn data(w: &Wave, o: Opnd, l: usize, k: u16) -> u32 {
+fn data<const N: usize>(w: &Wave<N>, o: Opnd, l: usize, k: u16) -> u32 {
     match o {
         Opnd::V(r) => w.v[(r + k) as usize][l],
         _ => 0,
@@ -45,12 +46,12 @@ enum Ext {
 }
 
 /// `ds_read_*`: `bytes` at vaddr + offset.
-fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, ext: Ext) -> R {
+fn load<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, ext: Ext) -> R {
     let Opnd::V(d) = u.d[0] else {
-        return Ok(Step::Next);
+        return Ok(());
     };
     let d = d as usize;
-    for l in super::lanes_of(w.exec()) {
+    for l in w.exec().iter() {
         let a = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
         let mut b = [0u8; 16];
         match bytes {
@@ -90,12 +91,12 @@ fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, ext: Ext) -> R {
             }
         }
     }
-    Ok(Step::Next)
+    Ok(())
 }
 
 /// `ds_write_*`: `bytes` of data0 (bits 16.. for the `d16_hi` forms).
-fn store(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, hi: bool) -> R {
-    for l in super::lanes_of(w.exec()) {
+fn store<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, hi: bool) -> R {
+    for l in w.exec().iter() {
         let a = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
         let mut b = [0u8; 16];
         for k in 0..bytes.div_ceil(4) as u16 {
@@ -110,18 +111,18 @@ fn store(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, hi: bool) -> R {
             .write(a, &b[..bytes as usize])
             .map_err(|f| fault(l, a, f))?;
     }
-    Ok(Step::Next)
+    Ok(())
 }
 
 /// `ds_read2*`: two loads of `bytes` at offset0 and offset1 (times `bytes`, times 64 for st64).
-fn load2(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
+fn load2<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
     let Opnd::V(d) = u.d[0] else {
-        return Ok(Step::Next);
+        return Ok(());
     };
     let d = d as usize;
     let scale = bytes * if st64 { 64 } else { 1 };
     let words = (bytes / 4) as usize;
-    for l in super::lanes_of(w.exec()) {
+    for l in w.exec().iter() {
         let base = vaddr(w, u, l);
         for (i, off) in [u.mem.offset as u32 & 0xff, u32::from(u.mem.offset1) & 0xff]
             .into_iter()
@@ -140,13 +141,13 @@ fn load2(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
             }
         }
     }
-    Ok(Step::Next)
+    Ok(())
 }
 
 /// `ds_write2*`: data0 at offset0, data1 at offset1.
-fn store2(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
+fn store2<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
     let scale = bytes * if st64 { 64 } else { 1 };
-    for l in super::lanes_of(w.exec()) {
+    for l in w.exec().iter() {
         let base = vaddr(w, u, l);
         for (src, off) in [
             (u.s[1], u.mem.offset as u32 & 0xff),
@@ -163,108 +164,14 @@ fn store2(w: &mut Wave, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
                 .map_err(|f| fault(l, a, f))?;
         }
     }
-    Ok(Step::Next)
+    Ok(())
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum At {
-    Add,
-    Sub,
-    Rsub,
-    Inc,
-    Dec,
-    MinI,
-    MaxI,
-    MinU,
-    MaxU,
-    And,
-    Or,
-    Xor,
-    Mskor,
-    Wrxchg,
-    Cmpst,
-    MinF,
-    MaxF,
-    AddF,
-}
-
-fn apply64(op: At, old: u64, a: u64, b: u64, wide: bool) -> u64 {
-    let (fmin, fmax, fadd) = if wide {
-        (
-            fp::min_f64(f64::from_bits(old), f64::from_bits(a), true).to_bits(),
-            fp::max_f64(f64::from_bits(old), f64::from_bits(a), true).to_bits(),
-            (f64::from_bits(old) + f64::from_bits(a)).to_bits(),
-        )
-    } else {
-        let (o, x) = (f32::from_bits(old as u32), f32::from_bits(a as u32));
-        (
-            u64::from(fp::min_f32(o, x, true).to_bits()),
-            u64::from(fp::max_f32(o, x, true).to_bits()),
-            u64::from((o + x).to_bits()),
-        )
-    };
-    let (smin, smax) = if wide {
-        (
-            (old as i64).min(a as i64) as u64,
-            (old as i64).max(a as i64) as u64,
-        )
-    } else {
-        (
-            u64::from((old as i32).min(a as i32) as u32),
-            u64::from((old as i32).max(a as i32) as u32),
-        )
-    };
-    let r = match op {
-        At::Add => old.wrapping_add(a),
-        At::Sub => old.wrapping_sub(a),
-        At::Rsub => a.wrapping_sub(old),
-        At::Inc => {
-            if old >= a {
-                0
-            } else {
-                old + 1
-            }
-        }
-        At::Dec => {
-            if old == 0 || old > a {
-                a
-            } else {
-                old - 1
-            }
-        }
-        At::MinI => smin,
-        At::MaxI => smax,
-        At::MinU => old.min(a),
-        At::MaxU => old.max(a),
-        At::And => old & a,
-        At::Or => old | a,
-        At::Xor => old ^ a,
-        At::Mskor => (old & !a) | b,
-        At::Wrxchg => a,
-        // ds_cmpst: data0 is the compare value, data1 the new one.
-        At::Cmpst => {
-            if old == a {
-                b
-            } else {
-                old
-            }
-        }
-        At::MinF => fmin,
-        At::MaxF => fmax,
-        At::AddF => fadd,
-    };
-    if wide {
-        r
-    } else {
-        r & 0xffff_ffff
-    }
-}
-
-fn atomic(w: &mut Wave, u: &Uop, e: &mut Env<'_>, op: At, wide: bool, ret: bool) -> R {
+fn atomic<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, op: At, wide: bool, ret: bool) -> R {
     let exec = w.exec();
-    let mut out = [[0u32; LANES]; 2];
+    let mut out = [[0u32; N]; 2];
     let len = if wide { 8 } else { 4 };
-    for l in super::lanes_of(exec) {
+    for l in exec.iter() {
         let addr = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
         let rd = |o: Opnd| {
             if wide {
@@ -274,15 +181,18 @@ fn atomic(w: &mut Wave, u: &Uop, e: &mut Env<'_>, op: At, wide: bool, ret: bool)
             }
         };
         let (a, b) = (rd(u.s[1]), rd(u.s[2]));
+        // ds_cmpst: data0 is the compare value, data1 the new one.
+        let (src, cmp) = if op == At::Cmpswap { (b, a) } else { (a, b) };
         let mut buf = [0u8; 8];
         e.lds
             .read(addr, &mut buf[..len])
             .map_err(|f| fault(l, addr, f))?;
         let old = u64::from_le_bytes(buf);
-        let new = apply64(op, old, a, b, wide);
-        e.lds
-            .write(addr, &new.to_le_bytes()[..len])
-            .map_err(|f| fault(l, addr, f))?;
+        if let Some(new) = atomic::apply(op, wide, old, src, cmp) {
+            e.lds
+                .write(addr, &new.to_le_bytes()[..len])
+                .map_err(|f| fault(l, addr, f))?;
+        }
         out[0][l] = old as u32;
         out[1][l] = (old >> 32) as u32;
     }
@@ -294,42 +204,42 @@ fn atomic(w: &mut Wave, u: &Uop, e: &mut Env<'_>, op: At, wide: bool, ret: bool)
             }
         }
     }
-    Ok(Step::Next)
+    Ok(())
 }
 
 /// `ds_bpermute_b32`: each lane reads data0 of the lane its address names (address / 4).
-pub fn ds_bpermute_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn ds_bpermute_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> Ctl {
     let exec = w.exec();
     let src = w.vread(u.s[1]);
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+    let out: [u32; N] = std::array::from_fn(|l| {
         let a = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
-        src[(a / 4) as usize % LANES]
+        src[(a / 4) as usize % N]
     });
     w.vwrite(u.d[0], exec, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `ds_permute_b32`: each active lane sends data0 to the lane its address names.
-pub fn ds_permute_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn ds_permute_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> Ctl {
     let exec = w.exec();
     let src = w.vread(u.s[1]);
-    let mut out = [0u32; LANES];
-    for l in super::lanes_of(exec) {
+    let mut out = [0u32; N];
+    for l in exec.iter() {
         let a = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
-        out[(a / 4) as usize % LANES] = src[l];
+        out[(a / 4) as usize % N] = src[l];
     }
     w.vwrite(u.d[0], exec, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `ds_swizzle_b32`: quad permutation (offset bit 15) or and/or/xor masks on the lane id
 /// within 32 lanes. The data comes from the ADDR field's register (the instruction has no
 /// address), which is where the assembler puts it.
-pub fn ds_swizzle_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn ds_swizzle_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> Ctl {
     let exec = w.exec();
     let src = w.vread(u.s[0]);
     let off = u.mem.offset as u32 & 0xffff;
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+    let out: [u32; N] = std::array::from_fn(|l| {
         let j = if off & 0x8000 != 0 {
             (l & !3) | (off as usize >> (2 * (l & 3)) & 3)
         } else {
@@ -338,59 +248,62 @@ pub fn ds_swizzle_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
                 off as usize >> 5 & 0x1f,
                 off as usize >> 10 & 0x1f,
             );
-            ((l & and) | or) ^ xor
+            // Within each group of 32 lanes.
+            (l & !31) | (((l & 31 & and) | or) ^ xor)
         };
-        if exec >> j & 1 != 0 {
-            src[j % LANES]
+        if exec.has(j) {
+            src[j % N]
         } else {
             0
         }
     });
     w.vwrite(u.d[0], exec, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `ds_gws_barrier`: one arrival at GWS barrier `M0[21:16] + offset`, which opens when the
 /// first active lane's value plus one waves have arrived (cooperative groups' grid sync: one
 /// wave per work-group, value = work-groups - 1). The scheduler keeps the count.
-pub fn ds_gws_barrier(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let exec = w.exec();
-    if exec == 0 {
-        return Ok(Step::Next);
-    }
-    let lane = exec.trailing_zeros() as usize;
+pub fn ds_gws_barrier<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Ctl {
+    let Some(lane) = w.exec().lowest() else {
+        return Ctl::Next;
+    };
     let waves = w.vread(u.s[0])[lane].saturating_add(1);
     let resource = ((w.s[sreg::M0 as usize] >> 16) + (u.mem.offset as u32 & 0xffff)) & 0x3f;
-    Ok(Step::GridBarrier {
-        resource: resource as u8,
-        waves,
-    })
+    e.gws = (resource as u8, waves);
+    Ctl::GridBarrier
 }
 
 /// `ds_nop`.
-pub fn ds_nop(_: &mut Wave, _: &Uop, _: &mut Env<'_>) -> R {
-    Ok(Step::Next)
+pub fn ds_nop<const N: usize>(_: &mut Wave<N>, _: &Uop, _: &mut Env<'_>) -> Ctl {
+    Ctl::Next
 }
 
 macro_rules! ds {
     ($( $name:ident => |$w:ident, $u:ident, $e:ident| $body:expr ;)*) => {
         $(
             #[doc = concat!("`", stringify!($name), "`.")]
-            pub fn $name($w: &mut Wave, $u: &Uop, $e: &mut Env<'_>) -> R {
-                $body
+            pub fn $name<const N: usize>($w: &mut Wave<N>, $u: &Uop, $e: &mut Env<'_>) -> Ctl {
+                let r = $body;
+                ctl(r, $e)
             }
         )*
-        /// Handlers by mnemonic.
-        pub const TABLE: &[(&str, Handler)] = &[
-            $((stringify!($name), $name as Handler),)*
-            ("ds_bpermute_b32", ds_bpermute_b32),
-            ("ds_permute_b32", ds_permute_b32),
-            ("ds_swizzle_b32", ds_swizzle_b32),
-            ("ds_nop", ds_nop),
-            ("ds_gws_barrier", ds_gws_barrier),
-        ];
+        impl<const N: usize> Handlers<N> {
+            /// Handlers by operation.
+            pub const TABLE: &'static [(Op, Handler<N>)] = &[
+                $((op!($name), $name::<N> as Handler<N>),)*
+                (op!(ds_bpermute_b32), ds_bpermute_b32::<N> as Handler<N>),
+                (op!(ds_permute_b32), ds_permute_b32::<N> as Handler<N>),
+                (op!(ds_swizzle_b32), ds_swizzle_b32::<N> as Handler<N>),
+                (op!(ds_nop), ds_nop::<N> as Handler<N>),
+                (op!(ds_gws_barrier), ds_gws_barrier::<N> as Handler<N>),
+            ];
+        }
     };
 }
+
+/// This module's handlers for `N`-lane waves.
+pub struct Handlers<const N: usize>;
 
 ds! {
     ds_read_u8 => |w, u, e| load(w, u, e, 1, Ext::Zero);
@@ -426,63 +339,63 @@ ds! {
     ds_rsub_u32 => |w, u, e| atomic(w, u, e, At::Rsub, false, false);
     ds_inc_u32 => |w, u, e| atomic(w, u, e, At::Inc, false, false);
     ds_dec_u32 => |w, u, e| atomic(w, u, e, At::Dec, false, false);
-    ds_min_i32 => |w, u, e| atomic(w, u, e, At::MinI, false, false);
-    ds_max_i32 => |w, u, e| atomic(w, u, e, At::MaxI, false, false);
-    ds_min_u32 => |w, u, e| atomic(w, u, e, At::MinU, false, false);
-    ds_max_u32 => |w, u, e| atomic(w, u, e, At::MaxU, false, false);
+    ds_min_i32 => |w, u, e| atomic(w, u, e, At::Smin, false, false);
+    ds_max_i32 => |w, u, e| atomic(w, u, e, At::Smax, false, false);
+    ds_min_u32 => |w, u, e| atomic(w, u, e, At::Umin, false, false);
+    ds_max_u32 => |w, u, e| atomic(w, u, e, At::Umax, false, false);
     ds_and_b32 => |w, u, e| atomic(w, u, e, At::And, false, false);
     ds_or_b32 => |w, u, e| atomic(w, u, e, At::Or, false, false);
     ds_xor_b32 => |w, u, e| atomic(w, u, e, At::Xor, false, false);
     ds_mskor_b32 => |w, u, e| atomic(w, u, e, At::Mskor, false, false);
-    ds_cmpst_b32 => |w, u, e| atomic(w, u, e, At::Cmpst, false, false);
-    ds_cmpst_f32 => |w, u, e| atomic(w, u, e, At::Cmpst, false, false);
-    ds_min_f32 => |w, u, e| atomic(w, u, e, At::MinF, false, false);
-    ds_max_f32 => |w, u, e| atomic(w, u, e, At::MaxF, false, false);
-    ds_add_f32 => |w, u, e| atomic(w, u, e, At::AddF, false, false);
+    ds_cmpst_b32 => |w, u, e| atomic(w, u, e, At::Cmpswap, false, false);
+    ds_cmpst_f32 => |w, u, e| atomic(w, u, e, At::Cmpswap, false, false);
+    ds_min_f32 => |w, u, e| atomic(w, u, e, At::Fmin, false, false);
+    ds_max_f32 => |w, u, e| atomic(w, u, e, At::Fmax, false, false);
+    ds_add_f32 => |w, u, e| atomic(w, u, e, At::Fadd, false, false);
     ds_add_rtn_u32 => |w, u, e| atomic(w, u, e, At::Add, false, true);
     ds_sub_rtn_u32 => |w, u, e| atomic(w, u, e, At::Sub, false, true);
     ds_rsub_rtn_u32 => |w, u, e| atomic(w, u, e, At::Rsub, false, true);
     ds_inc_rtn_u32 => |w, u, e| atomic(w, u, e, At::Inc, false, true);
     ds_dec_rtn_u32 => |w, u, e| atomic(w, u, e, At::Dec, false, true);
-    ds_min_rtn_i32 => |w, u, e| atomic(w, u, e, At::MinI, false, true);
-    ds_max_rtn_i32 => |w, u, e| atomic(w, u, e, At::MaxI, false, true);
-    ds_min_rtn_u32 => |w, u, e| atomic(w, u, e, At::MinU, false, true);
-    ds_max_rtn_u32 => |w, u, e| atomic(w, u, e, At::MaxU, false, true);
+    ds_min_rtn_i32 => |w, u, e| atomic(w, u, e, At::Smin, false, true);
+    ds_max_rtn_i32 => |w, u, e| atomic(w, u, e, At::Smax, false, true);
+    ds_min_rtn_u32 => |w, u, e| atomic(w, u, e, At::Umin, false, true);
+    ds_max_rtn_u32 => |w, u, e| atomic(w, u, e, At::Umax, false, true);
     ds_and_rtn_b32 => |w, u, e| atomic(w, u, e, At::And, false, true);
     ds_or_rtn_b32 => |w, u, e| atomic(w, u, e, At::Or, false, true);
     ds_xor_rtn_b32 => |w, u, e| atomic(w, u, e, At::Xor, false, true);
     ds_mskor_rtn_b32 => |w, u, e| atomic(w, u, e, At::Mskor, false, true);
-    ds_wrxchg_rtn_b32 => |w, u, e| atomic(w, u, e, At::Wrxchg, false, true);
-    ds_cmpst_rtn_b32 => |w, u, e| atomic(w, u, e, At::Cmpst, false, true);
-    ds_cmpst_rtn_f32 => |w, u, e| atomic(w, u, e, At::Cmpst, false, true);
-    ds_min_rtn_f32 => |w, u, e| atomic(w, u, e, At::MinF, false, true);
-    ds_max_rtn_f32 => |w, u, e| atomic(w, u, e, At::MaxF, false, true);
-    ds_add_rtn_f32 => |w, u, e| atomic(w, u, e, At::AddF, false, true);
+    ds_wrxchg_rtn_b32 => |w, u, e| atomic(w, u, e, At::Swap, false, true);
+    ds_cmpst_rtn_b32 => |w, u, e| atomic(w, u, e, At::Cmpswap, false, true);
+    ds_cmpst_rtn_f32 => |w, u, e| atomic(w, u, e, At::Cmpswap, false, true);
+    ds_min_rtn_f32 => |w, u, e| atomic(w, u, e, At::Fmin, false, true);
+    ds_max_rtn_f32 => |w, u, e| atomic(w, u, e, At::Fmax, false, true);
+    ds_add_rtn_f32 => |w, u, e| atomic(w, u, e, At::Fadd, false, true);
     ds_add_u64 => |w, u, e| atomic(w, u, e, At::Add, true, false);
     ds_sub_u64 => |w, u, e| atomic(w, u, e, At::Sub, true, false);
-    ds_min_i64 => |w, u, e| atomic(w, u, e, At::MinI, true, false);
-    ds_max_i64 => |w, u, e| atomic(w, u, e, At::MaxI, true, false);
-    ds_min_u64 => |w, u, e| atomic(w, u, e, At::MinU, true, false);
-    ds_max_u64 => |w, u, e| atomic(w, u, e, At::MaxU, true, false);
+    ds_min_i64 => |w, u, e| atomic(w, u, e, At::Smin, true, false);
+    ds_max_i64 => |w, u, e| atomic(w, u, e, At::Smax, true, false);
+    ds_min_u64 => |w, u, e| atomic(w, u, e, At::Umin, true, false);
+    ds_max_u64 => |w, u, e| atomic(w, u, e, At::Umax, true, false);
     ds_and_b64 => |w, u, e| atomic(w, u, e, At::And, true, false);
     ds_or_b64 => |w, u, e| atomic(w, u, e, At::Or, true, false);
     ds_xor_b64 => |w, u, e| atomic(w, u, e, At::Xor, true, false);
-    ds_cmpst_b64 => |w, u, e| atomic(w, u, e, At::Cmpst, true, false);
-    ds_min_f64 => |w, u, e| atomic(w, u, e, At::MinF, true, false);
-    ds_max_f64 => |w, u, e| atomic(w, u, e, At::MaxF, true, false);
+    ds_cmpst_b64 => |w, u, e| atomic(w, u, e, At::Cmpswap, true, false);
+    ds_min_f64 => |w, u, e| atomic(w, u, e, At::Fmin, true, false);
+    ds_max_f64 => |w, u, e| atomic(w, u, e, At::Fmax, true, false);
     ds_add_rtn_u64 => |w, u, e| atomic(w, u, e, At::Add, true, true);
     ds_sub_rtn_u64 => |w, u, e| atomic(w, u, e, At::Sub, true, true);
-    ds_min_rtn_i64 => |w, u, e| atomic(w, u, e, At::MinI, true, true);
-    ds_max_rtn_i64 => |w, u, e| atomic(w, u, e, At::MaxI, true, true);
-    ds_min_rtn_u64 => |w, u, e| atomic(w, u, e, At::MinU, true, true);
-    ds_max_rtn_u64 => |w, u, e| atomic(w, u, e, At::MaxU, true, true);
+    ds_min_rtn_i64 => |w, u, e| atomic(w, u, e, At::Smin, true, true);
+    ds_max_rtn_i64 => |w, u, e| atomic(w, u, e, At::Smax, true, true);
+    ds_min_rtn_u64 => |w, u, e| atomic(w, u, e, At::Umin, true, true);
+    ds_max_rtn_u64 => |w, u, e| atomic(w, u, e, At::Umax, true, true);
     ds_and_rtn_b64 => |w, u, e| atomic(w, u, e, At::And, true, true);
     ds_or_rtn_b64 => |w, u, e| atomic(w, u, e, At::Or, true, true);
     ds_xor_rtn_b64 => |w, u, e| atomic(w, u, e, At::Xor, true, true);
-    ds_wrxchg_rtn_b64 => |w, u, e| atomic(w, u, e, At::Wrxchg, true, true);
-    ds_cmpst_rtn_b64 => |w, u, e| atomic(w, u, e, At::Cmpst, true, true);
-    ds_min_rtn_f64 => |w, u, e| atomic(w, u, e, At::MinF, true, true);
-    ds_max_rtn_f64 => |w, u, e| atomic(w, u, e, At::MaxF, true, true);
+    ds_wrxchg_rtn_b64 => |w, u, e| atomic(w, u, e, At::Swap, true, true);
+    ds_cmpst_rtn_b64 => |w, u, e| atomic(w, u, e, At::Cmpswap, true, true);
+    ds_min_rtn_f64 => |w, u, e| atomic(w, u, e, At::Fmin, true, true);
+    ds_max_rtn_f64 => |w, u, e| atomic(w, u, e, At::Fmax, true, true);
     ds_inc_u64 => |w, u, e| atomic(w, u, e, At::Inc, true, false);
     ds_dec_u64 => |w, u, e| atomic(w, u, e, At::Dec, true, false);
     ds_rsub_u64 => |w, u, e| atomic(w, u, e, At::Rsub, true, false);
@@ -491,8 +404,8 @@ ds! {
     ds_dec_rtn_u64 => |w, u, e| atomic(w, u, e, At::Dec, true, true);
     ds_rsub_rtn_u64 => |w, u, e| atomic(w, u, e, At::Rsub, true, true);
     ds_mskor_rtn_b64 => |w, u, e| atomic(w, u, e, At::Mskor, true, true);
-    ds_cmpst_f64 => |w, u, e| atomic(w, u, e, At::Cmpst, true, false);
-    ds_cmpst_rtn_f64 => |w, u, e| atomic(w, u, e, At::Cmpst, true, true);
+    ds_cmpst_f64 => |w, u, e| atomic(w, u, e, At::Cmpswap, true, false);
+    ds_cmpst_rtn_f64 => |w, u, e| atomic(w, u, e, At::Cmpswap, true, true);
     ds_read_i8_d16 => |w, u, e| load(w, u, e, 1, Ext::SignD16Lo);
     ds_read_i8_d16_hi => |w, u, e| load(w, u, e, 1, Ext::SignD16Hi);
 }

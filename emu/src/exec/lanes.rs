@@ -5,6 +5,8 @@
 //! instructions of their own ([`super::valu`], [`super::ds`]).
 
 use super::{Dpp, Sdwa};
+use crate::wave::{Lanes, Mask};
+#[cfg(test)]
 use crate::wave::LANES;
 
 /// The lane DPP control `ctrl` reads for lane `l`, or `None` when it is out of its row.
@@ -26,22 +28,22 @@ pub fn dpp_source(ctrl: u16, l: usize) -> Option<usize> {
 }
 
 /// Applies DPP to a source: returns the permuted values and the lanes that may be written.
-pub fn dpp(src: &[u32; LANES], exec: u32, d: &Dpp) -> ([u32; LANES], u32) {
-    let mut out = [0u32; LANES];
-    let mut write = 0u32;
+pub fn dpp<const N: usize>(src: &Lanes<N>, exec: Mask, d: &Dpp) -> (Lanes<N>, Mask) {
+    let mut out = [0u32; N];
+    let mut write = Mask::NONE;
     for (l, o) in out.iter_mut().enumerate() {
         let row_ok = d.row_mask >> (l / 16) & 1 != 0;
         let bank_ok = d.bank_mask >> ((l >> 2) & 3) & 1 != 0;
         if !(row_ok && bank_ok) {
             continue;
         }
-        let s = dpp_source(d.ctrl, l).filter(|&s| s < LANES && (d.fi || exec >> s & 1 != 0));
+        let s = dpp_source(d.ctrl, l).filter(|&s| s < N && (d.fi || exec.has(s)));
         match s {
             Some(s) => {
                 *o = src[s];
-                write |= 1 << l;
+                write.0 |= 1 << l;
             }
-            None if d.bound_ctrl => write |= 1 << l,
+            None if d.bound_ctrl => write.0 |= 1 << l,
             None => {}
         }
     }
@@ -49,10 +51,10 @@ pub fn dpp(src: &[u32; LANES], exec: u32, d: &Dpp) -> ([u32; LANES], u32) {
 }
 
 /// Applies DPP8 to a source.
-pub fn dpp8(src: &[u32; LANES], exec: u32, sel: u32, fi: bool) -> [u32; LANES] {
+pub fn dpp8<const N: usize>(src: &Lanes<N>, exec: Mask, sel: u32, fi: bool) -> Lanes<N> {
     std::array::from_fn(|l| {
         let s = (l & !7) | (sel >> (3 * (l & 7)) & 7) as usize;
-        if fi || exec >> s & 1 != 0 {
+        if fi || exec.has(s) {
             src[s]
         } else {
             0
@@ -124,24 +126,24 @@ mod tests {
     #[test]
     fn quad_perm_and_row_shifts_read_the_lanes_the_isa_names() {
         // quad_perm:[1,0,3,2] = 0b10_11_00_01: swap neighbours.
-        let (v, w) = dpp(&iota(), u32::MAX, &plain(0b10110001));
+        let (v, w) = dpp(&iota(), Mask::all::<32>(), &plain(0b10110001));
         assert_eq!(&v[..4], &[1, 0, 3, 2]);
-        assert_eq!(w, u32::MAX);
+        assert_eq!(w, Mask::all::<32>());
         // row_shr:1: lane l reads l-1; the first lane of each row has no source.
-        let (v, w) = dpp(&iota(), u32::MAX, &plain(0x111));
+        let (v, w) = dpp(&iota(), Mask::all::<32>(), &plain(0x111));
         assert_eq!((v[1], v[17]), (0, 16));
-        assert_eq!(w & (1 | 1 << 16), 0);
+        assert_eq!(w.0 & (1 | 1 << 16), 0);
         // row_shl:2 and bound_ctrl: out-of-row lanes read 0 and are written.
         let (v, w) = dpp(
             &iota(),
-            u32::MAX,
+            Mask::all::<32>(),
             &Dpp {
                 bound_ctrl: true,
                 ..plain(0x102)
             },
         );
         assert_eq!((v[0], v[14], v[15]), (2, 0, 0));
-        assert_eq!(w, u32::MAX);
+        assert_eq!(w, Mask::all::<32>());
     }
 
     #[test]
@@ -161,31 +163,31 @@ mod tests {
             bank_mask: 0b0001,
             ..plain(0xe4)
         };
-        let (_, w) = dpp(&iota(), u32::MAX, &d);
-        assert_eq!(w, 0xf, "row 0, bank 0 only");
+        let (_, w) = dpp(&iota(), Mask::all::<32>(), &d);
+        assert_eq!(w, Mask(0xf), "row 0, bank 0 only");
         // Source lane 0 inactive: without fi the lane reading it is not written.
-        let (_, w) = dpp(&iota(), !1, &plain(0x00));
-        assert_eq!(w & 0xf, 0);
+        let (_, w) = dpp(&iota(), Mask(!1 & 0xffff_ffff), &plain(0x00));
+        assert_eq!(w.0 & 0xf, 0);
         let (v, w) = dpp(
             &iota(),
-            !1,
+            Mask(!1 & 0xffff_ffff),
             &Dpp {
                 fi: true,
                 ..plain(0x00)
             },
         );
-        assert_eq!((v[3], w & 0xf), (0, 0xf));
+        assert_eq!((v[3], w.0 & 0xf), (0, 0xf));
     }
 
     #[test]
     fn dpp8_reads_within_groups_of_eight() {
         // Lane i of each group reads lane 7 - i: selects 7,6,5,4,3,2,1,0.
         let sel = (0..8).fold(0u32, |acc, i| acc | (7 - i) << (3 * i));
-        let v = dpp8(&iota(), u32::MAX, sel, false);
+        let v = dpp8(&iota(), Mask::all::<32>(), sel, false);
         assert_eq!((v[0], v[7], v[8], v[31]), (7, 0, 15, 24));
-        let v = dpp8(&iota(), !(1 << 15), sel, false);
+        let v = dpp8(&iota(), Mask(!(1 << 15) & 0xffff_ffff), sel, false);
         assert_eq!(v[8], 0, "inactive source reads 0 without fi");
-        let v = dpp8(&iota(), !(1 << 15), sel, true);
+        let v = dpp8(&iota(), Mask(!(1 << 15) & 0xffff_ffff), sel, true);
         assert_eq!(v[8], 15);
     }
 

@@ -1,35 +1,35 @@
-//! Lowering the decoder's [`Inst`]s into [`Uop`]s: the handler chosen once by operation
-//! name, operands resolved into [`Opnd`]s (registers by index, constants and literals as the
-//! bit patterns of their operand types), modifiers, DPP/SDWA controls and memory fields copied
-//! into the engine's fields, and the few operand shapes the engine reads differently from the
-//! decoder's slots (MUBUF data, the K literal of `v_fmamk`/`v_fmaak`). Also block decoding
-//! from guest memory and the text of an instruction for error reports.
+//! Lowering the decoder's [`Inst`]s into [`Uop`]s: the operation kept (it picks the handler
+//! in the family's table), operands resolved into [`Opnd`]s (registers by index in the
+//! engine's scalar layout, constants and literals as the bit patterns of their operand types),
+//! modifiers, DPP/SDWA controls and memory fields copied into the engine's fields, and the few
+//! operand shapes the engine reads differently from the decoder's slots (MUBUF data, the K
+//! literal of `v_fmamk`/`v_fmaak`). Also block decoding from guest memory and the text of an
+//! instruction for error reports.
 //!
 //! Anything the engine does not execute (MIMG, MTBUF, EXP, SCRATCH, DPP8, GDS, GWS other than
 //! `ds_gws_barrier`, LDS DMA, `lds_direct`) gets the [`unsupported`] handler, so it fails only
 //! if reached. Not for decoding bytes ([`crate::isa`]).
 
-use super::{
-    handler_for, unsupported, Block, Dpp, DynMemory, LaneMode, Mem, Mods, Opnd, Sdwa, Uop,
-};
-use crate::isa::{self, literal_bits, Encoding, Extra, Inst, Op, Operand, Special};
+use super::{Block, Dpp, DynMemory, HandlerId, LaneMode, Mem, Mods, Opnd, Sdwa, Uop};
+use crate::isa::{literal_bits, Encoding, Extra, Inst, Isa, Op, Operand, Special};
 use crate::memory;
 use crate::program::{DecodeStop, MAX_BLOCK};
+use crate::wave::sreg;
 
 /// The engine's operand for a decoded one; `None` marks operands the engine cannot read.
 fn opnd(o: Operand, literal: u32) -> Option<Opnd> {
     Some(match o {
         Operand::None | Operand::Off => Opnd::None,
-        Operand::Sgpr { first, .. } => Opnd::S(first.min(105)),
+        Operand::Sgpr { first, .. } => Opnd::S(first.min(sreg::SGPRS - 1)),
         Operand::Vgpr { first, .. } => Opnd::V(u16::from(first)),
-        Operand::Ttmp { first, .. } => Opnd::S(108 + first.min(15)),
+        Operand::Ttmp { first, .. } => Opnd::S(sreg::TTMP + first.min(15)),
         Operand::Special { reg, .. } => match reg {
-            Special::VccLo => Opnd::S(106),
-            Special::VccHi => Opnd::S(107),
-            Special::M0 => Opnd::S(124),
-            Special::Null => Opnd::S(125),
-            Special::ExecLo => Opnd::S(126),
-            Special::ExecHi => Opnd::S(127),
+            Special::VccLo => Opnd::S(sreg::VCC),
+            Special::VccHi => Opnd::S(sreg::VCC + 1),
+            Special::M0 => Opnd::S(sreg::M0),
+            Special::Null => Opnd::S(sreg::NULL),
+            Special::ExecLo => Opnd::S(sreg::EXEC),
+            Special::ExecHi => Opnd::S(sreg::EXEC + 1),
             Special::SharedBase => Opnd::SharedBase,
             Special::SharedLimit => Opnd::SharedLimit,
             Special::PrivateBase => Opnd::PrivateBase,
@@ -47,7 +47,6 @@ fn opnd(o: Operand, literal: u32) -> Option<Opnd> {
 
 /// Lowers one decoded instruction at `pc`.
 pub fn lower(inst: &Inst, pc: u64) -> Uop {
-    let name = inst.op.name();
     let mut ok = !matches!(
         inst.encoding,
         Encoding::Mtbuf
@@ -75,8 +74,8 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
         size: inst.len,
         d,
         s: [src[0], src[1], src[2]],
-        encoding: inst.encoding.name(),
-        ..Uop::new(name, unsupported)
+        form: inst.encoding,
+        ..Uop::new(inst.op)
     };
     u.mem.glc = inst.glc();
     match inst.extra {
@@ -202,10 +201,8 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
         Op::SSetregImm32B32 => u.s[0] = Opnd::Imm(u64::from(inst.literal)),
         _ => {}
     }
-    if ok {
-        if let Some(h) = handler_for(name) {
-            u.run = h;
-        }
+    if !ok {
+        u.run = HandlerId::UNSUPPORTED;
     }
     u
 }
@@ -236,8 +233,9 @@ fn fetch(pc: u64, mem: &dyn DynMemory) -> Result<([u8; 20], usize), DecodeStop> 
     }
 }
 
-/// Decodes the block starting at `pc`, and why decoding stopped early if it did.
-pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>) {
+/// Decodes the block of `isa` code starting at `pc`, and why decoding stopped early if it
+/// did.
+pub fn decode_block(isa: &'static Isa, pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>) {
     let mut uops = Vec::new();
     let mut code = Vec::new();
     let mut at = pc;
@@ -250,7 +248,7 @@ pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>)
                 break;
             }
         };
-        match isa::decode(&bytes[..n], at) {
+        match isa.decode(&bytes[..n], at) {
             Ok(inst) => {
                 code.extend_from_slice(&bytes[..usize::from(inst.len).min(n)]);
                 uops.push(lower(&inst, at));
@@ -276,15 +274,17 @@ pub fn decode_block(pc: u64, mem: &dyn DynMemory) -> (Block, Option<DecodeStop>)
             uops: uops.into_boxed_slice(),
             stopped,
             code: code.into_boxed_slice(),
+            isa: isa.id,
         },
         stop,
     )
 }
 
-/// The instruction at `pc` as the decoder prints it, or empty when it cannot be read.
-pub fn describe(pc: u64, mem: &dyn DynMemory) -> String {
+/// The `isa` instruction at `pc` as the decoder prints it, or empty when it cannot be read.
+pub fn describe(isa: &'static Isa, pc: u64, mem: &dyn DynMemory) -> String {
     match fetch(pc, mem) {
-        Ok((bytes, n)) => isa::decode(&bytes[..n], pc)
+        Ok((bytes, n)) => isa
+            .decode(&bytes[..n], pc)
             .map(|i| i.to_string())
             .unwrap_or_default(),
         Err(_) => String::new(),
@@ -294,6 +294,7 @@ pub fn describe(pc: u64, mem: &dyn DynMemory) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::isa::GFX1030;
     use crate::memory::FlatMemory;
 
     fn words(ws: &[u32]) -> FlatMemory {
@@ -309,21 +310,21 @@ mod tests {
         // s_mov_b32 s0, 5 (0xbe800385); s_endpgm (0xbf810000); then a SOPP word with an
         // opcode gfx1030 does not define.
         let bad = 0xbfff_0000u32;
-        assert!(isa::decode(&bad.to_le_bytes(), 0).is_err());
+        assert!(crate::isa::decode(&bad.to_le_bytes(), 0).is_err());
         let m = words(&[0xbe80_0385, 0xbf81_0000, bad]);
-        let (b, stop) = decode_block(0x1000, &m);
+        let (b, stop) = decode_block(&GFX1030, 0x1000, &m);
         assert_eq!(b.uops.len(), 2);
         assert!(stop.is_none() && !b.stopped);
         assert_eq!(b.uops[0].s[0], Opnd::Imm(5));
         assert_eq!(b.uops[0].d[0], Opnd::S(0));
-        let (b, stop) = decode_block(0x1008, &m);
+        let (b, stop) = decode_block(&GFX1030, 0x1008, &m);
         assert!(b.uops.is_empty() && b.stopped);
         assert!(
             matches!(stop, Some(DecodeStop::Invalid { pc: 0x1008, .. })),
             "{stop:?}"
         );
         // Past readable memory: a fetch stop with the embedder's payload.
-        let (_, stop) = decode_block(0x2000, &m);
+        let (_, stop) = decode_block(&GFX1030, 0x2000, &m);
         assert!(matches!(stop, Some(DecodeStop::Fetch { pc: 0x2000, .. })));
     }
 }

@@ -1,9 +1,10 @@
-//! The execution engine's own predecoded form and its interpreter: a [`Uop`] is one
-//! instruction lowered for execution (a handler function chosen once by mnemonic, operands as
-//! register indices or constant bits, modifiers, memory fields), grouped in straight-line
-//! [`Block`]s that end at a branch. Handlers live in one module per instruction class
-//! ([`salu`], [`valu`], [`vmem`], [`ds`], [`smem`], [`flow`]); [`lower`] turns the decoder's
-//! instructions into uops.
+//! The execution engine's own predecoded form and its handlers: a [`Uop`] is one instruction
+//! lowered for execution (its [`Op`], the handler that runs it, operands as register indices
+//! or constant bits, modifiers, memory fields), grouped in straight-line [`Block`]s that end
+//! at a branch. Handlers are generic over the wave's width and live in one module per
+//! instruction class ([`salu`], [`valu`], [`vmem`], [`ds`], [`smem`], [`flow`]; memory
+//! atomics of every kind in [`atomic`]); each family's handler table ([`table`]) is indexed by
+//! `Op`. [`lower`] turns the decoder's instructions into uops.
 //!
 //! Not for decoding bytes (the decoder in [`crate::isa`] does) or scheduling waves.
 
@@ -11,17 +12,20 @@ use std::any::Any;
 use std::ptr::NonNull;
 
 use crate::error::FaultKind;
+use crate::isa::{Encoding, Op};
 use crate::lds::Lds;
 use crate::memory::{Access, GuestMemory};
 use crate::wave::Wave;
 use crate::Services;
 
+pub mod atomic;
 pub mod ds;
 pub mod flow;
 pub mod lanes;
 pub mod lower;
 pub mod salu;
 pub mod smem;
+pub mod table;
 pub mod valu;
 pub mod vmem;
 
@@ -32,8 +36,8 @@ pub enum Opnd {
     /// No operand.
     #[default]
     None,
-    /// A scalar register by operand encoding (s0..s105, VCC 106/107, TTMPs, M0 124, NULL 125,
-    /// EXEC 126/127). Multi-dword operands take the following encodings.
+    /// A scalar register in the engine's layout ([`crate::wave::sreg`]: s0..s105, VCC 106/107,
+    /// TTMPs, M0 124, NULL 125, EXEC 126/127). Multi-dword operands take the following ones.
     S(u8),
     /// A VGPR (multi-dword operands take the following registers).
     V(u16),
@@ -59,7 +63,7 @@ pub enum Opnd {
 }
 
 /// Source and output modifiers (VOP3, VOP3P, SDWA).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mods {
     /// `neg` (VOP3) or `neg_lo` (VOP3P), one bit per source.
     pub neg: u8,
@@ -75,6 +79,25 @@ pub struct Mods {
     pub clamp: bool,
     /// Output modifier: 0 none, 1 `mul:2`, 2 `mul:4`, 3 `div:2`.
     pub omod: u8,
+}
+
+impl Mods {
+    /// No modifier: what an instruction without modifiers has.
+    pub const PLAIN: Mods = Mods {
+        neg: 0,
+        abs: 0,
+        neg_hi: 0,
+        op_sel: 0,
+        op_sel_hi: 0b111,
+        clamp: false,
+        omod: 0,
+    };
+}
+
+impl Default for Mods {
+    fn default() -> Mods {
+        Mods::PLAIN
+    }
 }
 
 /// DPP16 controls.
@@ -146,18 +169,61 @@ pub struct Mem {
     pub saddr: Opnd,
 }
 
-/// A handler: executes one uop on one wave.
-pub type Handler = fn(&mut Wave, &Uop, &mut Env<'_>) -> Result<Step, Box<Fault>>;
+/// A handler: executes one uop on one wave of `N` lanes, and says what comes next.
+pub type Handler<const N: usize> = fn(&mut Wave<N>, &Uop, &mut Env<'_>) -> Ctl;
+
+/// What comes after a uop (one byte, returned in a register: the hot loop's only question).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ctl {
+    /// The next instruction.
+    Next,
+    /// A taken branch to the uop's static target ([`Uop::imm`]).
+    Branch,
+    /// A jump to a computed address, which the handler put in [`Wave::pc`].
+    Jump,
+    /// `s_sleep` or a wait: let other waves run first, then continue with the next
+    /// instruction.
+    Sleep,
+    /// `s_barrier`: wait for the work-group, then continue with the next instruction.
+    Barrier,
+    /// `ds_gws_barrier`: arrive at a dispatch-wide barrier ([`Env::gws`] says which and how
+    /// many waves it awaits).
+    GridBarrier,
+    /// `s_endpgm`.
+    End,
+    /// The uop could not complete: [`Env::fault`] says why.
+    Fault,
+}
+
+/// Which handler runs a uop: an index into a family's handler table ([`table::Table`]),
+/// normally its operation's; [`HandlerId::UNSUPPORTED`] for forms the engine does not execute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandlerId(pub u16);
+
+impl HandlerId {
+    /// The handler of instructions the engine does not execute (whatever their operation).
+    pub const UNSUPPORTED: HandlerId = HandlerId(Op::COUNT as u16);
+
+    /// The handler of `op`.
+    pub const fn of(op: Op) -> HandlerId {
+        HandlerId(op as u16)
+    }
+}
 
 /// One instruction, lowered for execution.
 #[derive(Clone, Copy)]
 pub struct Uop {
-    /// What executes it.
-    pub run: Handler,
-    /// Its address.
-    pub pc: u64,
+    /// Which handler runs it.
+    pub run: HandlerId,
+    /// The operation (names it in reports).
+    pub op: Op,
+    /// The encoding it was decoded from (names the form in reports).
+    pub form: Encoding,
     /// Its length in bytes.
     pub size: u8,
+    /// Its address.
+    pub pc: u64,
     /// Destinations (`d[1]`: VOP3b's SGPR carry or compare mask destination).
     pub d: [Opnd; 2],
     /// Sources (`s[2]` for VOP2's implied VCC carry-in is filled in by [`lower`]).
@@ -170,17 +236,13 @@ pub struct Uop {
     pub imm: i64,
     /// Memory fields.
     pub mem: Mem,
-    /// Mnemonic (for errors and traces).
-    pub name: &'static str,
-    /// Encoding name (for errors).
-    pub encoding: &'static str,
 }
 
 impl std::fmt::Debug for Uop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Uop")
             .field("pc", &format_args!("{:#x}", self.pc))
-            .field("name", &self.name)
+            .field("op", &self.op.name())
             .field("d", &self.d)
             .field("s", &self.s)
             .field("imm", &self.imm)
@@ -189,24 +251,29 @@ impl std::fmt::Debug for Uop {
 }
 
 impl Uop {
-    /// A uop with no operands running `run` (fill the rest with struct update syntax).
-    pub fn new(name: &'static str, run: Handler) -> Uop {
+    /// A uop of `op` with no operands (fill the rest with struct update syntax).
+    pub fn new(op: Op) -> Uop {
         Uop {
-            run,
-            pc: 0,
+            run: HandlerId::of(op),
+            op,
+            form: Encoding::Vop3,
             size: 4,
+            pc: 0,
             d: [Opnd::None; 2],
             s: [Opnd::None; 3],
-            m: Mods {
-                op_sel_hi: 0b111,
-                ..Mods::default()
-            },
+            m: Mods::PLAIN,
             lanes: LaneMode::Plain,
             imm: 0,
             mem: Mem::default(),
-            name,
-            encoding: "",
         }
+    }
+
+    /// A uop of the operation named `mnemonic` (tests and hand-assembled programs).
+    ///
+    /// # Panics
+    /// When no operation has that name.
+    pub fn named(mnemonic: &str) -> Uop {
+        Uop::new(Op::from_name(mnemonic).unwrap_or_else(|| panic!("no operation {mnemonic}")))
     }
 
     /// Address of the next instruction.
@@ -214,9 +281,17 @@ impl Uop {
     pub fn next_pc(&self) -> u64 {
         self.pc.wrapping_add(u64::from(self.size))
     }
+
+    /// Whether it reads its lanes plainly: no DPP or SDWA, no source or output modifiers,
+    /// default `op_sel` (the fast paths' premise; one 8-byte compare).
+    #[inline(always)]
+    pub fn plain(&self) -> bool {
+        matches!(self.lanes, LaneMode::Plain) && self.m == Mods::PLAIN
+    }
 }
 
-/// What happens after a uop.
+/// What happens after a uop, as [`step`] reports it (the scheduler reads [`Ctl`]).
+#[cfg(any(test, feature = "internals"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
     /// The next instruction.
@@ -308,6 +383,10 @@ pub struct Env<'a> {
     pub services: &'a dyn Services,
     /// The last guest spans approved for reading and for writing ([`DynMemory::span`]).
     pub spans: [std::cell::Cell<Option<crate::memory::Span>>; 2],
+    /// Why the last uop that returned [`Ctl::Fault`] failed.
+    pub fault: Option<Box<Fault>>,
+    /// The GWS resource and the waves awaited of the last [`Ctl::GridBarrier`].
+    pub gws: (u8, u32),
 }
 
 impl<'a> Env<'a> {
@@ -318,6 +397,8 @@ impl<'a> Env<'a> {
             lds,
             services,
             spans: Default::default(),
+            fault: None,
+            gws: (0, 0),
         }
     }
 }
@@ -331,9 +412,64 @@ pub(crate) fn guest_fault(lane: usize, address: u64, payload: Box<dyn Any + Send
     })
 }
 
+/// A handler's outcome from a step that may fault.
+#[inline(always)]
+pub(crate) fn ctl(r: Result<(), Box<Fault>>, e: &mut Env<'_>) -> Ctl {
+    match r {
+        Ok(()) => Ctl::Next,
+        Err(f) => {
+            e.fault = Some(f);
+            Ctl::Fault
+        }
+    }
+}
+
 /// The handler of instructions the engine does not execute.
-pub fn unsupported(_: &mut Wave, _: &Uop, _: &mut Env<'_>) -> Result<Step, Box<Fault>> {
-    Err(Box::new(Fault::Unsupported))
+pub fn unsupported<const N: usize>(_: &mut Wave<N>, _: &Uop, e: &mut Env<'_>) -> Ctl {
+    e.fault = Some(Box::new(Fault::Unsupported));
+    Ctl::Fault
+}
+
+#[cfg(any(test, feature = "internals"))]
+/// Runs one uop on `w` with `table`'s handlers and says what happened in the terms of
+/// [`Step`] and [`Fault`] (tests, and tools that step a wave by hand; the scheduler reads
+/// [`Ctl`] itself).
+///
+/// # Errors
+/// The fault the uop raised.
+pub fn step<const N: usize>(
+    table: &table::Table<N>,
+    w: &mut Wave<N>,
+    u: &Uop,
+    e: &mut Env<'_>,
+) -> Result<Step, Box<Fault>> {
+    Ok(match table.get(u.run)(w, u, e) {
+        Ctl::Next => Step::Next,
+        Ctl::Branch => Step::Jump(u.imm as u64),
+        Ctl::Jump => Step::Jump(w.pc),
+        Ctl::Sleep => Step::Sleep,
+        Ctl::Barrier => Step::Barrier,
+        Ctl::GridBarrier => Step::GridBarrier {
+            resource: e.gws.0,
+            waves: e.gws.1,
+        },
+        Ctl::End => Step::End,
+        Ctl::Fault => {
+            return Err(e
+                .fault
+                .take()
+                .unwrap_or_else(|| Box::new(Fault::Unsupported)))
+        }
+    })
+}
+
+#[cfg(any(test, feature = "internals"))]
+/// [`step`] with gfx1030's wave32 handlers.
+///
+/// # Errors
+/// The fault the uop raised.
+pub fn step32(w: &mut Wave<32>, u: &Uop, e: &mut Env<'_>) -> Result<Step, Box<Fault>> {
+    step(&crate::family::rdna2::WAVE32, w, u, e)
 }
 
 /// A straight-line run of uops from `start`, ending after a branch, a return, `s_endpgm`, or
@@ -351,92 +487,31 @@ pub struct Block {
     /// the instruction that ran even if the bytes in memory changed since. Empty for blocks
     /// built by hand.
     pub code: Box<[u8]>,
+    /// The instruction set it was decoded with (for those reports).
+    pub isa: crate::isa::IsaId,
 }
 
 impl Block {
+    /// A block of gfx1030 uops built by hand (tests, benchmarks, embedders that assemble uops
+    /// themselves), with no instruction bytes.
+    pub fn new(start: u64, uops: Vec<Uop>) -> Block {
+        Block {
+            start,
+            uops: uops.into_boxed_slice(),
+            stopped: false,
+            code: Box::default(),
+            isa: crate::isa::IsaId::Gfx1030,
+        }
+    }
+
     /// The instruction at `pc` as the decoder prints it, from the bytes this block was
     /// decoded from; `None` when `pc` is not one of its instructions.
     pub fn instruction_at(&self, pc: u64) -> Option<String> {
         let u = self.uops.iter().find(|u| u.pc == pc)?;
         let offset = usize::try_from(pc.checked_sub(self.start)?).ok()?;
         let bytes = self.code.get(offset..offset + usize::from(u.size))?;
-        crate::isa::decode(bytes, pc).ok().map(|i| i.to_string())
+        self.isa.isa().decode(bytes, pc).ok().map(|i| i.to_string())
     }
-}
-
-/// Iterates the lanes set in `mask`.
-#[inline(always)]
-pub fn lanes_of(mut mask: u32) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if mask == 0 {
-            None
-        } else {
-            let l = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            Some(l)
-        }
-    })
-}
-
-/// The handler for a mnemonic (without encoding suffixes such as `_e32`, `_e64`, `_dpp`,
-/// `_sdwa`), or `None` when the engine does not execute it.
-pub fn handler_for(mnemonic: &str) -> Option<Handler> {
-    static MAP: std::sync::OnceLock<std::collections::HashMap<&'static str, Handler>> =
-        std::sync::OnceLock::new();
-    MAP.get_or_init(|| {
-        let tables: [&[(&str, Handler)]; 10] = [
-            salu::TABLE,
-            salu::EXTRA,
-            flow::TABLE,
-            valu::TABLE,
-            valu::EXTRA,
-            vmem::TABLE,
-            vmem::EXTRA,
-            ds::TABLE,
-            smem::TABLE,
-            &[],
-        ];
-        let mut m = std::collections::HashMap::new();
-        for t in tables {
-            for &(name, h) in t {
-                m.insert(name, h);
-            }
-        }
-        // v_cmpx_* are v_cmp_* writing EXEC ([`lower`] points their destination there).
-        let cmps: Vec<(&'static str, Handler)> = m
-            .iter()
-            .filter(|(k, _)| k.starts_with("v_cmp_"))
-            .map(|(k, h)| (*k, *h))
-            .collect();
-        for (k, h) in cmps {
-            let x: &'static str = Box::leak(k.replacen("v_cmp_", "v_cmpx_", 1).into_boxed_str());
-            m.insert(x, h);
-        }
-        m
-    })
-    .get(mnemonic)
-    .copied()
-}
-
-/// Number of mnemonics the engine executes (`v_cmpx_*` counted separately).
-#[cfg(any(test, feature = "internals"))]
-pub fn handler_count() -> usize {
-    let tables = [
-        salu::TABLE,
-        salu::EXTRA,
-        flow::TABLE,
-        valu::TABLE,
-        valu::EXTRA,
-        vmem::TABLE,
-        vmem::EXTRA,
-        ds::TABLE,
-        smem::TABLE,
-    ];
-    let all: std::collections::HashSet<&str> = tables
-        .iter()
-        .flat_map(|t| t.iter().map(|(k, _)| *k))
-        .collect();
-    all.len() + all.iter().filter(|k| k.starts_with("v_cmp_")).count()
 }
 
 #[cfg(test)]

@@ -2,38 +2,39 @@
 //! 64-bit integer and bit operations with their SCC rules, EXEC save/restore, and the hardware
 //! registers behind `s_getreg`/`s_setreg`. Branches and PC moves are in [`super::flow`].
 
-use super::{Env, Fault, Handler, Step, Uop};
+use super::{Ctl, Env, Handler, Uop};
+use crate::isa::Op;
 use crate::wave::{sreg, Wave};
 
-type R = Result<Step, Box<Fault>>;
+type R = Ctl;
 
 /// Two 32-bit sources, optional SCC out.
 #[inline(always)]
-fn op2(w: &mut Wave, u: &Uop, f: impl FnOnce(u32, u32, bool) -> (u32, Option<bool>)) -> R {
+fn op2<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl FnOnce(u32, u32, bool) -> (u32, Option<bool>)) -> R {
     let (a, b) = (w.sread_b32(u.s[0]), w.sread_b32(u.s[1]));
     let (r, scc) = f(a, b, w.scc);
     w.swrite(u.d[0], r);
     if let Some(c) = scc {
         w.scc = c;
     }
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// 64-bit first source, 32-bit second (shift counts, bfe fields) or 64-bit second.
 #[inline(always)]
-fn op2_64(w: &mut Wave, u: &Uop, f: impl FnOnce(u64, u64, bool) -> (u64, Option<bool>)) -> R {
+fn op2_64<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl FnOnce(u64, u64, bool) -> (u64, Option<bool>)) -> R {
     let (a, b) = (w.sread64(u.s[0]), w.sread64(u.s[1]));
     let (r, scc) = f(a, b, w.scc);
     w.swrite64(u.d[0], r);
     if let Some(c) = scc {
         w.scc = c;
     }
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// One 32-bit source; the closure also sees the old destination (s_bitset*).
 #[inline(always)]
-fn op1(w: &mut Wave, u: &Uop, f: impl FnOnce(u32, u32, bool) -> (u32, Option<bool>)) -> R {
+fn op1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl FnOnce(u32, u32, bool) -> (u32, Option<bool>)) -> R {
     let a = w.sread_b32(u.s[0]);
     let old = w.sread(u.d[0]);
     let (r, scc) = f(a, old, w.scc);
@@ -41,12 +42,12 @@ fn op1(w: &mut Wave, u: &Uop, f: impl FnOnce(u32, u32, bool) -> (u32, Option<boo
     if let Some(c) = scc {
         w.scc = c;
     }
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// One 64-bit source, 64-bit destination.
 #[inline(always)]
-fn op1_64(w: &mut Wave, u: &Uop, f: impl FnOnce(u64, u64, bool) -> (u64, Option<bool>)) -> R {
+fn op1_64<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl FnOnce(u64, u64, bool) -> (u64, Option<bool>)) -> R {
     let a = w.sread64(u.s[0]);
     let old = w.sread64(u.d[0]);
     let (r, scc) = f(a, old, w.scc);
@@ -54,37 +55,37 @@ fn op1_64(w: &mut Wave, u: &Uop, f: impl FnOnce(u64, u64, bool) -> (u64, Option<
     if let Some(c) = scc {
         w.scc = c;
     }
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// One 64-bit source, 32-bit destination (bit counts).
 #[inline(always)]
-fn op1_64to32(w: &mut Wave, u: &Uop, f: impl FnOnce(u64) -> (u32, Option<bool>)) -> R {
+fn op1_64to32<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl FnOnce(u64) -> (u32, Option<bool>)) -> R {
     let (r, scc) = f(w.sread64(u.s[0]));
     w.swrite(u.d[0], r);
     if let Some(c) = scc {
         w.scc = c;
     }
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// Compares two 32-bit sources into SCC.
 #[inline(always)]
-fn cmp(w: &mut Wave, u: &Uop, f: impl FnOnce(u32, u32) -> bool) -> R {
+fn cmp<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl FnOnce(u32, u32) -> bool) -> R {
     w.scc = f(w.sread_b32(u.s[0]), w.sread_b32(u.s[1]));
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// Compares two 64-bit sources (or 64-bit and a bit index) into SCC.
 #[inline(always)]
-fn cmp64(w: &mut Wave, u: &Uop, f: impl FnOnce(u64, u64) -> bool) -> R {
+fn cmp64<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl FnOnce(u64, u64) -> bool) -> R {
     w.scc = f(w.sread64(u.s[0]), w.sread64(u.s[1]));
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// SOPK: the destination register with the sign-extended 16-bit immediate.
 #[inline(always)]
-fn opk(w: &mut Wave, u: &Uop, f: impl FnOnce(u32, i32, bool) -> (Option<u32>, Option<bool>)) -> R {
+fn opk<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl FnOnce(u32, i32, bool) -> (Option<u32>, Option<bool>)) -> R {
     let old = w.sread(u.d[0]);
     let (r, scc) = f(old, u.imm as i16 as i32, w.scc);
     if let Some(r) = r {
@@ -93,38 +94,38 @@ fn opk(w: &mut Wave, u: &Uop, f: impl FnOnce(u32, i32, bool) -> (Option<u32>, Op
     if let Some(c) = scc {
         w.scc = c;
     }
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// SOPK compare: the source (in `s[0]`) against the immediate, signed or zero-extended.
 #[inline(always)]
-fn cmpk(w: &mut Wave, u: &Uop, f: impl FnOnce(u32, u32) -> bool) -> R {
+fn cmpk<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl FnOnce(u32, u32) -> bool) -> R {
     w.scc = f(w.sread(u.s[0]), u.imm as u32);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// EXEC save/write family: `f(src, exec) -> new exec`; the destination gets the old EXEC, or
 /// the new one for the `wrexec` forms.
 #[inline(always)]
-fn saveexec(w: &mut Wave, u: &Uop, wr: bool, f: impl FnOnce(u32, u32) -> u32) -> R {
+fn saveexec<const N: usize>(w: &mut Wave<N>, u: &Uop, wr: bool, f: impl FnOnce(u32, u32) -> u32) -> R {
     let s = w.sread_b32(u.s[0]);
-    let old = w.exec();
+    let old = w.s[sreg::EXEC as usize];
     let new = f(s, old);
     w.s[sreg::EXEC as usize] = new;
     w.swrite(u.d[0], if wr { new } else { old });
     w.scc = new != 0;
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 #[inline(always)]
-fn saveexec64(w: &mut Wave, u: &Uop, wr: bool, f: impl FnOnce(u64, u64) -> u64) -> R {
+fn saveexec64<const N: usize>(w: &mut Wave<N>, u: &Uop, wr: bool, f: impl FnOnce(u64, u64) -> u64) -> R {
     let s = w.sread64(u.s[0]);
     let old = w.sread64(super::Opnd::S(sreg::EXEC));
     let new = f(s, old);
     w.swrite64(super::Opnd::S(sreg::EXEC), new);
     w.swrite64(u.d[0], if wr { new } else { old });
     w.scc = new != 0;
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 fn bfe32(v: u32, f: u32, signed: bool) -> u32 {
@@ -225,14 +226,20 @@ macro_rules! handlers {
     ($( $helper:ident $(($extra:expr))? : $name:ident => $f:expr ;)*) => {
         $(
             #[doc = concat!("`", stringify!($name), "`.")]
-            pub fn $name(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+            pub fn $name<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
                 $helper(w, u, $($extra,)? $f)
             }
         )*
-        /// Handlers by mnemonic.
-        pub const TABLE: &[(&str, Handler)] = &[$((stringify!($name), $name as Handler)),*];
+        impl<const N: usize> Handlers<N> {
+            /// The handlers of the table above, by operation.
+            pub const TABLE: &'static [(Op, Handler<N>)] =
+                &[$((op!($name), $name::<N> as Handler<N>)),*];
+        }
     };
 }
+
+/// This module's handlers for `N`-lane waves.
+pub struct Handlers<const N: usize>;
 
 handlers! {
     // SOP2
@@ -424,11 +431,13 @@ fn hwreg_field(imm: i64) -> (u32, u32, u32) {
     (id, offset, mask)
 }
 
-fn hwreg_read(w: &Wave, id: u32) -> u32 {
+fn hwreg_read<const N: usize>(w: &Wave<N>, id: u32) -> u32 {
     match id {
         hwreg::MODE => w.mode,
         hwreg::STATUS => {
-            u32::from(w.scc) | u32::from(w.exec() == 0) << 9 | u32::from(w.vcc() == 0) << 10
+            u32::from(w.scc)
+                | u32::from(w.exec().is_empty()) << 9
+                | u32::from(w.vcc().is_empty()) << 10
         }
         hwreg::TRAPSTS => w.trapsts,
         hwreg::SH_MEM_BASES => (w.private_base_hi >> 16) | (w.shared_base_hi >> 16) << 16,
@@ -439,7 +448,7 @@ fn hwreg_read(w: &Wave, id: u32) -> u32 {
     }
 }
 
-fn hwreg_write(w: &mut Wave, id: u32, v: u32) {
+fn hwreg_write<const N: usize>(w: &mut Wave<N>, id: u32, v: u32) {
     match id {
         hwreg::MODE => w.mode = v,
         hwreg::TRAPSTS => w.trapsts = v,
@@ -454,14 +463,14 @@ fn hwreg_write(w: &mut Wave, id: u32, v: u32) {
 }
 
 /// `s_getreg_b32`.
-pub fn s_getreg_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn s_getreg_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let (id, offset, mask) = hwreg_field(u.imm);
     let v = (hwreg_read(w, id) >> offset) & mask;
     w.swrite(u.d[0], v);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
-fn setreg(w: &mut Wave, imm: i64, v: u32) {
+fn setreg<const N: usize>(w: &mut Wave<N>, imm: i64, v: u32) {
     let (id, offset, mask) = hwreg_field(imm);
     let old = hwreg_read(w, id);
     let m = mask << offset;
@@ -469,29 +478,29 @@ fn setreg(w: &mut Wave, imm: i64, v: u32) {
 }
 
 /// `s_setreg_b32`: the SGPR operand is in `s[0]`.
-pub fn s_setreg_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn s_setreg_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let v = w.sread_b32(u.s[0]);
     setreg(w, u.imm, v);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `s_setreg_imm32_b32`: the literal is in `s[0]`.
-pub fn s_setreg_imm32_b32(w: &mut Wave, u: &Uop, e: &mut Env<'_>) -> R {
+pub fn s_setreg_imm32_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> R {
     s_setreg_b32(w, u, e)
 }
 
 /// `s_movrels_b32`: reads the SGPR `M0` registers after the source.
-pub fn s_movrels_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn s_movrels_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let v = match u.s[0] {
         super::Opnd::S(n) => w.s[(usize::from(n) + w.m0() as usize) % 128],
         o => w.sread(o),
     };
     w.swrite(u.d[0], v);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `s_movreld_b32`: writes the SGPR `M0` registers after the destination.
-pub fn s_movreld_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn s_movreld_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let v = w.sread_b32(u.s[0]);
     if let super::Opnd::S(n) = u.d[0] {
         let i = (usize::from(n) + w.m0() as usize) % 128;
@@ -499,14 +508,16 @@ pub fn s_movreld_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
             w.s[i] = v;
         }
     }
-    Ok(Step::Next)
+    Ctl::Next
 }
 
-/// Handlers defined outside the table macro.
-pub const EXTRA: &[(&str, Handler)] = &[
-    ("s_getreg_b32", s_getreg_b32),
-    ("s_setreg_b32", s_setreg_b32),
-    ("s_setreg_imm32_b32", s_setreg_imm32_b32),
-    ("s_movrels_b32", s_movrels_b32),
-    ("s_movreld_b32", s_movreld_b32),
-];
+impl<const N: usize> Handlers<N> {
+    /// Handlers defined outside the table macro.
+    pub const EXTRA: &'static [(Op, Handler<N>)] = &[
+        (op!(s_getreg_b32), s_getreg_b32::<N> as Handler<N>),
+        (op!(s_setreg_b32), s_setreg_b32::<N> as Handler<N>),
+        (op!(s_setreg_imm32_b32), s_setreg_imm32_b32::<N> as Handler<N>),
+        (op!(s_movrels_b32), s_movrels_b32::<N> as Handler<N>),
+        (op!(s_movreld_b32), s_movreld_b32::<N> as Handler<N>),
+    ];
+}

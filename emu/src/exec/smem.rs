@@ -3,15 +3,28 @@
 //! time counters, and the scalar cache invalidations (fences here). Loads go through
 //! [`crate::GuestMemory::translate`] like every other global access. Not for vector memory.
 
-use super::{guest_fault, Env, Fault, Handler, Opnd, Step, Uop};
+use super::{ctl, guest_fault, Ctl, Env, Fault, Handler, Opnd, Uop};
+use crate::isa::Op;
 use crate::memory::{self, Access};
 use crate::wave::Wave;
 
-type R = Result<Step, Box<Fault>>;
+type R = Ctl;
 
-fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, dwords: usize, buffer: bool) -> R {
+#[inline(always)]
+fn load<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, dwords: usize, buffer: bool) -> R {
+    let r = load_inner(w, u, e, dwords, buffer);
+    ctl(r, e)
+}
+
+fn load_inner<const N: usize>(
+    w: &mut Wave<N>,
+    u: &Uop,
+    e: &mut Env<'_>,
+    dwords: usize,
+    buffer: bool,
+) -> Result<(), Box<Fault>> {
     let Opnd::S(d) = u.d[0] else {
-        return Ok(Step::Next);
+        return Ok(());
     };
     let soff = match u.mem.saddr {
         Opnd::None => 0,
@@ -20,7 +33,7 @@ fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, dwords: usize, buffer: bool) -> 
     let off = (i64::from(u.mem.offset)).wrapping_add(soff as i64);
     let (base, limit) = if buffer {
         let Opnd::S(r) = u.s[0] else {
-            return Ok(Step::Next);
+            return Ok(());
         };
         let r = r as usize;
         (
@@ -52,27 +65,32 @@ fn load(w: &mut Wave, u: &Uop, e: &mut Env<'_>, dwords: usize, buffer: bool) -> 
             w.swrite(Opnd::S(i as u8), *v);
         }
     }
-    Ok(Step::Next)
+    Ok(())
 }
 
 macro_rules! smem {
     ($( $name:ident => $n:expr, $buf:expr ;)*) => {
         $(
             #[doc = concat!("`", stringify!($name), "`.")]
-            pub fn $name(w: &mut Wave, u: &Uop, e: &mut Env<'_>) -> R {
+            pub fn $name<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> R {
                 load(w, u, e, $n, $buf)
             }
         )*
-        /// Handlers by mnemonic.
-        pub const TABLE: &[(&str, Handler)] = &[
-            $((stringify!($name), $name as Handler),)*
-            ("s_memtime", s_memtime),
-            ("s_memrealtime", s_memtime),
-            ("s_dcache_inv", s_dcache_inv),
-            ("s_gl1_inv", s_dcache_inv),
-        ];
+        impl<const N: usize> Handlers<N> {
+            /// Handlers by operation.
+            pub const TABLE: &'static [(Op, Handler<N>)] = &[
+                $((op!($name), $name::<N> as Handler<N>),)*
+                (op!(s_memtime), s_memtime::<N> as Handler<N>),
+                (op!(s_memrealtime), s_memtime::<N> as Handler<N>),
+                (op!(s_dcache_inv), s_dcache_inv::<N> as Handler<N>),
+                (op!(s_gl1_inv), s_dcache_inv::<N> as Handler<N>),
+            ];
+        }
     };
 }
+
+/// This module's handlers for `N`-lane waves.
+pub struct Handlers<const N: usize>;
 
 smem! {
     s_load_dword => 1, false;
@@ -88,16 +106,16 @@ smem! {
 }
 
 /// `s_memtime`/`s_memrealtime`: a 64-bit counter (nanoseconds of host time).
-pub fn s_memtime(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn s_memtime<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     w.swrite64(u.d[0], t);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `s_dcache_inv`, `s_gl1_inv`: an acquire fence.
-pub fn s_dcache_inv(_: &mut Wave, _: &Uop, _: &mut Env<'_>) -> R {
+pub fn s_dcache_inv<const N: usize>(_: &mut Wave<N>, _: &Uop, _: &mut Env<'_>) -> R {
     std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-    Ok(Step::Next)
+    Ctl::Next
 }

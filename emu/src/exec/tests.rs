@@ -5,34 +5,31 @@
 use super::*;
 use crate::lds::Lds;
 use crate::memory::FlatMemory;
-use crate::wave::{sreg, Wave, LANES};
+use crate::wave::{sreg, Mask, Wave, LANES};
 use crate::NoServices;
 
-fn h(name: &'static str) -> Handler {
-    handler_for(name).unwrap_or_else(|| panic!("no handler for {name}"))
-}
-
 fn op(name: &'static str, d: [Opnd; 2], s: [Opnd; 3]) -> Uop {
-    Uop {
-        d,
-        s,
-        ..Uop::new(name, h(name))
-    }
+    let u = Uop::named(name);
+    assert!(
+        crate::family::rdna2::WAVE32.executes(u.op),
+        "no handler for {name}"
+    );
+    Uop { d, s, ..u }
 }
 
-fn exec_on(w: &mut Wave, u: &Uop, mem: &FlatMemory, lds: &mut Lds) -> Result<Step, Box<Fault>> {
+fn exec_on(w: &mut Wave<32>, u: &Uop, mem: &FlatMemory, lds: &mut Lds) -> Result<Step, Box<Fault>> {
     let mut env = Env::new(mem, lds, &NoServices);
-    (u.run)(w, u, &mut env)
+    step32(w, u, &mut env)
 }
 
-fn run(w: &mut Wave, u: &Uop) -> Step {
+fn run(w: &mut Wave<32>, u: &Uop) -> Step {
     let mem = FlatMemory::new();
     let mut lds = Lds::new(0);
     exec_on(w, u, &mem, &mut lds).expect("no fault")
 }
 
-fn wave() -> Wave {
-    let mut w = Wave::new();
+fn wave() -> Wave<32> {
+    let mut w = Wave::<32>::new();
     w.s[sreg::EXEC as usize] = u32::MAX;
     w.mode = 0x3f0 | 1 << 8 | 1 << 9;
     w
@@ -215,7 +212,7 @@ fn carry_chain_adds_64_bit_values() {
             "lane {l}"
         );
         let carry = (u128::from(a[l]) + u128::from(b[l])) >> 64 != 0;
-        assert_eq!(w.vcc() >> l & 1 != 0, carry);
+        assert_eq!(w.vcc().has(l), carry);
     }
     // Subtract with borrow gives the 64-bit difference.
     run(
@@ -248,7 +245,7 @@ fn integer_multiply_and_bitfield_ops_match_their_definitions() {
     w.v[1] = std::array::from_fn(|l| 0x8765_4321u32.rotate_left(l as u32));
     w.v[2] = std::array::from_fn(|l| 0x1357_9bdfu32.wrapping_mul(l as u32 + 1));
     w.v[3] = std::array::from_fn(|l| (l as u32) * 3);
-    let s = |w: &mut Wave, n, d| {
+    let s = |w: &mut Wave<32>, n, d| {
         run(
             w,
             &op(
@@ -338,7 +335,7 @@ fn compares_write_masks_vcc_sgprs_or_exec() {
     for l in 0..LANES {
         let (a, b) = (f32::from_bits(w.v[1][l]), f32::from_bits(w.v[2][l]));
         let on = 0xffff_0fffu32 >> l & 1 != 0;
-        assert_eq!(w.vcc() >> l & 1 != 0, on && a < b, "lt lane {l}");
+        assert_eq!(w.vcc().has(l), on && a < b, "lt lane {l}");
         assert_eq!(w.s[20] >> l & 1 != 0, on && a != b, "neq lane {l}");
     }
     // v_cmpx writes EXEC (lowering points its destination there).
@@ -351,7 +348,7 @@ fn compares_write_masks_vcc_sgprs_or_exec() {
             [Opnd::V(3), Opnd::Imm(20), Opnd::None],
         ),
     );
-    assert_eq!(w.exec(), 0xffe0_0000);
+    assert_eq!(w.exec(), Mask(0xffe0_0000));
 }
 
 #[test]
@@ -689,7 +686,7 @@ fn salu_carry_chain_and_scc_rules() {
             [Opnd::Imm(0x00ff_00f0), Opnd::None, Opnd::None],
         ),
     );
-    assert_eq!((w.s[11], w.exec(), w.scc), (0x0000_ffff, 0xf0, true));
+    assert_eq!((w.s[11], w.exec(), w.scc), (0x0000_ffff, Mask(0xf0), true));
 }
 
 #[test]
@@ -842,7 +839,7 @@ fn mubuf_scratch_and_flat_private_reach_the_same_bytes() {
     let mem = FlatMemory::new();
     let mut lds = Lds::new(0);
     let mut w = wave();
-    w.scratch = crate::scratch::Scratch::new(64, vec![0; crate::scratch::wave_bytes(64) as usize]);
+    w.scratch = crate::scratch::Scratch::new(64, 32, vec![0; crate::scratch::wave_bytes(32, 64) as usize]);
     w.private_base_hi = 0x2_0000;
     w.flat_scratch = crate::scratch::SCRATCH_BASE;
     // s[0:3] as the dispatch sets it.
@@ -910,11 +907,29 @@ fn flat_accesses_in_the_shared_aperture_reach_lds() {
 }
 
 #[test]
-fn every_mnemonic_has_one_handler_and_unknown_ones_none() {
-    assert!(handler_for("v_add_f32").is_some());
-    assert!(handler_for("v_cmpx_lt_i32").is_some());
-    assert!(handler_for("image_sample").is_none());
-    assert!(handler_count() > 500, "{}", handler_count());
+fn operations_have_handlers_by_op_and_the_rest_are_unsupported() {
+    let t = &crate::family::rdna2::WAVE32;
+    assert!(t.executes(crate::isa::Op::VAddF32));
+    assert!(t.executes(crate::isa::Op::VCmpxLtI32), "cmpx shares the compare's handler");
+    assert!(!t.executes(crate::isa::Op::Mimg));
+    assert!(t.count() > 900, "{}", t.count());
+    // An operation without a handler, or a form lowering refuses, is a typed fault.
+    let mut w = wave();
+    let mem = FlatMemory::new();
+    let mut lds = Lds::new(0);
+    for u in [
+        Uop::new(crate::isa::Op::Mimg),
+        Uop {
+            run: HandlerId::UNSUPPORTED,
+            ..Uop::new(crate::isa::Op::VAddF32)
+        },
+    ] {
+        let r = exec_on(&mut w, &u, &mem, &mut lds);
+        assert!(
+            matches!(r.as_ref().map_err(|f| &**f), Err(Fault::Unsupported)),
+            "{r:?}"
+        );
+    }
 }
 
 #[test]
@@ -1005,7 +1020,7 @@ fn conversions_saturate_and_round_like_the_isa_says() {
         123456.7,
     ];
     w.v[1] = std::array::from_fn(|l| xs[l % xs.len()].to_bits());
-    let one = |w: &mut Wave, name: &'static str, d: u16| {
+    let one = |w: &mut Wave<32>, name: &'static str, d: u16| {
         run(
             w,
             &op(
@@ -1185,7 +1200,7 @@ fn perm_dot_med3_and_packing_follow_their_definitions() {
     w.v[1] = std::array::from_fn(|l| 0x0403_0201u32.wrapping_mul(l as u32 + 3));
     w.v[2] = std::array::from_fn(|l| 0xfffe_0807u32.rotate_left(l as u32));
     w.v[3] = std::array::from_fn(|l| 0x0c06_0500u32 | (l as u32 % 8));
-    let three = |w: &mut Wave, n: &'static str, d: u16| {
+    let three = |w: &mut Wave<32>, n: &'static str, d: u16| {
         run(
             w,
             &op(

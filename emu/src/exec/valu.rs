@@ -19,11 +19,12 @@
 use half::f16;
 
 use super::lanes::{dpp, sdwa_dst, sdwa_src};
-use super::{Env, Fault, Handler, LaneMode, Opnd, Step, Uop};
+use super::{Ctl, Env, Handler, LaneMode, Opnd, Uop};
 use crate::float as fp;
-use crate::wave::{sreg, Wave, LANES};
+use crate::isa::Op;
+use crate::wave::{sreg, Mask, Wave};
 
-type R = Result<Step, Box<Fault>>;
+type R = Ctl;
 
 /// How an instruction's operands and result are typed (for modifiers and merging).
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -40,23 +41,23 @@ enum K {
     F32I32,
 }
 
-/// Reads `N` 32-bit sources with DPP, SDWA, op_sel and neg/abs applied; returns them and the
+/// Reads `S` 32-bit sources with DPP, SDWA, op_sel and neg/abs applied; returns them and the
 /// lanes to write.
 #[inline(always)]
-fn sources<const N: usize>(w: &Wave, u: &Uop, k: K) -> ([[u32; LANES]; N], u32) {
-    let mut s: [[u32; LANES]; N] = std::array::from_fn(|i| w.vread(u.s[i]));
+fn sources<const N: usize, const S: usize>(w: &Wave<N>, u: &Uop, k: K) -> ([[u32; N]; S], Mask) {
+    let mut s: [[u32; N]; S] = std::array::from_fn(|i| w.vread(u.s[i]));
     let mut mask = w.exec();
     match u.lanes {
         LaneMode::Plain => {}
         LaneMode::Dpp(d) => {
-            if N > 0 {
+            if S > 0 {
                 let (v, m) = dpp(&s[0], mask, &d);
                 s[0] = v;
                 mask &= m;
             }
         }
         LaneMode::Dpp8 { sel, fi } => {
-            if N > 0 {
+            if S > 0 {
                 s[0] = super::lanes::dpp8(&s[0], mask, sel, fi);
             }
         }
@@ -78,7 +79,7 @@ fn sources<const N: usize>(w: &Wave, u: &Uop, k: K) -> ([[u32; LANES]; N], u32) 
         }
     }
     let floats = match k {
-        K::F32 => N,
+        K::F32 => S,
         K::F32I32 => 1,
         _ => 0,
     };
@@ -112,7 +113,7 @@ fn sources<const N: usize>(w: &Wave, u: &Uop, k: K) -> ([[u32; LANES]; N], u32) 
 
 /// Output modifiers, 16-bit and SDWA merges, and the masked write.
 #[inline(always)]
-fn finish(w: &mut Wave, u: &Uop, k: K, mut out: [u32; LANES], mask: u32) -> R {
+fn finish<const N: usize>(w: &mut Wave<N>, u: &Uop, k: K, mut out: [u32; N], mask: Mask) -> R {
     if u.m.omod != 0 || u.m.clamp {
         let dx10 = w.mode >> 8 & 1 != 0;
         let f = fp::omod_factor(u.m.omod);
@@ -144,17 +145,17 @@ fn finish(w: &mut Wave, u: &Uop, k: K, mut out: [u32; LANES], mask: u32) -> R {
         }
     }
     let Opnd::V(d) = u.d[0] else {
-        return Ok(Step::Next);
+        return Ctl::Next;
     };
     if let LaneMode::Sdwa(sd) = u.lanes {
         let old = w.v[d as usize];
-        for l in 0..LANES {
+        for l in 0..N {
             out[l] = sdwa_dst(out[l], old[l], &sd);
         }
     } else if matches!(k, K::F16 | K::I16) {
         let old = w.v[d as usize];
         let hi = u.m.op_sel & 8 != 0;
-        for l in 0..LANES {
+        for l in 0..N {
             out[l] = if hi {
                 (old[l] & 0xffff) | out[l] << 16
             } else {
@@ -163,77 +164,77 @@ fn finish(w: &mut Wave, u: &Uop, k: K, mut out: [u32; LANES], mask: u32) -> R {
         }
     }
     w.vwrite(u.d[0], mask, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 #[inline(always)]
-fn v<const N: usize>(w: &mut Wave, u: &Uop, k: K, f: impl Fn([u32; N]) -> u32) -> R {
-    let (s, mask) = sources::<N>(w, u, k);
-    let out: [u32; LANES] = std::array::from_fn(|l| f(std::array::from_fn(|i| s[i][l])));
+fn v<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, k: K, f: impl Fn([u32; S]) -> u32) -> R {
+    let (s, mask) = sources::<N, S>(w, u, k);
+    let out: [u32; N] = std::array::from_fn(|l| f(std::array::from_fn(|i| s[i][l])));
     finish(w, u, k, out, mask)
 }
 
 /// Fast path for plain 2-source integer ops (no modifiers, DPP or SDWA).
 #[inline(always)]
-fn i2(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32) -> u32) -> R {
+fn i2<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32) -> u32) -> R {
     if matches!(u.lanes, LaneMode::Plain) {
-        let (mut t0, mut t1) = ([0; LANES], [0; LANES]);
+        let (mut t0, mut t1) = ([0; N], [0; N]);
         let (a, b) = (w.vref(u.s[0], &mut t0), w.vref(u.s[1], &mut t1));
-        let out: [u32; LANES] = std::array::from_fn(|l| f(a[l], b[l]));
+        let out: [u32; N] = std::array::from_fn(|l| f(a[l], b[l]));
         let m = w.exec();
         w.vwrite(u.d[0], m, &out);
-        return Ok(Step::Next);
+        return Ctl::Next;
     }
-    slow(|| v::<2>(w, u, K::I32, |[a, b]| f(a, b)))
+    slow(|| v::<N, 2>(w, u, K::I32, |[a, b]| f(a, b)))
 }
 
 #[inline(always)]
-fn i1(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> u32) -> R {
-    v::<1>(w, u, K::I32, |[a]| f(a))
+fn i1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> u32) -> R {
+    v::<N, 1>(w, u, K::I32, |[a]| f(a))
 }
 
 #[inline(always)]
-fn i3(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32, u32) -> u32) -> R {
-    v::<3>(w, u, K::I32, |[a, b, c]| f(a, b, c))
+fn i3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32, u32) -> u32) -> R {
+    v::<N, 3>(w, u, K::I32, |[a, b, c]| f(a, b, c))
 }
 
 #[inline(always)]
-fn f1(w: &mut Wave, u: &Uop, f: impl Fn(f32) -> f32) -> R {
-    v::<1>(w, u, K::F32, |[a]| f(f32::from_bits(a)).to_bits())
+fn f1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32) -> f32) -> R {
+    v::<N, 1>(w, u, K::F32, |[a]| f(f32::from_bits(a)).to_bits())
 }
 
 #[inline(always)]
-fn f2(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> f32) -> R {
+fn f2<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32) -> f32) -> R {
     if plain(u) && host_f32(w.mode) {
-        let (mut t0, mut t1) = ([0; LANES], [0; LANES]);
+        let (mut t0, mut t1) = ([0; N], [0; N]);
         let (a, b) = (w.vref(u.s[0], &mut t0), w.vref(u.s[1], &mut t1));
-        let out: [u32; LANES] =
+        let out: [u32; N] =
             std::array::from_fn(|l| f(f32::from_bits(a[l]), f32::from_bits(b[l])).to_bits());
         let m = w.exec();
         w.vwrite(u.d[0], m, &out);
-        return Ok(Step::Next);
+        return Ctl::Next;
     }
-    v::<2>(w, u, K::F32, |[a, b]| {
+    v::<N, 2>(w, u, K::F32, |[a, b]| {
         f(f32::from_bits(a), f32::from_bits(b)).to_bits()
     })
 }
 
 #[inline(always)]
-fn f3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
-    v::<3>(w, u, K::F32, |[a, b, c]| {
+fn f3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
+    v::<N, 3>(w, u, K::F32, |[a, b, c]| {
         f(f32::from_bits(a), f32::from_bits(b), f32::from_bits(c)).to_bits()
     })
 }
 
-/// f32 multiply-accumulate into the destination (`v_fmac_f32`, `v_mac_f32`).
+/// f32 multiply-accumulate into the destination (`v_fmac_f32`, `v_fmac_legacy_f32`).
 #[inline(always)]
-fn fmac(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
+fn fmac<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
     let mut acc = w.vread(u.d[0]);
     if flush_in32(w.mode) {
         acc = acc.map(flush32);
     }
-    let (s, mask) = sources::<2>(w, u, K::F32);
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+    let (s, mask) = sources::<N, 2>(w, u, K::F32);
+    let out: [u32; N] = std::array::from_fn(|l| {
         f(
             f32::from_bits(s[0][l]),
             f32::from_bits(s[1][l]),
@@ -247,7 +248,7 @@ fn fmac(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
 /// Fused multiply-add on every lane, with the host's FMA unit when it has one (the generic
 /// `mul_add` is a libm call per lane otherwise).
 #[inline(always)]
-fn fma_lanes(a: &[u32; LANES], b: &[u32; LANES], c: &[u32; LANES]) -> [u32; LANES] {
+fn fma_lanes<const N: usize>(a: &[u32; N], b: &[u32; N], c: &[u32; N]) -> [u32; N] {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("fma") {
@@ -264,7 +265,7 @@ fn fma_lanes(a: &[u32; LANES], b: &[u32; LANES], c: &[u32; LANES]) -> [u32; LANE
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "fma")]
-unsafe fn fma_lanes_hw(a: &[u32; LANES], b: &[u32; LANES], c: &[u32; LANES]) -> [u32; LANES] {
+unsafe fn fma_lanes_hw<const N: usize>(a: &[u32; N], b: &[u32; N], c: &[u32; N]) -> [u32; N] {
     std::array::from_fn(|l| {
         f32::from_bits(a[l])
             .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
@@ -310,9 +311,9 @@ fn flush32(x: u32) -> u32 {
 
 /// `v_fma_f32` and its literal forms: the FMA fast path when nothing modifies the lanes.
 #[inline(always)]
-fn fma3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
+fn fma3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
     if plain(u) && host_f32(w.mode) {
-        let (mut t0, mut t1, mut t2) = ([0; LANES], [0; LANES], [0; LANES]);
+        let (mut t0, mut t1, mut t2) = ([0; N], [0; N], [0; N]);
         let out = fma_lanes(
             w.vref(u.s[0], &mut t0),
             w.vref(u.s[1], &mut t1),
@@ -320,16 +321,16 @@ fn fma3(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
         );
         let m = w.exec();
         w.vwrite(u.d[0], m, &out);
-        return Ok(Step::Next);
+        return Ctl::Next;
     }
     slow(|| f3(w, u, f))
 }
 
 /// `v_fmac_f32`: the FMA fast path into the destination.
 #[inline(always)]
-fn fmac_fast(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
+fn fmac_fast<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
     if plain(u) && host_f32(w.mode) {
-        let (mut t0, mut t1, mut t2) = ([0; LANES], [0; LANES], [0; LANES]);
+        let (mut t0, mut t1, mut t2) = ([0; N], [0; N], [0; N]);
         let out = fma_lanes(
             w.vref(u.s[0], &mut t0),
             w.vref(u.s[1], &mut t1),
@@ -337,28 +338,28 @@ fn fmac_fast(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
         );
         let m = w.exec();
         w.vwrite(u.d[0], m, &out);
-        return Ok(Step::Next);
+        return Ctl::Next;
     }
     slow(|| fmac(w, u, f))
 }
 
 #[inline(always)]
-fn h1(w: &mut Wave, u: &Uop, f: impl Fn(f32) -> f32) -> R {
-    v::<1>(w, u, K::F16, |[a]| {
+fn h1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32) -> f32) -> R {
+    v::<N, 1>(w, u, K::F16, |[a]| {
         u32::from(fp::to_f16(f(fp::from_f16(a))))
     })
 }
 
 #[inline(always)]
-fn h2(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> f32) -> R {
-    v::<2>(w, u, K::F16, |[a, b]| {
+fn h2<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32) -> f32) -> R {
+    v::<N, 2>(w, u, K::F16, |[a, b]| {
         u32::from(fp::to_f16(f(fp::from_f16(a), fp::from_f16(b))))
     })
 }
 
 #[inline(always)]
-fn h3(w: &mut Wave, u: &Uop, f: impl Fn(f64, f64, f64) -> f64) -> R {
-    v::<3>(w, u, K::F16, |[a, b, c]| {
+fn h3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f64, f64, f64) -> f64) -> R {
+    v::<N, 3>(w, u, K::F16, |[a, b, c]| {
         let r = f(
             f64::from(fp::from_f16(a)),
             f64::from(fp::from_f16(b)),
@@ -370,10 +371,10 @@ fn h3(w: &mut Wave, u: &Uop, f: impl Fn(f64, f64, f64) -> f64) -> R {
 
 /// f16 multiply-accumulate into the destination's low half.
 #[inline(always)]
-fn hmac(w: &mut Wave, u: &Uop) -> R {
+fn hmac<const N: usize>(w: &mut Wave<N>, u: &Uop) -> R {
     let acc = w.vread(u.d[0]);
-    let (s, mask) = sources::<2>(w, u, K::F16);
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+    let (s, mask) = sources::<N, 2>(w, u, K::F16);
+    let out: [u32; N] = std::array::from_fn(|l| {
         let r = f64::from(fp::from_f16(s[0][l])).mul_add(
             f64::from(fp::from_f16(s[1][l])),
             f64::from(fp::from_f16(acc[l])),
@@ -384,35 +385,35 @@ fn hmac(w: &mut Wave, u: &Uop) -> R {
 }
 
 #[inline(always)]
-fn s16_2(w: &mut Wave, u: &Uop, f: impl Fn(u16, u16) -> u16) -> R {
-    v::<2>(w, u, K::I16, |[a, b]| u32::from(f(a as u16, b as u16)))
+fn s16_2<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u16, u16) -> u16) -> R {
+    v::<N, 2>(w, u, K::I16, |[a, b]| u32::from(f(a as u16, b as u16)))
 }
 
 #[inline(always)]
-fn s16_3(w: &mut Wave, u: &Uop, f: impl Fn(u16, u16, u16) -> u32) -> R {
-    v::<3>(w, u, K::I16, |[a, b, c]| f(a as u16, b as u16, c as u16))
+fn s16_3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u16, u16, u16) -> u32) -> R {
+    v::<N, 3>(w, u, K::I16, |[a, b, c]| f(a as u16, b as u16, c as u16))
 }
 
 /// 16-bit sources, 32-bit result (`v_mad_u32_u16`, `v_cvt_f32_f16` with op_sel).
 #[inline(always)]
-fn s16_to32<const N: usize>(w: &mut Wave, u: &Uop, f: impl Fn([u32; N]) -> u32) -> R {
-    let (s, mask) = sources::<N>(w, u, K::I16);
-    let out: [u32; LANES] = std::array::from_fn(|l| f(std::array::from_fn(|i| s[i][l] & 0xffff)));
+fn s16_to32<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn([u32; S]) -> u32) -> R {
+    let (s, mask) = sources::<N, S>(w, u, K::I16);
+    let out: [u32; N] = std::array::from_fn(|l| f(std::array::from_fn(|i| s[i][l] & 0xffff)));
     finish(w, u, K::I32, out, mask)
 }
 
 /// f16 source(s) to a 32-bit result (conversions, frexp_exp).
 #[inline(always)]
-fn h_to32(w: &mut Wave, u: &Uop, f: impl Fn(f16) -> u32) -> R {
-    let (s, mask) = sources::<1>(w, u, K::F16);
-    let out: [u32; LANES] = std::array::from_fn(|l| f(f16::from_bits(s[0][l] as u16)));
+fn h_to32<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f16) -> u32) -> R {
+    let (s, mask) = sources::<N, 1>(w, u, K::F16);
+    let out: [u32; N] = std::array::from_fn(|l| f(f16::from_bits(s[0][l] as u16)));
     finish(w, u, K::I32, out, mask)
 }
 
 // ---- 64-bit ----
 
-fn sources64<const N: usize>(w: &Wave, u: &Uop, float: bool) -> [[u64; LANES]; N] {
-    let mut s: [[u64; LANES]; N] = std::array::from_fn(|i| w.vread64(u.s[i]));
+fn sources64<const N: usize, const S: usize>(w: &Wave<N>, u: &Uop, float: bool) -> [[u64; N]; S] {
+    let mut s: [[u64; N]; S] = std::array::from_fn(|i| w.vread64(u.s[i]));
     if float && u.m.neg | u.m.abs != 0 {
         for (i, src) in s.iter_mut().enumerate() {
             let (a, n) = (u.m.abs >> i & 1 != 0, u.m.neg >> i & 1 != 0);
@@ -430,11 +431,11 @@ fn sources64<const N: usize>(w: &Wave, u: &Uop, float: bool) -> [[u64; LANES]; N
 }
 
 #[inline(always)]
-fn d64<const N: usize>(w: &mut Wave, u: &Uop, f: impl Fn([f64; N]) -> f64) -> R {
-    let s = sources64::<N>(w, u, true);
+fn d64<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn([f64; S]) -> f64) -> R {
+    let s = sources64::<N, S>(w, u, true);
     let dx10 = w.mode >> 8 & 1 != 0;
     let factor = f64::from(fp::omod_factor(u.m.omod));
-    let out: [u64; LANES] = std::array::from_fn(|l| {
+    let out: [u64; N] = std::array::from_fn(|l| {
         let mut r = f(std::array::from_fn(|i| f64::from_bits(s[i][l]))) * factor;
         if u.m.clamp {
             r = fp::clamp_f64(r, dx10);
@@ -443,38 +444,38 @@ fn d64<const N: usize>(w: &mut Wave, u: &Uop, f: impl Fn([f64; N]) -> f64) -> R 
     });
     let m = w.exec();
     w.vwrite64(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// 64-bit integer (or mixed-width) sources, 64-bit result.
 #[inline(always)]
-fn q64<const N: usize>(w: &mut Wave, u: &Uop, f: impl Fn([u64; N]) -> u64) -> R {
-    let s = sources64::<N>(w, u, false);
-    let out: [u64; LANES] = std::array::from_fn(|l| f(std::array::from_fn(|i| s[i][l])));
+fn q64<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn([u64; S]) -> u64) -> R {
+    let s = sources64::<N, S>(w, u, false);
+    let out: [u64; N] = std::array::from_fn(|l| f(std::array::from_fn(|i| s[i][l])));
     let m = w.exec();
     w.vwrite64(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// 64-bit sources (float modifiers applied), 32-bit result.
 #[inline(always)]
-fn d64to32<const N: usize>(w: &mut Wave, u: &Uop, f: impl Fn([f64; N]) -> u32) -> R {
-    let s = sources64::<N>(w, u, true);
-    let out: [u32; LANES] =
+fn d64to32<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn([f64; S]) -> u32) -> R {
+    let s = sources64::<N, S>(w, u, true);
+    let out: [u32; N] =
         std::array::from_fn(|l| f(std::array::from_fn(|i| f64::from_bits(s[i][l]))));
     let m = w.exec();
     w.vwrite(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// 32-bit sources, 64-bit result (conversions to f64).
 #[inline(always)]
-fn to64(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> f64) -> R {
-    let (s, _) = sources::<1>(w, u, K::F32);
-    let out: [u64; LANES] = std::array::from_fn(|l| f(s[0][l]).to_bits());
+fn to64<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> f64) -> R {
+    let (s, _) = sources::<N, 1>(w, u, K::F32);
+    let out: [u64; N] = std::array::from_fn(|l| f(s[0][l]).to_bits());
     let m = w.exec();
     w.vwrite64(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 // ---- carries and compares ----
@@ -482,91 +483,80 @@ fn to64(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> f64) -> R {
 /// Carry ops: `f(a, b, carry_in) -> (result, carry_out)`; carry-in from `s[2]` (a mask),
 /// carry-out mask to `d[1]`. Inactive lanes' carry bits are 0.
 #[inline(always)]
-fn carry(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32, bool) -> (u32, bool)) -> R {
-    let (s, mask) = sources::<2>(w, u, K::I32);
-    let cin = w.sread(u.s[2]);
-    let mut out = [0u32; LANES];
-    let mut cout = 0u32;
-    for l in 0..LANES {
-        let (r, c) = f(s[0][l], s[1][l], cin >> l & 1 != 0);
+fn carry<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32, bool) -> (u32, bool)) -> R {
+    let (s, mask) = sources::<N, 2>(w, u, K::I32);
+    let cin = w.read_mask(u.s[2]);
+    let mut out = [0u32; N];
+    let mut cout = Mask::NONE;
+    for l in 0..N {
+        let (r, c) = f(s[0][l], s[1][l], cin.has(l));
         out[l] = r;
-        cout |= u32::from(c) << l;
+        cout.0 |= u64::from(c) << l;
     }
     let exec = w.exec();
     w.vwrite(u.d[0], mask, &out);
-    w.swrite(u.d[1], cout & exec);
-    Ok(Step::Next)
+    w.write_mask(u.d[1], cout & exec);
+    Ctl::Next
 }
 
 #[inline(always)]
-fn write_mask(w: &mut Wave, u: &Uop, bits: u32) -> R {
-    let exec = w.exec();
-    let bits = bits & exec;
+fn write_mask<const N: usize>(w: &mut Wave<N>, u: &Uop, bits: Mask) -> R {
+    let bits = bits & w.exec();
     if u.d[0] == Opnd::S(sreg::EXEC) {
-        w.s[sreg::EXEC as usize] = bits;
+        w.set_exec(bits);
     } else {
-        w.swrite(u.d[0], bits);
+        w.write_mask(u.d[0], bits);
     }
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 #[inline(always)]
-fn cmp_f(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> bool) -> R {
-    let (s, _) = sources::<2>(w, u, K::F32);
-    let bits = (0..LANES).fold(0u32, |acc, l| {
-        acc | u32::from(f(f32::from_bits(s[0][l]), f32::from_bits(s[1][l]))) << l
-    });
+fn cmp_f<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32) -> bool) -> R {
+    let (s, _) = sources::<N, 2>(w, u, K::F32);
+    let bits = Mask::from_fn::<N>(|l| f(f32::from_bits(s[0][l]), f32::from_bits(s[1][l])));
     write_mask(w, u, bits)
 }
 
 #[inline(always)]
-fn cmp_h(w: &mut Wave, u: &Uop, f: impl Fn(f32, f32) -> bool) -> R {
-    let (s, _) = sources::<2>(w, u, K::F16);
-    let bits = (0..LANES).fold(0u32, |acc, l| {
-        acc | u32::from(f(fp::from_f16(s[0][l]), fp::from_f16(s[1][l]))) << l
-    });
+fn cmp_h<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32) -> bool) -> R {
+    let (s, _) = sources::<N, 2>(w, u, K::F16);
+    let bits = Mask::from_fn::<N>(|l| f(fp::from_f16(s[0][l]), fp::from_f16(s[1][l])));
     write_mask(w, u, bits)
 }
 
 #[inline(always)]
-fn cmp_i(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32) -> bool) -> R {
-    let (s, _) = sources::<2>(w, u, K::I32);
-    let bits = (0..LANES).fold(0u32, |acc, l| acc | u32::from(f(s[0][l], s[1][l])) << l);
+fn cmp_i<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32) -> bool) -> R {
+    let (s, _) = sources::<N, 2>(w, u, K::I32);
+    let bits = Mask::from_fn::<N>(|l| f(s[0][l], s[1][l]));
     write_mask(w, u, bits)
 }
 
 #[inline(always)]
-fn cmp_i16(w: &mut Wave, u: &Uop, f: impl Fn(u16, u16) -> bool) -> R {
-    let (s, _) = sources::<2>(w, u, K::I16);
-    let bits = (0..LANES).fold(0u32, |acc, l| {
-        acc | u32::from(f(s[0][l] as u16, s[1][l] as u16)) << l
-    });
+fn cmp_i16<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u16, u16) -> bool) -> R {
+    let (s, _) = sources::<N, 2>(w, u, K::I16);
+    let bits = Mask::from_fn::<N>(|l| f(s[0][l] as u16, s[1][l] as u16));
     write_mask(w, u, bits)
 }
 
 #[inline(always)]
-fn cmp_d(w: &mut Wave, u: &Uop, f: impl Fn(f64, f64) -> bool) -> R {
-    let s = sources64::<2>(w, u, true);
-    let bits = (0..LANES).fold(0u32, |acc, l| {
-        acc | u32::from(f(f64::from_bits(s[0][l]), f64::from_bits(s[1][l]))) << l
-    });
+fn cmp_d<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f64, f64) -> bool) -> R {
+    let s = sources64::<N, 2>(w, u, true);
+    let bits = Mask::from_fn::<N>(|l| f(f64::from_bits(s[0][l]), f64::from_bits(s[1][l])));
     write_mask(w, u, bits)
 }
 
 #[inline(always)]
-fn cmp_q(w: &mut Wave, u: &Uop, f: impl Fn(u64, u64) -> bool) -> R {
-    let s = sources64::<2>(w, u, false);
-    let bits = (0..LANES).fold(0u32, |acc, l| acc | u32::from(f(s[0][l], s[1][l])) << l);
+fn cmp_q<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u64, u64) -> bool) -> R {
+    let s = sources64::<N, 2>(w, u, false);
+    let bits = Mask::from_fn::<N>(|l| f(s[0][l], s[1][l]));
     write_mask(w, u, bits)
 }
 
 /// `v_cmp_class_f64`: the class mask is a 32-bit operand.
-fn class_d(w: &mut Wave, u: &Uop, _: ()) -> R {
-    let a = sources64::<1>(w, u, true)[0];
+fn class_d<const N: usize>(w: &mut Wave<N>, u: &Uop, _: ()) -> R {
+    let a = sources64::<N, 1>(w, u, true)[0];
     let m = w.vread(u.s[1]);
-    let bits = (0..LANES).fold(0u32, |acc, l| {
-        acc | u32::from(fp::class64(f64::from_bits(a[l])) & m[l] != 0) << l
-    });
+    let bits = Mask::from_fn::<N>(|l| fp::class64(f64::from_bits(a[l])) & m[l] != 0);
     write_mask(w, u, bits)
 }
 
@@ -575,11 +565,11 @@ fn class_d(w: &mut Wave, u: &Uop, _: ()) -> R {
 /// Packed 16-bit ops: per source, `op_sel` picks the half for the low result and `op_sel_hi`
 /// for the high result; `neg`/`neg_hi` flip f16 signs. `f(srcs, float)` computes one half.
 #[inline(always)]
-fn pk<const N: usize>(w: &mut Wave, u: &Uop, float: bool, f: impl Fn([u32; N]) -> u32) -> R {
-    let s: [[u32; LANES]; N] = std::array::from_fn(|i| w.vread(u.s[i]));
+fn pk<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, float: bool, f: impl Fn([u32; S]) -> u32) -> R {
+    let s: [[u32; N]; S] = std::array::from_fn(|i| w.vread(u.s[i]));
     let dx10 = w.mode >> 8 & 1 != 0;
     let half = |l: usize, hi: bool| -> u32 {
-        let args: [u32; N] = std::array::from_fn(|i| {
+        let args: [u32; S] = std::array::from_fn(|i| {
             let sel = if hi { u.m.op_sel_hi } else { u.m.op_sel } >> i & 1 != 0;
             let mut x = if sel { s[i][l] >> 16 } else { s[i][l] & 0xffff };
             if float && (if hi { u.m.neg_hi } else { u.m.neg }) >> i & 1 != 0 {
@@ -594,10 +584,10 @@ fn pk<const N: usize>(w: &mut Wave, u: &Uop, float: bool, f: impl Fn([u32; N]) -
             r
         }
     };
-    let out: [u32; LANES] = std::array::from_fn(|l| half(l, false) | half(l, true) << 16);
+    let out: [u32; N] = std::array::from_fn(|l| half(l, false) | half(l, true) << 16);
     let m = w.exec();
     w.vwrite(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 fn hf(x: u32) -> f32 {
@@ -610,7 +600,7 @@ fn th(x: f32) -> u32 {
 
 /// `v_fma_mix*`: each source is f32, or (op_sel_hi set) an f16 half chosen by op_sel; `neg`
 /// negates and `neg_hi` takes the absolute value.
-fn mix_sources(w: &Wave, u: &Uop) -> [[f32; LANES]; 3] {
+fn mix_sources<const N: usize>(w: &Wave<N>, u: &Uop) -> [[f32; N]; 3] {
     std::array::from_fn(|i| {
         let raw = w.vread(u.s[i]);
         std::array::from_fn(|l| {
@@ -636,23 +626,23 @@ fn mix_sources(w: &Wave, u: &Uop) -> [[f32; LANES]; 3] {
 }
 
 /// `v_fma_mix_f32`.
-pub fn v_fma_mix_f32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_fma_mix_f32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let s = mix_sources(w, u);
     let dx10 = w.mode >> 8 & 1 != 0;
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+    let out: [u32; N] = std::array::from_fn(|l| {
         let r = s[0][l].mul_add(s[1][l], s[2][l]);
         (if u.m.clamp { fp::clamp_f32(r, dx10) } else { r }).to_bits()
     });
     let m = w.exec();
     w.vwrite(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
-fn fma_mix16(w: &mut Wave, u: &Uop, hi: bool) -> R {
+fn fma_mix16<const N: usize>(w: &mut Wave<N>, u: &Uop, hi: bool) -> R {
     let s = mix_sources(w, u);
     let dx10 = w.mode >> 8 & 1 != 0;
     let old = w.vread(u.d[0]);
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+    let out: [u32; N] = std::array::from_fn(|l| {
         let r = f64::from(s[0][l]).mul_add(f64::from(s[1][l]), f64::from(s[2][l]));
         let mut h = f16::from_f64(r);
         if u.m.clamp {
@@ -667,16 +657,16 @@ fn fma_mix16(w: &mut Wave, u: &Uop, hi: bool) -> R {
     });
     let m = w.exec();
     w.vwrite(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_fma_mixlo_f16`.
-pub fn v_fma_mixlo_f16(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_fma_mixlo_f16<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     fma_mix16(w, u, false)
 }
 
 /// `v_fma_mixhi_f16`.
-pub fn v_fma_mixhi_f16(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_fma_mixhi_f16<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     fma_mix16(w, u, true)
 }
 
@@ -803,70 +793,80 @@ macro_rules! handlers {
     ($( $helper:ident : $name:ident => $f:expr ;)*) => {
         $(
             #[doc = concat!("`", stringify!($name), "`.")]
-            pub fn $name(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+            pub fn $name<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
                 $helper(w, u, $f)
             }
         )*
-        /// Handlers by mnemonic.
-        pub const TABLE: &[(&str, Handler)] = &[$((stringify!($name), $name as Handler)),*];
+        impl<const N: usize> Handlers<N> {
+            /// The handlers of the table below, by operation.
+            pub const TABLE: &'static [(Op, Handler<N>)] =
+                &[$((op!($name), $name::<N> as Handler<N>)),*];
+        }
     };
 }
 
+/// This module's handlers for `N`-lane waves.
+pub struct Handlers<const N: usize>;
+
 /// Integer adds and subtracts whose VOP3 `clamp` saturates instead of wrapping.
-fn i2s(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32, bool) -> u32) -> R {
+fn i2s<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32, bool) -> u32) -> R {
     let c = u.m.clamp;
     i2(w, u, |a, b| f(a, b, c))
 }
 
 /// [`i2s`] for 16-bit operands.
-fn s16s(w: &mut Wave, u: &Uop, f: impl Fn(u16, u16, bool) -> u16) -> R {
+fn s16s<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u16, u16, bool) -> u16) -> R {
     let c = u.m.clamp;
     s16_2(w, u, |a, b| f(a, b, c))
 }
 
-fn i1w(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> u32) -> R {
+fn i1w<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> u32) -> R {
     if matches!(u.lanes, LaneMode::Plain) {
         let a = w.vread(u.s[0]);
-        let out: [u32; LANES] = std::array::from_fn(|l| f(a[l]));
+        let out: [u32; N] = std::array::from_fn(|l| f(a[l]));
         let m = w.exec();
         w.vwrite(u.d[0], m, &out);
-        return Ok(Step::Next);
+        return Ctl::Next;
     }
     slow(|| i1(w, u, f))
 }
 
 /// One source typed `kin`, the result typed `kout`.
 #[inline(always)]
-fn conv<const N: usize>(w: &mut Wave, u: &Uop, kin: K, kout: K, f: impl Fn([u32; N]) -> u32) -> R {
-    let (s, mask) = sources::<N>(w, u, kin);
-    let out: [u32; LANES] = std::array::from_fn(|l| f(std::array::from_fn(|i| s[i][l])));
+fn conv<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, kin: K, kout: K, f: impl Fn([u32; S]) -> u32) -> R {
+    let (s, mask) = sources::<N, S>(w, u, kin);
+    let out: [u32; N] = std::array::from_fn(|l| f(std::array::from_fn(|i| s[i][l])));
     finish(w, u, kout, out, mask)
 }
 
-fn if1(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> u32) -> R {
-    conv::<1>(w, u, K::I32, K::F32, |[a]| f(a))
+fn if1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> u32) -> R {
+    conv::<N, 1>(w, u, K::I32, K::F32, |[a]| f(a))
 }
 
-fn fi1(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> u32) -> R {
-    conv::<1>(w, u, K::F32, K::I32, |[a]| f(a))
+fn fi1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> u32) -> R {
+    conv::<N, 1>(w, u, K::F32, K::I32, |[a]| f(a))
 }
 
-fn fh1(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> u32) -> R {
-    conv::<1>(w, u, K::F32, K::I16, |[a]| f(a))
+fn fh1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> u32) -> R {
+    conv::<N, 1>(w, u, K::F32, K::I16, |[a]| f(a))
 }
 
-fn ih1(w: &mut Wave, u: &Uop, f: impl Fn(u32) -> u32) -> R {
-    conv::<1>(w, u, K::I16, K::I16, |[a]| f(a))
+fn ih1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> u32) -> R {
+    conv::<N, 1>(w, u, K::I16, K::I16, |[a]| f(a))
 }
 
-fn f2raw(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32) -> u32) -> R {
-    conv::<2>(w, u, K::F32, K::I32, |[a, b]| f(a, b))
+fn f2raw<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32) -> u32) -> R {
+    conv::<N, 2>(w, u, K::F32, K::I32, |[a, b]| f(a, b))
 }
 
-fn h2raw(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32) -> u32) -> R {
-    conv::<2>(w, u, K::F16, K::I32, |[a, b]| f(a, b))
+fn h2raw<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32) -> u32) -> R {
+    conv::<N, 2>(w, u, K::F16, K::I32, |[a, b]| f(a, b))
 }
 
+// Entries name operations of the one Op space, checked when compiled: the non-fused
+// multiply-adds of gfx9 and gfx10.1 (v_mad_f32, v_mac_f32, v_madmk/madak_f32, v_mad_f16,
+// v_mad_legacy_f32) are no gfx1030 operation, and come with the family whose tables have them
+// (`f3`/`fmac`/`h3` with an unfused product).
 handlers! {
     // ---- moves and bits ----
     i1w: v_mov_b32 => |a| a;
@@ -953,17 +953,12 @@ handlers! {
     fma3: v_fma_f32 => |a, b, c| a.mul_add(b, c);
     fma3: v_fmamk_f32 => |a, b, c| a.mul_add(b, c);
     fma3: v_fmaak_f32 => |a, b, c| a.mul_add(b, c);
-    f3: v_mad_f32 => |a, b, c| a * b + c;
-    f3: v_madmk_f32 => |a, b, c| a * b + c;
-    f3: v_madak_f32 => |a, b, c| a * b + c;
-    f3: v_mad_legacy_f32 => |a, b, c| (if a == 0.0 || b == 0.0 { 0.0 } else { a * b }) + c;
     f3: v_fma_legacy_f32 => |a, b, c| if a == 0.0 || b == 0.0 { c + 0.0 } else { a.mul_add(b, c) };
     f3: v_min3_f32 => |a, b, c| fp::min_f32(fp::min_f32(a, b, IEEE), c, IEEE);
     f3: v_max3_f32 => |a, b, c| fp::max_f32(fp::max_f32(a, b, IEEE), c, IEEE);
     f3: v_med3_f32 => |a, b, c| fp::med3_f32(a, b, c, IEEE);
     f3: v_div_fixup_f32 => |a, b, c| fp::div_fixup64(f64::from(a), f64::from(b), f64::from(c), 32) as f32;
     fmac_fast: v_fmac_f32 => |a, b, c| a.mul_add(b, c);
-    fmac: v_mac_f32 => |a, b, c| a * b + c;
     fmac: v_fmac_legacy_f32 => |a, b, c| if a == 0.0 || b == 0.0 { c + 0.0 } else { a.mul_add(b, c) };
     f1: v_rcp_f32 => |a| (1.0 / f64::from(a)) as f32;
     f1: v_rcp_iflag_f32 => |a| (1.0 / f64::from(a)) as f32;
@@ -996,7 +991,6 @@ handlers! {
     h3: v_fma_f16 => |a, b, c| a.mul_add(b, c);
     h3: v_fmamk_f16 => |a, b, c| a.mul_add(b, c);
     h3: v_fmaak_f16 => |a, b, c| a.mul_add(b, c);
-    h3: v_mad_f16 => |a, b, c| f64::from(f16::from_f64(a * b).to_f32()) + c;
     h3: v_min3_f16 => |a, b, c| f64::from(fp::min_f32(fp::min_f32(a as f32, b as f32, IEEE), c as f32, IEEE));
     h3: v_max3_f16 => |a, b, c| f64::from(fp::max_f32(fp::max_f32(a as f32, b as f32, IEEE), c as f32, IEEE));
     h3: v_med3_f16 => |a, b, c| f64::from(fp::med3_f32(a as f32, b as f32, c as f32, IEEE));
@@ -1210,98 +1204,95 @@ handlers! {
 }
 
 #[inline(always)]
-fn pkf<const N: usize>(w: &mut Wave, u: &Uop, f: impl Fn([u32; N]) -> u32) -> R {
-    pk::<N>(w, u, true, f)
+fn pkf<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn([u32; S]) -> u32) -> R {
+    pk::<N, S>(w, u, true, f)
 }
 
 #[inline(always)]
-fn pki<const N: usize>(w: &mut Wave, u: &Uop, f: impl Fn([u32; N]) -> u32) -> R {
-    pk::<N>(w, u, false, f)
+fn pki<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn([u32; S]) -> u32) -> R {
+    pk::<N, S>(w, u, false, f)
 }
 
 /// Dot products: whole-dword sources (op_sel defaults), `c` the accumulator.
 #[inline(always)]
-fn dot(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32, u32) -> u32) -> R {
+fn dot<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32, u32) -> u32) -> R {
     let (a, b, c) = (w.vread(u.s[0]), w.vread(u.s[1]), w.vread(u.s[2]));
-    let out: [u32; LANES] = std::array::from_fn(|l| f(a[l], b[l], c[l]));
+    let out: [u32; N] = std::array::from_fn(|l| f(a[l], b[l], c[l]));
     let m = w.exec();
     w.vwrite(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// VOP2 dot products accumulating into the destination.
 #[inline(always)]
-fn dotc(w: &mut Wave, u: &Uop, f: impl Fn(u32, u32, u32) -> u32) -> R {
+fn dotc<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32, u32) -> u32) -> R {
     let acc = w.vread(u.d[0]);
-    let (s, mask) = sources::<2>(w, u, K::I32);
-    let out: [u32; LANES] = std::array::from_fn(|l| f(s[0][l], s[1][l], acc[l]));
+    let (s, mask) = sources::<N, 2>(w, u, K::I32);
+    let out: [u32; N] = std::array::from_fn(|l| f(s[0][l], s[1][l], acc[l]));
     finish(w, u, K::I32, out, mask)
 }
 
 /// `v_cndmask_b32`: `s[2]` is the lane mask (VCC for VOP2). A move: float sign modifiers
 /// apply, denormal flushing does not (integers pass through it).
-pub fn v_cndmask_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let sel = w.sread(u.s[2]);
-    let (s, mask) = sources::<2>(w, u, K::B32);
-    let out: [u32; LANES] =
-        std::array::from_fn(|l| if sel >> l & 1 != 0 { s[1][l] } else { s[0][l] });
+pub fn v_cndmask_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let sel = w.read_mask(u.s[2]);
+    let (s, mask) = sources::<N, 2>(w, u, K::B32);
+    let out: [u32; N] = std::array::from_fn(|l| if sel.has(l) { s[1][l] } else { s[0][l] });
     finish(w, u, K::I32, out, mask)
 }
 
 /// `v_ldexp_f32`: `s0 * 2^s1`, the exponent a signed integer (never flushed as a denormal).
-pub fn v_ldexp_f32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let (s, mask) = sources::<2>(w, u, K::F32I32);
-    let out: [u32; LANES] =
+pub fn v_ldexp_f32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let (s, mask) = sources::<N, 2>(w, u, K::F32I32);
+    let out: [u32; N] =
         std::array::from_fn(|l| fp::ldexp32(f32::from_bits(s[0][l]), s[1][l] as i32).to_bits());
     finish(w, u, K::F32, out, mask)
 }
 
 /// `v_cmp_class_f32`: whether `s0`'s class is in the mask `s1` (an integer, never flushed).
-pub fn v_cmp_class_f32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let (s, _) = sources::<2>(w, u, K::F32I32);
-    let bits = (0..LANES).fold(0u32, |acc, l| {
-        acc | u32::from(fp::class32(f32::from_bits(s[0][l])) & s[1][l] != 0) << l
-    });
+pub fn v_cmp_class_f32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let (s, _) = sources::<N, 2>(w, u, K::F32I32);
+    let bits = Mask::from_fn::<N>(|l| fp::class32(f32::from_bits(s[0][l])) & s[1][l] != 0);
     write_mask(w, u, bits)
 }
 
 /// `v_fmac_f16`.
-pub fn v_fmac_f16(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_fmac_f16<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     hmac(w, u)
 }
 
 /// `v_pk_fmac_f16`: packed multiply-accumulate into the destination.
-pub fn v_pk_fmac_f16(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_pk_fmac_f16<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let (a, b, c) = (w.vread(u.s[0]), w.vread(u.s[1]), w.vread(u.d[0]));
     let fma = |x: u32, y: u32, z: u32| {
         u32::from(
             f16::from_f64(f64::from(hf(x)).mul_add(f64::from(hf(y)), f64::from(hf(z)))).to_bits(),
         )
     };
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+    let out: [u32; N] = std::array::from_fn(|l| {
         fma(a[l] & 0xffff, b[l] & 0xffff, c[l] & 0xffff)
             | fma(a[l] >> 16, b[l] >> 16, c[l] >> 16) << 16
     });
     let m = w.exec();
     w.vwrite(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_mad_u64_u32`: 64-bit result in `d[0]`, carry mask in `d[1]`.
-pub fn v_mad_u64_u32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_mad_u64_u32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     mad64(w, u, false)
 }
 
 /// `v_mad_i64_i32`.
-pub fn v_mad_i64_i32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_mad_i64_i32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     mad64(w, u, true)
 }
 
-fn mad64(w: &mut Wave, u: &Uop, signed: bool) -> R {
+fn mad64<const N: usize>(w: &mut Wave<N>, u: &Uop, signed: bool) -> R {
     let (a, b, c) = (w.vread(u.s[0]), w.vread(u.s[1]), w.vread64(u.s[2]));
-    let mut out = [0u64; LANES];
-    let mut cout = 0u32;
-    for l in 0..LANES {
+    let mut out = [0u64; N];
+    let mut cout = Mask::NONE;
+    for l in 0..N {
         let (r, o) = if signed {
             let p = i128::from(a[l] as i32) * i128::from(b[l] as i32) + i128::from(c[l] as i64);
             (p as u64, p != i128::from(p as i64))
@@ -1310,37 +1301,37 @@ fn mad64(w: &mut Wave, u: &Uop, signed: bool) -> R {
             (p as u64, p >> 64 != 0)
         };
         out[l] = r;
-        cout |= u32::from(o) << l;
+        cout.0 |= u64::from(o) << l;
     }
     let exec = w.exec();
     w.vwrite64(u.d[0], exec, &out);
-    w.swrite(u.d[1], cout & exec);
-    Ok(Step::Next)
+    w.write_mask(u.d[1], cout & exec);
+    Ctl::Next
 }
 
 /// `v_div_scale_f32`: result in `d[0]`, VCC-like mask in `d[1]`.
-pub fn v_div_scale_f32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let (s, _) = sources::<3>(w, u, K::F32);
-    let mut out = [0u32; LANES];
-    let mut vcc = 0u32;
-    for l in 0..LANES {
+pub fn v_div_scale_f32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let (s, _) = sources::<N, 3>(w, u, K::F32);
+    let mut out = [0u32; N];
+    let mut vcc = Mask::NONE;
+    for l in 0..N {
         let f = |x: u32| f64::from(f32::from_bits(x));
         let (d, c) = fp::div_scale64(f(s[0][l]), f(s[1][l]), f(s[2][l]), 32);
         out[l] = (d as f32).to_bits();
-        vcc |= u32::from(c) << l;
+        vcc.0 |= u64::from(c) << l;
     }
     let exec = w.exec();
     w.vwrite(u.d[0], exec, &out);
-    w.swrite(u.d[1], vcc & exec);
-    Ok(Step::Next)
+    w.write_mask(u.d[1], vcc & exec);
+    Ctl::Next
 }
 
 /// `v_div_scale_f64`.
-pub fn v_div_scale_f64(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let s = sources64::<3>(w, u, true);
-    let mut out = [0u64; LANES];
-    let mut vcc = 0u32;
-    for l in 0..LANES {
+pub fn v_div_scale_f64<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let s = sources64::<N, 3>(w, u, true);
+    let mut out = [0u64; N];
+    let mut vcc = Mask::NONE;
+    for l in 0..N {
         let (d, c) = fp::div_scale64(
             f64::from_bits(s[0][l]),
             f64::from_bits(s[1][l]),
@@ -1348,85 +1339,80 @@ pub fn v_div_scale_f64(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
             64,
         );
         out[l] = d.to_bits();
-        vcc |= u32::from(c) << l;
+        vcc.0 |= u64::from(c) << l;
     }
     let exec = w.exec();
     w.vwrite64(u.d[0], exec, &out);
-    w.swrite(u.d[1], vcc & exec);
-    Ok(Step::Next)
+    w.write_mask(u.d[1], vcc & exec);
+    Ctl::Next
 }
 
 /// `v_div_fmas_f32`: reads VCC.
-pub fn v_div_fmas_f32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_div_fmas_f32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let vcc = w.vcc();
-    let (s, mask) = sources::<3>(w, u, K::F32);
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+    let (s, mask) = sources::<N, 3>(w, u, K::F32);
+    let out: [u32; N] = std::array::from_fn(|l| {
         let f = |x: u32| f64::from(f32::from_bits(x));
-        (fp::div_fmas64(f(s[0][l]), f(s[1][l]), f(s[2][l]), vcc >> l & 1 != 0, 32) as f32).to_bits()
+        (fp::div_fmas64(f(s[0][l]), f(s[1][l]), f(s[2][l]), vcc.has(l), 32) as f32).to_bits()
     });
     finish(w, u, K::F32, out, mask)
 }
 
 /// `v_div_fmas_f64`: reads VCC.
-pub fn v_div_fmas_f64(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_div_fmas_f64<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let vcc = w.vcc();
-    let s = sources64::<3>(w, u, true);
-    let out: [u64; LANES] = std::array::from_fn(|l| {
+    let s = sources64::<N, 3>(w, u, true);
+    let out: [u64; N] = std::array::from_fn(|l| {
         fp::div_fmas64(
             f64::from_bits(s[0][l]),
             f64::from_bits(s[1][l]),
             f64::from_bits(s[2][l]),
-            vcc >> l & 1 != 0,
+            vcc.has(l),
             64,
         )
         .to_bits()
     });
     let m = w.exec();
     w.vwrite64(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_readlane_b32`: lane `s[1]` of VGPR `s[0]` into an SGPR.
-pub fn v_readlane_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let lane = w.sread(u.s[1]) as usize % LANES;
+pub fn v_readlane_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let lane = w.sread(u.s[1]) as usize % N;
     let v = match u.s[0] {
         Opnd::V(r) => w.lane(r, lane),
         o => w.sread(o),
     };
     w.swrite(u.d[0], v);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_readfirstlane_b32`: the first active lane (lane 0 when EXEC is 0).
-pub fn v_readfirstlane_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let exec = w.exec();
-    let lane = if exec == 0 {
-        0
-    } else {
-        exec.trailing_zeros() as usize
-    };
+pub fn v_readfirstlane_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let lane = w.exec().lowest().unwrap_or(0);
     let v = match u.s[0] {
         Opnd::V(r) => w.lane(r, lane),
         o => w.sread_b32(o),
     };
     w.swrite(u.d[0], v);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_writelane_b32`: a scalar into lane `s[1]` of the destination VGPR (ignores EXEC).
-pub fn v_writelane_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_writelane_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let v = w.sread_b32(u.s[0]);
-    let lane = w.sread(u.s[1]) as usize % LANES;
+    let lane = w.sread(u.s[1]) as usize % N;
     if let Opnd::V(r) = u.d[0] {
         w.v[r as usize][lane] = v;
     }
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_mbcnt_lo_u32_b32`: set bits of `s0` below this lane, plus `s1`.
-pub fn v_mbcnt_lo_u32_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let (s, mask) = sources::<2>(w, u, K::I32);
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+pub fn v_mbcnt_lo_u32_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let (s, mask) = sources::<N, 2>(w, u, K::I32);
+    let out: [u32; N] = std::array::from_fn(|l| {
         (s[0][l] & ((1u64 << l) - 1) as u32)
             .count_ones()
             .wrapping_add(s[1][l])
@@ -1434,15 +1420,24 @@ pub fn v_mbcnt_lo_u32_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     finish(w, u, K::I32, out, mask)
 }
 
-/// `v_mbcnt_hi_u32_b32`: lanes 32-63 only exist in wave64, so it adds nothing in wave32.
-pub fn v_mbcnt_hi_u32_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let (s, mask) = sources::<2>(w, u, K::I32);
-    finish(w, u, K::I32, s[1], mask)
+/// `v_mbcnt_hi_u32_b32`: set bits of `s0` (the mask's high half) below this lane's bit
+/// 32 + i, plus `s1`; lanes 32-63 only exist in wave64, so it adds nothing in wave32.
+pub fn v_mbcnt_hi_u32_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let (s, mask) = sources::<N, 2>(w, u, K::I32);
+    let out: [u32; N] = std::array::from_fn(|l| {
+        let below = if l > 32 {
+            (u64::from(s[0][l]) & ((1u64 << (l - 32)) - 1)).count_ones()
+        } else {
+            0
+        };
+        below.wrapping_add(s[1][l])
+    });
+    finish(w, u, K::I32, out, mask)
 }
 
-fn permlane(w: &mut Wave, u: &Uop, cross: bool) -> R {
+fn permlane<const N: usize>(w: &mut Wave<N>, u: &Uop, cross: bool) -> R {
     let Opnd::V(src) = u.s[0] else {
-        return Ok(Step::Next);
+        return Ctl::Next;
     };
     let (sel_lo, sel_hi) = (w.sread(u.s[1]), w.sread(u.s[2]));
     let exec = w.exec();
@@ -1450,16 +1445,17 @@ fn permlane(w: &mut Wave, u: &Uop, cross: bool) -> R {
     let bound_ctrl = u.m.op_sel & 2 != 0;
     let old = w.vread(u.d[0]);
     let srcv = w.v[src as usize];
-    let out: [u32; LANES] = std::array::from_fn(|l| {
+    let out: [u32; N] = std::array::from_fn(|l| {
         let i = l & 15;
         let sel = if i < 8 {
             sel_lo >> (4 * i)
         } else {
             sel_hi >> (4 * (i - 8))
         } & 15;
-        let row = if cross { (l & 16) ^ 16 } else { l & 16 };
+        // Rows of 16 within each group of 32 lanes; permlanex16 reads the other row.
+        let row = (l & !31) | if cross { (l & 16) ^ 16 } else { l & 16 };
         let s = row + sel as usize;
-        if fi || exec >> s & 1 != 0 {
+        if fi || exec.has(s) {
             srcv[s]
         } else if bound_ctrl {
             0
@@ -1468,26 +1464,26 @@ fn permlane(w: &mut Wave, u: &Uop, cross: bool) -> R {
         }
     });
     w.vwrite(u.d[0], exec, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_permlane16_b32`.
-pub fn v_permlane16_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_permlane16_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     permlane(w, u, false)
 }
 
 /// `v_permlanex16_b32`.
-pub fn v_permlanex16_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_permlanex16_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     permlane(w, u, true)
 }
 
 /// `v_swap_b32`: exchanges two VGPRs in active lanes.
-pub fn v_swap_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_swap_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let (a, b) = (w.vread(u.d[0]), w.vread(u.s[0]));
     let m = w.exec();
     w.vwrite(u.d[0], m, &b);
     w.vwrite(u.s[0], m, &a);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 fn rel(r: Opnd, m0: u32) -> Opnd {
@@ -1498,76 +1494,78 @@ fn rel(r: Opnd, m0: u32) -> Opnd {
 }
 
 /// `v_movrels_b32`: reads the VGPR `M0` after the source.
-pub fn v_movrels_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_movrels_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let v = w.vread(rel(u.s[0], w.m0()));
     let m = w.exec();
     w.vwrite(u.d[0], m, &v);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_movreld_b32`: writes the VGPR `M0` after the destination.
-pub fn v_movreld_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_movreld_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let v = w.vread(u.s[0]);
     let m = w.exec();
     let d = rel(u.d[0], w.m0());
     w.vwrite(d, m, &v);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_movrelsd_b32`: both indexed by `M0`.
-pub fn v_movrelsd_b32(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
+pub fn v_movrelsd_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let m0 = w.m0();
     let v = w.vread(rel(u.s[0], m0));
     let m = w.exec();
     w.vwrite(rel(u.d[0], m0), m, &v);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
 /// `v_nop`, `v_pipeflush`, `v_clrexcp`.
-pub fn v_nop(_: &mut Wave, _: &Uop, _: &mut Env<'_>) -> R {
-    Ok(Step::Next)
+pub fn v_nop<const N: usize>(_: &mut Wave<N>, _: &Uop, _: &mut Env<'_>) -> R {
+    Ctl::Next
 }
 
 /// `v_trig_preop_f64`: 53 bits of 2/π starting at bit `s1 + exponent adjustment`, scaled.
-pub fn v_trig_preop_f64(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
-    let s = sources64::<2>(w, u, true);
-    let out: [u64; LANES] = std::array::from_fn(|l| {
+pub fn v_trig_preop_f64<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let s = sources64::<N, 2>(w, u, true);
+    let out: [u64; N] = std::array::from_fn(|l| {
         crate::float::trig::preop(f64::from_bits(s[0][l]), s[1][l] as u32).to_bits()
     });
     let m = w.exec();
     w.vwrite64(u.d[0], m, &out);
-    Ok(Step::Next)
+    Ctl::Next
 }
 
-/// Handlers defined outside the table macro.
-pub const EXTRA: &[(&str, Handler)] = &[
-    ("v_cndmask_b32", v_cndmask_b32),
-    ("v_ldexp_f32", v_ldexp_f32),
-    ("v_cmp_class_f32", v_cmp_class_f32),
-    ("v_fmac_f16", v_fmac_f16),
-    ("v_pk_fmac_f16", v_pk_fmac_f16),
-    ("v_mad_u64_u32", v_mad_u64_u32),
-    ("v_mad_i64_i32", v_mad_i64_i32),
-    ("v_div_scale_f32", v_div_scale_f32),
-    ("v_div_scale_f64", v_div_scale_f64),
-    ("v_div_fmas_f32", v_div_fmas_f32),
-    ("v_div_fmas_f64", v_div_fmas_f64),
-    ("v_readlane_b32", v_readlane_b32),
-    ("v_readfirstlane_b32", v_readfirstlane_b32),
-    ("v_writelane_b32", v_writelane_b32),
-    ("v_mbcnt_lo_u32_b32", v_mbcnt_lo_u32_b32),
-    ("v_mbcnt_hi_u32_b32", v_mbcnt_hi_u32_b32),
-    ("v_permlane16_b32", v_permlane16_b32),
-    ("v_permlanex16_b32", v_permlanex16_b32),
-    ("v_swap_b32", v_swap_b32),
-    ("v_movrels_b32", v_movrels_b32),
-    ("v_movreld_b32", v_movreld_b32),
-    ("v_movrelsd_b32", v_movrelsd_b32),
-    ("v_nop", v_nop),
-    ("v_pipeflush", v_nop),
-    ("v_clrexcp", v_nop),
-    ("v_fma_mix_f32", v_fma_mix_f32),
-    ("v_fma_mixlo_f16", v_fma_mixlo_f16),
-    ("v_fma_mixhi_f16", v_fma_mixhi_f16),
-    ("v_trig_preop_f64", v_trig_preop_f64),
-];
+impl<const N: usize> Handlers<N> {
+    /// Handlers defined outside the table macro.
+    pub const EXTRA: &'static [(Op, Handler<N>)] = &[
+        (op!(v_cndmask_b32), v_cndmask_b32::<N> as Handler<N>),
+        (op!(v_ldexp_f32), v_ldexp_f32::<N> as Handler<N>),
+        (op!(v_cmp_class_f32), v_cmp_class_f32::<N> as Handler<N>),
+        (op!(v_fmac_f16), v_fmac_f16::<N> as Handler<N>),
+        (op!(v_pk_fmac_f16), v_pk_fmac_f16::<N> as Handler<N>),
+        (op!(v_mad_u64_u32), v_mad_u64_u32::<N> as Handler<N>),
+        (op!(v_mad_i64_i32), v_mad_i64_i32::<N> as Handler<N>),
+        (op!(v_div_scale_f32), v_div_scale_f32::<N> as Handler<N>),
+        (op!(v_div_scale_f64), v_div_scale_f64::<N> as Handler<N>),
+        (op!(v_div_fmas_f32), v_div_fmas_f32::<N> as Handler<N>),
+        (op!(v_div_fmas_f64), v_div_fmas_f64::<N> as Handler<N>),
+        (op!(v_readlane_b32), v_readlane_b32::<N> as Handler<N>),
+        (op!(v_readfirstlane_b32), v_readfirstlane_b32::<N> as Handler<N>),
+        (op!(v_writelane_b32), v_writelane_b32::<N> as Handler<N>),
+        (op!(v_mbcnt_lo_u32_b32), v_mbcnt_lo_u32_b32::<N> as Handler<N>),
+        (op!(v_mbcnt_hi_u32_b32), v_mbcnt_hi_u32_b32::<N> as Handler<N>),
+        (op!(v_permlane16_b32), v_permlane16_b32::<N> as Handler<N>),
+        (op!(v_permlanex16_b32), v_permlanex16_b32::<N> as Handler<N>),
+        (op!(v_swap_b32), v_swap_b32::<N> as Handler<N>),
+        (op!(v_movrels_b32), v_movrels_b32::<N> as Handler<N>),
+        (op!(v_movreld_b32), v_movreld_b32::<N> as Handler<N>),
+        (op!(v_movrelsd_b32), v_movrelsd_b32::<N> as Handler<N>),
+        (op!(v_nop), v_nop::<N> as Handler<N>),
+        (op!(v_pipeflush), v_nop::<N> as Handler<N>),
+        (op!(v_clrexcp), v_nop::<N> as Handler<N>),
+        (op!(v_fma_mix_f32), v_fma_mix_f32::<N> as Handler<N>),
+        (op!(v_fma_mixlo_f16), v_fma_mixlo_f16::<N> as Handler<N>),
+        (op!(v_fma_mixhi_f16), v_fma_mixhi_f16::<N> as Handler<N>),
+        (op!(v_trig_preop_f64), v_trig_preop_f64::<N> as Handler<N>),
+    ];
+}

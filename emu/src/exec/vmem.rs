@@ -8,14 +8,15 @@
 
 use std::ptr::NonNull;
 
-use super::{guest_fault, Env, Fault, Handler, Opnd, Step, Uop};
+use super::atomic::{self, AtomicOp as At};
+use super::{ctl, guest_fault, Ctl, Env, Fault, Handler, Opnd, Uop};
 use crate::error::FaultKind;
-use crate::float as fp;
+use crate::isa::Op as IsaOp;
 use crate::memory::{self, Access};
 use crate::scratch::{swizzle, SCRATCH_BASE};
-use crate::wave::{Wave, LANES};
+use crate::wave::Wave;
 
-type R = Result<Step, Box<Fault>>;
+type R = Ctl;
 
 /// Which half a d16 load fills.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -23,29 +24,6 @@ enum D16 {
     No,
     Lo,
     Hi,
-}
-
-/// Atomic operations.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum At {
-    Swap,
-    Cmpswap,
-    Add,
-    Sub,
-    Smin,
-    Umin,
-    Smax,
-    Umax,
-    And,
-    Or,
-    Xor,
-    Inc,
-    Dec,
-    Fcmpswap,
-    Fmin,
-    Fmax,
-    /// gfx10.3 `atomic_csub`: subtract, clamped at 0.
-    Csub,
 }
 
 #[derive(Clone, Copy)]
@@ -74,77 +52,9 @@ enum Target {
     Nowhere,
 }
 
-fn atomic32(op: At, old: u32, src: u32, cmp: u32) -> Option<u32> {
-    Some(match op {
-        At::Swap => src,
-        At::Cmpswap => return (old == cmp).then_some(src),
-        At::Add => old.wrapping_add(src),
-        At::Sub => old.wrapping_sub(src),
-        At::Smin => (old as i32).min(src as i32) as u32,
-        At::Umin => old.min(src),
-        At::Smax => (old as i32).max(src as i32) as u32,
-        At::Umax => old.max(src),
-        At::And => old & src,
-        At::Or => old | src,
-        At::Xor => old ^ src,
-        At::Inc => {
-            if old >= src {
-                0
-            } else {
-                old + 1
-            }
-        }
-        At::Dec => {
-            if old == 0 || old > src {
-                src
-            } else {
-                old - 1
-            }
-        }
-        At::Fcmpswap => return (f32::from_bits(old) == f32::from_bits(cmp)).then_some(src),
-        At::Fmin => fp::min_f32(f32::from_bits(old), f32::from_bits(src), true).to_bits(),
-        At::Fmax => fp::max_f32(f32::from_bits(old), f32::from_bits(src), true).to_bits(),
-        At::Csub => old.saturating_sub(src),
-    })
-}
-
-fn atomic64(op: At, old: u64, src: u64, cmp: u64) -> Option<u64> {
-    Some(match op {
-        At::Swap => src,
-        At::Cmpswap => return (old == cmp).then_some(src),
-        At::Add => old.wrapping_add(src),
-        At::Sub => old.wrapping_sub(src),
-        At::Smin => (old as i64).min(src as i64) as u64,
-        At::Umin => old.min(src),
-        At::Smax => (old as i64).max(src as i64) as u64,
-        At::Umax => old.max(src),
-        At::And => old & src,
-        At::Or => old | src,
-        At::Xor => old ^ src,
-        At::Inc => {
-            if old >= src {
-                0
-            } else {
-                old + 1
-            }
-        }
-        At::Dec => {
-            if old == 0 || old > src {
-                src
-            } else {
-                old - 1
-            }
-        }
-        At::Fcmpswap => return (f64::from_bits(old) == f64::from_bits(cmp)).then_some(src),
-        At::Fmin => fp::min_f64(f64::from_bits(old), f64::from_bits(src), true).to_bits(),
-        At::Fmax => fp::max_f64(f64::from_bits(old), f64::from_bits(src), true).to_bits(),
-        At::Csub => old.saturating_sub(src),
-    })
-}
-
 /// The guest (flat or global) address of lane `l`.
 #[inline(always)]
-fn address(w: &Wave, u: &Uop, space: Space, l: usize) -> u64 {
+fn address<const N: usize>(w: &Wave<N>, u: &Uop, space: Space, l: usize) -> u64 {
     let off = i64::from(u.mem.offset);
     match (space, u.mem.saddr) {
         (Space::Global, Opnd::S(_)) => {
@@ -165,7 +75,7 @@ fn address(w: &Wave, u: &Uop, space: Space, l: usize) -> u64 {
 }
 
 /// Buffer address of lane `l` for byte `extra` of the access (dword pieces swizzle apart).
-fn buffer_address(w: &Wave, u: &Uop, l: usize, extra: u32) -> (u64, bool) {
+fn buffer_address<const N: usize>(w: &Wave<N>, u: &Uop, l: usize, extra: u32) -> (u64, bool) {
     let Opnd::S(rs) = u.s[2] else {
         return (0, false);
     };
@@ -208,8 +118,7 @@ fn buffer_address(w: &Wave, u: &Uop, l: usize, extra: u32) -> (u64, bool) {
 // The access is described by its parts (space, address, lane, length, kind, range check);
 // bundling them in a struct would only move the list.
 #[allow(clippy::too_many_arguments)]
-fn resolve(
-    w: &Wave,
+fn resolve<const N: usize>(w: &Wave<N>,
     e: &Env<'_>,
     space: Space,
     addr: u64,
@@ -272,8 +181,7 @@ fn lds_fault(l: usize, addr: u64, f: crate::lds::LdsFault) -> Box<Fault> {
 }
 
 /// Reads `out.len()` bytes for lane `l` from its target.
-fn read(
-    w: &mut Wave,
+fn read<const N: usize>(w: &mut Wave<N>,
     e: &Env<'_>,
     t: Target,
     l: usize,
@@ -310,7 +218,7 @@ fn read(
                 w.scratch.read(out, |i| base + u64::from(i))
             } else {
                 w.scratch.read(out, |i| {
-                    base.wrapping_add(swizzle(l as u32, offset.wrapping_add(i)))
+                    base.wrapping_add(swizzle(N as u32, l as u32, offset.wrapping_add(i)))
                 })
             };
             r.map_err(|f| scratch_fault(l, addr, f))
@@ -349,8 +257,7 @@ unsafe fn read_n(p: NonNull<u8>, n: usize) -> [u8; 16] {
     buf
 }
 
-fn write(
-    w: &mut Wave,
+fn write<const N: usize>(w: &mut Wave<N>,
     e: &mut Env<'_>,
     t: Target,
     l: usize,
@@ -369,7 +276,7 @@ fn write(
                 w.scratch.write(data, |i| base + u64::from(i))
             } else {
                 w.scratch.write(data, |i| {
-                    base.wrapping_add(swizzle(l as u32, offset.wrapping_add(i)))
+                    base.wrapping_add(swizzle(N as u32, l as u32, offset.wrapping_add(i)))
                 })
             };
             r.map_err(|f| scratch_fault(l, addr, f))
@@ -380,8 +287,7 @@ fn write(
 
 /// Lane `l`'s address and target for byte `extra` of an access of `len` bytes.
 #[allow(clippy::too_many_arguments)]
-fn lane_target(
-    w: &Wave,
+fn lane_target<const N: usize>(w: &Wave<N>,
     u: &Uop,
     e: &Env<'_>,
     space: Space,
@@ -398,180 +304,194 @@ fn lane_target(
     Ok((addr, resolve(w, e, space, addr, l, len, acc, ok)?))
 }
 
-fn run(w: &mut Wave, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
-    let exec = w.exec();
-    match op {
-        Op::Load { bytes, sext, d16 } => {
-            let Opnd::V(d) = u.d[0] else {
-                return Ok(Step::Next);
-            };
-            let d = d as usize;
-            let words = bytes.div_ceil(4) as usize;
-            for l in super::lanes_of(exec) {
-                let mut buf = [0u8; 16];
-                // Buffer accesses swizzle per dword; others are one contiguous access.
-                let pieces: &[(u32, u32)] = &if space == Space::Buffer && bytes > 4 {
-                    [(0, 4), (4, 4), (8, 4), (12, 4)]
-                } else {
-                    [(0, bytes), (0, 0), (0, 0), (0, 0)]
-                };
-                for &(at, len) in pieces.iter().filter(|p| p.1 != 0 && p.0 < bytes) {
-                    let (addr, t) = lane_target(w, u, e, space, l, at, len, Access::Read)?;
-                    read(w, e, t, l, addr, &mut buf[at as usize..(at + len) as usize])?;
-                }
-                let v = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
-                match (bytes, d16) {
-                    (1 | 2, D16::No) => {
-                        let x = if bytes == 1 {
-                            if sext {
-                                v as u8 as i8 as i32 as u32
-                            } else {
-                                v & 0xff
-                            }
-                        } else if sext {
-                            v as u16 as i16 as i32 as u32
-                        } else {
-                            v & 0xffff
-                        };
-                        w.v[d][l] = x;
-                    }
-                    (_, D16::Lo | D16::Hi) => {
-                        let x = if bytes == 1 {
-                            if sext {
-                                u32::from(v as u8 as i8 as i16 as u16)
-                            } else {
-                                v & 0xff
-                            }
-                        } else {
-                            v & 0xffff
-                        };
-                        let old = w.v[d][l];
-                        w.v[d][l] = if d16 == D16::Hi {
-                            (old & 0xffff) | x << 16
-                        } else {
-                            (old & 0xffff_0000) | x
-                        };
-                    }
-                    _ => {
-                        for k in 0..words {
-                            let i = 4 * k;
-                            w.v[d + k][l] =
-                                u32::from_le_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
-                        }
-                    }
-                }
-            }
+#[inline(always)]
+fn run<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
+    let r = match op {
+        Op::Load { bytes, sext, d16 } => load(w, u, e, space, bytes, sext, d16),
+        Op::Store { bytes, hi } => store(w, u, e, space, bytes, hi),
+        Op::Atomic { op, wide } => atomic(w, u, e, space, op, wide),
+    };
+    ctl(r, e)
+}
+
+fn load<const N: usize>(
+    w: &mut Wave<N>,
+    u: &Uop,
+    e: &mut Env<'_>,
+    space: Space,
+    bytes: u32,
+    sext: bool,
+    d16: D16,
+) -> Result<(), Box<Fault>> {
+    let Opnd::V(d) = u.d[0] else {
+        return Ok(());
+    };
+    let d = d as usize;
+    let words = bytes.div_ceil(4) as usize;
+    for l in w.exec().iter() {
+        let mut buf = [0u8; 16];
+        // Buffer accesses swizzle per dword; others are one contiguous access.
+        let pieces: &[(u32, u32)] = &if space == Space::Buffer && bytes > 4 {
+            [(0, 4), (4, 4), (8, 4), (12, 4)]
+        } else {
+            [(0, bytes), (0, 0), (0, 0), (0, 0)]
+        };
+        for &(at, len) in pieces.iter().filter(|p| p.1 != 0 && p.0 < bytes) {
+            let (addr, t) = lane_target(w, u, e, space, l, at, len, Access::Read)?;
+            read(w, e, t, l, addr, &mut buf[at as usize..(at + len) as usize])?;
         }
-        Op::Store { bytes, hi } => {
-            let Opnd::V(s) = u.s[1] else {
-                return Ok(Step::Next);
-            };
-            let s = s as usize;
-            for l in super::lanes_of(exec) {
-                let mut buf = [0u8; 16];
-                for k in 0..bytes.div_ceil(4) as usize {
-                    buf[4 * k..4 * k + 4].copy_from_slice(&w.v[s + k][l].to_le_bytes());
-                }
-                if hi {
-                    let v = w.v[s][l] >> 16;
-                    buf[..4].copy_from_slice(&v.to_le_bytes());
-                }
-                if space == Space::Buffer && bytes > 4 {
-                    for at in (0..bytes).step_by(4) {
-                        let (addr, t) = lane_target(w, u, e, space, l, at, 4, Access::Write)?;
-                        write(w, e, t, l, addr, &buf[at as usize..at as usize + 4])?;
-                    }
-                } else {
-                    let (addr, t) = lane_target(w, u, e, space, l, 0, bytes, Access::Write)?;
-                    write(w, e, t, l, addr, &buf[..bytes as usize])?;
-                }
-            }
-        }
-        Op::Atomic { op, wide } => {
-            let Opnd::V(s) = u.s[1] else {
-                return Ok(Step::Next);
-            };
-            let s = s as usize;
-            let len = if wide { 8 } else { 4 };
-            let mut out = [[0u32; LANES]; 2];
-            for l in super::lanes_of(exec) {
-                let (addr, t) = lane_target(w, u, e, space, l, 0, len, Access::Atomic)?;
-                let data = |k: usize| w.v[s + k][l];
-                let old: u64 = if wide {
-                    let src = u64::from(data(0)) | u64::from(data(1)) << 32;
-                    let cmp = if matches!(op, At::Cmpswap | At::Fcmpswap) {
-                        u64::from(data(2)) | u64::from(data(3)) << 32
+        let v = u32::from_le_bytes([buf[0], buf[1], buf[2], buf[3]]);
+        match (bytes, d16) {
+            (1 | 2, D16::No) => {
+                let x = if bytes == 1 {
+                    if sext {
+                        v as u8 as i8 as i32 as u32
                     } else {
-                        0
-                    };
-                    match t {
-                        // SAFETY: translate() approved 8 bytes for a read-modify-write.
-                        Target::Guest(p) => unsafe {
-                            memory::rmw64(p, |o| atomic64(op, o, src, cmp))
-                        },
-                        other => {
-                            let mut b = [0u8; 8];
-                            read(w, e, other, l, addr, &mut b)?;
-                            let o = u64::from_le_bytes(b);
-                            if let Some(n) = atomic64(op, o, src, cmp) {
-                                let (_, t2) = lane_target(w, u, e, space, l, 0, 8, Access::Atomic)?;
-                                write(w, e, t2, l, addr, &n.to_le_bytes())?;
-                            }
-                            o
-                        }
+                        v & 0xff
                     }
+                } else if sext {
+                    v as u16 as i16 as i32 as u32
                 } else {
-                    let src = data(0);
-                    let cmp = if matches!(op, At::Cmpswap | At::Fcmpswap) {
-                        data(1)
-                    } else {
-                        0
-                    };
-                    u64::from(match t {
-                        // SAFETY: translate() approved 4 bytes for a read-modify-write.
-                        Target::Guest(p) => unsafe {
-                            memory::rmw32(p, |o| atomic32(op, o, src, cmp))
-                        },
-                        other => {
-                            let mut b = [0u8; 4];
-                            read(w, e, other, l, addr, &mut b)?;
-                            let o = u32::from_le_bytes(b);
-                            if let Some(n) = atomic32(op, o, src, cmp) {
-                                let (_, t2) = lane_target(w, u, e, space, l, 0, 4, Access::Atomic)?;
-                                write(w, e, t2, l, addr, &n.to_le_bytes())?;
-                            }
-                            o
-                        }
-                    })
+                    v & 0xffff
                 };
-                out[0][l] = old as u32;
-                out[1][l] = (old >> 32) as u32;
+                w.v[d][l] = x;
             }
-            if u.mem.glc {
-                if let Opnd::V(d) = u.d[0] {
-                    w.vwrite(Opnd::V(d), exec, &out[0]);
-                    if wide {
-                        w.vwrite(Opnd::V(d + 1), exec, &out[1]);
+            (_, D16::Lo | D16::Hi) => {
+                let x = if bytes == 1 {
+                    if sext {
+                        u32::from(v as u8 as i8 as i16 as u16)
+                    } else {
+                        v & 0xff
                     }
+                } else {
+                    v & 0xffff
+                };
+                let old = w.v[d][l];
+                w.v[d][l] = if d16 == D16::Hi {
+                    (old & 0xffff) | x << 16
+                } else {
+                    (old & 0xffff_0000) | x
+                };
+            }
+            _ => {
+                for k in 0..words {
+                    let i = 4 * k;
+                    w.v[d + k][l] = u32::from_le_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
                 }
             }
         }
     }
-    Ok(Step::Next)
+    Ok(())
+}
+
+fn store<const N: usize>(
+    w: &mut Wave<N>,
+    u: &Uop,
+    e: &mut Env<'_>,
+    space: Space,
+    bytes: u32,
+    hi: bool,
+) -> Result<(), Box<Fault>> {
+    let Opnd::V(s) = u.s[1] else {
+        return Ok(());
+    };
+    let s = s as usize;
+    for l in w.exec().iter() {
+        let mut buf = [0u8; 16];
+        for k in 0..bytes.div_ceil(4) as usize {
+            buf[4 * k..4 * k + 4].copy_from_slice(&w.v[s + k][l].to_le_bytes());
+        }
+        if hi {
+            let v = w.v[s][l] >> 16;
+            buf[..4].copy_from_slice(&v.to_le_bytes());
+        }
+        if space == Space::Buffer && bytes > 4 {
+            for at in (0..bytes).step_by(4) {
+                let (addr, t) = lane_target(w, u, e, space, l, at, 4, Access::Write)?;
+                write(w, e, t, l, addr, &buf[at as usize..at as usize + 4])?;
+            }
+        } else {
+            let (addr, t) = lane_target(w, u, e, space, l, 0, bytes, Access::Write)?;
+            write(w, e, t, l, addr, &buf[..bytes as usize])?;
+        }
+    }
+    Ok(())
+}
+
+fn atomic<const N: usize>(
+    w: &mut Wave<N>,
+    u: &Uop,
+    e: &mut Env<'_>,
+    space: Space,
+    op: At,
+    wide: bool,
+) -> Result<(), Box<Fault>> {
+    let Opnd::V(s) = u.s[1] else {
+        return Ok(());
+    };
+    let s = s as usize;
+    let exec = w.exec();
+    let len = if wide { 8 } else { 4 };
+    let mut out = [[0u32; N]; 2];
+    for l in exec.iter() {
+        let (addr, t) = lane_target(w, u, e, space, l, 0, len, Access::Atomic)?;
+        let data = |k: usize| u64::from(w.v[s + k][l]);
+        // Data (and the compare value of the compare-swaps, after it) in dwords.
+        let (src, cmp) = match (wide, op) {
+            (false, At::Cmpswap | At::Fcmpswap) => (data(0), data(1)),
+            (false, _) => (data(0), 0),
+            (true, At::Cmpswap | At::Fcmpswap) => {
+                (data(0) | data(1) << 32, data(2) | data(3) << 32)
+            }
+            (true, _) => (data(0) | data(1) << 32, 0),
+        };
+        let old = match t {
+            // SAFETY: translate() approved `len` bytes at p for a read-modify-write.
+            Target::Guest(p) => unsafe { atomic::on_guest(p, op, wide, src, cmp) },
+            other => {
+                // LDS or scratch: this work-group's own, on this thread.
+                let mut b = [0u8; 8];
+                read(w, e, other, l, addr, &mut b[..len as usize])?;
+                let o = u64::from_le_bytes(b);
+                if let Some(n) = atomic::apply(op, wide, o, src, cmp) {
+                    let (_, t2) = lane_target(w, u, e, space, l, 0, len, Access::Atomic)?;
+                    write(w, e, t2, l, addr, &n.to_le_bytes()[..len as usize])?;
+                }
+                o
+            }
+        };
+        out[0][l] = old as u32;
+        out[1][l] = (old >> 32) as u32;
+    }
+    if u.mem.glc {
+        if let Opnd::V(d) = u.d[0] {
+            w.vwrite(Opnd::V(d), exec, &out[0]);
+            if wide {
+                w.vwrite(Opnd::V(d + 1), exec, &out[1]);
+            }
+        }
+    }
+    Ok(())
 }
 
 macro_rules! mem {
     ($( $space:ident $name:ident => $op:expr ;)*) => {
         $(
             #[doc = concat!("`", stringify!($name), "`.")]
-            pub fn $name(w: &mut Wave, u: &Uop, e: &mut Env<'_>) -> R {
+            pub fn $name<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> R {
                 run(w, u, e, Space::$space, $op)
             }
         )*
-        /// Handlers by mnemonic.
-        pub const TABLE: &[(&str, Handler)] = &[$((stringify!($name), $name as Handler)),*];
+        impl<const N: usize> Handlers<N> {
+            /// Handlers by operation.
+            pub const TABLE: &'static [(IsaOp, Handler<N>)] =
+                &[$((op!($name), $name::<N> as Handler<N>)),*];
+        }
     };
 }
+
+/// This module's handlers for `N`-lane waves.
+pub struct Handlers<const N: usize>;
 
 const fn ld(bytes: u32, sext: bool) -> Op {
     Op::Load {
@@ -766,14 +686,15 @@ mem! {
 
 /// `buffer_gl0_inv`, `buffer_gl1_inv`: caches are coherent here; an acquire fence orders the
 /// accesses that follow.
-pub fn buffer_inv(_: &mut Wave, _: &Uop, e: &mut Env<'_>) -> R {
+pub fn buffer_inv<const N: usize>(_: &mut Wave<N>, _: &Uop, _: &mut Env<'_>) -> R {
     std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
-    let _ = e;
-    Ok(Step::Next)
+    Ctl::Next
 }
 
-/// Handlers defined outside the table macro.
-pub const EXTRA: &[(&str, Handler)] = &[
-    ("buffer_gl0_inv", buffer_inv),
-    ("buffer_gl1_inv", buffer_inv),
-];
+impl<const N: usize> Handlers<N> {
+    /// Handlers defined outside the table macro.
+    pub const EXTRA: &'static [(IsaOp, Handler<N>)] = &[
+        (op!(buffer_gl0_inv), buffer_inv::<N> as Handler<N>),
+        (op!(buffer_gl1_inv), buffer_inv::<N> as Handler<N>),
+    ];
+}
