@@ -33,6 +33,18 @@ impl Lds {
         self.bytes.len() as u32
     }
 
+    /// The bytes, for fast paths that checked every address against [`Lds::size`] first.
+    #[inline(always)]
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The bytes, mutable (as [`Lds::bytes`]).
+    #[inline(always)]
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.bytes
+    }
+
     fn range(&self, address: u32, len: u32) -> Result<std::ops::Range<usize>, LdsFault> {
         let end = u64::from(address) + u64::from(len);
         if end > self.bytes.len() as u64 {

@@ -165,12 +165,31 @@ impl GridBarriers {
 }
 
 /// One host thread's view of the decode cache: blocks by index, so running waves hold plain
-/// indices and the hot path takes no reference counts.
+/// indices and the hot path takes no reference counts, and each block's successors once
+/// followed (chaining: a taken branch, a fall-through or a repeated computed jump goes to
+/// the next block without a lookup). A `Code` lives for one dispatch on one thread, so its
+/// links go with the code they point into: blocks the emulator forgets
+/// ([`Emulator::forget_code`]) are never linked from a later dispatch.
 #[derive(Default)]
 struct Code {
     blocks: Vec<Arc<Block>>,
+    /// Per block, per [`Link`]: the block last followed that way, or [`NO_LINK`].
+    links: Vec<[u32; 3]>,
     index: FxHashMap<u64, u32>,
 }
+
+/// How a wave left a block.
+#[derive(Clone, Copy)]
+enum Link {
+    /// A taken branch to its static target.
+    Taken = 0,
+    /// Off its end, to the next instruction.
+    Fall = 1,
+    /// A computed jump (`s_setpc`, `s_swappc`): linked to the last target, checked each time.
+    Jump = 2,
+}
+
+const NO_LINK: u32 = u32::MAX;
 
 impl Code {
     fn at(&mut self, sh: &Shared<'_>, pc: u64) -> u32 {
@@ -180,7 +199,24 @@ impl Code {
         let b = sh.program.block(sh.isa, pc, sh.mem);
         let i = self.blocks.len() as u32;
         self.blocks.push(b);
+        self.links.push([NO_LINK; 3]);
         self.index.insert(pc, i);
+        i
+    }
+
+    /// The block at `pc`, reached from block `from` by `how`: its link when that still leads
+    /// to `pc` (a branch in the middle of a hand-built block, or a computed jump elsewhere,
+    /// may not), else a lookup that becomes the link.
+    #[inline(always)]
+    fn follow(&mut self, sh: &Shared<'_>, from: u32, how: Link, pc: u64) -> u32 {
+        let linked = self.links[from as usize][how as usize];
+        if let Some(b) = self.blocks.get(linked as usize) {
+            if b.start == pc {
+                return linked;
+            }
+        }
+        let i = self.at(sh, pc);
+        self.links[from as usize][how as usize] = i;
         i
     }
 }
@@ -916,11 +952,11 @@ fn turn<const N: usize>(
                 match table.get(u.run)(&mut slot.wave, u, env) {
                     Ctl::Next => {}
                     Ctl::Branch => {
-                        target = Some(u.imm as u64);
+                        target = Some((u.imm as u64, Link::Taken));
                         break;
                     }
                     Ctl::Jump => {
-                        target = Some(slot.wave.pc);
+                        target = Some((slot.wave.pc, Link::Jump));
                         break;
                     }
                     Ctl::Sleep => {
@@ -988,11 +1024,12 @@ fn turn<const N: usize>(
                             }
                         }
                     }
-                    next
+                    (next, Link::Fall)
                 }
             }
         };
-        slot.block = code.at(sh, target);
+        let (target, how) = target;
+        slot.block = code.follow(sh, slot.block, how, target);
         slot.idx = 0;
         slot.wave.pc = target;
         if n >= budget {

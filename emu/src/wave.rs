@@ -98,6 +98,21 @@ impl Mask {
         Mask(m)
     }
 
+    /// Calls `f` for every lane set, in order: a plain `0..N` loop at full EXEC (no mask
+    /// tests, indices the compiler knows are in range), the set bits otherwise.
+    #[inline(always)]
+    pub fn each<const N: usize>(self, mut f: impl FnMut(usize)) {
+        if self.is_all::<N>() {
+            for l in 0..N {
+                f(l);
+            }
+        } else {
+            for l in self.iter() {
+                f(l);
+            }
+        }
+    }
+
     /// The lanes set, in order.
     #[inline(always)]
     pub fn iter(self) -> impl Iterator<Item = usize> {

@@ -388,3 +388,42 @@ fn initial_registers_follow_the_descriptor() {
     }
     assert_eq!(r.waves, 6);
 }
+
+/// A function called from two sites returns to each in turn: its block's computed-jump link
+/// (chaining) must be checked against the return address, not followed blindly; the loop's
+/// taken branch and the fall-throughs are linked too.
+#[test]
+fn chained_blocks_follow_returns_to_every_call_site() {
+    let f = 15; // the function's first instruction
+    let mut prog = assemble(vec![
+        I("s_load_dwordx2", [s(8), N], [s(4), N, N], 0),
+        I("s_mov_b32", [s(11), N], [k(0), N, N], 0),
+        I("s_mov_b32", [s(12), N], [k(0), N, N], 0),
+        I("s_mov_b32", [s(16), N], [k(target(f) as u64), N, N], 0),
+        I("s_mov_b32", [s(17), N], [k(0), N, N], 0),
+        // loop: call the function from site A, then from site B
+        I("s_swappc_b64", [s(30), N], [s(16), N, N], 0),
+        I("s_add_u32", [s(12), N], [s(12), k(100), N], 0),
+        I("s_swappc_b64", [s(30), N], [s(16), N, N], 0),
+        I("s_mul_i32", [s(12), N], [s(12), k(3), N], 0),
+        I("s_add_u32", [s(11), N], [s(11), k(1), N], 0),
+        I("s_cmp_lt_u32", [N, N], [s(11), k(5), N], 0),
+        I("s_cbranch_scc1", [N, N], [N; 3], 5),
+        I("v_mov_b32", [v(1), N], [s(12), N, N], 0),
+        I("global_store_dword", [N, N], [v(2), v(1), N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+        // the function: one step, return
+        I("s_add_u32", [s(12), N], [s(12), k(1), N], 0),
+        I("s_setpc_b64", [N, N], [s(30), N, N], 0),
+    ]);
+    prog[13].mem.saddr = s(8);
+    let emu = Emulator::new(config(1));
+    load(&emu, prog);
+    let m = memory(64);
+    emu.run(&dispatch(1, 32, 0), &m, &NoServices).unwrap();
+    let mut acc = 0u32;
+    for _ in 0..5 {
+        acc = ((acc + 1 + 100) + 1) * 3;
+    }
+    assert_eq!(words(&m, 1), vec![acc]);
+}

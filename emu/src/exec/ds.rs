@@ -9,7 +9,7 @@ use super::atomic::{self, AtomicOp as At};
 use super::{ctl, Ctl, Env, Fault, Handler, Opnd, Uop};
 use crate::error::FaultKind;
 use crate::isa::Op;
-use crate::wave::{sreg, Wave};
+use crate::wave::{sreg, Mask, Wave};
 
 type R = Result<(), Box<Fault>>;
 
@@ -45,8 +45,224 @@ enum Ext {
     SignD16Hi,
 }
 
-/// `ds_read_*`: `bytes` at vaddr + offset.
+// The fast paths below run a wave's access in one pass over its lanes into temporaries,
+// noting whether every lane was inside the LDS; only then do they write registers (or, for
+// stores, check first). A lane outside sends the instruction down the per-lane path, which
+// names the faulting lane and leaves what the lanes before it did, as the hardware order has it.
+
+/// The little-endian word at byte `q` of `m`, and whether it was there (0 if not).
+#[inline(always)]
+fn word(m: &[u8], q: usize) -> (u32, bool) {
+    match m.get(q..q + 4).and_then(|s| <[u8; 4]>::try_from(s).ok()) {
+        Some(b) => (u32::from_le_bytes(b), true),
+        None => (0, false),
+    }
+}
+
+/// Lane `l`'s LDS byte address: vaddr + `offset`, wrapping at 32 bits as on the per-lane path.
+#[inline(always)]
+fn lane_address(v: &[u32], l: usize, offset: u32) -> usize {
+    v.get(l).copied().unwrap_or(0).wrapping_add(offset) as usize
+}
+
+/// `ds_read_b32` to `ds_read_b128`, `W` words a lane, when every lane is inside the LDS.
+#[inline(always)]
+fn load_words<const N: usize, const W: usize>(w: &mut Wave<N>, u: &Uop, e: &Env<'_>) -> Option<()> {
+    let (Opnd::V(d), Opnd::V(r)) = (u.d[0], u.s[0]) else {
+        return None;
+    };
+    let exec = w.exec();
+    let off = u.mem.offset as u32 & 0xffff;
+    let (m, v) = (e.lds.bytes(), &w.v[r as usize]);
+    let mut out = [[0u32; N]; W];
+    let mut ok = true;
+    exec.each::<N>(|l| {
+        let a = lane_address(v, l, off);
+        for (k, o) in out.iter_mut().enumerate() {
+            let (x, inside) = word(m, a + 4 * k);
+            o[l] = x;
+            ok &= inside;
+        }
+    });
+    if !ok {
+        return None;
+    }
+    for (k, o) in out.iter().enumerate() {
+        w.vwrite(Opnd::V(d + k as u16), exec, o);
+    }
+    Some(())
+}
+
+/// `ds_read2*` of `W`-word elements when every lane is inside the LDS: registers d.. get
+/// element 0's words, then element 1's.
+#[inline(always)]
+fn load2_words<const N: usize, const W: usize>(
+    w: &mut Wave<N>,
+    u: &Uop,
+    e: &Env<'_>,
+    st64: bool,
+) -> Option<()> {
+    let (Opnd::V(d), Opnd::V(r)) = (u.d[0], u.s[0]) else {
+        return None;
+    };
+    let exec = w.exec();
+    let scale = 4 * W as u32 * if st64 { 64 } else { 1 };
+    let o0 = (u.mem.offset as u32 & 0xff) * scale;
+    let o1 = (u32::from(u.mem.offset1) & 0xff) * scale;
+    let (m, v) = (e.lds.bytes(), &w.v[r as usize]);
+    let (mut out0, mut out1) = ([[0u32; N]; W], [[0u32; N]; W]);
+    let mut ok = true;
+    exec.each::<N>(|l| {
+        let (a0, a1) = (lane_address(v, l, o0), lane_address(v, l, o1));
+        for (k, (r0, r1)) in out0.iter_mut().zip(out1.iter_mut()).enumerate() {
+            let (x0, in0) = word(m, a0 + 4 * k);
+            let (x1, in1) = word(m, a1 + 4 * k);
+            r0[l] = x0;
+            r1[l] = x1;
+            ok &= in0 & in1;
+        }
+    });
+    if !ok {
+        return None;
+    }
+    for (i, element) in [out0, out1].iter().enumerate() {
+        for (k, o) in element.iter().enumerate() {
+            w.vwrite(Opnd::V(d + (i * W + k) as u16), exec, o);
+        }
+    }
+    Some(())
+}
+
+/// Whether every active lane's `bytes` at vaddr + each of `offsets` lie inside the LDS.
+#[inline(always)]
+fn all_inside<const N: usize>(v: &[u32; N], exec: Mask, offsets: &[u32], bytes: usize, size: usize) -> bool {
+    let mut ok = true;
+    exec.each::<N>(|l| {
+        for &o in offsets {
+            ok &= lane_address(v, l, o) + bytes <= size;
+        }
+    });
+    ok
+}
+
+/// `ds_write_b32` to `ds_write_b128` when every lane is inside the LDS, lanes in order (the
+/// last of several lanes writing one address wins, as on the per-lane path).
+#[inline(always)]
+fn store_words<const N: usize, const W: usize>(w: &Wave<N>, u: &Uop, e: &mut Env<'_>) -> Option<()> {
+    let (Opnd::V(s), Opnd::V(r)) = (u.s[1], u.s[0]) else {
+        return None;
+    };
+    let exec = w.exec();
+    let off = u.mem.offset as u32 & 0xffff;
+    let (v, s) = (&w.v[r as usize], s as usize);
+    let m = e.lds.bytes_mut();
+    if !all_inside(v, exec, &[off], 4 * W, m.len()) {
+        return None;
+    }
+    exec.each::<N>(|l| {
+        let a = lane_address(v, l, off);
+        for k in 0..W {
+            if let Some(dst) = m.get_mut(a + 4 * k..a + 4 * k + 4) {
+                dst.copy_from_slice(&w.v[s + k][l].to_le_bytes());
+            }
+        }
+    });
+    Some(())
+}
+
+/// `ds_write2*` of `W`-word elements when every lane is inside the LDS.
+#[inline(always)]
+fn store2_words<const N: usize, const W: usize>(
+    w: &Wave<N>,
+    u: &Uop,
+    e: &mut Env<'_>,
+    st64: bool,
+) -> Option<()> {
+    let (Opnd::V(s0), Opnd::V(s1), Opnd::V(r)) = (u.s[1], u.s[2], u.s[0]) else {
+        return None;
+    };
+    let exec = w.exec();
+    let scale = 4 * W as u32 * if st64 { 64 } else { 1 };
+    let o0 = (u.mem.offset as u32 & 0xff) * scale;
+    let o1 = (u32::from(u.mem.offset1) & 0xff) * scale;
+    let v = &w.v[r as usize];
+    let m = e.lds.bytes_mut();
+    if !all_inside(v, exec, &[o0, o1], 4 * W, m.len()) {
+        return None;
+    }
+    exec.each::<N>(|l| {
+        for (o, s) in [(o0, s0), (o1, s1)] {
+            let a = lane_address(v, l, o);
+            for k in 0..W {
+                if let Some(dst) = m.get_mut(a + 4 * k..a + 4 * k + 4) {
+                    dst.copy_from_slice(&w.v[s as usize + k][l].to_le_bytes());
+                }
+            }
+        }
+    });
+    Some(())
+}
+
+/// `ds_read_*`: the fast path for whole words, else [`load_lanes`].
+#[inline(always)]
 fn load<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, ext: Ext) -> R {
+    let fast = match (bytes, ext) {
+        (4, Ext::Zero) => load_words::<N, 1>(w, u, e),
+        (8, Ext::Zero) => load_words::<N, 2>(w, u, e),
+        (12, Ext::Zero) => load_words::<N, 3>(w, u, e),
+        (16, Ext::Zero) => load_words::<N, 4>(w, u, e),
+        _ => None,
+    };
+    match fast {
+        Some(()) => Ok(()),
+        None => load_lanes(w, u, e, bytes, ext),
+    }
+}
+
+/// `ds_write_*`: the fast path for whole words, else [`store_lanes`].
+#[inline(always)]
+fn store<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, hi: bool) -> R {
+    let fast = match (bytes, hi) {
+        (4, false) => store_words::<N, 1>(w, u, e),
+        (8, false) => store_words::<N, 2>(w, u, e),
+        (12, false) => store_words::<N, 3>(w, u, e),
+        (16, false) => store_words::<N, 4>(w, u, e),
+        _ => None,
+    };
+    match fast {
+        Some(()) => Ok(()),
+        None => store_lanes(w, u, e, bytes, hi),
+    }
+}
+
+/// `ds_read2*`: the fast path, else [`load2_lanes`].
+#[inline(always)]
+fn load2<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
+    let fast = match bytes {
+        4 => load2_words::<N, 1>(w, u, e, st64),
+        _ => load2_words::<N, 2>(w, u, e, st64),
+    };
+    match fast {
+        Some(()) => Ok(()),
+        None => load2_lanes(w, u, e, bytes, st64),
+    }
+}
+
+/// `ds_write2*`: the fast path, else [`store2_lanes`].
+#[inline(always)]
+fn store2<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
+    let fast = match bytes {
+        4 => store2_words::<N, 1>(w, u, e, st64),
+        _ => store2_words::<N, 2>(w, u, e, st64),
+    };
+    match fast {
+        Some(()) => Ok(()),
+        None => store2_lanes(w, u, e, bytes, st64),
+    }
+}
+
+/// `ds_read_*` lane by lane: `bytes` at vaddr + offset.
+fn load_lanes<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, ext: Ext) -> R {
     let Opnd::V(d) = u.d[0] else {
         return Ok(());
     };
@@ -94,8 +310,8 @@ fn load<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, e
     Ok(())
 }
 
-/// `ds_write_*`: `bytes` of data0 (bits 16.. for the `d16_hi` forms).
-fn store<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, hi: bool) -> R {
+/// `ds_write_*` lane by lane: `bytes` of data0 (bits 16.. for the `d16_hi` forms).
+fn store_lanes<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, hi: bool) -> R {
     for l in w.exec().iter() {
         let a = vaddr(w, u, l).wrapping_add(u.mem.offset as u32 & 0xffff);
         let mut b = [0u8; 16];
@@ -114,8 +330,9 @@ fn store<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, 
     Ok(())
 }
 
-/// `ds_read2*`: two loads of `bytes` at offset0 and offset1 (times `bytes`, times 64 for st64).
-fn load2<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
+/// `ds_read2*` lane by lane: two loads of `bytes` at offset0 and offset1 (times `bytes`,
+/// times 64 for st64).
+fn load2_lanes<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
     let Opnd::V(d) = u.d[0] else {
         return Ok(());
     };
@@ -144,8 +361,8 @@ fn load2<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, 
     Ok(())
 }
 
-/// `ds_write2*`: data0 at offset0, data1 at offset1.
-fn store2<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
+/// `ds_write2*` lane by lane: data0 at offset0, data1 at offset1.
+fn store2_lanes<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, bytes: u32, st64: bool) -> R {
     let scale = bytes * if st64 { 64 } else { 1 };
     for l in w.exec().iter() {
         let base = vaddr(w, u, l);

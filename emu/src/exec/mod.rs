@@ -383,6 +383,9 @@ pub struct Env<'a> {
     pub services: &'a dyn Services,
     /// The last guest spans approved for reading and for writing ([`DynMemory::span`]).
     pub spans: [std::cell::Cell<Option<crate::memory::Span>>; 2],
+    /// Set once the memory answered no span: it wants every access translated, so the
+    /// whole-wave fast paths stop asking for one.
+    pub no_spans: std::cell::Cell<bool>,
     /// Why the last uop that returned [`Ctl::Fault`] failed.
     pub fault: Option<Box<Fault>>,
     /// The GWS resource and the waves awaited of the last [`Ctl::GridBarrier`].
@@ -397,6 +400,7 @@ impl<'a> Env<'a> {
             lds,
             services,
             spans: Default::default(),
+            no_spans: std::cell::Cell::new(false),
             fault: None,
             gws: (0, 0),
         }

@@ -1463,3 +1463,171 @@ fn flushing_denormals_leaves_integer_operands_alone() {
     );
     assert_eq!(w.v[8], [0; LANES]);
 }
+
+/// A guest memory that answers no spans, so every vector access is translated lane by lane
+/// (the per-lane path the whole-wave fast paths must agree with).
+struct Unspanned<'a>(&'a FlatMemory);
+
+// SAFETY: translate() hands out FlatMemory's own pointers, under FlatMemory's guarantees.
+unsafe impl crate::GuestMemory for Unspanned<'_> {
+    type Fault = crate::FlatFault;
+
+    fn translate(
+        &self,
+        address: u64,
+        len: u64,
+        access: crate::Access,
+    ) -> Result<std::ptr::NonNull<u8>, crate::FlatFault> {
+        crate::GuestMemory::translate(self.0, address, len, access)
+    }
+}
+
+/// Lane addresses for the fast-path tests: scattered over `slots` elements of `stride`
+/// bytes, with lanes 29-31 repeating lanes 0-2 (several lanes on one address).
+fn scattered(slots: u32, stride: u32) -> [u32; LANES] {
+    std::array::from_fn(|l| {
+        let l = if l >= 29 { l - 29 } else { l } as u32;
+        (l * 7 + 3) % slots * stride
+    })
+}
+
+#[test]
+fn whole_wave_global_accesses_agree_with_the_lane_by_lane_path() {
+    const BASE: u64 = 0x10_0000;
+    let exec = 0xf0f0_ff3f_u32;
+    for words in 1..=4u16 {
+        let bytes = 4 * u32::from(words);
+        let (load, store) = match words {
+            1 => ("global_load_dword", "global_store_dword"),
+            2 => ("global_load_dwordx2", "global_store_dwordx2"),
+            3 => ("global_load_dwordx3", "global_store_dwordx3"),
+            _ => ("global_load_dwordx4", "global_store_dwordx4"),
+        };
+        // Two adjacent regions: lanes in both take the per-lane path even with spans.
+        for split in [false, true] {
+            let mems: Vec<FlatMemory> = (0..2)
+                .map(|_| {
+                    let mut m = FlatMemory::new();
+                    if split {
+                        m.map(BASE, 512, true).unwrap();
+                        m.map(BASE + 512, 512, true).unwrap();
+                    } else {
+                        m.map(BASE, 1024, true).unwrap();
+                    }
+                    m
+                })
+                .collect();
+            let mut waves = [wave(), wave()];
+            for (i, w) in waves.iter_mut().enumerate() {
+                w.s[sreg::EXEC as usize] = exec;
+                w.swrite64(Opnd::S(10), BASE);
+                w.v[1] = scattered(1024 / bytes, bytes);
+                for k in 0..words {
+                    w.v[usize::from(20 + k)] =
+                        std::array::from_fn(|l| (l as u32 + 1) * 0x0101 + (u32::from(k) << 20));
+                    w.v[usize::from(30 + k)] = [0xdead_beef; LANES];
+                }
+                let mut st = op(store, [Opnd::None; 2], [Opnd::V(1), Opnd::V(20), Opnd::None]);
+                st.mem.saddr = Opnd::S(10);
+                let mut ld = op(load, [Opnd::V(30), Opnd::None], [Opnd::V(1), Opnd::None, Opnd::None]);
+                ld.mem.saddr = Opnd::S(10);
+                let mut lds = Lds::new(0);
+                let spanned = &mems[i];
+                let plain = Unspanned(spanned);
+                for u in [&st, &ld] {
+                    let mut env = if i == 0 {
+                        Env::new(spanned, &mut lds, &NoServices)
+                    } else {
+                        Env::new(&plain, &mut lds, &NoServices)
+                    };
+                    step32(w, u, &mut env).expect("in bounds");
+                }
+            }
+            let [a, b] = &waves;
+            assert_eq!(
+                mems[0].read_bytes(BASE, 512).unwrap(),
+                mems[1].read_bytes(BASE, 512).unwrap(),
+                "{store} split={split}"
+            );
+            for k in 0..usize::from(words) {
+                assert_eq!(a.v[30 + k], b.v[30 + k], "{load} word {k} split={split}");
+                for l in 0..LANES {
+                    if exec >> l & 1 == 0 {
+                        assert_eq!(a.v[30 + k][l], 0xdead_beef, "inactive lane {l} written");
+                    }
+                }
+            }
+            // The last of the lanes storing to one address wins: lane 31 over lane 2.
+            assert_eq!(a.v[30][2], a.v[20][31], "{store}");
+        }
+    }
+}
+
+#[test]
+fn whole_wave_lds_accesses_agree_with_a_host_model() {
+    let size = 4096u32;
+    let exec = 0x7fff_f0ff_u32;
+    let cases: [(&str, &str, u32, bool); 6] = [
+        ("ds_write_b32", "ds_read_b32", 4, false),
+        ("ds_write_b64", "ds_read_b64", 8, false),
+        ("ds_write_b96", "ds_read_b96", 12, false),
+        ("ds_write_b128", "ds_read_b128", 16, false),
+        ("ds_write2_b32", "ds_read2_b32", 4, true),
+        ("ds_write2st64_b64", "ds_read2st64_b64", 8, true),
+    ];
+    for (store, load, bytes, two) in cases {
+        let words = (bytes / 4) as usize;
+        let mut w = wave();
+        w.s[sreg::EXEC as usize] = exec;
+        let mut lds = Lds::new(size);
+        let mem = FlatMemory::new();
+        let st64 = store.contains("st64");
+        let (off0, off1) = if two { (1u32, 3u32) } else { (8, 0) };
+        let scale = if two { bytes * if st64 { 64 } else { 1 } } else { 1 };
+        let reach = if two { off1 * scale + bytes } else { off0 + bytes };
+        w.v[1] = scattered((size - reach) / bytes, bytes);
+        for k in 0..2 * words {
+            w.v[20 + k] = std::array::from_fn(|l| (l as u32) << 8 | k as u32);
+            w.v[40 + k] = [0xdead_beef; LANES];
+        }
+        let data1 = if two { Opnd::V(20 + words as u16) } else { Opnd::None };
+        let mut st = op(store, [Opnd::None; 2], [Opnd::V(1), Opnd::V(20), data1]);
+        let mut ld = op(load, [Opnd::V(40), Opnd::None], [Opnd::V(1), Opnd::None, Opnd::None]);
+        for u in [&mut st, &mut ld] {
+            u.mem.offset = off0 as i32;
+            u.mem.offset1 = off1 as u16;
+        }
+        exec_on(&mut w, &st, &mem, &mut lds).unwrap();
+        exec_on(&mut w, &ld, &mem, &mut lds).unwrap();
+        // The model: active lanes in order, each element's words at its address.
+        let mut model = vec![0u8; size as usize];
+        let elements: Vec<(u32, usize)> = if two {
+            vec![(off0 * scale, 0), (off1 * scale, words)]
+        } else {
+            vec![(off0, 0)]
+        };
+        for l in (0..LANES).filter(|l| exec >> l & 1 != 0) {
+            for &(o, first) in &elements {
+                for k in 0..words {
+                    let a = (w.v[1][l] + o) as usize + 4 * k;
+                    model[a..a + 4].copy_from_slice(&w.v[20 + first + k][l].to_le_bytes());
+                }
+            }
+        }
+        assert_eq!(lds.bytes(), &model[..], "{store}");
+        for l in 0..LANES {
+            for &(o, first) in &elements {
+                for k in 0..words {
+                    let got = w.v[40 + first + k][l];
+                    if exec >> l & 1 == 0 {
+                        assert_eq!(got, 0xdead_beef, "{load}: inactive lane {l} written");
+                    } else {
+                        let a = (w.v[1][l] + o) as usize + 4 * k;
+                        let want = u32::from_le_bytes([model[a], model[a + 1], model[a + 2], model[a + 3]]);
+                        assert_eq!(got, want, "{load} lane {l} word {k}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -174,56 +174,165 @@ fn v<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, k: K, f: impl Fn(
     finish(w, u, k, out, mask)
 }
 
-/// Fast path for plain 2-source integer ops (no modifiers, DPP or SDWA).
+/// A source operand on the fast paths: a VGPR by reference, or one value for every lane (an
+/// SGPR, a constant), so that neither registers are copied nor scalars broadcast.
+#[derive(Clone, Copy)]
+enum Src<'a, const N: usize> {
+    V(&'a [u32; N]),
+    K(u32),
+}
+
+impl<const N: usize> Src<'_, N> {
+    /// Every lane's value.
+    #[inline(always)]
+    fn lanes(self) -> [u32; N] {
+        match self {
+            Src::V(v) => *v,
+            Src::K(k) => [k; N],
+        }
+    }
+}
+
+/// Operand `o` as a fast-path source.
+#[inline(always)]
+fn src<const N: usize>(w: &Wave<N>, o: Opnd) -> Src<'_, N> {
+    match o {
+        Opnd::V(r) => Src::V(&w.v[r as usize]),
+        _ => Src::K(w.sread_b32(o)),
+    }
+}
+
+/// Every lane's `f(l)`, as a plain loop (always inlined, unlike `std::array::from_fn`, so
+/// the FMA paths' target features reach the arithmetic).
+#[inline(always)]
+fn lanes<const N: usize>(f: impl Fn(usize) -> u32) -> [u32; N] {
+    let mut out = [0u32; N];
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = f(l);
+    }
+    out
+}
+
+/// `f` on every lane of one source (one loop per kind of operand, each one the compiler
+/// vectorises).
+#[inline(always)]
+fn map1<const N: usize>(a: Src<'_, N>, f: impl Fn(u32) -> u32) -> [u32; N] {
+    match a {
+        Src::V(a) => lanes(|l| f(a[l])),
+        Src::K(a) => [f(a); N],
+    }
+}
+
+/// `f` on every lane of two sources.
+#[inline(always)]
+fn map2<const N: usize>(a: Src<'_, N>, b: Src<'_, N>, f: impl Fn(u32, u32) -> u32) -> [u32; N] {
+    match (a, b) {
+        (Src::V(a), Src::V(b)) => lanes(|l| f(a[l], b[l])),
+        (Src::V(a), Src::K(b)) => lanes(|l| f(a[l], b)),
+        (Src::K(a), Src::V(b)) => lanes(|l| f(a, b[l])),
+        (Src::K(a), Src::K(b)) => [f(a, b); N],
+    }
+}
+
+/// `f` on every lane of three sources (the usual operand kinds get loops of their own).
+#[inline(always)]
+fn map3<const N: usize>(
+    a: Src<'_, N>,
+    b: Src<'_, N>,
+    c: Src<'_, N>,
+    f: impl Fn(u32, u32, u32) -> u32,
+) -> [u32; N] {
+    match (a, b, c) {
+        (Src::V(a), Src::V(b), Src::V(c)) => lanes(|l| f(a[l], b[l], c[l])),
+        (Src::V(a), Src::V(b), Src::K(c)) => lanes(|l| f(a[l], b[l], c)),
+        (Src::V(a), Src::K(b), Src::V(c)) => lanes(|l| f(a[l], b, c[l])),
+        (Src::V(a), Src::K(b), Src::K(c)) => lanes(|l| f(a[l], b, c)),
+        (a, b, c) => {
+            let (a, b, c) = (a.lanes(), b.lanes(), c.lanes());
+            lanes(|l| f(a[l], b[l], c[l]))
+        }
+    }
+}
+
+/// Writes a fast path's result under EXEC.
+#[inline(always)]
+fn put<const N: usize>(w: &mut Wave<N>, u: &Uop, out: &[u32; N]) -> R {
+    let m = w.exec();
+    w.vwrite(u.d[0], m, out);
+    Ctl::Next
+}
+
+/// Whether an integer op reads its lanes plainly (no DPP or SDWA; modifiers do not apply
+/// to 32-bit integers): its fast path's premise.
+#[inline(always)]
+fn plain_int(u: &Uop) -> bool {
+    matches!(u.lanes, LaneMode::Plain)
+}
+
+/// Whether an f32 op runs as the host's arithmetic: plain lanes, no modifiers, no denormal
+/// flushing.
+#[inline(always)]
+fn plain_f32<const N: usize>(w: &Wave<N>, u: &Uop) -> bool {
+    plain(u) && host_f32(w.mode)
+}
+
+#[inline(always)]
+fn i1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> u32) -> R {
+    if plain_int(u) {
+        let out = map1(src(w, u.s[0]), f);
+        return put(w, u, &out);
+    }
+    slow(|| v::<N, 1>(w, u, K::I32, |[a]| f(a)))
+}
+
 #[inline(always)]
 fn i2<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32) -> u32) -> R {
-    if matches!(u.lanes, LaneMode::Plain) {
-        let (mut t0, mut t1) = ([0; N], [0; N]);
-        let (a, b) = (w.vref(u.s[0], &mut t0), w.vref(u.s[1], &mut t1));
-        let out: [u32; N] = std::array::from_fn(|l| f(a[l], b[l]));
-        let m = w.exec();
-        w.vwrite(u.d[0], m, &out);
-        return Ctl::Next;
+    if plain_int(u) {
+        let out = map2(src(w, u.s[0]), src(w, u.s[1]), f);
+        return put(w, u, &out);
     }
     slow(|| v::<N, 2>(w, u, K::I32, |[a, b]| f(a, b)))
 }
 
 #[inline(always)]
-fn i1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> u32) -> R {
-    v::<N, 1>(w, u, K::I32, |[a]| f(a))
-}
-
-#[inline(always)]
 fn i3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32, u32) -> u32) -> R {
-    v::<N, 3>(w, u, K::I32, |[a, b, c]| f(a, b, c))
+    if plain_int(u) {
+        let out = map3(src(w, u.s[0]), src(w, u.s[1]), src(w, u.s[2]), f);
+        return put(w, u, &out);
+    }
+    slow(|| v::<N, 3>(w, u, K::I32, |[a, b, c]| f(a, b, c)))
 }
 
 #[inline(always)]
 fn f1<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32) -> f32) -> R {
-    v::<N, 1>(w, u, K::F32, |[a]| f(f32::from_bits(a)).to_bits())
+    let g = |a: u32| f(f32::from_bits(a)).to_bits();
+    if plain_f32(w, u) {
+        let out = map1(src(w, u.s[0]), g);
+        return put(w, u, &out);
+    }
+    slow(|| v::<N, 1>(w, u, K::F32, |[a]| g(a)))
 }
 
 #[inline(always)]
 fn f2<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32) -> f32) -> R {
-    if plain(u) && host_f32(w.mode) {
-        let (mut t0, mut t1) = ([0; N], [0; N]);
-        let (a, b) = (w.vref(u.s[0], &mut t0), w.vref(u.s[1], &mut t1));
-        let out: [u32; N] =
-            std::array::from_fn(|l| f(f32::from_bits(a[l]), f32::from_bits(b[l])).to_bits());
-        let m = w.exec();
-        w.vwrite(u.d[0], m, &out);
-        return Ctl::Next;
+    let g = |a: u32, b: u32| f(f32::from_bits(a), f32::from_bits(b)).to_bits();
+    if plain_f32(w, u) {
+        let out = map2(src(w, u.s[0]), src(w, u.s[1]), g);
+        return put(w, u, &out);
     }
-    v::<N, 2>(w, u, K::F32, |[a, b]| {
-        f(f32::from_bits(a), f32::from_bits(b)).to_bits()
-    })
+    slow(|| v::<N, 2>(w, u, K::F32, |[a, b]| g(a, b)))
 }
 
 #[inline(always)]
 fn f3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
-    v::<N, 3>(w, u, K::F32, |[a, b, c]| {
+    let g = |a: u32, b: u32, c: u32| {
         f(f32::from_bits(a), f32::from_bits(b), f32::from_bits(c)).to_bits()
-    })
+    };
+    if plain_f32(w, u) {
+        let out = map3(src(w, u.s[0]), src(w, u.s[1]), src(w, u.s[2]), g);
+        return put(w, u, &out);
+    }
+    slow(|| v::<N, 3>(w, u, K::F32, |[a, b, c]| g(a, b, c)))
 }
 
 /// f32 multiply-accumulate into the destination (`v_fmac_f32`, `v_fmac_legacy_f32`).
@@ -248,7 +357,7 @@ fn fmac<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f
 /// Fused multiply-add on every lane, with the host's FMA unit when it has one (the generic
 /// `mul_add` is a libm call per lane otherwise).
 #[inline(always)]
-fn fma_lanes<const N: usize>(a: &[u32; N], b: &[u32; N], c: &[u32; N]) -> [u32; N] {
+fn fma_lanes<const N: usize>(a: Src<'_, N>, b: Src<'_, N>, c: Src<'_, N>) -> [u32; N] {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("fma") {
@@ -256,21 +365,21 @@ fn fma_lanes<const N: usize>(a: &[u32; N], b: &[u32; N], c: &[u32; N]) -> [u32; 
             return unsafe { fma_lanes_hw(a, b, c) };
         }
     }
-    std::array::from_fn(|l| {
-        f32::from_bits(a[l])
-            .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
-            .to_bits()
-    })
+    map3(a, b, c, fma_bits)
+}
+
+/// One f32 fused multiply-add on bit patterns.
+#[inline(always)]
+fn fma_bits(a: u32, b: u32, c: u32) -> u32 {
+    f32::from_bits(a)
+        .mul_add(f32::from_bits(b), f32::from_bits(c))
+        .to_bits()
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "fma")]
-unsafe fn fma_lanes_hw<const N: usize>(a: &[u32; N], b: &[u32; N], c: &[u32; N]) -> [u32; N] {
-    std::array::from_fn(|l| {
-        f32::from_bits(a[l])
-            .mul_add(f32::from_bits(b[l]), f32::from_bits(c[l]))
-            .to_bits()
-    })
+unsafe fn fma_lanes_hw<const N: usize>(a: Src<'_, N>, b: Src<'_, N>, c: Src<'_, N>) -> [u32; N] {
+    map3(a, b, c, fma_bits)
 }
 
 /// Runs a general (modifier, DPP or SDWA) path out of line, so the fast paths' handlers stay
@@ -312,16 +421,9 @@ fn flush32(x: u32) -> u32 {
 /// `v_fma_f32` and its literal forms: the FMA fast path when nothing modifies the lanes.
 #[inline(always)]
 fn fma3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
-    if plain(u) && host_f32(w.mode) {
-        let (mut t0, mut t1, mut t2) = ([0; N], [0; N], [0; N]);
-        let out = fma_lanes(
-            w.vref(u.s[0], &mut t0),
-            w.vref(u.s[1], &mut t1),
-            w.vref(u.s[2], &mut t2),
-        );
-        let m = w.exec();
-        w.vwrite(u.d[0], m, &out);
-        return Ctl::Next;
+    if plain_f32(w, u) {
+        let out = fma_lanes(src(w, u.s[0]), src(w, u.s[1]), src(w, u.s[2]));
+        return put(w, u, &out);
     }
     slow(|| f3(w, u, f))
 }
@@ -329,16 +431,9 @@ fn fma3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f
 /// `v_fmac_f32`: the FMA fast path into the destination.
 #[inline(always)]
 fn fmac_fast<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
-    if plain(u) && host_f32(w.mode) {
-        let (mut t0, mut t1, mut t2) = ([0; N], [0; N], [0; N]);
-        let out = fma_lanes(
-            w.vref(u.s[0], &mut t0),
-            w.vref(u.s[1], &mut t1),
-            w.vref(u.d[0], &mut t2),
-        );
-        let m = w.exec();
-        w.vwrite(u.d[0], m, &out);
-        return Ctl::Next;
+    if plain_f32(w, u) {
+        let out = fma_lanes(src(w, u.s[0]), src(w, u.s[1]), src(w, u.d[0]));
+        return put(w, u, &out);
     }
     slow(|| fmac(w, u, f))
 }
@@ -484,7 +579,11 @@ fn to64<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> f64) -> R {
 /// carry-out mask to `d[1]`. Inactive lanes' carry bits are 0.
 #[inline(always)]
 fn carry<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32, bool) -> (u32, bool)) -> R {
-    let (s, mask) = sources::<N, 2>(w, u, K::I32);
+    let (s, mask) = if plain_int(u) {
+        ([src(w, u.s[0]).lanes(), src(w, u.s[1]).lanes()], w.exec())
+    } else {
+        sources::<N, 2>(w, u, K::I32)
+    };
     let cin = w.read_mask(u.s[2]);
     let mut out = [0u32; N];
     let mut cout = Mask::NONE;
@@ -512,7 +611,11 @@ fn write_mask<const N: usize>(w: &mut Wave<N>, u: &Uop, bits: Mask) -> R {
 
 #[inline(always)]
 fn cmp_f<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32) -> bool) -> R {
-    let (s, _) = sources::<N, 2>(w, u, K::F32);
+    let s = if plain(u) && !flush_in32(w.mode) {
+        [src(w, u.s[0]).lanes(), src(w, u.s[1]).lanes()]
+    } else {
+        sources::<N, 2>(w, u, K::F32).0
+    };
     let bits = Mask::from_fn::<N>(|l| f(f32::from_bits(s[0][l]), f32::from_bits(s[1][l])));
     write_mask(w, u, bits)
 }
@@ -526,7 +629,11 @@ fn cmp_h<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32) -> bool)
 
 #[inline(always)]
 fn cmp_i<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32) -> bool) -> R {
-    let (s, _) = sources::<N, 2>(w, u, K::I32);
+    let s = if plain_int(u) {
+        [src(w, u.s[0]).lanes(), src(w, u.s[1]).lanes()]
+    } else {
+        sources::<N, 2>(w, u, K::I32).0
+    };
     let bits = Mask::from_fn::<N>(|l| f(s[0][l], s[1][l]));
     write_mask(w, u, bits)
 }
@@ -820,17 +927,6 @@ fn s16s<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u16, u16, bool) -> 
     s16_2(w, u, |a, b| f(a, b, c))
 }
 
-fn i1w<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32) -> u32) -> R {
-    if matches!(u.lanes, LaneMode::Plain) {
-        let a = w.vread(u.s[0]);
-        let out: [u32; N] = std::array::from_fn(|l| f(a[l]));
-        let m = w.exec();
-        w.vwrite(u.d[0], m, &out);
-        return Ctl::Next;
-    }
-    slow(|| i1(w, u, f))
-}
-
 /// One source typed `kin`, the result typed `kout`.
 #[inline(always)]
 fn conv<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, kin: K, kout: K, f: impl Fn([u32; S]) -> u32) -> R {
@@ -869,7 +965,7 @@ fn h2raw<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32) -> u32) 
 // (`f3`/`fmac`/`h3` with an unfused product).
 handlers! {
     // ---- moves and bits ----
-    i1w: v_mov_b32 => |a| a;
+    i1: v_mov_b32 => |a| a;
     i1: v_not_b32 => |a| !a;
     i1: v_bfrev_b32 => |a| a.reverse_bits();
     i1: v_ffbh_u32 => |a| if a == 0 { u32::MAX } else { a.leading_zeros() };
@@ -1236,6 +1332,11 @@ fn dotc<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32, u32) -> u
 /// apply, denormal flushing does not (integers pass through it).
 pub fn v_cndmask_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
     let sel = w.read_mask(u.s[2]);
+    if plain(u) {
+        let (a, b) = (src(w, u.s[0]).lanes(), src(w, u.s[1]).lanes());
+        let out: [u32; N] = std::array::from_fn(|l| if sel.has(l) { b[l] } else { a[l] });
+        return put(w, u, &out);
+    }
     let (s, mask) = sources::<N, 2>(w, u, K::B32);
     let out: [u32; N] = std::array::from_fn(|l| if sel.has(l) { s[1][l] } else { s[0][l] });
     finish(w, u, K::I32, out, mask)

@@ -12,7 +12,7 @@ use super::atomic::{self, AtomicOp as At};
 use super::{ctl, guest_fault, Ctl, Env, Fault, Handler, Opnd, Uop};
 use crate::error::FaultKind;
 use crate::isa::Op as IsaOp;
-use crate::memory::{self, Access};
+use crate::memory::{self, Access, Span};
 use crate::scratch::{swizzle, SCRATCH_BASE};
 use crate::wave::Wave;
 
@@ -304,8 +304,178 @@ fn lane_target<const N: usize>(w: &Wave<N>,
     Ok((addr, resolve(w, e, space, addr, l, len, acc, ok)?))
 }
 
+/// Every lane's guest address of a flat or global access (as [`address`] computes one lane's,
+/// with the operand kinds matched once for the wave).
+#[inline(always)]
+fn addresses<const N: usize>(w: &Wave<N>, u: &Uop, space: Space) -> [u64; N] {
+    let off = i64::from(u.mem.offset);
+    match (space, u.mem.saddr, u.s[0]) {
+        (Space::Global, Opnd::S(_), Opnd::V(r)) => {
+            let base = w.sread64(u.mem.saddr).wrapping_add_signed(off);
+            let v = &w.v[r as usize];
+            std::array::from_fn(|l| base.wrapping_add(u64::from(v[l])))
+        }
+        (Space::Global, Opnd::S(_), _) => [w.sread64(u.mem.saddr).wrapping_add_signed(off); N],
+        (_, _, Opnd::V(r)) => {
+            let (lo, hi) = (&w.v[r as usize], &w.v[r as usize + 1]);
+            std::array::from_fn(|l| {
+                (u64::from(lo[l]) | u64::from(hi[l]) << 32).wrapping_add_signed(off)
+            })
+        }
+        _ => [0; N],
+    }
+}
+
+/// The approved span that holds `len` bytes at `address` for `acc`: the span cache first,
+/// else one translation of the address and the memory's span around it. `None` when the
+/// memory refuses (the per-lane path reports it with its lane) or has no spans (it wants
+/// every access translated; [`Env::no_spans`] remembers that).
+#[inline(always)]
+fn span_at(e: &Env<'_>, address: u64, len: u32, acc: Access) -> Option<Span> {
+    let cache = &e.spans[usize::from(acc.writes())];
+    if let Some(s) = cache.get() {
+        if s.get(address, u64::from(len)).is_some() {
+            return Some(s);
+        }
+    }
+    if e.no_spans.get() {
+        return None;
+    }
+    e.mem.translate(address, u64::from(len), acc).ok()?;
+    let Some(s) = e.mem.span(address, acc) else {
+        e.no_spans.set(true);
+        return None;
+    };
+    cache.set(Some(s));
+    Some(s)
+}
+
+/// Whether the fast paths may take lane address `x` of a `space` access: not in the LDS or
+/// private aperture (flat), which the per-lane path routes.
+#[inline(always)]
+fn plain_global(space: Space, x: u64, shared: u32, private: u32) -> bool {
+    let h = (x >> 32) as u32;
+    space != Space::Flat || (h != shared && h != private)
+}
+
+// The fast paths below take a wave's access in one pass when one approved span (found from
+// the first active lane) holds every active lane's bytes: loads into temporaries, written to
+// registers only if every lane was inside; stores after a checking pass. Anything else (lanes
+// in several allocations or apertures, a refusal) takes the per-lane path, which reports the
+// faulting lane and leaves what the lanes before it did.
+
+/// Flat and global loads of `W` whole words.
+#[inline(always)]
+fn load_words<const N: usize, const W: usize>(
+    w: &mut Wave<N>,
+    u: &Uop,
+    e: &Env<'_>,
+    space: Space,
+) -> Option<()> {
+    let Opnd::V(d) = u.d[0] else {
+        return None;
+    };
+    let exec = w.exec();
+    let a = addresses(w, u, space);
+    let len = 4 * W as u32;
+    let span = span_at(e, a[exec.lowest()?], len, Access::Read)?;
+    let (shared, private) = (w.shared_base_hi, w.private_base_hi);
+    let mut out = [[0u32; N]; W];
+    let mut ok = true;
+    exec.each::<N>(|l| {
+        let x = a[l];
+        match span.get(x, u64::from(len)) {
+            Some(p) if plain_global(space, x, shared, private) => {
+                for (k, o) in out.iter_mut().enumerate() {
+                    // SAFETY: word k of the lane's `len` bytes, which lie in the span the
+                    // embedder approved for reading (Span::get checked them).
+                    o[l] = u32::from_le_bytes(unsafe { memory::load::<4>(p.add(4 * k)) });
+                }
+            }
+            _ => ok = false,
+        }
+    });
+    if !ok {
+        return None;
+    }
+    for (k, o) in out.iter().enumerate() {
+        w.vwrite(Opnd::V(d + k as u16), exec, o);
+    }
+    Some(())
+}
+
+/// Flat and global stores of `W` whole words, lanes in order (the last of several lanes
+/// storing to one address wins, as on the per-lane path).
+#[inline(always)]
+fn store_words<const N: usize, const W: usize>(
+    w: &Wave<N>,
+    u: &Uop,
+    e: &Env<'_>,
+    space: Space,
+) -> Option<()> {
+    let Opnd::V(s) = u.s[1] else {
+        return None;
+    };
+    let exec = w.exec();
+    let a = addresses(w, u, space);
+    let len = 4 * W as u32;
+    let span = span_at(e, a[exec.lowest()?], len, Access::Write)?;
+    let (shared, private) = (w.shared_base_hi, w.private_base_hi);
+    let mut ok = true;
+    exec.each::<N>(|l| {
+        ok &= span.get(a[l], u64::from(len)).is_some()
+            && plain_global(space, a[l], shared, private);
+    });
+    if !ok {
+        return None;
+    }
+    let s = s as usize;
+    exec.each::<N>(|l| {
+        if let Some(p) = span.get(a[l], u64::from(len)) {
+            for k in 0..W {
+                // SAFETY: word k of the lane's `len` bytes, in the span approved for writing.
+                unsafe { memory::store(p.add(4 * k), &w.v[s + k][l].to_le_bytes()) };
+            }
+        }
+    });
+    Some(())
+}
+
+/// The fast paths of flat and global whole-word loads and stores; `None` when the access
+/// takes the per-lane path.
+#[inline(always)]
+fn fast<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &Env<'_>, space: Space, op: Op) -> Option<()> {
+    if space == Space::Buffer {
+        return None;
+    }
+    match op {
+        Op::Load {
+            bytes,
+            sext: false,
+            d16: D16::No,
+        } => match bytes {
+            4 => load_words::<N, 1>(w, u, e, space),
+            8 => load_words::<N, 2>(w, u, e, space),
+            12 => load_words::<N, 3>(w, u, e, space),
+            16 => load_words::<N, 4>(w, u, e, space),
+            _ => None,
+        },
+        Op::Store { bytes, hi: false } => match bytes {
+            4 => store_words::<N, 1>(w, u, e, space),
+            8 => store_words::<N, 2>(w, u, e, space),
+            12 => store_words::<N, 3>(w, u, e, space),
+            16 => store_words::<N, 4>(w, u, e, space),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 #[inline(always)]
 fn run<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>, space: Space, op: Op) -> R {
+    if fast(w, u, e, space, op).is_some() {
+        return Ctl::Next;
+    }
     let r = match op {
         Op::Load { bytes, sext, d16 } => load(w, u, e, space, bytes, sext, d16),
         Op::Store { bytes, hi } => store(w, u, e, space, bytes, hi),
