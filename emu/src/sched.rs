@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::dispatch::{workgroup_extent, Dispatch, Layout, SgprValue};
 use crate::error::{DispatchError, ExecError, FaultKind, Site, WaveId};
 use crate::exec::table::Table;
-use crate::exec::{lower, Block, Ctl, DynMemory, Env, Fault};
+use crate::exec::{lower, Block, Ctl, DynMemory, Env, Fault, Spans};
 use crate::isa::{Encoding, Isa, Op};
 use crate::lds::Lds;
 use crate::memory::GuestMemory;
@@ -689,6 +689,7 @@ fn worker<const N: usize>(sh: &Shared<'_>, table: &Table<N>) -> Stats {
     };
     let mut pool: Vec<Wave<N>> = Vec::new();
     let mut local = Code::default();
+    let spans = Spans::default();
     let total = sh.layout.workgroup_count();
     let mut idle_rounds = 0u32;
     loop {
@@ -742,7 +743,7 @@ fn worker<const N: usize>(sh: &Shared<'_>, table: &Table<N>) -> Stats {
         let mut progressed = false;
         let mut i = 0;
         while i < groups.len() {
-            match run_group(sh, table, &mut groups[i], &mut local, &mut stats) {
+            match run_group(sh, table, &mut groups[i], &mut local, &spans, &mut stats) {
                 Ok(p) => progressed |= p,
                 Err(s) => {
                     sh.fail(s);
@@ -865,6 +866,7 @@ fn run_group<const N: usize>(
     table: &Table<N>,
     g: &mut Group<N>,
     local: &mut Code,
+    spans: &Spans,
     stats: &mut Stats,
 ) -> Result<bool, Stop> {
     let mut progressed = false;
@@ -883,7 +885,7 @@ fn run_group<const N: usize>(
         if g.waves[wi].wave.status != Status::Ready {
             continue;
         }
-        let mut env = Env::new(sh.mem, &mut g.lds, sh.services);
+        let mut env = Env::new(sh.mem, &mut g.lds, sh.services, spans);
         let slot = &mut g.waves[wi];
         let before = slot.wave.instructions;
         let end = turn(sh, table, slot, &mut env, local).map_err(|mut stop| {
@@ -945,20 +947,27 @@ fn turn<const N: usize>(
         let target = {
             let block: &Block = &code.blocks[slot.block as usize];
             let uops = &block.uops;
-            let mut target = None;
-            while let Some(u) = uops.get(slot.idx) {
-                slot.idx += 1;
-                n += 1;
-                match table.get(u.run)(&mut slot.wave, u, env) {
+            let target = 'block: loop {
+                // The hot loop asks one question per uop; whatever is not `Next` is handled
+                // after it.
+                let mut ctl = Ctl::Next;
+                let mut at = None;
+                while let Some(u) = uops.get(slot.idx) {
+                    slot.idx += 1;
+                    n += 1;
+                    ctl = table.get(u.run)(&mut slot.wave, u, env);
+                    if ctl != Ctl::Next {
+                        at = Some(u);
+                        break;
+                    }
+                }
+                let Some(u) = at else {
+                    break 'block None;
+                };
+                match ctl {
                     Ctl::Next => {}
-                    Ctl::Branch => {
-                        target = Some((u.imm as u64, Link::Taken));
-                        break;
-                    }
-                    Ctl::Jump => {
-                        target = Some((slot.wave.pc, Link::Jump));
-                        break;
-                    }
+                    Ctl::Branch => break 'block Some((u.imm as u64, Link::Taken)),
+                    Ctl::Jump => break 'block Some((slot.wave.pc, Link::Jump)),
                     Ctl::Sleep => {
                         slot.wave.pc = u.next_pc();
                         slot.wave.instructions += n;
@@ -1008,7 +1017,7 @@ fn turn<const N: usize>(
                         }));
                     }
                 }
-            }
+            };
             match target {
                 Some(t) => t,
                 None => {

@@ -113,6 +113,16 @@ impl Mask {
         }
     }
 
+    /// The mask whose lane `l` is `bits[l]`.
+    #[inline(always)]
+    pub fn from_bools<const N: usize>(bits: &[bool; N]) -> Mask {
+        let mut m = 0u64;
+        for (l, &b) in bits.iter().enumerate() {
+            m |= u64::from(b) << l;
+        }
+        Mask(m)
+    }
+
     /// The lanes set, in order.
     #[inline(always)]
     pub fn iter(self) -> impl Iterator<Item = usize> {

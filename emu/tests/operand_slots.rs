@@ -25,7 +25,7 @@
 
 use std::collections::BTreeSet;
 
-use rocload_emu::exec::{lower::lower, step32, Env, Fault, Step};
+use rocload_emu::exec::{lower::lower, step32, Env, Fault, Spans, Step};
 use rocload_emu::isa::{decode, Encoding, Inst, Operand, Special};
 use rocload_emu::lds::Lds;
 use rocload_emu::memory::FlatMemory;
@@ -234,7 +234,8 @@ fn execute(inst: &Inst, st: &State) -> Outcome {
     let mut lds = Lds::new(st.lds.len() as u32);
     lds.write(0, &st.lds).unwrap();
     let result = {
-        let mut env = Env::new(&mem, &mut lds, &NoServices);
+        let spans = Spans::default();
+        let mut env = Env::new(&mem, &mut lds, &NoServices, &spans);
         step32(&mut w, &u, &mut env).map_err(|f| match *f {
             Fault::Memory { lane, address, .. } => format!("fault lane {lane} at {address:#x}"),
             Fault::Trap(c) => format!("trap {c}"),
@@ -586,7 +587,8 @@ fn run_bytes(hex: &str, w: &mut Wave<32>, mem: &FlatMemory, lds: &mut Lds) -> Re
     bytes.resize(bytes.len() + 8, 0);
     let inst = decode(&bytes, 0x1000).expect("decodes");
     let u = lower(&inst, 0x1000);
-    let mut env = Env::new(mem, lds, &NoServices);
+    let spans = Spans::default();
+    let mut env = Env::new(mem, lds, &NoServices, &spans);
     step32(w, &u, &mut env).map_err(|f| format!("{:?}", std::mem::discriminant(&*f)))
 }
 

@@ -50,12 +50,18 @@ enum Ext {
 // stores, check first). A lane outside sends the instruction down the per-lane path, which
 // names the faulting lane and leaves what the lanes before it did, as the hardware order has it.
 
-/// The little-endian word at byte `q` of `m`, and whether it was there (0 if not).
+/// Reads the `W` little-endian words at byte `a` of `m` into lane `l` of `out`, with one
+/// bounds check for all of them; whether they were there.
 #[inline(always)]
-fn word(m: &[u8], q: usize) -> (u32, bool) {
-    match m.get(q..q + 4).and_then(|s| <[u8; 4]>::try_from(s).ok()) {
-        Some(b) => (u32::from_le_bytes(b), true),
-        None => (0, false),
+fn words<const N: usize, const W: usize>(m: &[u8], a: usize, out: &mut [[u32; N]; W], l: usize) -> bool {
+    match m.get(a..a + 4 * W) {
+        Some(s) => {
+            for (k, o) in out.iter_mut().enumerate() {
+                o[l] = u32::from_le_bytes([s[4 * k], s[4 * k + 1], s[4 * k + 2], s[4 * k + 3]]);
+            }
+            true
+        }
+        None => false,
     }
 }
 
@@ -76,14 +82,7 @@ fn load_words<const N: usize, const W: usize>(w: &mut Wave<N>, u: &Uop, e: &Env<
     let (m, v) = (e.lds.bytes(), &w.v[r as usize]);
     let mut out = [[0u32; N]; W];
     let mut ok = true;
-    exec.each::<N>(|l| {
-        let a = lane_address(v, l, off);
-        for (k, o) in out.iter_mut().enumerate() {
-            let (x, inside) = word(m, a + 4 * k);
-            o[l] = x;
-            ok &= inside;
-        }
-    });
+    exec.each::<N>(|l| ok &= words(m, lane_address(v, l, off), &mut out, l));
     if !ok {
         return None;
     }
@@ -113,14 +112,8 @@ fn load2_words<const N: usize, const W: usize>(
     let (mut out0, mut out1) = ([[0u32; N]; W], [[0u32; N]; W]);
     let mut ok = true;
     exec.each::<N>(|l| {
-        let (a0, a1) = (lane_address(v, l, o0), lane_address(v, l, o1));
-        for (k, (r0, r1)) in out0.iter_mut().zip(out1.iter_mut()).enumerate() {
-            let (x0, in0) = word(m, a0 + 4 * k);
-            let (x1, in1) = word(m, a1 + 4 * k);
-            r0[l] = x0;
-            r1[l] = x1;
-            ok &= in0 & in1;
-        }
+        ok &= words(m, lane_address(v, l, o0), &mut out0, l)
+            & words(m, lane_address(v, l, o1), &mut out1, l);
     });
     if !ok {
         return None;

@@ -373,6 +373,54 @@ impl<M: GuestMemory> DynMemory for M {
     }
 }
 
+/// Guest spans the memory approved during a dispatch ([`DynMemory::span`]; they stay valid
+/// until it ends), a few per kind of access, so that the lanes and instructions of a kernel
+/// touching several allocations in turn (a sparse matrix's indices, values and vector) are
+/// checked against them without asking the memory again. One per host thread and dispatch.
+#[derive(Debug, Default)]
+pub struct Spans {
+    /// For reads and for writes: the spans, replaced in turn.
+    approved: [[std::cell::Cell<Option<crate::memory::Span>>; SPANS]; 2],
+    next: [std::cell::Cell<usize>; 2],
+    /// Set once the memory answered no span: it wants every access translated, so the
+    /// whole-wave fast paths stop asking for one.
+    none: std::cell::Cell<bool>,
+}
+
+/// Spans kept per kind of access.
+const SPANS: usize = 4;
+
+impl Spans {
+    /// An approved span holding `len` bytes at `address` for reads (`writes` false) or
+    /// writes.
+    #[inline(always)]
+    pub fn find(&self, writes: bool, address: u64, len: u64) -> Option<crate::memory::Span> {
+        self.approved[usize::from(writes)]
+            .iter()
+            .filter_map(std::cell::Cell::get)
+            .find(|s| s.get(address, len).is_some())
+    }
+
+    /// Keeps `span`, approved for reads or writes, in place of the oldest.
+    pub fn add(&self, writes: bool, span: crate::memory::Span) {
+        let k = usize::from(writes);
+        let i = self.next[k].get() % SPANS;
+        self.approved[k][i].set(Some(span));
+        self.next[k].set(i + 1);
+    }
+
+    /// Whether the memory answered no span.
+    #[inline(always)]
+    pub fn none(&self) -> bool {
+        self.none.get()
+    }
+
+    /// Notes that the memory answers no spans.
+    pub fn set_none(&self) {
+        self.none.set(true);
+    }
+}
+
 /// What a running wave can reach besides its registers.
 pub struct Env<'a> {
     /// Global memory.
@@ -381,11 +429,8 @@ pub struct Env<'a> {
     pub lds: &'a mut Lds,
     /// Hostcall and friends.
     pub services: &'a dyn Services,
-    /// The last guest spans approved for reading and for writing ([`DynMemory::span`]).
-    pub spans: [std::cell::Cell<Option<crate::memory::Span>>; 2],
-    /// Set once the memory answered no span: it wants every access translated, so the
-    /// whole-wave fast paths stop asking for one.
-    pub no_spans: std::cell::Cell<bool>,
+    /// The spans approved so far in this dispatch (on this thread).
+    pub spans: &'a Spans,
     /// Why the last uop that returned [`Ctl::Fault`] failed.
     pub fault: Option<Box<Fault>>,
     /// The GWS resource and the waves awaited of the last [`Ctl::GridBarrier`].
@@ -393,14 +438,18 @@ pub struct Env<'a> {
 }
 
 impl<'a> Env<'a> {
-    /// An environment with empty span caches.
-    pub fn new(mem: &'a dyn DynMemory, lds: &'a mut Lds, services: &'a dyn Services) -> Env<'a> {
+    /// An environment whose approved spans are kept in `spans`.
+    pub fn new(
+        mem: &'a dyn DynMemory,
+        lds: &'a mut Lds,
+        services: &'a dyn Services,
+        spans: &'a Spans,
+    ) -> Env<'a> {
         Env {
             mem,
             lds,
             services,
-            spans: Default::default(),
-            no_spans: std::cell::Cell::new(false),
+            spans,
             fault: None,
             gws: (0, 0),
         }

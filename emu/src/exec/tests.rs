@@ -18,7 +18,8 @@ fn op(name: &'static str, d: [Opnd; 2], s: [Opnd; 3]) -> Uop {
 }
 
 fn exec_on(w: &mut Wave<32>, u: &Uop, mem: &FlatMemory, lds: &mut Lds) -> Result<Step, Box<Fault>> {
-    let mut env = Env::new(mem, lds, &NoServices);
+    let spans = Spans::default();
+    let mut env = Env::new(mem, lds, &NoServices, &spans);
     step32(w, u, &mut env)
 }
 
@@ -1532,13 +1533,14 @@ fn whole_wave_global_accesses_agree_with_the_lane_by_lane_path() {
                 let mut ld = op(load, [Opnd::V(30), Opnd::None], [Opnd::V(1), Opnd::None, Opnd::None]);
                 ld.mem.saddr = Opnd::S(10);
                 let mut lds = Lds::new(0);
+                let spans = Spans::default();
                 let spanned = &mems[i];
                 let plain = Unspanned(spanned);
                 for u in [&st, &ld] {
                     let mut env = if i == 0 {
-                        Env::new(spanned, &mut lds, &NoServices)
+                        Env::new(spanned, &mut lds, &NoServices, &spans)
                     } else {
-                        Env::new(&plain, &mut lds, &NoServices)
+                        Env::new(&plain, &mut lds, &NoServices, &spans)
                     };
                     step32(w, u, &mut env).expect("in bounds");
                 }
@@ -1630,4 +1632,94 @@ fn whole_wave_lds_accesses_agree_with_a_host_model() {
             }
         }
     }
+}
+
+#[test]
+fn sixty_four_bit_shifts_and_carries_match_the_host_under_partial_exec() {
+    let exec = 0x0f0f_f0f1_u32;
+    let vals: [u64; LANES] =
+        std::array::from_fn(|l| (l as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1 << 63);
+    let amounts: [u32; LANES] = std::array::from_fn(|l| (l as u32 * 5) % 80);
+    type F = fn(u32, u64) -> u64;
+    let ops: [(&str, F); 3] = [
+        ("v_lshlrev_b64", |a, b| b << (a & 63)),
+        ("v_lshrrev_b64", |a, b| b >> (a & 63)),
+        ("v_ashrrev_i64", |a, b| ((b as i64) >> (a & 63)) as u64),
+    ];
+    for (name, f) in ops {
+        // (amount, value) as VGPR/VGPR pair, constant/SGPR pair, SGPR/VGPR pair.
+        for (amount, value) in [
+            (Opnd::V(1), Opnd::V(2)),
+            (Opnd::Imm(5), Opnd::S(10)),
+            (Opnd::S(12), Opnd::V(2)),
+        ] {
+            let mut w = wave();
+            w.s[sreg::EXEC as usize] = exec;
+            w.v[1] = amounts;
+            w.v[2] = vals.map(|x| x as u32);
+            w.v[3] = vals.map(|x| (x >> 32) as u32);
+            w.swrite64(Opnd::S(10), vals[7]);
+            w.s[12] = 37;
+            w.v[20] = [0xdead_beef; LANES];
+            w.v[21] = [0xdead_beef; LANES];
+            run(&mut w, &op(name, [Opnd::V(20), Opnd::None], [amount, value, Opnd::None]));
+            for l in 0..LANES {
+                let got = u64::from(w.v[20][l]) | u64::from(w.v[21][l]) << 32;
+                if exec >> l & 1 == 0 {
+                    assert_eq!(got, 0xdead_beef_dead_beef, "{name}: inactive lane {l} written");
+                    continue;
+                }
+                let a = match amount {
+                    Opnd::V(_) => amounts[l],
+                    Opnd::Imm(k) => k as u32,
+                    _ => 37,
+                };
+                let b = if value == Opnd::S(10) { vals[7] } else { vals[l] };
+                assert_eq!(got, f(a, b), "{name} {amount:?} {value:?} lane {l}");
+            }
+        }
+    }
+    // Carries: in from s14, out to s16, only for active lanes.
+    let mut w = wave();
+    w.s[sreg::EXEC as usize] = exec;
+    w.v[1] = std::array::from_fn(|l| u32::MAX - l as u32);
+    w.v[2] = std::array::from_fn(|l| l as u32 % 3);
+    w.s[14] = 0xaaaa_5555;
+    w.s[16] = 0xffff_ffff;
+    run(
+        &mut w,
+        &op(
+            "v_add_co_ci_u32",
+            [Opnd::V(3), Opnd::S(16)],
+            [Opnd::V(1), Opnd::V(2), Opnd::S(14)],
+        ),
+    );
+    for l in 0..LANES {
+        let s = u64::from(w.v[1][l]) + u64::from(w.v[2][l]) + u64::from(0xaaaa_5555u32 >> l & 1);
+        let active = exec >> l & 1 != 0;
+        assert_eq!(w.s[16] >> l & 1 != 0, active && s >> 32 != 0, "carry of lane {l}");
+        if active {
+            assert_eq!(w.v[3][l], s as u32, "lane {l}");
+        }
+    }
+}
+
+#[test]
+fn approved_spans_are_kept_a_few_per_kind_of_access() {
+    let span = |start: u64| crate::memory::Span {
+        start,
+        len: 16,
+        host: std::ptr::NonNull::dangling(),
+    };
+    let s = Spans::default();
+    for k in 0..5u64 {
+        s.add(false, span(k * 100));
+    }
+    // Four kept: the first was replaced by the fifth.
+    assert!(s.find(false, 0, 4).is_none());
+    for k in 1..5u64 {
+        assert_eq!(s.find(false, k * 100 + 4, 4).map(|x| x.start), Some(k * 100));
+    }
+    assert!(s.find(false, 112, 8).is_none(), "past the span's end");
+    assert!(s.find(true, 104, 4).is_none(), "read spans are not write spans");
 }

@@ -585,16 +585,48 @@ fn carry<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32, bool) ->
         sources::<N, 2>(w, u, K::I32)
     };
     let cin = w.read_mask(u.s[2]);
+    // Carries in and out as one value per lane (loops the compiler vectorises), packed into
+    // a mask after.
+    let cin: [bool; N] = std::array::from_fn(|l| cin.has(l));
     let mut out = [0u32; N];
-    let mut cout = Mask::NONE;
+    let mut co = [false; N];
     for l in 0..N {
-        let (r, c) = f(s[0][l], s[1][l], cin.has(l));
+        let (r, c) = f(s[0][l], s[1][l], cin[l]);
         out[l] = r;
-        cout.0 |= u64::from(c) << l;
+        co[l] = c;
     }
     let exec = w.exec();
     w.vwrite(u.d[0], mask, &out);
-    w.write_mask(u.d[1], cout & exec);
+    w.write_mask(u.d[1], Mask::from_bools(&co) & exec);
+    Ctl::Next
+}
+
+/// 64-bit shifts (`v_lshlrev_b64` and friends): a 32-bit shift amount and a 64-bit value;
+/// with plain lanes the value's halves are read where they are.
+#[inline(always)]
+fn shift64<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u64) -> u64) -> R {
+    if !plain_int(u) {
+        return slow(|| q64::<N, 2>(w, u, |[a, b]| f(a as u32, b)));
+    }
+    let a = src(w, u.s[0]).lanes();
+    let (b_lo, b_hi) = match u.s[1] {
+        Opnd::V(r) => (w.v[r as usize], w.v[r as usize + 1]),
+        o => {
+            let b = w.sread64(o);
+            ([b as u32; N], [(b >> 32) as u32; N])
+        }
+    };
+    let (mut lo, mut hi) = ([0u32; N], [0u32; N]);
+    for l in 0..N {
+        let r = f(a[l], u64::from(b_lo[l]) | u64::from(b_hi[l]) << 32);
+        lo[l] = r as u32;
+        hi[l] = (r >> 32) as u32;
+    }
+    let (m, d) = (w.exec(), u.d[0]);
+    if let Opnd::V(d) = d {
+        w.vwrite(Opnd::V(d), m, &lo);
+        w.vwrite(Opnd::V(d + 1), m, &hi);
+    }
     Ctl::Next
 }
 
@@ -1162,9 +1194,9 @@ handlers! {
     d64to32: v_cvt_i32_f64 => |[a]| fp::cvt_i32(a);
     d64to32: v_cvt_u32_f64 => |[a]| fp::cvt_u32(a);
     d64to32: v_frexp_exp_i32_f64 => |[a]| fp::frexp_exp64(a) as u32;
-    q64: v_lshlrev_b64 => |[a, b]| b << (a & 63);
-    q64: v_lshrrev_b64 => |[a, b]| b >> (a & 63);
-    q64: v_ashrrev_i64 => |[a, b]| ((b as i64) >> (a & 63)) as u64;
+    shift64: v_lshlrev_b64 => |a, b| b << (a & 63);
+    shift64: v_lshrrev_b64 => |a, b| b >> (a & 63);
+    shift64: v_ashrrev_i64 => |a, b| ((b as i64) >> (a & 63)) as u64;
     // ---- carries ----
     carry: v_add_co_u32 => |a, b, _| a.overflowing_add(b);
     carry: v_sub_co_u32 => |a, b, _| a.overflowing_sub(b);

@@ -151,16 +151,24 @@ fn resolve<const N: usize>(w: &Wave<N>,
             });
         }
     }
-    // Other lanes usually hit the span the last translation came from: check it first.
-    let cache = &e.spans[usize::from(acc.writes())];
-    if let Some(p) = cache.get().and_then(|s| s.get(addr, u64::from(len))) {
+    // Other lanes usually hit a span an earlier translation came from: check those first.
+    if let Some(p) = e
+        .spans
+        .find(acc.writes(), addr, u64::from(len))
+        .and_then(|s| s.get(addr, u64::from(len)))
+    {
         return Ok(Target::Guest(p));
     }
     let p = e
         .mem
         .translate(addr, u64::from(len), acc)
         .map_err(|p| guest_fault(l, addr, p))?;
-    cache.set(e.mem.span(addr, acc));
+    if !e.spans.none() {
+        match e.mem.span(addr, acc) {
+            Some(s) => e.spans.add(acc.writes(), s),
+            None => e.spans.set_none(),
+        }
+    }
     Ok(Target::Guest(p))
 }
 
@@ -326,27 +334,24 @@ fn addresses<const N: usize>(w: &Wave<N>, u: &Uop, space: Space) -> [u64; N] {
     }
 }
 
-/// The approved span that holds `len` bytes at `address` for `acc`: the span cache first,
+/// The approved span that holds `len` bytes at `address` for `acc`: one already approved,
 /// else one translation of the address and the memory's span around it. `None` when the
 /// memory refuses (the per-lane path reports it with its lane) or has no spans (it wants
-/// every access translated; [`Env::no_spans`] remembers that).
+/// every access translated; [`super::Spans::none`] remembers that).
 #[inline(always)]
 fn span_at(e: &Env<'_>, address: u64, len: u32, acc: Access) -> Option<Span> {
-    let cache = &e.spans[usize::from(acc.writes())];
-    if let Some(s) = cache.get() {
-        if s.get(address, u64::from(len)).is_some() {
-            return Some(s);
-        }
+    if let Some(s) = e.spans.find(acc.writes(), address, u64::from(len)) {
+        return Some(s);
     }
-    if e.no_spans.get() {
+    if e.spans.none() {
         return None;
     }
     e.mem.translate(address, u64::from(len), acc).ok()?;
     let Some(s) = e.mem.span(address, acc) else {
-        e.no_spans.set(true);
+        e.spans.set_none();
         return None;
     };
-    cache.set(Some(s));
+    e.spans.add(acc.writes(), s);
     Some(s)
 }
 
