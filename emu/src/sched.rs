@@ -933,6 +933,79 @@ fn run_group<const N: usize>(
     Ok(progressed)
 }
 
+/// What a turn does after a uop that did not return [`Ctl::Next`].
+enum After {
+    /// Carry on with the block's next uop (a grid barrier that opened on arrival).
+    Resume,
+    /// Continue at this address, reached that way.
+    Go(u64, Link),
+    /// The turn is over.
+    Done(Result<TurnEnd, Stop>),
+}
+
+/// Handles a uop's [`Ctl`] other than `Next` (out of line, so the hot loop of [`turn`]
+/// keeps one compare per uop). `n` is the count of uops the turn ran so far.
+#[cold]
+#[inline(never)]
+fn after<const N: usize>(
+    sh: &Shared<'_>,
+    slot: &mut Slot<N>,
+    env: &mut Env<'_>,
+    u: &crate::exec::Uop,
+    ctl: Ctl,
+    n: u64,
+) -> After {
+    let mut done = |pc: u64, r: Result<TurnEnd, Stop>| {
+        slot.wave.pc = pc;
+        slot.wave.instructions += n;
+        After::Done(r)
+    };
+    match ctl {
+        Ctl::Next => After::Resume,
+        Ctl::Branch => After::Go(u.imm as u64, Link::Taken),
+        Ctl::Jump => After::Go(slot.wave.pc, Link::Jump),
+        Ctl::Sleep => done(u.next_pc(), Ok(TurnEnd::Sleep)),
+        Ctl::Barrier => done(u.next_pc(), Ok(TurnEnd::Barrier)),
+        Ctl::GridBarrier => {
+            let (resource, waves) = env.gws;
+            if u64::from(waves) > sh.resident_waves {
+                return done(
+                    u.pc,
+                    Err(Stop::GridBarrier {
+                        pc: u.pc,
+                        waves,
+                        resident: sh.resident_waves,
+                    }),
+                );
+            }
+            match sh.grid.arrive(resource, waves) {
+                Some(generation) => {
+                    slot.grid_wait = (resource, generation);
+                    done(u.next_pc(), Ok(TurnEnd::GridBarrier))
+                }
+                None => After::Resume,
+            }
+        }
+        Ctl::End => done(u.pc, Ok(TurnEnd::Ended)),
+        Ctl::Fault => {
+            let fault = env
+                .fault
+                .take()
+                .unwrap_or_else(|| Box::new(Fault::Unsupported));
+            done(
+                u.pc,
+                Err(Stop::Fault(Failure {
+                    fault,
+                    pc: u.pc,
+                    op: u.op,
+                    form: u.form,
+                    wave: None,
+                })),
+            )
+        }
+    }
+}
+
 /// Runs one wave until its slice is used up or it sleeps, waits, ends or faults.
 fn turn<const N: usize>(
     sh: &Shared<'_>,
@@ -947,77 +1020,32 @@ fn turn<const N: usize>(
         let target = {
             let block: &Block = &code.blocks[slot.block as usize];
             let uops = &block.uops;
-            let target = 'block: loop {
-                // The hot loop asks one question per uop; whatever is not `Next` is handled
-                // after it.
-                let mut ctl = Ctl::Next;
-                let mut at = None;
-                while let Some(u) = uops.get(slot.idx) {
-                    slot.idx += 1;
+            let mut idx = slot.idx;
+            let target = loop {
+                // The hot loop: one call and one compare per uop.
+                let mut stop = None;
+                while let Some(u) = uops.get(idx) {
+                    idx += 1;
                     n += 1;
-                    ctl = table.get(u.run)(&mut slot.wave, u, env);
+                    let ctl = table.get(u.run)(&mut slot.wave, u, env);
                     if ctl != Ctl::Next {
-                        at = Some(u);
+                        stop = Some((u, ctl));
                         break;
                     }
                 }
-                let Some(u) = at else {
-                    break 'block None;
+                let Some((u, ctl)) = stop else {
+                    break None;
                 };
-                match ctl {
-                    Ctl::Next => {}
-                    Ctl::Branch => break 'block Some((u.imm as u64, Link::Taken)),
-                    Ctl::Jump => break 'block Some((slot.wave.pc, Link::Jump)),
-                    Ctl::Sleep => {
-                        slot.wave.pc = u.next_pc();
-                        slot.wave.instructions += n;
-                        return Ok(TurnEnd::Sleep);
-                    }
-                    Ctl::Barrier => {
-                        slot.wave.pc = u.next_pc();
-                        slot.wave.instructions += n;
-                        return Ok(TurnEnd::Barrier);
-                    }
-                    Ctl::GridBarrier => {
-                        let (resource, waves) = env.gws;
-                        if u64::from(waves) > sh.resident_waves {
-                            slot.wave.pc = u.pc;
-                            slot.wave.instructions += n;
-                            return Err(Stop::GridBarrier {
-                                pc: u.pc,
-                                waves,
-                                resident: sh.resident_waves,
-                            });
-                        }
-                        if let Some(generation) = sh.grid.arrive(resource, waves) {
-                            slot.grid_wait = (resource, generation);
-                            slot.wave.pc = u.next_pc();
-                            slot.wave.instructions += n;
-                            return Ok(TurnEnd::GridBarrier);
-                        }
-                    }
-                    Ctl::End => {
-                        slot.wave.pc = u.pc;
-                        slot.wave.instructions += n;
-                        return Ok(TurnEnd::Ended);
-                    }
-                    Ctl::Fault => {
-                        slot.wave.pc = u.pc;
-                        slot.wave.instructions += n;
-                        let fault = env
-                            .fault
-                            .take()
-                            .unwrap_or_else(|| Box::new(Fault::Unsupported));
-                        return Err(Stop::Fault(Failure {
-                            fault,
-                            pc: u.pc,
-                            op: u.op,
-                            form: u.form,
-                            wave: None,
-                        }));
+                match after(sh, slot, env, u, ctl, n) {
+                    After::Resume => {}
+                    After::Go(pc, how) => break Some((pc, how)),
+                    After::Done(r) => {
+                        slot.idx = idx;
+                        return r;
                     }
                 }
             };
+            slot.idx = idx;
             match target {
                 Some(t) => t,
                 None => {

@@ -193,13 +193,23 @@ impl<const N: usize> Src<'_, N> {
     }
 }
 
-/// Operand `o` as a fast-path source.
+/// Operand `o` as a fast-path source. Three compares for the usual kinds (few enough that
+/// the compiler does not make an indirect jump of them); the rest out of line.
 #[inline(always)]
 fn src<const N: usize>(w: &Wave<N>, o: Opnd) -> Src<'_, N> {
     match o {
         Opnd::V(r) => Src::V(&w.v[r as usize]),
-        _ => Src::K(w.sread_b32(o)),
+        Opnd::S(n) => Src::K(w.s[n as usize]),
+        Opnd::Imm(b) => Src::K(b as u32),
+        _ => Src::K(special_b32(w, o)),
     }
+}
+
+/// A 32-bit read of an operand that is neither a register nor a constant.
+#[cold]
+#[inline(never)]
+fn special_b32<const N: usize>(w: &Wave<N>, o: Opnd) -> u32 {
+    w.sread_b32(o)
 }
 
 /// Every lane's `f(l)`, as a plain loop (always inlined, unlike `std::array::from_fn`, so
@@ -354,20 +364,6 @@ fn fmac<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f
     finish(w, u, K::F32, out, mask)
 }
 
-/// Fused multiply-add on every lane, with the host's FMA unit when it has one (the generic
-/// `mul_add` is a libm call per lane otherwise).
-#[inline(always)]
-fn fma_lanes<const N: usize>(a: Src<'_, N>, b: Src<'_, N>, c: Src<'_, N>) -> [u32; N] {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU supports FMA, checked just above.
-            return unsafe { fma_lanes_hw(a, b, c) };
-        }
-    }
-    map3(a, b, c, fma_bits)
-}
-
 /// One f32 fused multiply-add on bit patterns.
 #[inline(always)]
 fn fma_bits(a: u32, b: u32, c: u32) -> u32 {
@@ -376,10 +372,44 @@ fn fma_bits(a: u32, b: u32, c: u32) -> u32 {
         .to_bits()
 }
 
+/// `d = a * b + c` (fused) on every lane of a wave, written under EXEC: the FMA fast path,
+/// compiled three times: with AVX2 and FMA, with FMA, and plain (where `mul_add` is a libm
+/// call per lane), picked by what the host has.
+#[inline(always)]
+fn fma_put<const N: usize>(w: &mut Wave<N>, d: Opnd, a: Opnd, b: Opnd, c: Opnd) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 and FMA, checked just above.
+                return unsafe { fma_put_avx2(w, d, a, b, c) };
+            }
+            // SAFETY: the CPU supports FMA, checked just above.
+            return unsafe { fma_put_fma(w, d, a, b, c) };
+        }
+    }
+    fma_put_any(w, d, a, b, c)
+}
+
+/// [`fma_put`]'s body: the sources read in place, one loop per operand kinds, the result
+/// written straight into the destination (all inlined into the feature-specific copies).
+#[inline(always)]
+fn fma_put_any<const N: usize>(w: &mut Wave<N>, d: Opnd, a: Opnd, b: Opnd, c: Opnd) {
+    let out = map3(src(w, a), src(w, b), src(w, c), fma_bits);
+    let m = w.exec();
+    w.vwrite(d, m, &out);
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "fma")]
-unsafe fn fma_lanes_hw<const N: usize>(a: Src<'_, N>, b: Src<'_, N>, c: Src<'_, N>) -> [u32; N] {
-    map3(a, b, c, fma_bits)
+unsafe fn fma_put_fma<const N: usize>(w: &mut Wave<N>, d: Opnd, a: Opnd, b: Opnd, c: Opnd) {
+    fma_put_any(w, d, a, b, c)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fma_put_avx2<const N: usize>(w: &mut Wave<N>, d: Opnd, a: Opnd, b: Opnd, c: Opnd) {
+    fma_put_any(w, d, a, b, c)
 }
 
 /// Runs a general (modifier, DPP or SDWA) path out of line, so the fast paths' handlers stay
@@ -422,8 +452,8 @@ fn flush32(x: u32) -> u32 {
 #[inline(always)]
 fn fma3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
     if plain_f32(w, u) {
-        let out = fma_lanes(src(w, u.s[0]), src(w, u.s[1]), src(w, u.s[2]));
-        return put(w, u, &out);
+        fma_put(w, u.d[0], u.s[0], u.s[1], u.s[2]);
+        return Ctl::Next;
     }
     slow(|| f3(w, u, f))
 }
@@ -432,8 +462,8 @@ fn fma3<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f
 #[inline(always)]
 fn fmac_fast<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(f32, f32, f32) -> f32) -> R {
     if plain_f32(w, u) {
-        let out = fma_lanes(src(w, u.s[0]), src(w, u.s[1]), src(w, u.d[0]));
-        return put(w, u, &out);
+        fma_put(w, u.d[0], u.s[0], u.s[1], u.d[0]);
+        return Ctl::Next;
     }
     slow(|| fmac(w, u, f))
 }
