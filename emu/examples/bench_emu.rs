@@ -2,7 +2,8 @@
 //! benchmark kernels on 1 and 2 host threads, the 1-thread rate per second of CPU time (what a
 //! busy machine leaves of the wall-clock figure), and how much slower than the same
 //! computation compiled for the host (on 1 thread) the emulator is. Checks the results
-//! against the host. Arguments name the kernels to run (`alu`, `matmul`; default all).
+//! against the host, and the VALU's lane throughput at both wave widths. Arguments name the
+//! parts to run (`alu`, `matmul`, `widths`; default all).
 
 use std::time::Instant;
 
@@ -36,6 +37,75 @@ fn main() {
     if wants("matmul") {
         matmul();
     }
+    if wants("widths") {
+        widths();
+    }
+}
+
+/// VALU lane operations per second at 32 and 64 lanes: a block of plain vector ops (FMAs
+/// with constants, integer adds, f32 multiplies by an SGPR, a select by VCC) run on one wave
+/// at full EXEC by hand (no family runs wave64 yet, so no dispatch can), with the same
+/// handlers instantiated for each width.
+fn widths() {
+    use rocload_emu::exec::table::Table;
+    use rocload_emu::exec::{step, valu, Env, Opnd, Spans, Uop};
+    use rocload_emu::lds::Lds;
+    use rocload_emu::wave::Wave;
+
+    static T32: Table<32> =
+        Table::build(&[valu::Handlers::<32>::TABLE, valu::Handlers::<32>::EXTRA]);
+    static T64: Table<64> =
+        Table::build(&[valu::Handlers::<64>::TABLE, valu::Handlers::<64>::EXTRA]);
+    let (n, k) = (Opnd::None, |x: f32| Opnd::Imm(u64::from(x.to_bits())));
+    let u = |name: &'static str, d: u16, s: [Opnd; 3]| Uop {
+        d: [Opnd::V(d), n],
+        s,
+        ..Uop::named(name)
+    };
+    let block = [
+        u("v_fma_f32", 1, [Opnd::V(1), k(0.999_9), k(0.000_1)]),
+        u("v_fma_f32", 1, [Opnd::V(1), k(0.999_9), k(0.000_1)]),
+        u("v_fma_f32", 1, [Opnd::V(1), k(0.999_9), k(0.000_1)]),
+        u("v_fma_f32", 1, [Opnd::V(1), k(0.999_9), k(0.000_1)]),
+        u("v_add_nc_u32", 2, [Opnd::V(2), Opnd::V(0), n]),
+        u("v_mul_f32", 3, [Opnd::S(4), Opnd::V(1), n]),
+        u("v_cndmask_b32", 4, [Opnd::V(3), Opnd::V(1), Opnd::S(106)]),
+        u("v_fmac_f32", 5, [Opnd::V(3), Opnd::V(1), n]),
+    ];
+    let rounds = 200_000usize;
+    fn rate<const N: usize>(table: &Table<N>, block: &[Uop], rounds: usize) -> f64 {
+        let mut w = Wave::<N>::new();
+        w.set_exec(rocload_emu::wave::Mask::all::<N>());
+        w.set_vcc(rocload_emu::wave::Mask(0x5555_5555_5555_5555));
+        w.mode = 0x3f0 | 1 << 8 | 1 << 9;
+        w.v[0] = std::array::from_fn(|l| l as u32);
+        w.v[1] = std::array::from_fn(|l| (l as f32).to_bits());
+        w.s[4] = 1.5f32.to_bits();
+        let (mem, mut lds, spans) = (
+            rocload_emu::FlatMemory::new(),
+            Lds::new(0),
+            Spans::default(),
+        );
+        let mut env = Env::new(&mem, &mut lds, &rocload_emu::NoServices, &spans);
+        let mut best = f64::MAX;
+        for _ in 0..3 {
+            let t = Instant::now();
+            for _ in 0..rounds {
+                for u in block {
+                    step(table, &mut w, u, &mut env).expect("runs");
+                }
+            }
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        std::hint::black_box(&w.v[5]);
+        (rounds * block.len() * N) as f64 / best / 1e9
+    }
+    let r32 = rate(&T32, &block, rounds);
+    let r64 = rate(&T64, &block, rounds);
+    println!(
+        "valu lanes: wave32 {r32:.2} G lane-operations/s, wave64 {r64:.2} ({:.2}x the wave32 rate)",
+        r64 / r32
+    );
 }
 
 #[path = "../benches/common/mod.rs"]
