@@ -260,10 +260,12 @@ fn matmul() {
     }
     let per_cpu = rates[0] * emu_1 / cpu_1;
     println!(
-        "matmul_tiled: {:.1} M wave-instructions/s on 1 thread ({per_cpu:.1} per CPU second), {:.1} on 2 threads, native {:.1}x",
+        "matmul_tiled: {:.1} M wave-instructions/s on 1 thread ({per_cpu:.1} per CPU second, {:.1} ms), {:.1} on 2 threads, native {:.1}x ({:.2} ms)",
         rates[0],
+        emu_1 * 1e3,
         rates[1],
-        emu_1 / native
+        emu_1 / native,
+        native * 1e3
     );
 }
 

@@ -1723,3 +1723,48 @@ fn approved_spans_are_kept_a_few_per_kind_of_access() {
     assert!(s.find(false, 112, 8).is_none(), "past the span's end");
     assert!(s.find(true, 104, 4).is_none(), "read spans are not write spans");
 }
+
+#[test]
+fn fma_fast_paths_take_every_kind_of_operand() {
+    // Each combination of VGPR (V), SGPR (S) and constant (K) sources, under partial EXEC,
+    // against the host's fused multiply-add.
+    let exec = 0xffff_00f7_u32;
+    let k = Opnd::Imm(u64::from(0.75f32.to_bits()));
+    let kinds = [Opnd::V(1), Opnd::S(20), k];
+    for a in kinds {
+        for b in [Opnd::V(2), Opnd::S(21), k] {
+            for c in [Opnd::V(3), Opnd::S(22), k] {
+                let mut w = wave();
+                w.s[sreg::EXEC as usize] = exec;
+                (w.v[1], w.v[2], w.v[3]) = (floats(11), floats(12), floats(13));
+                w.s[20] = 1.5f32.to_bits();
+                w.s[21] = (-2.25f32).to_bits();
+                w.s[22] = 1.0e-3f32.to_bits();
+                w.v[4] = [0xdead_beef; LANES];
+                run(&mut w, &op("v_fma_f32", [Opnd::V(4), Opnd::None], [a, b, c]));
+                let (v, s) = (w.v.clone(), w.s);
+                let at = move |o: Opnd, l: usize| match o {
+                    Opnd::V(r) => f32::from_bits(v[r as usize][l]),
+                    Opnd::S(n) => f32::from_bits(s[n as usize]),
+                    _ => 0.75,
+                };
+                for l in 0..LANES {
+                    if exec >> l & 1 == 0 {
+                        assert_eq!(w.v[4][l], 0xdead_beef, "inactive lane {l}");
+                    } else {
+                        let want = at(a, l).mul_add(at(b, l), at(c, l));
+                        assert!(same_f32(w.v[4][l], want), "{a:?} {b:?} {c:?} lane {l}");
+                    }
+                }
+                // v_fmac_f32: the destination is the addend.
+                w.v[5] = floats(14);
+                let acc = w.v[5];
+                run(&mut w, &op("v_fmac_f32", [Opnd::V(5), Opnd::None], [a, b, Opnd::None]));
+                for l in (0..LANES).filter(|l| exec >> l & 1 != 0) {
+                    let want = at(a, l).mul_add(at(b, l), f32::from_bits(acc[l]));
+                    assert!(same_f32(w.v[5][l], want), "fmac {a:?} {b:?} lane {l}");
+                }
+            }
+        }
+    }
+}

@@ -257,6 +257,9 @@ fn map3<const N: usize>(
         (Src::V(a), Src::V(b), Src::K(c)) => lanes(|l| f(a[l], b[l], c)),
         (Src::V(a), Src::K(b), Src::V(c)) => lanes(|l| f(a[l], b, c[l])),
         (Src::V(a), Src::K(b), Src::K(c)) => lanes(|l| f(a[l], b, c)),
+        // VOP2's src0 is where compiled code puts an SGPR or constant.
+        (Src::K(a), Src::V(b), Src::V(c)) => lanes(|l| f(a, b[l], c[l])),
+        (Src::K(a), Src::V(b), Src::K(c)) => lanes(|l| f(a, b[l], c)),
         (a, b, c) => {
             let (a, b, c) = (a.lanes(), b.lanes(), c.lanes());
             lanes(|l| f(a[l], b[l], c[l]))
