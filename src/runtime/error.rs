@@ -220,6 +220,10 @@ pub enum RuntimeError {
     /// Work that has not completed yet (`hipErrorNotReady`).
     #[error("not ready")]
     NotReady,
+    /// A graph operation that cannot be done (a node of another graph, a cycle, an update
+    /// the executable cannot take).
+    #[error(transparent)]
+    Graph(super::graph::GraphError),
     /// The device's backend cannot do this (e.g. launches through ROCr).
     #[error("device {device}: {what} is not supported by this backend")]
     NotSupported {
@@ -248,3 +252,9 @@ impl From<crate::device::KernargError> for RuntimeError {
 
 /// Result with [`RuntimeError`].
 pub type RuntimeResult<T> = Result<T, RuntimeError>;
+
+impl From<super::graph::GraphError> for RuntimeError {
+    fn from(e: super::graph::GraphError) -> Self {
+        RuntimeError::Graph(e)
+    }
+}

@@ -265,7 +265,7 @@ impl Runtime {
     }
 
     /// Checks one side of a copy or fill against whichever device holds it.
-    fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
+    pub(crate) fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
         for ctx in self.contexts() {
             let table = ctx.device().allocations();
             if let Some(a) = table.find(address) {

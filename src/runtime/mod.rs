@@ -29,6 +29,7 @@ pub mod config;
 mod device;
 mod error;
 pub mod fat_binary;
+pub mod graph;
 pub mod hostcall;
 mod kernel;
 mod launch;
@@ -46,6 +47,7 @@ pub use buffer::{DeviceBuffer, DeviceCopy};
 pub use device::DeviceContext;
 pub use error::{RuntimeError, RuntimeResult};
 pub use fat_binary::FatBinary;
+pub use graph::{Graph, GraphError, GraphExec, Node, NodeKind, NodeOp};
 pub use kernel::{KernelRef, LoadedFatBinary};
 pub use launch::{
     ArgValue, DevicePtr, KernelArg, LaunchBuilder, LaunchConfig, LaunchConfigError,

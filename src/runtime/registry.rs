@@ -21,7 +21,7 @@ use super::module::{FatBinaryHandle, Module};
 use super::stats::{Stats, StatsSnapshot};
 use super::stream::Stream;
 use super::tools::Tools;
-use super::{config, occupancy, Loading, RuntimeError, RuntimeOptions, RuntimeResult};
+use super::{config, Loading, RuntimeError, RuntimeOptions, RuntimeResult};
 use crate::device::{Device, ExplicitArgs};
 use crate::loader::{Agent, LoadedSymbol, SymbolClass};
 
@@ -306,7 +306,7 @@ impl Runtime {
 
     /// Launches `kernel` cooperatively: every work-group resident at once, so grid-wide
     /// barriers work (`hipLaunchCooperativeKernel`). The grid may not exceed what fits on the
-    /// device at once ([`occupancy::blocks_per_cu`] times the compute units).
+    /// device at once ([`super::occupancy::blocks_per_cu`] times the compute units).
     ///
     /// # Errors
     /// [`RuntimeError::CooperativeLaunchTooLarge`], and as [`launch`](Self::launch).
@@ -324,24 +324,7 @@ impl Runtime {
                 .null_stream()?,
         };
         let ctx = stream.context()?;
-        let block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
-        let blocks: u64 = (0..3)
-            .map(|d| u64::from(config.grid[d]) + u64::from(config.partial[d] != 0))
-            .product();
-        let (per_cu, limit) = occupancy::blocks_per_cu(
-            kernel.info(),
-            u32::try_from(block).unwrap_or(u32::MAX),
-            u64::from(config.dynamic_lds),
-        );
-        let most = u64::from(per_cu) * u64::from(ctx.device().compute_units());
-        if blocks > most {
-            return Err(RuntimeError::CooperativeLaunchTooLarge {
-                kernel: kernel.info().name.clone(),
-                blocks,
-                most,
-                reason: format!("{per_cu} work-groups per compute unit ({limit:?} bound)"),
-            });
-        }
+        launch::check_cooperative(&ctx, kernel, config)?;
         launch::launch_with(&stream, kernel, config, args, true)
     }
 

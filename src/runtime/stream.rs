@@ -267,6 +267,27 @@ impl Stream {
         self.wait_signals(&ctx, std::slice::from_ref(signal))
     }
 
+    /// Exclusive submission of packets formed elsewhere (a graph's launch): the device's sticky
+    /// error is checked and the null-stream rules' waits are submitted first, as for a step;
+    /// nothing else is submitted to the stream until the batch is dropped, and then the last
+    /// signal the batch [`ends with`](Batch::ends_with) becomes the stream's last step.
+    ///
+    /// # Errors
+    /// The device's sticky error, or a refused barrier.
+    pub(crate) fn batch(&self) -> RuntimeResult<Batch<'_>> {
+        let ctx = self.context()?;
+        ctx.check_sticky()?;
+        let serial = self.0.submit.lock();
+        let waits = self.implicit_waits(&ctx);
+        self.wait_signals(&ctx, &waits)?;
+        Ok(Batch {
+            stream: self,
+            ctx,
+            _serial: serial,
+            last: None,
+        })
+    }
+
     /// The last step's signal (complete or not).
     pub(crate) fn last_signal(&self) -> Option<SignalHandle> {
         self.0.last.lock().clone()
@@ -298,15 +319,65 @@ impl Stream {
     }
 }
 
+/// A stream held for one submitter (see [`Stream::batch`]).
+pub(crate) struct Batch<'a> {
+    stream: &'a Stream,
+    ctx: Arc<DeviceContext>,
+    _serial: parking_lot::MutexGuard<'a, ()>,
+    last: Option<SignalHandle>,
+}
+
+impl Batch<'_> {
+    /// The stream's queue.
+    pub(crate) fn queue(&self) -> &dyn Queue {
+        &*self.stream.0.queue
+    }
+
+    /// The stream.
+    pub(crate) fn stream(&self) -> &Stream {
+        self.stream
+    }
+
+    /// Records that the packet just submitted completes `signal`: the stream's last step once
+    /// the batch ends, unless a later packet says so.
+    pub(crate) fn ends_with(&mut self, signal: SignalHandle) {
+        self.last = Some(signal);
+    }
+
+    /// The error to report for a packet the queue refused: as for a step, the failure that
+    /// stopped the queue if earlier work is failing, else the refusal.
+    pub(crate) fn refused(&self, what: &str, error: DeviceError) -> RuntimeError {
+        if let Some(last) = self.stream.0.last.lock().clone() {
+            last.signal.wait(Condition::Lt, 1, Some(REFUSAL_WAIT));
+        }
+        match self.ctx.check_sticky() {
+            Err(e) => e,
+            Ok(()) => self.ctx.error(what, error),
+        }
+    }
+}
+
+impl Drop for Batch<'_> {
+    fn drop(&mut self) {
+        if let Some(signal) = self.last.take() {
+            *self.stream.0.last.lock() = Some(signal);
+        }
+    }
+}
+
 /// An event: a point in a stream, with the time it was reached.
 #[derive(Debug, Clone)]
 pub struct Event(Arc<EventInner>);
 
 #[derive(Debug)]
 struct EventInner {
+    /// Unique for the process's lifetime (stream capture keys captured events by it).
+    id: u64,
     timing: bool,
     state: Mutex<EventState>,
 }
+
+static NEXT_EVENT: AtomicU64 = AtomicU64::new(1);
 
 #[derive(Debug, Default)]
 struct EventState {
@@ -320,9 +391,40 @@ impl Event {
     /// A new event; `timing` false is `hipEventDisableTiming`.
     pub fn new(timing: bool) -> Event {
         Event(Arc::new(EventInner {
+            id: NEXT_EVENT.fetch_add(1, Ordering::Relaxed),
             timing,
             state: Mutex::new(EventState::default()),
         }))
+    }
+
+    /// A number identifying the event, unique for the process's lifetime.
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+
+    /// The signal of the point the event was last recorded at, if that point is not reached
+    /// yet (what a wait for the event must wait for).
+    pub(crate) fn pending_signal(&self) -> Option<SignalHandle> {
+        let state = self.0.state.lock();
+        state
+            .signal
+            .as_ref()
+            .filter(|s| s.signal.load() > 0)
+            .cloned()
+    }
+
+    /// Records the event at a point a graph's launch formed: `signal` completes when the point
+    /// is reached, after `time` was stamped (the graph's event-record node).
+    pub(crate) fn recorded_at(
+        &self,
+        signal: SignalHandle,
+        time: Arc<Mutex<Option<Instant>>>,
+        device: Weak<DeviceContext>,
+    ) {
+        let mut state = self.0.state.lock();
+        state.signal = Some(signal);
+        state.time = time;
+        state.device = device;
     }
 
     /// Records the event at the current end of `stream` (`hipEventRecord`).
