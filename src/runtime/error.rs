@@ -224,6 +224,9 @@ pub enum RuntimeError {
     /// the executable cannot take).
     #[error(transparent)]
     Graph(super::graph::GraphError),
+    /// A stream-capture rule broken, or a capture operation in the wrong state.
+    #[error(transparent)]
+    Capture(super::capture::CaptureError),
     /// The device's backend cannot do this (e.g. launches through ROCr).
     #[error("device {device}: {what} is not supported by this backend")]
     NotSupported {
@@ -256,5 +259,11 @@ pub type RuntimeResult<T> = Result<T, RuntimeError>;
 impl From<super::graph::GraphError> for RuntimeError {
     fn from(e: super::graph::GraphError) -> Self {
         RuntimeError::Graph(e)
+    }
+}
+
+impl From<super::capture::CaptureError> for RuntimeError {
+    fn from(e: super::capture::CaptureError) -> Self {
+        RuntimeError::Capture(e)
     }
 }

@@ -25,6 +25,7 @@
 //! ([`Runtime::global`]) uses the agents named by the environment ([`agents_from_env`]).
 
 pub mod buffer;
+pub mod capture;
 pub mod config;
 mod device;
 mod error;

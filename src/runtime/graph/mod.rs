@@ -756,6 +756,19 @@ impl Graph {
         self.insert(&mut state, op, ids, None)
     }
 
+    /// Adds a node after nodes given by id (stream capture's dependency sets), skipping ids
+    /// that are no longer in the graph.
+    pub(crate) fn add_after(&self, op: NodeOp, deps: &[NodeId]) -> Result<Node, GraphError> {
+        let mut state = self.0.state.lock();
+        let mut ids: Vec<NodeId> = Vec::with_capacity(deps.len());
+        for &d in deps {
+            if state.nodes.contains_key(&d) && !ids.contains(&d) {
+                ids.push(d);
+            }
+        }
+        self.insert(&mut state, op, ids, None)
+    }
+
     fn insert(
         &self,
         state: &mut State,
