@@ -36,7 +36,7 @@ enum Args {
 /// # Safety
 /// `args` must hold a valid pointer per explicit argument of `kernel`, each to at least that
 /// argument's size in bytes (what clang and HIP's headers pass).
-unsafe fn read_pointers(
+pub(crate) unsafe fn read_pointers(
     kernel: &KernelRef,
     args: *mut *mut c_void,
 ) -> Result<Vec<&'static [u8]>, Failure> {
@@ -75,7 +75,7 @@ unsafe fn read_pointers(
 ///
 /// # Safety
 /// `extra` must be such an array; the buffer valid for `size` bytes.
-unsafe fn read_extra(extra: *mut *mut c_void) -> Result<&'static [u8], Failure> {
+pub(crate) unsafe fn read_extra(extra: *mut *mut c_void) -> Result<&'static [u8], Failure> {
     let bad = |m: &str| Failure::new(hipErrorInvalidValue, format!("extra: {m}"));
     let (mut buffer, mut size): (*const u8, Option<usize>) = (std::ptr::null(), None);
     let mut i = 0;
@@ -115,7 +115,7 @@ unsafe fn read_extra(extra: *mut *mut c_void) -> Result<&'static [u8], Failure> 
     Ok(unsafe { std::slice::from_raw_parts(buffer, size) })
 }
 
-fn dims(d: dim3) -> [u32; 3] {
+pub(crate) fn dims(d: dim3) -> [u32; 3] {
     [d.x, d.y, d.z]
 }
 

@@ -38,6 +38,12 @@ pub(crate) mod kind {
     pub const CONTEXT: Tag = Tag(0xD6);
     /// `hiprtcProgram`.
     pub const RTC_PROGRAM: Tag = Tag(0x97);
+    /// `hipGraph_t`.
+    pub const GRAPH: Tag = Tag(0x68);
+    /// `hipGraphNode_t`.
+    pub const GRAPH_NODE: Tag = Tag(0x69);
+    /// `hipGraphExec_t`.
+    pub const GRAPH_EXEC: Tag = Tag(0x6B);
 }
 
 #[cfg(test)]
@@ -143,6 +149,12 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::Timeout { .. } => hipErrorLaunchTimeOut,
         RuntimeError::NotReady => hipErrorNotReady,
         RuntimeError::NotSupported { .. } => hipErrorNotSupported,
+        RuntimeError::Graph(e) => match e {
+            rocload_lib::runtime::GraphError::Update { .. } => {
+                graph::hipErrorGraphExecUpdateFailure
+            }
+            _ => hipErrorInvalidValue,
+        },
         _ => hipErrorUnknown,
     }
 }
@@ -365,6 +377,7 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
 }
 
 mod device;
+mod graph;
 mod hiprtc;
 mod launch;
 mod memory;

@@ -45,7 +45,7 @@ pub(crate) fn current_context() -> Result<Arc<DeviceContext>, Failure> {
     Ok(runtime().device(current_device())?.clone())
 }
 
-fn event_of(event: hipEvent_t) -> Result<Event, Failure> {
+pub(crate) fn event_of(event: hipEvent_t) -> Result<Event, Failure> {
     EVENTS.get(event as u64).ok_or_else(|| {
         RuntimeError::InvalidHandle {
             what: "event",
@@ -53,6 +53,16 @@ fn event_of(event: hipEvent_t) -> Result<Event, Failure> {
         }
         .into()
     })
+}
+
+/// The handle of a live event (graph nodes keep the runtime's event and hand its handle
+/// back), if it still has one.
+pub(crate) fn event_handle(event: &Event) -> Option<hipEvent_t> {
+    EVENTS
+        .entries()
+        .into_iter()
+        .find(|(_, e)| e.id() == event.id())
+        .map(|(h, _)| h as hipEvent_t)
 }
 
 fn create_stream(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> Result<(), Failure> {

@@ -54,7 +54,7 @@ pub unsafe extern "C" fn hipGetSymbolSize(size: *mut usize, sym: *const c_void) 
 }
 
 /// The device range `[address + offset, + count)` of a variable, checked against its size.
-fn symbol_range(sym: *const c_void, count: usize, offset: usize) -> Result<u64, Failure> {
+pub(crate) fn symbol_range(sym: *const c_void, count: usize, offset: usize) -> Result<u64, Failure> {
     let (address, size) = symbol(sym)?;
     let end = offset.checked_add(count).map(|e| e as u64);
     if end.is_none_or(|e| e > size) {
