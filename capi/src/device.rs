@@ -533,6 +533,7 @@ pub unsafe extern "C" fn hipDeviceGetPCIBusId(
 #[export]
 pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     call("hipDeviceSynchronize", || {
+        rocload_lib::runtime::capture::check_device_synchronize("hipDeviceSynchronize")?;
         Ok(crate::stream::current_context()?.synchronize()?)
     })
 }

@@ -752,7 +752,7 @@ unsafe impl Send for UserData {}
 unsafe impl Sync for UserData {}
 
 /// A host node calling `f(data)`.
-fn host_node(f: hipHostFn_t, data: *mut c_void) -> Result<HostNode, Failure> {
+pub(crate) fn host_node(f: hipHostFn_t, data: *mut c_void) -> Result<HostNode, Failure> {
     let Some(fun) = f else {
         return Err(invalid("fn is NULL"));
     };
@@ -1250,10 +1250,15 @@ pub unsafe extern "C" fn hipGraphInstantiateWithFlags(
     })
 }
 
-/// Launches `exec` on `stream`.
+/// Launches `exec` on `stream`; into a capturing stream, a child graph node of its graph.
 pub(crate) fn launch_exec(exec: hipGraphExec_t, stream: hipStream_t) -> Result<(), Failure> {
     let e = exec_of(exec)?;
     let s = stream_of(stream)?;
+    if let Some(c) = crate::capture::intercept(&s, "launching a graph")? {
+        let child = e.graph();
+        c.add(&s, NodeOp::Child(child))?;
+        return Ok(());
+    }
     Ok(e.launch(runtime(), &s)?)
 }
 

@@ -10,7 +10,8 @@ use std::ffi::{c_uint, c_void};
 
 use rocload_lib::device::kernarg::explicit_args;
 use rocload_lib::device::ExplicitArgs;
-use rocload_lib::runtime::{KernelRef, LaunchConfig};
+use rocload_lib::runtime::graph::{KernelArgs, KernelNode};
+use rocload_lib::runtime::{KernelRef, LaunchConfig, NodeOp};
 
 use crate::module::function_handle;
 use crate::stream::stream_of;
@@ -123,7 +124,9 @@ pub(crate) fn dims(d: dim3) -> [u32; 3] {
 ///
 /// # Safety
 /// `args` as [`read_pointers`] / [`read_extra`] require.
+#[allow(clippy::too_many_arguments)]
 unsafe fn launch(
+    function: *const c_void,
     kernel: &KernelRef,
     grid: [u32; 3],
     block: [u32; 3],
@@ -135,6 +138,7 @@ unsafe fn launch(
     // SAFETY: forwarded.
     unsafe {
         launch_with_partial(
+            function,
             kernel,
             (grid, [0; 3]),
             block,
@@ -151,7 +155,9 @@ unsafe fn launch(
 ///
 /// # Safety
 /// As [`launch`].
+#[allow(clippy::too_many_arguments)]
 unsafe fn launch_with_partial(
+    function: *const c_void,
     kernel: &KernelRef,
     (grid, partial): ([u32; 3], [u32; 3]),
     block: [u32; 3],
@@ -186,6 +192,25 @@ unsafe fn launch_with_partial(
             ExplicitArgs::Packed(packed)
         }
     };
+    if let Some(c) = crate::capture::intercept(&s, "a kernel launch")? {
+        // Captured: a kernel node with copies of the argument values, checked as a launch
+        // would be.
+        kernel.check_launch(&config)?;
+        let args = match explicit {
+            ExplicitArgs::Packed(p) => KernelArgs::packed(p.into()),
+            ExplicitArgs::Values(v) => {
+                KernelArgs::values(v.iter().map(|a| Box::from(*a)).collect())
+            }
+        };
+        let node = KernelNode {
+            kernel: kernel.clone(),
+            config,
+            args,
+            cooperative,
+            function: function as u64,
+        };
+        return crate::capture::add(&c, &s, NodeOp::Kernel(node));
+    }
     if cooperative {
         runtime().launch_cooperative(kernel, &config, explicit, Some(&s))?;
     } else {
@@ -220,6 +245,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
         // SAFETY: clang passes one pointer per argument.
         unsafe {
             launch(
+                function_address,
                 &k,
                 dims(num_blocks),
                 dims(dim_blocks),
@@ -249,6 +275,7 @@ pub unsafe extern "C" fn hipLaunchCooperativeKernel(
         // SAFETY: one pointer per argument by the caller's contract.
         unsafe {
             launch(
+                f,
                 &k,
                 dims(grid_dim),
                 dims(block_dim),
@@ -298,6 +325,7 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
         // SAFETY: HIP's contract on kernelParams / extra.
         unsafe {
             launch(
+                f,
                 &k,
                 [gx, gy, gz],
                 [bx, by, bz],
@@ -330,6 +358,7 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
         // SAFETY: HIP's contract on kernelParams.
         unsafe {
             launch(
+                f,
                 &k,
                 [gx, gy, gz],
                 [bx, by, bz],
@@ -370,12 +399,12 @@ unsafe fn ext_launch(
         let partial = [0, 1, 2].map(|d| global[d] % local[d]);
         let args = module_args(params, extra)?;
         if !start.is_null() {
-            crate::stream::record(start, stream)?;
+            crate::stream::record_external(start, stream)?;
         }
         // SAFETY: HIP's contract on kernelParams / extra.
-        unsafe { launch_with_partial(&k, (grid, partial), local, shared, stream, args, false) }?;
+        unsafe { launch_with_partial(f, &k, (grid, partial), local, shared, stream, args, false) }?;
         if !stop.is_null() {
-            crate::stream::record(stop, stream)?;
+            crate::stream::record_external(stop, stream)?;
         }
         Ok(())
     })
@@ -597,6 +626,7 @@ pub unsafe extern "C" fn hipLaunchKernelGGLImpl(
         // SAFETY: C++ references (non-null, checked) and one pointer per argument.
         unsafe {
             launch(
+                function_address as *const c_void,
                 &k,
                 dims(*num_blocks),
                 dims(*dim_blocks),
@@ -628,11 +658,12 @@ pub unsafe extern "C" fn hipExtLaunchKernel(
     call("hipExtLaunchKernel", || {
         let k = kernel_for(function_address, stream)?;
         if !start.is_null() {
-            crate::stream::record(start, stream)?;
+            crate::stream::record_external(start, stream)?;
         }
         // SAFETY: one pointer per argument by the caller's contract.
         unsafe {
             launch(
+                function_address,
                 &k,
                 dims(num_blocks),
                 dims(dim_blocks),
@@ -643,7 +674,7 @@ pub unsafe extern "C" fn hipExtLaunchKernel(
             )
         }?;
         if !stop.is_null() {
-            crate::stream::record(stop, stream)?;
+            crate::stream::record_external(stop, stream)?;
         }
         Ok(())
     })
@@ -776,6 +807,7 @@ pub unsafe extern "C" fn hipLaunchKernelExC(
         // SAFETY: HIP's contract on `args`.
         unsafe {
             launch(
+                function,
                 &k,
                 dims(c.gridDim),
                 dims(c.blockDim),
@@ -810,6 +842,7 @@ pub unsafe extern "C" fn hipDrvLaunchKernelEx(
         // SAFETY: HIP's contract on params / extra.
         unsafe {
             launch(
+                f,
                 &k,
                 [c.gridDimX, c.gridDimY, c.gridDimZ],
                 [c.blockDimX, c.blockDimY, c.blockDimZ],

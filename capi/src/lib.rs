@@ -155,6 +155,7 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
             }
             _ => hipErrorInvalidValue,
         },
+        RuntimeError::Capture(e) => capture::capture_code(e),
         _ => hipErrorUnknown,
     }
 }
@@ -376,6 +377,7 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
     Ok(())
 }
 
+mod capture;
 mod device;
 mod graph;
 mod hiprtc;

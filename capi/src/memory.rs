@@ -11,7 +11,8 @@ use rocload_ffi::export;
 use std::ffi::{c_int, c_uint, c_void};
 
 use rocload_lib::device::MemoryKind;
-use rocload_lib::runtime::Stream;
+use rocload_lib::runtime::graph::{CopyForm, CopyNode, MemsetNode, PitchedPtr};
+use rocload_lib::runtime::{NodeOp, Stream};
 
 use crate::stream::{current_context, stream_of};
 use crate::*;
@@ -24,6 +25,7 @@ const HOST_REGISTER_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x8;
 const MANAGED_FLAGS: c_uint = 0x1 | 0x2;
 
 fn allocate(ptr: *mut *mut c_void, size: usize, kind: MemoryKind) -> Result<(), Failure> {
+    crate::capture::check_unsafe("allocating memory")?;
     if ptr.is_null() {
         return Err(Failure::null("ptr"));
     }
@@ -38,6 +40,7 @@ fn allocate(ptr: *mut *mut c_void, size: usize, kind: MemoryKind) -> Result<(), 
 }
 
 fn free(ptr: *mut c_void) -> Result<(), Failure> {
+    crate::capture::check_unsafe("freeing memory")?;
     if ptr.is_null() {
         return Ok(());
     }
@@ -419,6 +422,7 @@ pub(crate) unsafe fn copy(
     dst: *mut c_void,
     src: *const c_void,
     len: usize,
+    kind: c_int,
     stream: Option<hipStream_t>,
 ) -> Result<(), Failure> {
     if len == 0 {
@@ -429,6 +433,16 @@ pub(crate) unsafe fn copy(
     }
     let (d, s) = (dst as u64, src as u64);
     let (st, wait) = target(stream, &[d, s])?;
+    if wait {
+        crate::capture::check_synchronous("a synchronous copy")?;
+    } else if let Some(c) = crate::capture::intercept(&st, "a copy")? {
+        let form = CopyForm::Linear {
+            dst: d,
+            src: s,
+            len: len as u64,
+        };
+        return crate::capture::add(&c, &st, NodeOp::Copy(CopyNode { form, kind }));
+    }
     // SAFETY: host-side ranges by the caller's contract; device-side ones are checked.
     unsafe { runtime().copy(&st, d, s, len as u64, wait) }?;
     Ok(())
@@ -446,7 +460,7 @@ pub unsafe extern "C" fn hipMemcpy(
     call("hipMemcpy", || {
         check_kind(kind)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, None) }
+        unsafe { copy(dst, src, size, kind, None) }
     })
 }
 
@@ -462,7 +476,7 @@ pub unsafe extern "C" fn hipMemcpyAsync(
     call("hipMemcpyAsync", || {
         check_kind(kind)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, Some(stream)) }
+        unsafe { copy(dst, src, size, kind, Some(stream)) }
     })
 }
 
@@ -478,8 +492,10 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
 ) -> hipError_t {
     call("hipMemcpyWithStream", || {
         check_kind(kind)?;
+        // Synchronous: nothing to wait for on a capturing stream.
+        crate::capture::check_stream_wait(&stream_of(stream)?, "hipMemcpyWithStream")?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, Some(stream)) }?;
+        unsafe { copy(dst, src, size, kind, Some(stream)) }?;
         Ok(stream_of(stream)?.synchronize()?)
     })
 }
@@ -487,7 +503,7 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
 /// Declares copies between typed ends (`hipMemcpyHtoD` and the like): `(dst, src, size)`, and
 /// the `Async` form with a stream.
 macro_rules! typed_copies {
-    ($( $(#[$doc:meta])* fn $name:ident($dst:ty, $src:ty) $(, $async:ident)?; )*) => { $(
+    ($( $(#[$doc:meta])* fn $name:ident($dst:ty, $src:ty, $kind:expr) $(, $async:ident)?; )*) => { $(
         $(#[$doc])*
         #[export]
         pub unsafe extern "C" fn $name(
@@ -499,7 +515,7 @@ macro_rules! typed_copies {
             let stream: Option<hipStream_t> = None $(.or(Some($async)))?;
             // SAFETY: HIP's contract on host ranges.
             call(stringify!($name), || unsafe {
-                copy(dst as *mut c_void, src as *const c_void, size, stream)
+                copy(dst as *mut c_void, src as *const c_void, size, $kind, stream)
             })
         }
     )* };
@@ -507,17 +523,17 @@ macro_rules! typed_copies {
 
 typed_copies! {
     /// `hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes)`.
-    fn hipMemcpyHtoD(hipDeviceptr_t, *mut c_void);
+    fn hipMemcpyHtoD(hipDeviceptr_t, *mut c_void, memcpy_kind::HOST_TO_DEVICE);
     /// `hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    fn hipMemcpyDtoH(*mut c_void, hipDeviceptr_t);
+    fn hipMemcpyDtoH(*mut c_void, hipDeviceptr_t, memcpy_kind::DEVICE_TO_HOST);
     /// `hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    fn hipMemcpyDtoD(hipDeviceptr_t, hipDeviceptr_t);
+    fn hipMemcpyDtoD(hipDeviceptr_t, hipDeviceptr_t, memcpy_kind::DEVICE_TO_DEVICE);
     /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void*, size_t, hipStream_t)`.
-    fn hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void), stream;
+    fn hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void, memcpy_kind::HOST_TO_DEVICE), stream;
     /// `hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t)`.
-    fn hipMemcpyDtoHAsync(*mut c_void, hipDeviceptr_t), stream;
+    fn hipMemcpyDtoHAsync(*mut c_void, hipDeviceptr_t, memcpy_kind::DEVICE_TO_HOST), stream;
     /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)`.
-    fn hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t), stream;
+    fn hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, memcpy_kind::DEVICE_TO_DEVICE), stream;
 }
 
 fn check_device(device: c_int) -> Result<(), Failure> {
@@ -539,7 +555,7 @@ pub unsafe extern "C" fn hipMemcpyPeer(
         check_device(dst_device)?;
         check_device(src_device)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, None) }
+        unsafe { copy(dst, src, size, memcpy_kind::DEVICE_TO_DEVICE, None) }
     })
 }
 
@@ -557,7 +573,7 @@ pub unsafe extern "C" fn hipMemcpyPeerAsync(
         check_device(dst_device)?;
         check_device(src_device)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, Some(stream)) }
+        unsafe { copy(dst, src, size, memcpy_kind::DEVICE_TO_DEVICE, Some(stream)) }
     })
 }
 
@@ -591,6 +607,24 @@ unsafe fn copy_2d(
     }
     let (d, s) = (dst as u64, src as u64);
     let (st, wait) = target(stream, &[d, s])?;
+    if wait {
+        crate::capture::check_synchronous("a synchronous 2D copy")?;
+    } else if let Some(c) = crate::capture::intercept(&st, "a 2D copy")? {
+        let ptr = |p: u64, pitch: usize| PitchedPtr {
+            ptr: p,
+            pitch: pitch as u64,
+            xsize: width as u64,
+            ysize: height as u64,
+        };
+        let form = CopyForm::Pitched {
+            src: ptr(s, spitch),
+            src_pos: [0; 3],
+            dst: ptr(d, dpitch),
+            dst_pos: [0; 3],
+            extent: [width as u64, height as u64, 1],
+        };
+        return crate::capture::add(&c, &st, NodeOp::Copy(CopyNode { form, kind }));
+    }
     // SAFETY: host rows by the caller's contract; device extents are checked.
     unsafe {
         runtime().copy_2d(
@@ -666,6 +700,19 @@ fn fill(
         .ok_or_else(|| Failure::new(hipErrorInvalidValue, "size overflows"))?;
     let d = dst as u64;
     let (st, wait) = target(stream, &[d])?;
+    if wait {
+        crate::capture::check_synchronous("a synchronous fill")?;
+    } else if let Some(c) = crate::capture::intercept(&st, "a fill")? {
+        let node = MemsetNode {
+            dst: d,
+            value: pattern,
+            element_size: width,
+            width: count as u64,
+            height: 1,
+            pitch: len,
+        };
+        return crate::capture::add(&c, &st, NodeOp::Memset(node));
+    }
     // SAFETY: a fill of host memory is the caller's contract (HIP fills device memory; an
     // address no device knows is refused by the runtime only if it was freed).
     unsafe { runtime().fill(&st, d, pattern, width, len, wait) }?;
@@ -761,6 +808,19 @@ fn fill_2d(
         }
     }
     let (st, wait) = target(stream, &[dst as u64])?;
+    if wait {
+        crate::capture::check_synchronous("a synchronous 2D fill")?;
+    } else if let Some(c) = crate::capture::intercept(&st, "a 2D fill")? {
+        let node = MemsetNode {
+            dst: dst as u64,
+            value: value as u32 & 0xff,
+            element_size: 1,
+            width: width as u64,
+            height: height as u64,
+            pitch: pitch as u64,
+        };
+        return crate::capture::add(&c, &st, NodeOp::Memset(node));
+    }
     for row in 0..height as u64 {
         let at = dst as u64 + row * pitch as u64;
         // SAFETY: as in `fill`; the extent was checked above.

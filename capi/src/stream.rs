@@ -5,7 +5,9 @@
 use rocload_ffi::export;
 use std::ffi::{c_float, c_int, c_uint, c_void};
 
-use rocload_lib::runtime::{DeviceContext, Event, Stream, StreamKind};
+use rocload_lib::runtime::capture;
+use rocload_lib::runtime::graph::HostNode;
+use rocload_lib::runtime::{DeviceContext, Event, NodeOp, Stream, StreamKind};
 
 use crate::*;
 
@@ -149,6 +151,7 @@ pub unsafe extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
                 handle: stream as u64,
             })
         })?;
+        crate::capture::stream_destroyed(&s);
         // HIP waits for the stream's work before releasing it.
         let _ = s.synchronize();
         Ok(())
@@ -160,7 +163,9 @@ pub unsafe extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
 #[export]
 pub unsafe extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
     call("hipStreamSynchronize", || {
-        Ok(stream_of(stream)?.synchronize()?)
+        let s = stream_of(stream)?;
+        crate::capture::check_stream_wait(&s, "hipStreamSynchronize")?;
+        Ok(s.synchronize()?)
     })
 }
 
@@ -168,7 +173,9 @@ pub unsafe extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t
 #[export]
 pub unsafe extern "C" fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
     call("hipStreamQuery", || {
-        if stream_of(stream)?.is_idle() {
+        let s = stream_of(stream)?;
+        crate::capture::check_stream_wait(&s, "hipStreamQuery")?;
+        if s.is_idle() {
             Ok(())
         } else {
             Err(RuntimeError::NotReady.into())
@@ -189,7 +196,11 @@ pub unsafe extern "C" fn hipStreamWaitEvent(
             return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
         }
         let s = stream_of(stream)?;
-        Ok(event_of(event)?.make_wait(&s)?)
+        let e = event_of(event)?;
+        if capture::wait_event(&s, &e)? {
+            return Ok(());
+        }
+        Ok(e.make_wait(&s)?)
     })
 }
 
@@ -234,6 +245,9 @@ pub unsafe extern "C" fn hipStreamGetDevice(stream: hipStream_t, device: *mut c_
 struct UserData(*mut c_void);
 // SAFETY: HIP hands the user's pointer to the callback on another thread by definition.
 unsafe impl Send for UserData {}
+// SAFETY: as above (a captured callback may run from several launches of its graph; the
+// runtime only passes the pointer on).
+unsafe impl Sync for UserData {}
 
 /// `hipError_t hipStreamAddCallback(hipStream_t, hipStreamCallback_t, void* userData,
 /// unsigned flags)`: runs the callback on a host thread after the work before it, with the
@@ -253,8 +267,22 @@ pub unsafe extern "C" fn hipStreamAddCallback(
             return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
         }
         let s = stream_of(stream)?;
-        let data = UserData(user_data);
         let handle = stream as usize;
+        if let Some(c) = crate::capture::intercept(&s, "a stream callback")? {
+            // Captured as a host node calling the callback as the stream would (no error).
+            let data = UserData(user_data);
+            let node = HostNode {
+                call: Arc::new(move || {
+                    let data = &data;
+                    // SAFETY: the application's callback with its own data, as HIP calls it.
+                    unsafe { f(handle as hipStream_t, hipSuccess, data.0) }
+                }),
+                function: f as usize as u64,
+                data: user_data as u64,
+            };
+            return crate::capture::add(&c, &s, NodeOp::Host(node));
+        }
+        let data = UserData(user_data);
         let ctx = s.device_index()?;
         s.add_callback(Box::new(move || {
             let data = data;
@@ -280,8 +308,13 @@ pub unsafe extern "C" fn hipLaunchHostFunc(
         let Some(f) = f else {
             return Err(Failure::null("fn"));
         };
+        let s = stream_of(stream)?;
+        if let Some(c) = crate::capture::intercept(&s, "a host function")? {
+            let node = crate::graph::host_node(Some(f), user_data)?;
+            return crate::capture::add(&c, &s, NodeOp::Host(node));
+        }
         let data = UserData(user_data);
-        stream_of(stream)?.add_callback(Box::new(move || {
+        s.add_callback(Box::new(move || {
             let data = data;
             // SAFETY: the application's function with its own data.
             unsafe { f(data.0) }
@@ -328,26 +361,27 @@ pub unsafe extern "C" fn hipEventCreateWithFlags(
 /// `hipError_t hipEventRecord(hipEvent_t, hipStream_t)`.
 #[export]
 pub unsafe extern "C" fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) -> hipError_t {
-    call("hipEventRecord", || {
-        let e = event_of(event)?;
-        Ok(e.record(&stream_of(stream)?)?)
-    })
+    call("hipEventRecord", || record(event, stream))
 }
 
 /// `hipError_t hipEventSynchronize(hipEvent_t)`.
 #[export]
 pub unsafe extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {
-    call(
-        "hipEventSynchronize",
-        || Ok(event_of(event)?.synchronize()?),
-    )
+    call("hipEventSynchronize", || {
+        let e = event_of(event)?;
+        capture::check_event(&e)?;
+        capture::check_unsafe("hipEventSynchronize")?;
+        Ok(e.synchronize()?)
+    })
 }
 
 /// `hipError_t hipEventQuery(hipEvent_t)`: `hipSuccess` once reached, else `hipErrorNotReady`.
 #[export]
 pub unsafe extern "C" fn hipEventQuery(event: hipEvent_t) -> hipError_t {
     call("hipEventQuery", || {
-        if event_of(event)?.query()? {
+        let e = event_of(event)?;
+        capture::check_event(&e)?;
+        if e.query()? {
             Ok(())
         } else {
             Err(RuntimeError::NotReady.into())
@@ -393,10 +427,27 @@ pub unsafe extern "C" fn hipEventDestroy(event: hipEvent_t) -> hipError_t {
     })
 }
 
+/// Records `event` on `stream` as a point other work can wait for; in a capture, as a node of
+/// the graph (an event record node: `hipEventRecordExternal`, and the events of
+/// `hipExtLaunchKernel`, which clr captures so).
+pub(crate) fn record_external(event: hipEvent_t, stream: hipStream_t) -> Result<(), Failure> {
+    let e = event_of(event)?;
+    let s = stream_of(stream)?;
+    if let Some(c) = crate::capture::intercept(&s, "recording an event")? {
+        return crate::capture::add(&c, &s, NodeOp::EventRecord(e));
+    }
+    Ok(e.record(&s)?)
+}
+
 /// Records `event` on `stream` (for the launches that take events).
 pub(crate) fn record(event: hipEvent_t, stream: hipStream_t) -> Result<(), Failure> {
     let e = event_of(event)?;
-    Ok(e.record(&stream_of(stream)?)?)
+    let s = stream_of(stream)?;
+    // Recorded in a capture: the event remembers the stream's dependency set; nothing runs.
+    if capture::record_event(&s, &e)? {
+        return Ok(());
+    }
+    Ok(e.record(&s)?)
 }
 
 // ------------------------------------------------------------------- HIP 6.4 and 7.1 additions
@@ -405,8 +456,9 @@ pub(crate) fn record(event: hipEvent_t, stream: hipStream_t) -> Result<(), Failu
 const EVENT_RECORD_EXTERNAL: c_uint = 1;
 
 /// `hipError_t hipEventRecordWithFlags(hipEvent_t, hipStream_t, unsigned int flags)` (HIP
-/// 6.4): `hipEventRecord` with `hipEventRecordDefault` (0) or `hipEventRecordExternal` (1,
-/// which only matters inside a graph capture); other flags are `hipErrorInvalidValue`.
+/// 6.4): `hipEventRecord` with `hipEventRecordDefault` (0) or `hipEventRecordExternal` (1:
+/// inside a capture, an event record node of the graph); other flags are
+/// `hipErrorInvalidValue`.
 #[export]
 pub unsafe extern "C" fn hipEventRecordWithFlags(
     event: hipEvent_t,
@@ -420,7 +472,11 @@ pub unsafe extern "C" fn hipEventRecordWithFlags(
                 format!("event record flags {flags:#x}"),
             ));
         }
-        record(event, stream)
+        if flags & EVENT_RECORD_EXTERNAL != 0 {
+            record_external(event, stream)
+        } else {
+            record(event, stream)
+        }
     })
 }
 

@@ -87,6 +87,12 @@ pub const HIP_VERSION: c_int = 50221153;
 pub mod memcpy_kind {
     /// `hipMemcpyHostToHost`.
     pub const HOST_TO_HOST: i32 = 0;
+    /// `hipMemcpyHostToDevice`.
+    pub const HOST_TO_DEVICE: i32 = 1;
+    /// `hipMemcpyDeviceToHost`.
+    pub const DEVICE_TO_HOST: i32 = 2;
+    /// `hipMemcpyDeviceToDevice`.
+    pub const DEVICE_TO_DEVICE: i32 = 3;
     /// `hipMemcpyDefault` (the largest valid kind).
     pub const DEFAULT: i32 = 4;
 }
