@@ -1,5 +1,5 @@
 //! Ordinary HIP programs (`tests/hip_programs/emu/*.hip`: `hipMalloc`, `<<<>>>`, `hipMemcpy`,
-//! streams, events, device printf, ...), compiled by clang-19 at -O0, -O2 and -O3, linked
+//! streams, events, device printf, graphs and stream capture, ...), compiled by clang-19 at -O0, -O2 and -O3, linked
 //! against librocload.so and run on the software agent. Each program computes the same thing
 //! on the host and prints `PASS name` or `FAIL name: ...`; this test requires a clean exit,
 //! at least one PASS and no FAIL. The printf programs' device lines must equal what the
@@ -270,4 +270,30 @@ fn runtime_compilation_with_hiprtc() {
 #[test]
 fn cooperative_grid_sync() {
     check("cooperative");
+}
+
+/// An explicit graph with every node kind, its queries, parameters, clone, update and errors
+/// (issue #22).
+#[test]
+fn graphs_built_explicitly() {
+    check("graph_nodes");
+}
+
+/// The same computation captured from forked and joined streams, and capture misuse with
+/// HIP's codes (issue #22).
+#[test]
+fn graphs_captured_from_streams() {
+    check("graph_capture");
+}
+
+/// A graph launched 1,000 times with its kernel's parameters changed between launches.
+#[test]
+fn graphs_replayed_with_new_parameters() {
+    check("graph_replay");
+}
+
+/// Diamonds and fans of dependencies whose branches run on several queues, in order.
+#[test]
+fn graph_dependencies_keep_their_order() {
+    check("graph_diamond");
 }
