@@ -278,7 +278,7 @@ pub(crate) fn node_of(node: hipGraphNode_t) -> Result<(Graph, Node), Failure> {
     Ok((g, n))
 }
 
-fn exec_of(exec: hipGraphExec_t) -> Result<GraphExec, Failure> {
+pub(crate) fn exec_of(exec: hipGraphExec_t) -> Result<GraphExec, Failure> {
     if exec.is_null() {
         return Err(Failure::null("graphExec"));
     }
@@ -531,6 +531,7 @@ unsafe fn kernel_node(p: &hipKernelNodeParams) -> Result<KernelNode, Failure> {
         args,
         cooperative: false,
         function: p.func as u64,
+        priority: 0,
     })
 }
 
@@ -1155,7 +1156,7 @@ pub unsafe extern "C" fn hipGraphNodeFindInClone(
 ///
 /// # Safety
 /// Non-null outputs are writable; `log` holds `log_size` bytes.
-unsafe fn instantiate(
+pub(crate) unsafe fn instantiate(
     p_exec: *mut hipGraphExec_t,
     graph: hipGraph_t,
     flags: u64,
@@ -1431,6 +1432,7 @@ unsafe fn set_kernel(
     // SAFETY: forwarded.
     let mut k = unsafe { kernel_node(&p) }?;
     k.cooperative = old.cooperative;
+    k.priority = old.priority;
     set_node_op(node, exec, NodeOp::Kernel(k))
 }
 

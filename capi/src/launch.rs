@@ -208,6 +208,7 @@ unsafe fn launch_with_partial(
             args,
             cooperative,
             function: function as u64,
+            priority: 0,
         };
         return crate::capture::add(&c, &s, NodeOp::Kernel(node));
     }

@@ -44,6 +44,8 @@ pub(crate) mod kind {
     pub const GRAPH_NODE: Tag = Tag(0x69);
     /// `hipGraphExec_t`.
     pub const GRAPH_EXEC: Tag = Tag(0x6B);
+    /// `hipUserObject_t`.
+    pub const USER_OBJECT: Tag = Tag(0x75);
 }
 
 #[cfg(test)]
@@ -380,6 +382,7 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
 mod capture;
 mod device;
 mod graph;
+mod graph_later;
 mod hiprtc;
 mod launch;
 mod memory;

@@ -306,6 +306,30 @@ pub fn exchange_mode(mode: CaptureMode) -> CaptureMode {
 /// [`CaptureError::Unsupported`] on the null stream, [`CaptureError::IllegalState`] when the
 /// stream already captures.
 pub fn begin(stream: &Stream, mode: CaptureMode) -> RuntimeResult<Capture> {
+    begin_into(stream, mode, Graph::new(), Vec::new())
+}
+
+/// Begins a capture on `stream` into an existing graph, its first node after `deps` (nodes of
+/// that graph) (`hipStreamBeginCaptureToGraph`). The graph's nodes so far count as added by
+/// hand (they are not checked for joins).
+///
+/// # Errors
+/// As [`begin`]; [`CaptureError::NotInCapture`] for a dependency of another graph.
+pub fn begin_into(
+    stream: &Stream,
+    mode: CaptureMode,
+    graph: Graph,
+    deps: Vec<Node>,
+) -> RuntimeResult<Capture> {
+    for d in &deps {
+        if !graph.contains(d) {
+            return Err(CaptureError::NotInCapture {
+                node: d.id(),
+                stream: stream.id(),
+            }
+            .into());
+        }
+    }
     if stream.kind() == StreamKind::Null {
         return Err(CaptureError::Unsupported {
             what: "capture".into(),
@@ -325,7 +349,7 @@ pub fn begin(stream: &Stream, mode: CaptureMode) -> RuntimeResult<Capture> {
     }
     let capture = Capture(Arc::new(Inner {
         id: NEXT_CAPTURE.fetch_add(1, Ordering::Relaxed),
-        graph: Graph::new(),
+        graph,
         mode,
         origin: stream.id(),
         thread: std::thread::current().id(),
@@ -336,7 +360,7 @@ pub fn begin(stream: &Stream, mode: CaptureMode) -> RuntimeResult<Capture> {
                 stream: stream.id(),
                 blocking: stream.kind() == StreamKind::Blocking,
                 device,
-                deps: Vec::new(),
+                deps: deps.iter().map(Node::id).collect(),
             }],
             captured: HashSet::new(),
             released: HashSet::new(),

@@ -422,6 +422,32 @@ impl GraphExec {
         Ok(())
     }
 
+    /// Forms every kernel dispatch a launch on `stream` needs (kernarg segments for its queue
+    /// and the device's graph lanes), so the first launch there submits at once
+    /// (`hipGraphUpload`).
+    ///
+    /// # Errors
+    /// As [`launch`](Self::launch), for what is formed.
+    pub fn upload(&self, stream: &Stream) -> RuntimeResult<()> {
+        let ctx = stream.context()?;
+        let mut state = self.0.state.lock();
+        let plan = &mut state.plan;
+        let pool = (plan.lanes > 1)
+            .then(|| lanes(&ctx, plan.lanes - 1))
+            .transpose()?;
+        let streams: Vec<Stream> = pool.map(|p| p.lock().clone()).unwrap_or_default();
+        for step in plan.steps.iter_mut() {
+            let queue = match step.lane {
+                0 => stream,
+                l => streams.get(l - 1).unwrap_or(stream),
+            };
+            if let StepOp::Kernel { node, prepared } = &mut step.op {
+                prepare_for(&ctx, queue, node, prepared)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Launches the graph on `stream`: after everything submitted to it before, and before
     /// everything submitted after.
     ///
@@ -433,6 +459,7 @@ impl GraphExec {
         let ctx = stream.context()?;
         ctx.check_sticky()?;
         let mut state = self.0.state.lock();
+        let held = state.graph.held();
         let plan = &mut state.plan;
         if plan.steps.is_empty() {
             return Ok(());
@@ -498,6 +525,7 @@ impl GraphExec {
             }
         }
         let keep = Arc::new(LaunchKeep {
+            _held: held,
             _kernels: kernels.iter().flatten().cloned().collect(),
             _signals: signals
                 .iter()
@@ -609,8 +637,10 @@ impl GraphExec {
     }
 }
 
-/// Everything a launch's packets use, held by the last packet of each lane.
+/// Everything a launch's packets use, held by the last packet of each lane (and what the
+/// graph keeps alive for its API).
 struct LaunchKeep {
+    _held: Vec<super::Held>,
     _kernels: Vec<Arc<PreparedKernel>>,
     _signals: Vec<SignalHandle>,
     _hostcalls: Vec<crate::runtime::hostcall::HostcallDispatch>,

@@ -296,6 +296,9 @@ pub struct KernelNode {
     /// How the caller named the function (a host stub's address, a function handle), handed
     /// back as it was given.
     pub function: u64,
+    /// The node's priority attribute (HIP 6's `hipLaunchAttributePriority`), kept for the API:
+    /// each stream of the software agent has one packet processor, so it orders nothing.
+    pub priority: i32,
 }
 
 /// A pitched pointer of a 3D copy: base, bytes per row, and the allocation's logical width
@@ -600,12 +603,27 @@ struct State {
     nodes: BTreeMap<NodeId, Entry>,
 }
 
-#[derive(Debug)]
+/// Something a graph keeps alive for its API (HIP's user objects): shared by the graph's
+/// clones and executables, dropped when the last of them goes.
+pub type Held = Arc<dyn std::any::Any + Send + Sync>;
+
 struct Inner {
     id: u64,
     /// The graph this one is a clone of.
     cloned_from: Option<u64>,
     state: Mutex<State>,
+    held: Mutex<Vec<Held>>,
+}
+
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Graph")
+            .field("id", &self.id)
+            .field("cloned_from", &self.cloned_from)
+            .field("state", &self.state)
+            .field("held", &self.held.lock().len())
+            .finish()
+    }
 }
 
 /// A graph: nodes and the edges between them. Cheap to clone (clones share the graph; see
@@ -673,6 +691,7 @@ impl Graph {
             id: NEXT_GRAPH.fetch_add(1, Ordering::Relaxed),
             cloned_from,
             state: Mutex::new(State::default()),
+            held: Mutex::new(Vec::new()),
         }))
     }
 
@@ -1047,10 +1066,28 @@ impl Graph {
         Ok(std::mem::replace(&mut entry.op, op))
     }
 
+    /// Keeps `object` alive as long as this graph, its clones and executables made after this
+    /// call (and their launches) are.
+    pub fn hold(&self, object: Held) {
+        self.0.held.lock().push(object);
+    }
+
+    /// What the graph keeps alive.
+    pub fn held(&self) -> Vec<Held> {
+        self.0.held.lock().clone()
+    }
+
+    /// Keeps only what `keep` accepts of what the graph keeps alive.
+    pub fn retain_held(&self, keep: impl FnMut(&Held) -> bool) {
+        self.0.held.lock().retain(keep);
+    }
+
     /// A copy of the graph with new nodes (each remembering the node it was cloned from) and
-    /// copies of its child graphs; also the map from this graph's node ids to the clone's.
+    /// copies of its child graphs; also the map from this graph's node ids to the clone's. What
+    /// the graph keeps alive, the clone keeps alive too.
     pub fn deep_clone(&self) -> (Graph, HashMap<NodeId, NodeId>) {
         let clone = Graph::with_origin(Some(self.id()));
+        *clone.0.held.lock() = self.held();
         let mut map = HashMap::new();
         let state = self.0.state.lock();
         let mut cs = clone.0.state.lock();
