@@ -61,7 +61,7 @@ mod node_type_5 {
 }
 
 /// `hipGraphNodeType` in HIP 5.5 and later's numbering (6.4's, 7.1's).
-mod node_type_6 {
+pub(crate) mod node_type_6 {
     pub const KERNEL: i32 = 0;
     pub const MEMCPY: i32 = 1;
     pub const MEMSET: i32 = 2;
@@ -426,7 +426,7 @@ unsafe fn write_nodes(
 ///
 /// # Safety
 /// The pointers as HIP's `hipGraphAdd*Node` calls take them.
-unsafe fn add_node(
+pub(crate) unsafe fn add_node(
     out: *mut hipGraphNode_t,
     graph: hipGraph_t,
     deps: *const hipGraphNode_t,
@@ -514,7 +514,7 @@ unsafe fn copy_args(
 ///
 /// # Safety
 /// The argument arrays as `hipModuleLaunchKernel` takes them.
-unsafe fn kernel_node(p: &hipKernelNodeParams) -> Result<KernelNode, Failure> {
+pub(crate) unsafe fn kernel_node(p: &hipKernelNodeParams) -> Result<KernelNode, Failure> {
     let kernel = kernel_of(p.func)?;
     let config = LaunchConfig {
         grid: dims(p.gridDim),
@@ -573,7 +573,7 @@ fn check_copy(c: &CopyNode) -> Result<(), Failure> {
 }
 
 /// A copy node from `hipMemcpy3DParms`.
-fn copy3d_node(p: &hipMemcpy3DParms) -> Result<CopyNode, Failure> {
+pub(crate) fn copy3d_node(p: &hipMemcpy3DParms) -> Result<CopyNode, Failure> {
     crate::memory::check_kind(p.kind)?;
     if !p.srcArray.is_null() || !p.dstArray.is_null() {
         return Err(Failure::new(
@@ -708,7 +708,7 @@ fn to_symbol_node(
 }
 
 /// A fill node from `hipMemsetParams`, checked as clr checks it.
-fn memset_node(p: &hipMemsetParams) -> Result<MemsetNode, Failure> {
+pub(crate) fn memset_node(p: &hipMemsetParams) -> Result<MemsetNode, Failure> {
     if p.dst.is_null() {
         return Err(invalid("dst is NULL"));
     }
@@ -863,7 +863,7 @@ unsafe fn read<T: Copy>(p: *const T, what: &str) -> Result<T, Failure> {
 }
 
 /// Sets a node's operation (graph or executable), mapping errors to HIP's codes.
-fn set_node_op(
+pub(crate) fn set_node_op(
     node: hipGraphNode_t,
     exec: Option<hipGraphExec_t>,
     op: NodeOp,
@@ -876,7 +876,7 @@ fn set_node_op(
 }
 
 /// The node's operation, as set in the executable when one is given.
-fn current_op(
+pub(crate) fn current_op(
     node: hipGraphNode_t,
     exec: Option<hipGraphExec_t>,
 ) -> Result<(Graph, Node, NodeOp), Failure> {

@@ -1,7 +1,8 @@
 //! Graph calls HIP added after 5.2 (nodes 5.3 to 6.2): per-thread-stream spellings, nodes
 //! enabled and disabled in an executable, upload, instantiation with parameters, kernel node
-//! attributes, user objects, DOT output, capture into an existing graph, and the graph memory
-//! attributes of a device that has no graph memory. Each is checked as clr checks it; what the
+//! attributes, user objects, DOT output, capture into an existing graph, the graph memory
+//! attributes of a device that has no graph memory, and nodes from generic parameters
+//! (`hipGraphAddNode`). Each is checked as clr checks it; what the
 //! software agent cannot do (device launch, access-policy windows) is `hipErrorNotSupported`.
 //!
 //! The per-thread default stream is the null stream in rocload (see `stream.rs`), so the `_spt`
@@ -803,5 +804,191 @@ pub unsafe extern "C" fn hipDeviceGraphMemTrim(device: c_int) -> hipError_t {
     call("hipDeviceGraphMemTrim", || {
         runtime().device(i64::from(device))?;
         Ok(())
+    })
+}
+
+// ------------------------------------------------------------------------------ generic nodes
+
+/// `hipGraphNodeParams` (HIP 6.2, 256 bytes): the node's type (HIP 5.5+'s numbering, the only
+/// one headers declaring these calls have), then the parameters of that type at 16.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipGraphNodeParams {
+    /// `hipGraphNodeType`.
+    pub type_: c_int,
+    /// Reserved.
+    pub reserved0: [c_int; 3],
+    /// The union of every type's parameters (232 bytes).
+    pub params: [u64; 29],
+    /// Reserved.
+    pub reserved2: i64,
+}
+const _: () = assert!(std::mem::size_of::<hipGraphNodeParams>() == 256);
+const _: () = assert!(std::mem::offset_of!(hipGraphNodeParams, params) == 16);
+
+/// `hipMemcpyNodeParams` (176 bytes): flags, reserved, the 3D copy.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct hipMemcpyNodeParams {
+    flags: c_int,
+    reserved: [c_int; 3],
+    copy: crate::graph::hipMemcpy3DParms,
+}
+const _: () = assert!(std::mem::size_of::<hipMemcpyNodeParams>() == 176);
+
+/// Reads member `T` of the parameters' union.
+///
+/// # Safety
+/// The union holds a `T` (every member fits its 232 bytes).
+unsafe fn member<T: Copy>(p: &hipGraphNodeParams) -> T {
+    const { assert!(std::mem::size_of::<T>() <= 232) };
+    // SAFETY: `params` is 232 readable bytes and holds a `T` by the caller's contract.
+    unsafe { p.params.as_ptr().cast::<T>().read_unaligned() }
+}
+
+/// The node operation `hipGraphNodeParams` describes; the types rocload has no node for
+/// (external semaphores, memory allocation and free) are `hipErrorNotSupported`.
+///
+/// # Safety
+/// `p`'s union holds the parameters of its type (and a kernel's argument arrays as
+/// `hipGraphAddKernelNode` takes them).
+unsafe fn op_of(p: &hipGraphNodeParams) -> Result<NodeOp, Failure> {
+    use crate::graph::node_type_6 as t;
+    let op = match p.type_ {
+        t::KERNEL => {
+            // SAFETY: the caller's contract (for this and every read below).
+            let k: crate::graph::hipKernelNodeParams = unsafe { member(p) };
+            // SAFETY: forwarded.
+            NodeOp::Kernel(unsafe { crate::graph::kernel_node(&k) }?)
+        }
+        t::MEMCPY => {
+            // SAFETY: as above.
+            let m: hipMemcpyNodeParams = unsafe { member(p) };
+            if m.flags != 0 {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("hipMemcpyNodeParams.flags {:#x}", m.flags),
+                ));
+            }
+            NodeOp::Copy(crate::graph::copy3d_node(&m.copy)?)
+        }
+        t::MEMSET => {
+            // SAFETY: as above.
+            let m: crate::graph::hipMemsetParams = unsafe { member(p) };
+            NodeOp::Memset(crate::graph::memset_node(&m)?)
+        }
+        t::HOST => {
+            // SAFETY: as above.
+            let h: crate::graph::hipHostNodeParams = unsafe { member(p) };
+            NodeOp::Host(crate::graph::host_node(h.fn_, h.userData)?)
+        }
+        t::GRAPH => {
+            // SAFETY: as above.
+            let g: hipGraph_t = unsafe { member(p) };
+            NodeOp::Child(graph_of(g)?.deep_clone().0)
+        }
+        t::EMPTY => NodeOp::Empty,
+        t::WAIT_EVENT | t::EVENT_RECORD => {
+            // SAFETY: as above.
+            let e: hipEvent_t = unsafe { member(p) };
+            if e.is_null() {
+                return Err(Failure::null("event"));
+            }
+            let e = crate::stream::event_of(e)?;
+            if p.type_ == t::WAIT_EVENT {
+                NodeOp::EventWait(e)
+            } else {
+                NodeOp::EventRecord(e)
+            }
+        }
+        8..=11 => {
+            return Err(Failure::new(
+                hipErrorNotSupported,
+                format!(
+                    "node type {}: external semaphores and graph memory nodes are not supported",
+                    p.type_
+                ),
+            ))
+        }
+        other => {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("node type {other}"),
+            ))
+        }
+    };
+    Ok(op)
+}
+
+/// `hipError_t hipGraphAddNode(hipGraphNode_t* pGraphNode, hipGraph_t graph, const
+/// hipGraphNode_t* pDependencies, size_t numDependencies, hipGraphNodeParams* nodeParams)`
+/// (HIP 6.2): a node of any type rocload has, from the generic parameters.
+#[export]
+pub unsafe extern "C" fn hipGraphAddNode(
+    out: *mut hipGraphNode_t,
+    graph: hipGraph_t,
+    deps: *const hipGraphNode_t,
+    n: usize,
+    params: *mut hipGraphNodeParams,
+) -> hipError_t {
+    call("hipGraphAddNode", || {
+        if params.is_null() {
+            return Err(Failure::null("nodeParams"));
+        }
+        // SAFETY: non-null, readable by the caller's contract.
+        let p = unsafe { params.read_unaligned() };
+        // SAFETY: HIP's contract on the parameters and the outputs.
+        unsafe { crate::graph::add_node(out, graph, deps, n, || op_of(&p)) }
+    })
+}
+
+/// Replaces a node's operation from generic parameters: the type must be the node's.
+fn set_generic(
+    node: hipGraphNode_t,
+    exec: Option<hipGraphExec_t>,
+    params: *mut hipGraphNodeParams,
+) -> Result<(), Failure> {
+    if params.is_null() {
+        return Err(Failure::null("nodeParams"));
+    }
+    // SAFETY: non-null, readable by the caller's contract.
+    let p = unsafe { params.read_unaligned() };
+    let (_, _, old) = crate::graph::current_op(node, exec)?;
+    let have = node_type(old.kind(), crate::generation::Generation::Hip7);
+    if have != p.type_ {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("node type {} given for a {} node", p.type_, old.kind()),
+        ));
+    }
+    // SAFETY: HIP's contract on the parameters.
+    let mut op = unsafe { op_of(&p) }?;
+    if let (NodeOp::Kernel(new), NodeOp::Kernel(old)) = (&mut op, &old) {
+        new.cooperative = old.cooperative;
+        new.priority = old.priority;
+    }
+    crate::graph::set_node_op(node, exec, op)
+}
+
+/// `hipError_t hipGraphNodeSetParams(hipGraphNode_t, hipGraphNodeParams*)` (HIP 6.2).
+#[export]
+pub unsafe extern "C" fn hipGraphNodeSetParams(
+    node: hipGraphNode_t,
+    params: *mut hipGraphNodeParams,
+) -> hipError_t {
+    call("hipGraphNodeSetParams", || set_generic(node, None, params))
+}
+
+/// `hipError_t hipGraphExecNodeSetParams(hipGraphExec_t, hipGraphNode_t, hipGraphNodeParams*)`
+/// (HIP 6.2): as the per-type executable calls (a copy keeps its direction, a child graph its
+/// shape).
+#[export]
+pub unsafe extern "C" fn hipGraphExecNodeSetParams(
+    exec: hipGraphExec_t,
+    node: hipGraphNode_t,
+    params: *mut hipGraphNodeParams,
+) -> hipError_t {
+    call("hipGraphExecNodeSetParams", || {
+        set_generic(node, Some(exec), params)
     })
 }

@@ -143,6 +143,40 @@ int main(int argc, char** argv) {
   hipGraphExecDestroy(e3);
   hipGraphDestroy(g2);
 
+#if GENERATION >= 6
+  /* Generic nodes (HIP 6.2): a host node added, its parameters set, in a graph and its
+   * executable; types of other kinds refused. */
+  {
+    hipGraph_t g3;
+    hipGraphNode_t gn;
+    int two = 2, three = 3;
+    hipGraphNodeParams np;
+    memset(&np, 0, sizeof np);
+    np.type = 3;
+    np.host.fn = count;
+    np.host.userData = &two;
+    CHECK(hipGraphCreate(&g3, 0) == hipSuccess && hipGraphAddNode(&gn, g3, 0, 0, &np) == hipSuccess,
+          "hipGraphAddNode");
+    int t = -1;
+    CHECK(hipGraphNodeGetType(gn, &t) == hipSuccess && t == 3, "a host node (%d)", t);
+    hipGraphExec_t e4;
+    CHECK(hipGraphInstantiate(&e4, g3, 0, 0, 0) == hipSuccess, "instantiated");
+    np.host.userData = &three;
+    CHECK(hipGraphExecNodeSetParams(e4, gn, &np) == hipSuccess, "executable's node set");
+    host_calls = 0;
+    CHECK(hipGraphLaunch(e4, s) == hipSuccess && hipStreamSynchronize(s) == hipSuccess &&
+              host_calls == 3,
+          "the executable ran the new parameters (%d)", host_calls);
+    np.type = 0;
+    CHECK(hipGraphNodeSetParams(gn, &np) == hipErrorInvalidValue, "a kernel's type for a host node");
+    np.type = 10;
+    hipGraphNode_t bad;
+    CHECK(hipGraphAddNode(&bad, g3, 0, 0, &np) == 801, "memory allocation nodes: NotSupported");
+    hipGraphExecDestroy(e4);
+    hipGraphDestroy(g3);
+  }
+#endif
+
   /* Graph memory: none. */
   unsigned long long used = 99, zero = 0;
   CHECK(hipDeviceGetGraphMemAttribute(0, 0, &used) == hipSuccess && used == 0, "used %llu", used);

@@ -83,6 +83,19 @@ typedef struct {
   int result_out;
   hipStream_t uploadStream;
 } hipGraphInstantiateParams;
+typedef struct {
+  int type;
+  int reserved0[3];
+  union {
+    long long reserved1[29];
+    hipKernelNodeParams kernel;
+    hipHostNodeParams host;
+  };
+  long long reserved2;
+} hipGraphNodeParams;
+hipError_t hipGraphAddNode(hipGraphNode_t*, hipGraph_t, const hipGraphNode_t*, size_t, hipGraphNodeParams*);
+hipError_t hipGraphNodeSetParams(hipGraphNode_t, hipGraphNodeParams*);
+hipError_t hipGraphExecNodeSetParams(hipGraphExec_t, hipGraphNode_t, hipGraphNodeParams*);
 hipError_t hipGraphCreate(hipGraph_t*, unsigned);
 hipError_t hipGraphDestroy(hipGraph_t);
 hipError_t hipGraphAddHostNode(hipGraphNode_t*, hipGraph_t, const hipGraphNode_t*, size_t, const hipHostNodeParams*);

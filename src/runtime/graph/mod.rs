@@ -17,7 +17,7 @@ pub mod exec;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
@@ -611,6 +611,10 @@ struct Inner {
     id: u64,
     /// The graph this one is a clone of.
     cloned_from: Option<u64>,
+    /// How many child-graph nodes hold this graph above it (0: a graph of its own). Every way a
+    /// child graph enters a graph checks it, so nesting stays below [`MAX_DEPTH`] and the
+    /// walks over child graphs stay shallow.
+    nesting: AtomicUsize,
     state: Mutex<State>,
     held: Mutex<Vec<Held>>,
 }
@@ -690,6 +694,7 @@ impl Graph {
         Graph(Arc::new(Inner {
             id: NEXT_GRAPH.fetch_add(1, Ordering::Relaxed),
             cloned_from,
+            nesting: AtomicUsize::new(0),
             state: Mutex::new(State::default()),
             held: Mutex::new(Vec::new()),
         }))
@@ -801,6 +806,9 @@ impl Graph {
                 what: format!("more than {MAX_NODES} nodes"),
             });
         }
+        if let NodeOp::Child(child) = &op {
+            self.adopt(child)?;
+        }
         let id = NEXT_NODE.fetch_add(1, Ordering::Relaxed);
         for d in &deps {
             if let Some(e) = state.nodes.get_mut(d) {
@@ -824,13 +832,6 @@ impl Graph {
     /// # Errors
     /// As [`add`](Self::add); [`GraphError::TooLarge`] when the child nests too deep.
     pub fn add_child(&self, child: &Graph, deps: &[Node]) -> Result<Node, GraphError> {
-        let depth = child.depth();
-        if depth >= MAX_DEPTH {
-            return Err(GraphError::TooLarge {
-                graph: child.id(),
-                what: format!("child graphs nested {depth} deep (at most {MAX_DEPTH})"),
-            });
-        }
         let total = self.total_nodes().saturating_add(child.total_nodes());
         if total > MAX_NODES {
             return Err(GraphError::TooLarge {
@@ -840,6 +841,38 @@ impl Graph {
         }
         let (clone, _) = child.deep_clone();
         self.add(NodeOp::Child(clone), deps)
+    }
+
+    /// Makes `child` (about to be a child graph of this one) nest under it: refused when that
+    /// would nest child graphs deeper than [`MAX_DEPTH`].
+    fn adopt(&self, child: &Graph) -> Result<(), GraphError> {
+        if child.same(self) {
+            return Err(GraphError::TooLarge {
+                graph: self.id(),
+                what: "a graph cannot hold itself".into(),
+            });
+        }
+        let at = self.0.nesting.load(Ordering::Relaxed) + 1;
+        let depth = child.depth();
+        if at + depth > MAX_DEPTH {
+            return Err(GraphError::TooLarge {
+                graph: self.id(),
+                what: format!(
+                    "child graphs nested {} deep (at most {MAX_DEPTH})",
+                    at + depth
+                ),
+            });
+        }
+        child.set_nesting(at);
+        Ok(())
+    }
+
+    /// Records how deep this graph and its children nest.
+    fn set_nesting(&self, nesting: usize) {
+        self.0.nesting.store(nesting, Ordering::Relaxed);
+        for c in self.children() {
+            c.set_nesting(nesting + 1);
+        }
     }
 
     /// How deep child graphs nest below this graph (0: none).
@@ -1063,6 +1096,9 @@ impl Graph {
                 found,
             });
         }
+        if let NodeOp::Child(child) = &op {
+            self.adopt(child)?;
+        }
         Ok(std::mem::replace(&mut entry.op, op))
     }
 
@@ -1118,6 +1154,9 @@ impl Graph {
             }
         }
         drop(cs);
+        drop(state);
+        // A clone is a graph of its own; its children nest under it.
+        clone.set_nesting(0);
         (clone, map)
     }
 

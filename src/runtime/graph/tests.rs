@@ -253,3 +253,41 @@ fn kernel_argument_tables_point_into_their_own_copies() {
     assert_eq!(unsafe { *(t[3] as *const u64) }, 12);
     assert_eq!(t[1], p.explicit().1.unwrap().as_ptr() as u64);
 }
+
+#[test]
+fn child_graphs_cannot_nest_without_bound() {
+    // Nesting grows one level at a time through the graphs child nodes own, as a program can
+    // through hipGraphChildGraphNodeGetGraph; every level is checked.
+    let top = Graph::new();
+    let mut at = top.clone();
+    let mut levels = 0;
+    loop {
+        match at.add_child(&Graph::new(), &[]) {
+            Ok(node) => {
+                let NodeOp::Child(inner) = at.op(&node).unwrap() else {
+                    panic!("not a child node")
+                };
+                at = inner;
+                levels += 1;
+            }
+            Err(e) => {
+                assert!(matches!(e, GraphError::TooLarge { .. }), "{e}");
+                break;
+            }
+        }
+        assert!(levels <= MAX_DEPTH, "nested past the limit");
+    }
+    assert_eq!(levels, MAX_DEPTH);
+    assert_eq!(top.depth(), MAX_DEPTH);
+    // The whole stack can be cloned and instantiated (no deep recursion beyond the limit).
+    let (clone, _) = top.deep_clone();
+    assert_eq!(clone.depth(), MAX_DEPTH);
+    // A graph is not its own child; set_op checks nesting too.
+    let g = Graph::new();
+    assert!(g.add(NodeOp::Child(g.clone()), &[]).is_err());
+    let c = g.add_child(&Graph::new(), &[]).unwrap();
+    assert!(matches!(
+        g.set_op(&c, NodeOp::Child(top.deep_clone().0)).unwrap_err(),
+        GraphError::TooLarge { .. }
+    ));
+}
