@@ -578,6 +578,10 @@ pub fn status(stream: &Stream) -> RuntimeResult<(CaptureStatus, Option<Capture>)
 /// # Errors
 /// As [`intercept`].
 pub fn record_event(stream: &Stream, event: &Event) -> RuntimeResult<bool> {
+    // No capture: no event is captured either (a capture's events go when it ends).
+    if CAPTURING.load(Ordering::Acquire) == 0 {
+        return Ok(false);
+    }
     let captured = intercept(stream, "recording an event")?;
     let mut reg = REGISTRY.lock();
     match captured {
@@ -1089,5 +1093,9 @@ mod tests {
             CaptureError::IllegalState(_)
         ));
         assert_eq!(CAPTURING.load(Ordering::Acquire), 0);
+        // Nothing captures: a record is an ordinary one, and the event is no captured event.
+        assert!(!record_event(&s1, &fork).unwrap());
+        assert!(!record_event(&null, &fork).unwrap());
+        assert!(check_event(&fork).is_ok());
     }
 }
