@@ -23,6 +23,8 @@ __global__ void join2(const int* b, const int* c, int* d, int n) {
   if (i < n) d[i] = b[i] + c[i];
 }
 
+__global__ void out_of_bounds(int* p) { p[1 << 26] = 1; }
+
 __global__ void add_into(const int* src, int* dst, int k, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) atomicAdd(&dst[i], k * src[i]);
@@ -173,6 +175,34 @@ int main() {
     report("a diamond inside a child graph keeps its order", nested);
     HIP_CHECK(hipGraphExecDestroy(oe));
     HIP_CHECK(hipGraphDestroy(outer));
+  }
+
+  // A kernel faulting on a branch that runs on another queue than the launching stream's:
+  // reported at the next synchronisation like any launch fault (last: through ROCr, a memory
+  // fault fails every queue of the device for good).
+  {
+    hipGraph_t fg;
+    HIP_CHECK(hipGraphCreate(&fg, 0));
+    int* small;
+    HIP_CHECK(hipMalloc(&small, 64));
+    void* oa[] = {&small};
+    hipKernelNodeParams po = kernel((void*)out_of_bounds, 1, oa);
+    hipGraphNode_t fA, fB, fC, fD;
+    HIP_CHECK(hipGraphAddKernelNode(&fA, fg, nullptr, 0, &pa));
+    HIP_CHECK(hipGraphAddKernelNode(&fB, fg, &fA, 1, &pb));
+    HIP_CHECK(hipGraphAddKernelNode(&fC, fg, &fA, 1, &po));  // the branch: another queue
+    hipGraphNode_t fbc[] = {fB, fC};
+    HIP_CHECK(hipGraphAddKernelNode(&fD, fg, fbc, 2, &pd));
+    hipGraphExec_t fe;
+    HIP_CHECK(hipGraphInstantiate(&fe, fg, nullptr, nullptr, 0));
+    HIP_CHECK(hipGraphLaunch(fe, s));
+    hipError_t e = hipStreamSynchronize(s);
+    report("a kernel faulting on a graph's branch: hipErrorIllegalAddress", e == hipErrorIllegalAddress);
+    report("the fault is sticky", hipGraphLaunch(fe, s) == hipErrorIllegalAddress);
+    HIP_CHECK(hipDeviceReset());
+    HIP_CHECK(hipGraphExecDestroy(fe));
+    HIP_CHECK(hipGraphDestroy(fg));
+    HIP_CHECK(hipFree(small));
   }
 
   HIP_CHECK(hipGraphExecDestroy(exec));

@@ -337,6 +337,77 @@ int main() {
     HIP_CHECK(hipGraphDestroy(c3));
   }
 
+  // A 2D fill (the rows of a pitched allocation, not the padding between them), and the
+  // graph-side set-params of every copy form: a new instantiation sees them.
+  {
+    float cur = 0;
+    HIP_CHECK(hipMemcpyFromSymbol(&cur, HIP_SYMBOL(d_offset), 4, 0, hipMemcpyDeviceToHost));
+    const size_t PW = pitch / 4;  // floats per pitched row
+    HIP_CHECK(hipMemset(dz, 0, pitch * H * D));
+    HIP_CHECK(hipMemset(dy, 0, N * 4));
+    hipGraph_t g2;
+    HIP_CHECK(hipGraphCreate(&g2, 0));
+    hipMemsetParams m2 = {};
+    m2.dst = dz;
+    m2.elementSize = 4;
+    m2.value = float_bits(7.0f);
+    m2.width = W;
+    m2.height = H * D;
+    m2.pitch = pitch;
+    hipGraphNode_t fill2d, raw, c3, cs;
+    HIP_CHECK(hipGraphAddMemsetNode(&fill2d, g2, nullptr, 0, &m2));
+    std::vector<float> hraw(PW * H * D, -1.0f), hraw2(PW * H * D, -1.0f);
+    HIP_CHECK(hipGraphAddMemcpyNode1D(&raw, g2, &fill2d, 1, hraw.data(), dz, pitch * H * D,
+                                      hipMemcpyDeviceToHost));
+    hipMemcpy3DParms q = {};
+    q.srcPtr = make_hipPitchedPtr(dz, pitch, ROW, H);
+    q.dstPtr = make_hipPitchedPtr(dy, ROW, ROW, H);
+    q.extent = make_hipExtent(ROW, H, D);
+    q.kind = hipMemcpyDeviceToDevice;
+    HIP_CHECK(hipGraphAddMemcpyNode(&c3, g2, &fill2d, 1, &q));
+    float sym1 = -1, sym2 = -1;
+    HIP_CHECK(hipGraphAddMemcpyNodeFromSymbol(&cs, g2, &c3, 1, &sym1, (const void*)&d_offset, 4, 0,
+                                              hipMemcpyDeviceToHost));
+    hipGraphExec_t e2;
+    HIP_CHECK(hipGraphInstantiate(&e2, g2, nullptr, nullptr, 0));
+    HIP_CHECK(hipGraphLaunch(e2, stream));
+    HIP_CHECK(hipStreamSynchronize(stream));
+    std::vector<float> ty(N);
+    HIP_CHECK(hipMemcpy(ty.data(), dy, N * 4, hipMemcpyDeviceToHost));
+    bool rows_ok = true;
+    for (size_t r = 0; r < (size_t)H * D; r++)
+      for (size_t c = 0; c < PW; c++) rows_ok &= hraw[r * PW + c] == (c < (size_t)W ? 7.0f : 0.0f);
+    for (float v : ty) rows_ok &= v == 7.0f;
+    report("a 2D memset node fills each row and leaves the padding", rows_ok && sym1 == cur);
+
+    // Graph-side changes: fill one slice with 9, copy one slice, read into other buffers.
+    m2.value = float_bits(9.0f);
+    m2.height = H;
+    HIP_CHECK(hipGraphMemsetNodeSetParams(fill2d, &m2));
+    HIP_CHECK(hipGraphMemcpyNodeSetParams1D(raw, hraw2.data(), dz, pitch * H * D, hipMemcpyDeviceToHost));
+    q.extent = make_hipExtent(ROW, H, 1);
+    HIP_CHECK(hipGraphMemcpyNodeSetParams(c3, &q));
+    HIP_CHECK(hipGraphMemcpyNodeSetParamsFromSymbol(cs, &sym2, (const void*)&d_offset, 4, 0,
+                                                    hipMemcpyDeviceToHost));
+    hipMemcpy3DParms qb = {};
+    HIP_CHECK(hipGraphMemcpyNodeGetParams(c3, &qb));
+    HIP_CHECK(hipMemset(dz, 0, pitch * H * D));
+    hipGraphExec_t e3;
+    HIP_CHECK(hipGraphInstantiate(&e3, g2, nullptr, nullptr, 0));
+    HIP_CHECK(hipGraphLaunch(e3, stream));
+    HIP_CHECK(hipStreamSynchronize(stream));
+    HIP_CHECK(hipMemcpy(ty.data(), dy, N * 4, hipMemcpyDeviceToHost));
+    bool set_ok = qb.extent.depth == 1 && sym2 == cur;
+    for (size_t r = 0; r < (size_t)H * D; r++)
+      for (size_t c = 0; c < PW; c++)
+        set_ok &= hraw2[r * PW + c] == (c < (size_t)W && r < (size_t)H ? 9.0f : 0.0f);
+    for (int i = 0; i < N; i++) set_ok &= ty[i] == (i < W * H ? 9.0f : 7.0f);
+    report("graph-side set parameters of a fill and of 1D, 3D and from-symbol copies", set_ok);
+    HIP_CHECK(hipGraphExecDestroy(e2));
+    HIP_CHECK(hipGraphExecDestroy(e3));
+    HIP_CHECK(hipGraphDestroy(g2));
+  }
+
   // Clone and find in clone.
   {
     hipGraph_t clone;
