@@ -1102,3 +1102,93 @@ fn contexts_push_and_pop_and_devices_are_found_by_bus_id() {
         );
     }
 }
+
+#[test]
+fn the_legacy_launch_forms_run_a_registered_kernel() {
+    unsafe {
+        // The clang-19 fat binary of vadd, registered as its program would register it.
+        let bytes: &'static [u8] = Box::leak(fixture("hip/vadd.hip_fatbin").into_boxed_slice());
+        let wrapper: &'static [usize; 3] = Box::leak(Box::new([
+            0x4849_5046 | (1 << 32),
+            bytes.as_ptr() as usize,
+            0,
+        ]));
+        let h = __hipRegisterFatBinary(wrapper.as_ptr().cast());
+        let host_stub: &'static u8 = Box::leak(Box::new(0u8));
+        let stub = (host_stub as *const u8).cast::<c_void>();
+        let name = c"vadd";
+        __hipRegisterFunction(
+            h,
+            stub,
+            name.as_ptr() as *mut c_char,
+            name.as_ptr(),
+            u32::MAX,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+        );
+        assert_eq!(hipGetLastError(), hipSuccess);
+
+        const N: usize = 77;
+        let a: Vec<f32> = (0..N).map(|i| i as f32 * 0.25).collect();
+        let b: Vec<f32> = (0..N).map(|i| 3.0 * i as f32 - 9.0).collect();
+        let expected: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        let (mut da, mut db, mut dc): (*mut c_void, *mut c_void, *mut c_void) =
+            (null_mut(), null_mut(), null_mut());
+        for p in [&mut da, &mut db, &mut dc] {
+            assert_eq!(hipMalloc(p, N * 4), hipSuccess);
+        }
+        assert_eq!(hipMemcpy(da, a.as_ptr().cast(), N * 4, 1), hipSuccess);
+        assert_eq!(hipMemcpy(db, b.as_ptr().cast(), N * 4, 1), hipSuccess);
+
+        // No configuration: refused, nothing runs.
+        assert_eq!(hipLaunchByPtr(stub), hipErrorMissingConfiguration);
+        let one = dim3 { x: 1, y: 1, z: 1 };
+        assert_eq!(
+            hipConfigureCall(
+                dim3 { x: 3, y: 1, z: 1 },
+                dim3 { x: 32, ..one },
+                0,
+                null_mut()
+            ),
+            hipSuccess
+        );
+        let n = N as i32;
+        for (i, p) in [da, db, dc].iter().enumerate() {
+            let p = *p as u64;
+            assert_eq!(
+                hipSetupArgument((&p as *const u64).cast(), 8, i * 8),
+                hipSuccess
+            );
+        }
+        assert_eq!(
+            hipSetupArgument((&n as *const i32).cast(), 4, 24),
+            hipSuccess
+        );
+        assert_eq!(
+            hipSetupArgument((&n as *const i32).cast(), 4, 4094),
+            hipErrorInvalidValue,
+            "past the argument segment"
+        );
+        assert_eq!(hipSetupArgument(null(), 4, 0), hipErrorInvalidValue);
+        assert_eq!(hipLaunchByPtr(stub), hipSuccess, "{}", last_message());
+        assert_eq!(hipDeviceSynchronize(), hipSuccess, "{}", last_message());
+        let mut c = vec![0f32; N];
+        assert_eq!(hipMemcpy(c.as_mut_ptr().cast(), dc, N * 4, 2), hipSuccess);
+        assert_eq!(c, expected);
+        // The configuration was used up.
+        assert_eq!(hipLaunchByPtr(stub), hipErrorMissingConfiguration);
+        // A pointer that is no registered kernel.
+        assert_eq!(hipConfigureCall(one, one, 0, null_mut()), hipSuccess);
+        assert_eq!(
+            hipLaunchByPtr((&n as *const i32).cast()),
+            hipErrorInvalidDeviceFunction
+        );
+        for p in [da, db, dc] {
+            assert_eq!(hipFree(p), hipSuccess);
+        }
+        __hipUnregisterFatBinary(h);
+    }
+}
