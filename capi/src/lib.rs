@@ -130,6 +130,7 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         | RuntimeError::PitchTooSmall { .. }
         | RuntimeError::ExtentOverflow { .. }
         | RuntimeError::AddressWraps { .. }
+        | RuntimeError::InvalidRange { .. }
         | RuntimeError::StreamDeviceGone { .. }
         | RuntimeError::EventWithoutTiming
         | RuntimeError::EventNotRecorded
@@ -379,6 +380,7 @@ mod hiprtc_link;
 mod launch;
 mod memory;
 mod module;
+mod per_thread;
 mod register;
 mod rocload_api;
 mod stream;
