@@ -30,7 +30,7 @@ pub use memory::{
     AccessKind, AccessViolation, Allocation, AllocationTable, MemoryKind, Perms, Segment,
 };
 pub use properties::{DeviceProperties, HostFacts, MemoryInfo};
-pub use signal::{Condition, Signal, SignalBackend};
+pub use signal::{timestamp_ns, Condition, Signal, SignalBackend};
 
 /// A device operation that did not happen.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -7,7 +7,8 @@
 //! the HSA backend wraps ROCr's `hsa_signal_t`), so streams and events wait the same way on
 //! every backend.
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
@@ -26,7 +27,8 @@ pub enum Condition {
 }
 
 impl Condition {
-    fn holds(self, value: i64, compare: i64) -> bool {
+    /// Whether `value` satisfies the condition against `compare`.
+    pub fn holds(self, value: i64, compare: i64) -> bool {
         match self {
             Condition::Eq => value == compare,
             Condition::Ne => value != compare,
@@ -49,6 +51,14 @@ pub trait SignalBackend: Send + Sync + std::fmt::Debug {
     fn wait(&self, condition: Condition, compare: i64, timeout: Option<Duration>) -> (i64, bool);
 }
 
+/// Nanoseconds since the first call in this process: the one clock of system timestamps
+/// (`HSA_SYSTEM_INFO_TIMESTAMP`) and of the start and end times packet processors record in
+/// completion signals when a queue profiles.
+pub fn timestamp_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    u64::try_from(EPOCH.get_or_init(Instant::now).elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// How long a waiter spins before sleeping.
 const SPIN: Duration = Duration::from_micros(30);
 
@@ -59,6 +69,10 @@ pub struct Signal {
     lock: Mutex<()>,
     changed: Condvar,
     external: Option<Box<dyn SignalBackend>>,
+    /// When the last profiled packet (or copy) that completed this signal started and ended
+    /// ([`timestamp_ns`]), as a GPU writes them into ROCr's `amd_signal_t`; 0 until then.
+    start_ts: AtomicU64,
+    end_ts: AtomicU64,
 }
 
 impl Signal {
@@ -69,6 +83,8 @@ impl Signal {
             lock: Mutex::new(()),
             changed: Condvar::new(),
             external: None,
+            start_ts: AtomicU64::new(0),
+            end_ts: AtomicU64::new(0),
         }
     }
 
@@ -112,6 +128,27 @@ impl Signal {
         let new = self.value.fetch_add(n, Ordering::AcqRel).wrapping_add(n);
         self.notify();
         new
+    }
+
+    /// Records when the work this signal completes started and ended ([`timestamp_ns`]).
+    pub fn record_times(&self, start: u64, end: u64) {
+        self.start_ts.store(start, Ordering::Relaxed);
+        self.end_ts.store(end, Ordering::Release);
+    }
+
+    /// The start and end times last recorded (0, 0 when none was).
+    pub fn times(&self) -> (u64, u64) {
+        let end = self.end_ts.load(Ordering::Acquire);
+        (self.start_ts.load(Ordering::Relaxed), end)
+    }
+
+    /// The address of a software signal's value, which a caller may read and write directly
+    /// (`hsa_amd_signal_value_pointer`; such writes wake no waiter); `None` for a signal that
+    /// lives in another runtime.
+    pub fn value_address(&self) -> Option<*const AtomicI64> {
+        self.external
+            .is_none()
+            .then_some(&self.value as *const AtomicI64)
     }
 
     fn notify(&self) {
