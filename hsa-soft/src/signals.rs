@@ -5,6 +5,10 @@
 //! returned whether or not the condition held. Loads and stores of an unknown handle do nothing
 //! and read 0 (the API has no way to fail them; ROCr would crash).
 //!
+//! Handles are the addresses of the signals' `amd_signal_t` layout, as ROCr's are, and those
+//! 64 bytes are in every GPU agent's allocation table: device code uses signals (a hostcall
+//! doorbell is one, which `__ockl_hsa_signal_add` increments).
+//!
 //! ROCr makes two kinds of signal (`hsa_amd_signal_create` in `hsa_ext_amd.cpp`, with its
 //! default of interrupt waits): an *interrupt* signal unless the signal is for IPC, for GPUs
 //! only (`HSA_AMD_SIGNAL_AMD_GPU_ONLY`), or its consumers name no CPU agent; else a *default*
@@ -15,7 +19,7 @@
 
 use hsa_sys::*;
 use parking_lot::{Condvar, Mutex};
-use rocload::device::{Condition, Signal, SignalHandle};
+use rocload::device::{Condition, Device, MemoryKind, Signal, SignalHandle};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -189,8 +193,20 @@ unsafe fn create(
         }
         interrupt = indices.iter().any(|&i| rt.agents[i].gpu().is_none());
     }
-    let created = rt.signals.create(initial_value);
+    // ROCr's handle is the address of the signal's amd_signal_t, which device code uses (a
+    // hostcall doorbell): the same here, and every GPU agent may reach those 64 bytes.
+    let created = rt.signals.create_addressed(initial_value);
     let handle = created.handle;
+    for agent in &rt.agents {
+        if let Some((soft, _)) = agent.gpu() {
+            if let Err(e) =
+                soft.allocations()
+                    .insert(handle, Signal::ABI_SIZE, MemoryKind::PinnedHost, true)
+            {
+                tracing::debug!(error = %e, "a signal's amd_signal_t is not reachable by an agent");
+            }
+        }
+    }
     rt.owned_signals.lock().insert(
         handle,
         OwnedSignal {
@@ -305,7 +321,13 @@ hsa_api! {
         guard(|| {
             let rt = runtime()?;
             let removed = rt.owned_signals.lock().remove(&signal.handle);
-            removed.map(|_| ()).ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)
+            removed.ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)?;
+            for agent in &rt.agents {
+                if let Some((soft, _)) = agent.gpu() {
+                    soft.allocations().remove(signal.handle, false);
+                }
+            }
+            Ok(())
         })
     }
 
