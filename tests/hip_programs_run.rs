@@ -296,3 +296,8 @@ fn the_per_thread_default_stream() {
         );
     }
 }
+
+#[test]
+fn memory_hints_pointer_attributes_and_allocation_flags() {
+    check("memory_attributes");
+}

@@ -264,15 +264,16 @@ fn allocation_of(
     Ok((a.base, a.end(), a.kind))
 }
 
-/// The page-aligned run of pages `[address, address + len)` touches, kept inside the
-/// allocation `[base, end)`.
+/// The run of pages `[address, address + len)` touches, pages counted from the allocation's
+/// base (a GPU's allocations start on a page; the software agent's on 256 bytes), kept inside
+/// the allocation `[base, end)`. `address` is inside it.
 fn pages(base: u64, end: u64, address: u64, len: u64) -> (u64, u64) {
-    let start = (address - address % HINT_PAGE).max(base);
-    let last = address.saturating_add(len);
-    let stop = last
+    let offset = address - base;
+    let start = base + (offset - offset % HINT_PAGE);
+    let stop = offset
+        .saturating_add(len)
         .checked_next_multiple_of(HINT_PAGE)
-        .unwrap_or(u64::MAX)
-        .min(end);
+        .map_or(end, |o| base.saturating_add(o).min(end));
     (start, stop)
 }
 
@@ -519,12 +520,15 @@ mod tests {
     }
 
     #[test]
-    fn a_range_covers_the_pages_it_touches_within_its_allocation() {
-        let base = 0x10000 + 100;
-        let end = base + 3 * HINT_PAGE;
-        assert_eq!(pages(base, end, base + 10, 1), (base, 0x11000));
-        assert_eq!(pages(base, end, 0x11000, HINT_PAGE + 1), (0x11000, 0x13000));
-        assert_eq!(pages(base, end, end - 1, 1), (0x13000, end));
+    fn a_range_covers_the_pages_it_touches_counted_from_its_allocation() {
+        let base = 0x10000 + 0x100;
+        let end = base + 2 * HINT_PAGE + 8;
+        assert_eq!(pages(base, end, base + 10, 1), (base, base + HINT_PAGE));
+        assert_eq!(
+            pages(base, end, base + HINT_PAGE, HINT_PAGE + 1),
+            (base + HINT_PAGE, end)
+        );
+        assert_eq!(pages(base, end, end - 1, 1), (base + 2 * HINT_PAGE, end));
         assert_eq!(
             pages(0, u64::MAX, u64::MAX - 5, 5),
             (u64::MAX - 4095, u64::MAX)

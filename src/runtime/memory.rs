@@ -188,6 +188,7 @@ impl Runtime {
                 ));
             }
         }
+        self.attributes.forget(base);
         let mut result = Ok(());
         for ctx in self.contexts() {
             ctx.synchronize_ignoring_errors()?;
