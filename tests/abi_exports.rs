@@ -204,8 +204,6 @@ fn owner(name: &str, debian: &BTreeMap<String, String>) -> Option<&'static str> 
         "hipPointerSetAttribute",
         "hipRegisterTracerCallback",
     ];
-    // Runtime compilation's linker (hiprtcLink*, and hipLink*, its 6.4 twin): not yet.
-    const LINKER: &[&str] = &["hipLink", "hiprtcLink", "hiprtcGetBitcode"];
     // Graph nodes that need what #23 brings first (external semaphores, stream memory
     // operations), and OpenGL interop, whose names only look like graphs.
     const GRAPHS_AFTER_23: &[&str] = &["ExternalSemaphores", "BatchMemOp", "hipGraphics"];
@@ -216,8 +214,6 @@ fn owner(name: &str, debian: &BTreeMap<String, String>) -> Option<&'static str> 
         Some("#22 graphs")
     } else if has(TEXTURES) {
         Some("#25 textures")
-    } else if LINKER.iter().any(|p| name.starts_with(p)) {
-        Some("#21 runtime-compilation linker")
     } else if has(MEMORY_AND_REST) || name.ends_with("_spt") || debian.contains_key(name) {
         Some("#23 memory and the rest of HIP 5.2")
     } else {
@@ -228,7 +224,7 @@ fn owner(name: &str, debian: &BTreeMap<String, String>) -> Option<&'static str> 
 /// For HIP 6 and 7 (`libamdhip64.so.6`/`.so.7`, served by the same librocload.so): every
 /// export of the newest release of that generation (`capi/abi/libamdhip64-rocm-*.symbols`,
 /// AMD's version scripts) is exported, or is one that a named issue brings (graphs, textures,
-/// memory and the rest of HIP 5.2's API, the runtime-compilation linker); the list is printed
+/// memory and the rest of HIP 5.2's API); the list is printed
 /// and written to `target/abi-missing-<generation>.txt`. A missing name no issue owns fails.
 #[test]
 fn hip6_and_hip7_exports_are_present_or_owned_by_an_issue() {

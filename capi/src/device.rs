@@ -1116,3 +1116,250 @@ pub unsafe extern "C" fn hipDevicePrimaryCtxGetState(
         }
     })
 }
+
+// ------------------------------------------------- the rest of HIP 5.2's context API (#23)
+
+thread_local! {
+    /// Contexts pushed with `hipCtxPushCurrent`, innermost last.
+    static CONTEXT_STACK: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `hipError_t hipCtxPushCurrent(hipCtx_t ctx)`: makes `ctx` (and its device) current, over the
+/// ones pushed before.
+#[export]
+pub unsafe extern "C" fn hipCtxPushCurrent(ctx: hipCtx_t) -> hipError_t {
+    call("hipCtxPushCurrent", || {
+        let device = context_device(ctx)?;
+        CONTEXT_STACK
+            .try_with(|s| s.borrow_mut().push(ctx as u64))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        set_current(device as c_int)
+    })
+}
+
+/// `hipError_t hipCtxPopCurrent(hipCtx_t* ctx)`: takes the innermost pushed context off (and
+/// returns it when `ctx` is not NULL); the one below, if any, becomes current.
+#[export]
+pub unsafe extern "C" fn hipCtxPopCurrent(ctx: *mut hipCtx_t) -> hipError_t {
+    call("hipCtxPopCurrent", || {
+        let (popped, below) = CONTEXT_STACK
+            .try_with(|s| {
+                let mut s = s.borrow_mut();
+                let popped = s.pop();
+                (popped, s.last().copied())
+            })
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        let popped = popped.ok_or_else(|| {
+            Failure::new(
+                hipErrorInvalidContext,
+                "no context was pushed on this thread",
+            )
+        })?;
+        if let Some(below) = below {
+            if let Ok(device) = context_device(below as hipCtx_t) {
+                set_current(device as c_int)?;
+            }
+        }
+        if !ctx.is_null() {
+            // SAFETY: non-NULL and writable by the caller's contract.
+            unsafe { ctx.write(popped as hipCtx_t) };
+        }
+        Ok(())
+    })
+}
+
+/// `hipError_t hipCtxGetFlags(unsigned int* flags)`: the current device's flags (those
+/// `hipSetDeviceFlags` set).
+#[export]
+pub unsafe extern "C" fn hipCtxGetFlags(flags: *mut c_uint) -> hipError_t {
+    // SAFETY: the same contract as hipGetDeviceFlags.
+    unsafe { hipGetDeviceFlags(flags) }
+}
+
+/// `hipError_t hipCtxGetApiVersion(hipCtx_t ctx, int* apiVersion)`: the HIP version of the
+/// caller's generation (as `hipRuntimeGetVersion`).
+#[export]
+pub unsafe extern "C" fn hipCtxGetApiVersion(ctx: hipCtx_t, version: *mut c_int) -> hipError_t {
+    call("hipCtxGetApiVersion", || {
+        context_device(ctx)?;
+        let v = crate::generation::current().hip_version();
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(version, "apiVersion", v) }
+    })
+}
+
+/// `hipError_t hipCtxGetCacheConfig(hipFuncCache_t*)`: the device's, as
+/// `hipDeviceGetCacheConfig`.
+#[export]
+pub unsafe extern "C" fn hipCtxGetCacheConfig(config: *mut c_int) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipDeviceGetCacheConfig(config) }
+}
+
+/// `hipError_t hipCtxSetCacheConfig(hipFuncCache_t)`.
+#[export]
+pub extern "C" fn hipCtxSetCacheConfig(config: c_int) -> hipError_t {
+    hipDeviceSetCacheConfig(config)
+}
+
+/// `hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig*)`.
+#[export]
+pub unsafe extern "C" fn hipCtxGetSharedMemConfig(config: *mut c_int) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipDeviceGetSharedMemConfig(config) }
+}
+
+/// `hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig)`.
+#[export]
+pub extern "C" fn hipCtxSetSharedMemConfig(config: c_int) -> hipError_t {
+    hipDeviceSetSharedMemConfig(config)
+}
+
+/// `hipError_t hipCtxEnablePeerAccess(hipCtx_t peerCtx, unsigned int flags)`: peer access from
+/// the current device to the context's device.
+#[export]
+pub unsafe extern "C" fn hipCtxEnablePeerAccess(peer: hipCtx_t, flags: c_uint) -> hipError_t {
+    match context_device(peer) {
+        Ok(device) => hipDeviceEnablePeerAccess(device as c_int, flags),
+        Err(f) => call("hipCtxEnablePeerAccess", || Err(f)),
+    }
+}
+
+/// `hipError_t hipCtxDisablePeerAccess(hipCtx_t peerCtx)`.
+#[export]
+pub unsafe extern "C" fn hipCtxDisablePeerAccess(peer: hipCtx_t) -> hipError_t {
+    match context_device(peer) {
+        Ok(device) => hipDeviceDisablePeerAccess(device as c_int),
+        Err(f) => call("hipCtxDisablePeerAccess", || Err(f)),
+    }
+}
+
+/// `hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev)`: as `hipDeviceReset` for that
+/// device (its sticky error is cleared once its work has ended).
+#[export]
+pub extern "C" fn hipDevicePrimaryCtxReset(device: c_int) -> hipError_t {
+    call("hipDevicePrimaryCtxReset", || {
+        Ok(runtime().device(i64::from(device))?.reset()?)
+    })
+}
+
+/// `hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t dev, unsigned int flags)`: the primary
+/// context of every device is always active here, so, as HIP answers for an active primary
+/// context, `hipErrorContextAlreadyInUse`.
+#[export]
+pub extern "C" fn hipDevicePrimaryCtxSetFlags(device: c_int, flags: c_uint) -> hipError_t {
+    call("hipDevicePrimaryCtxSetFlags", || {
+        runtime().agent(i64::from(device))?;
+        Err(Failure::new(
+            hipErrorContextAlreadyInUse,
+            format!("flags {flags:#x}: the primary context of device {device} is active"),
+        ))
+    })
+}
+
+/// `hipError_t hipDeviceGetByPCIBusId(int* device, const char* pciBusId)`: the device whose
+/// `hipDeviceGetPCIBusId` is `pciBusId` (`domain:bus:device.function`, hex; the domain and
+/// the function may be left out).
+#[export]
+pub unsafe extern "C" fn hipDeviceGetByPCIBusId(
+    device: *mut c_int,
+    bus_id: *const c_char,
+) -> hipError_t {
+    call("hipDeviceGetByPCIBusId", || {
+        // SAFETY: NUL-terminated by the caller's contract (or NULL, rejected).
+        let wanted = unsafe { c_str(bus_id, "pciBusId") }?.to_ascii_lowercase();
+        let parse = |text: &str| -> Option<(u32, u32, u32)> {
+            let (text, _function) = text.split_once('.').unwrap_or((text, "0"));
+            let parts: Vec<&str> = text.split(':').collect();
+            let hex = |s: &str| u32::from_str_radix(s, 16).ok();
+            match parts.as_slice() {
+                [domain, bus, dev] => Some((hex(domain)?, hex(bus)?, hex(dev)?)),
+                [bus, dev] => Some((0, hex(bus)?, hex(dev)?)),
+                _ => None,
+            }
+        };
+        let want = parse(wanted.trim()).ok_or_else(|| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("{wanted:?} is not a PCI bus id"),
+            )
+        })?;
+        for d in 0..runtime().agents().len() as i64 {
+            let p = properties(d)?;
+            if (
+                p.pciDomainID as u32,
+                p.pciBusID as u32,
+                p.pciDeviceID as u32,
+            ) == want
+            {
+                // SAFETY: writable by the caller's contract (NULL rejected).
+                return unsafe { out(device, "device", d as c_int) };
+            }
+        }
+        Err(Failure::new(
+            hipErrorInvalidDevice,
+            format!("no device at {wanted}"),
+        ))
+    })
+}
+
+/// `hipError_t hipDeviceGetUuid(hipUUID* uuid, hipDevice_t device)`: 16 bytes naming the
+/// device for the process's life: `rocload-soft` or `rocload-gpu` and the ordinal.
+#[export]
+pub unsafe extern "C" fn hipDeviceGetUuid(uuid: *mut [c_char; 16], device: c_int) -> hipError_t {
+    call("hipDeviceGetUuid", || {
+        let agent = runtime().agent(i64::from(device))?;
+        let kind = match agent.backend() {
+            rocload_lib::loader::BackendKind::Soft => "rocload-soft",
+            rocload_lib::loader::BackendKind::Hsa => "rocload-gpu-",
+        };
+        let mut bytes = [0 as c_char; 16];
+        let text = format!("{kind}{device:04}");
+        for (b, c) in bytes.iter_mut().zip(text.bytes()) {
+            *b = c as c_char;
+        }
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(uuid, "uuid", bytes) }
+    })
+}
+
+/// `hipError_t hipDeviceGetP2PAttribute(int* value, hipDeviceP2PAttr attr, int srcDevice, int
+/// dstDevice)`: two distinct devices of this process share the host's memory (software
+/// agents) or reach each other as `hipDeviceCanAccessPeer` says: access and native atomics
+/// supported, performance rank 0, arrays accessible.
+#[export]
+pub unsafe extern "C" fn hipDeviceGetP2PAttribute(
+    value: *mut c_int,
+    attr: c_int,
+    src: c_int,
+    dst: c_int,
+) -> hipError_t {
+    call("hipDeviceGetP2PAttribute", || {
+        runtime().agent(i64::from(src))?;
+        runtime().agent(i64::from(dst))?;
+        if src == dst {
+            return Err(Failure::new(
+                hipErrorInvalidDevice,
+                format!("device {src} is its own peer"),
+            ));
+        }
+        let mut can = 0;
+        // SAFETY: a local out-pointer.
+        let code = unsafe { hipDeviceCanAccessPeer(&mut can, src, dst) };
+        if code != hipSuccess {
+            return Err(Failure::new(code, "peer query failed"));
+        }
+        let v = match attr {
+            0 => 0,       // hipDevP2PAttrPerformanceRank
+            1..=3 => can, // access, native atomics, array access
+            other => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("P2P attribute {other}"),
+                ))
+            }
+        };
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(value, "value", v) }
+    })
+}

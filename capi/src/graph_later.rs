@@ -5,8 +5,8 @@
 //! (`hipGraphAddNode`). Each is checked as clr checks it; what the
 //! software agent cannot do (device launch, access-policy windows) is `hipErrorNotSupported`.
 //!
-//! The per-thread default stream is the null stream in rocload (see `stream.rs`), so the `_spt`
-//! calls behave as their plain forms given NULL.
+//! The `_spt` calls are their plain forms with NULL meaning the calling thread's per-thread
+//! default stream (`per_thread.rs`), which captures like any blocking stream.
 
 use rocload_ffi::export;
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -22,6 +22,7 @@ use crate::graph::{
     exec_of, graph_failure, graph_handle, graph_of, hipGraphExec_t, hipGraphNode_t, hipGraph_t,
     instantiate, launch_exec, node_of, node_type,
 };
+use crate::per_thread::spt;
 use crate::stream::stream_of;
 use crate::*;
 
@@ -33,14 +34,14 @@ pub unsafe extern "C" fn hipGraphLaunch_spt(
     exec: hipGraphExec_t,
     stream: hipStream_t,
 ) -> hipError_t {
-    call("hipGraphLaunch_spt", || launch_exec(exec, stream))
+    call("hipGraphLaunch_spt", || launch_exec(exec, spt(stream)))
 }
 
 /// `hipError_t hipStreamBeginCapture_spt(hipStream_t, hipStreamCaptureMode)` (HIP 5.3).
 #[export]
 pub unsafe extern "C" fn hipStreamBeginCapture_spt(stream: hipStream_t, mode: c_int) -> hipError_t {
     // SAFETY: forwarded.
-    unsafe { crate::capture::hipStreamBeginCapture(stream, mode) }
+    unsafe { crate::capture::hipStreamBeginCapture(spt(stream), mode) }
 }
 
 /// `hipError_t hipStreamEndCapture_spt(hipStream_t, hipGraph_t*)` (HIP 5.3).
@@ -50,7 +51,7 @@ pub unsafe extern "C" fn hipStreamEndCapture_spt(
     graph: *mut hipGraph_t,
 ) -> hipError_t {
     // SAFETY: forwarded.
-    unsafe { crate::capture::hipStreamEndCapture(stream, graph) }
+    unsafe { crate::capture::hipStreamEndCapture(spt(stream), graph) }
 }
 
 /// `hipError_t hipStreamIsCapturing_spt(hipStream_t, hipStreamCaptureStatus*)` (HIP 5.3).
@@ -60,7 +61,7 @@ pub unsafe extern "C" fn hipStreamIsCapturing_spt(
     status: *mut c_int,
 ) -> hipError_t {
     // SAFETY: forwarded.
-    unsafe { crate::capture::hipStreamIsCapturing(stream, status) }
+    unsafe { crate::capture::hipStreamIsCapturing(spt(stream), status) }
 }
 
 /// `hipError_t hipStreamGetCaptureInfo_spt(hipStream_t, hipStreamCaptureStatus*, unsigned long
@@ -72,7 +73,7 @@ pub unsafe extern "C" fn hipStreamGetCaptureInfo_spt(
     id: *mut u64,
 ) -> hipError_t {
     // SAFETY: forwarded.
-    unsafe { crate::capture::hipStreamGetCaptureInfo(stream, status, id) }
+    unsafe { crate::capture::hipStreamGetCaptureInfo(spt(stream), status, id) }
 }
 
 /// `hipError_t hipStreamGetCaptureInfo_v2_spt(...)` (HIP 5.3).
@@ -86,7 +87,7 @@ pub unsafe extern "C" fn hipStreamGetCaptureInfo_v2_spt(
     num: *mut usize,
 ) -> hipError_t {
     // SAFETY: forwarded.
-    unsafe { crate::capture::hipStreamGetCaptureInfo_v2(stream, status, id, graph, deps, num) }
+    unsafe { crate::capture::hipStreamGetCaptureInfo_v2(spt(stream), status, id, graph, deps, num) }
 }
 
 // ------------------------------------------------------------------------------ executables

@@ -11,7 +11,7 @@ use std::ffi::{c_uint, c_void};
 use rocload_lib::device::kernarg::explicit_args;
 use rocload_lib::device::ExplicitArgs;
 use rocload_lib::runtime::graph::{KernelArgs, KernelNode};
-use rocload_lib::runtime::{KernelRef, LaunchConfig, NodeOp};
+use rocload_lib::runtime::{KernelRef, LaunchConfig, NodeOp, Stream};
 
 use crate::module::function_handle;
 use crate::stream::stream_of;
@@ -192,25 +192,8 @@ unsafe fn launch_with_partial(
             ExplicitArgs::Packed(packed)
         }
     };
-    if let Some(c) = crate::capture::intercept(&s, "a kernel launch")? {
-        // Captured: a kernel node with copies of the argument values, checked as a launch
-        // would be.
-        kernel.check_launch(&config)?;
-        let args = match explicit {
-            ExplicitArgs::Packed(p) => KernelArgs::packed(p.into()),
-            ExplicitArgs::Values(v) => {
-                KernelArgs::values(v.iter().map(|a| Box::from(*a)).collect())
-            }
-        };
-        let node = KernelNode {
-            kernel: kernel.clone(),
-            config,
-            args,
-            cooperative,
-            function: function as u64,
-            priority: 0,
-        };
-        return crate::capture::add(&c, &s, NodeOp::Kernel(node));
+    if captured(&s, function, kernel, &config, &explicit, cooperative)? {
+        return Ok(());
     }
     if cooperative {
         runtime().launch_cooperative(kernel, &config, explicit, Some(&s))?;
@@ -218,6 +201,36 @@ unsafe fn launch_with_partial(
         runtime().launch(kernel, &config, explicit, Some(&s))?;
     }
     Ok(())
+}
+
+/// A launch on a capturing stream becomes a kernel node with copies of the argument values,
+/// checked as a launch would be; returns whether it was captured (else it is to run).
+fn captured(
+    s: &Stream,
+    function: *const c_void,
+    kernel: &KernelRef,
+    config: &LaunchConfig,
+    explicit: &ExplicitArgs<'_>,
+    cooperative: bool,
+) -> Result<bool, Failure> {
+    let Some(c) = crate::capture::intercept(s, "a kernel launch")? else {
+        return Ok(false);
+    };
+    kernel.check_launch(config)?;
+    let args = match explicit {
+        ExplicitArgs::Packed(p) => KernelArgs::packed((*p).into()),
+        ExplicitArgs::Values(v) => KernelArgs::values(v.iter().map(|a| Box::from(*a)).collect()),
+    };
+    let node = KernelNode {
+        kernel: kernel.clone(),
+        config: *config,
+        args,
+        cooperative,
+        function: function as u64,
+        priority: 0,
+    };
+    crate::capture::add(&c, s, NodeOp::Kernel(node))?;
+    Ok(true)
 }
 
 /// The kernel behind a host function, on the device of `stream`.
@@ -853,5 +866,114 @@ pub unsafe extern "C" fn hipDrvLaunchKernelEx(
                 cooperative,
             )
         }
+    })
+}
+
+// ------------------------------------------------ HIP 5.2's legacy launch (hipConfigureCall)
+
+thread_local! {
+    /// The arguments `hipSetupArgument` placed for the next `hipLaunchByPtr`, packed as the
+    /// kernel's argument segment (offsets as the caller gave them).
+    static SETUP_ARGUMENTS: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Most bytes of explicit arguments a legacy launch may set up (the kernarg limit).
+const MAX_SETUP_BYTES: usize = 4096;
+
+/// `hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, hipStream_t
+/// stream)`: the configuration of the next `hipLaunchByPtr` on this thread (as `<<<>>>` pushes
+/// it); its arguments start empty.
+#[export]
+pub extern "C" fn hipConfigureCall(
+    grid: dim3,
+    block: dim3,
+    shared: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipConfigureCall", || {
+        CALL_CONFIGURATION
+            .try_with(|c| c.borrow_mut().push((grid, block, shared, stream)))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        SETUP_ARGUMENTS
+            .try_with(|a| a.borrow_mut().clear())
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
+    })
+}
+
+/// `hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset)`: `size` bytes of
+/// one argument at `offset` of the argument segment of the next `hipLaunchByPtr`.
+#[export]
+pub unsafe extern "C" fn hipSetupArgument(
+    arg: *const c_void,
+    size: usize,
+    offset: usize,
+) -> hipError_t {
+    call("hipSetupArgument", || {
+        if arg.is_null() {
+            return Err(Failure::null("arg"));
+        }
+        let end = offset
+            .checked_add(size)
+            .filter(|&e| e <= MAX_SETUP_BYTES)
+            .ok_or_else(|| {
+                Failure::new(
+                    hipErrorInvalidValue,
+                    format!(
+                        "argument of {size} bytes at offset {offset}: past {MAX_SETUP_BYTES} bytes"
+                    ),
+                )
+            })?;
+        // SAFETY: `size` readable bytes by the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(arg.cast::<u8>(), size) };
+        SETUP_ARGUMENTS
+            .try_with(|a| {
+                let mut a = a.borrow_mut();
+                if a.len() < end {
+                    a.resize(end, 0);
+                }
+                a[offset..end].copy_from_slice(bytes);
+            })
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
+    })
+}
+
+/// `hipError_t hipLaunchByPtr(const void* func)`: launches the kernel of host function `func`
+/// with the configuration of the last `hipConfigureCall` and the arguments set up since.
+#[export]
+pub unsafe extern "C" fn hipLaunchByPtr(function: *const c_void) -> hipError_t {
+    call("hipLaunchByPtr", || {
+        let (grid, block, shared, stream) = CALL_CONFIGURATION
+            .try_with(|c| c.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .ok_or_else(|| {
+                Failure::new(
+                    hipErrorMissingConfiguration,
+                    "no hipConfigureCall before it",
+                )
+            })?;
+        let packed = SETUP_ARGUMENTS
+            .try_with(|a| std::mem::take(&mut *a.borrow_mut()))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        let k = kernel_for(function, stream)?;
+        let s = stream_of(stream)?;
+        let dynamic_lds = u32::try_from(shared).map_err(|_| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("{shared} bytes of dynamic shared memory"),
+            )
+        })?;
+        let config = LaunchConfig {
+            grid: dims(grid),
+            block: dims(block),
+            dynamic_lds,
+            partial: [0; 3],
+        };
+        let explicit = ExplicitArgs::Packed(&packed);
+        if captured(&s, function, &k, &config, &explicit, false)? {
+            return Ok(());
+        }
+        runtime().launch(&k, &config, explicit, Some(&s))?;
+        Ok(())
     })
 }

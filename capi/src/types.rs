@@ -59,6 +59,8 @@ pub const hipErrorInvalidDevicePointer: hipError_t = 17;
 pub const hipErrorInvalidMemcpyDirection: hipError_t = 21;
 /// `hipErrorInvalidContext`.
 pub const hipErrorInvalidContext: hipError_t = 201;
+/// `hipErrorContextAlreadyInUse`.
+pub const hipErrorContextAlreadyInUse: hipError_t = 216;
 /// `hipErrorPeerAccessUnsupported`.
 pub const hipErrorPeerAccessUnsupported: hipError_t = 217;
 /// `hipErrorNotReady`.

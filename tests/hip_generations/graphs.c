@@ -106,8 +106,10 @@ int main(int argc, char** argv) {
   }
   CHECK(hipGraphDestroy(g) == hipSuccess, "the graph goes; the executable keeps the object");
   CHECK(destroyed == 0, "not destroyed yet");
-  CHECK(hipGraphLaunch_spt(exec, 0) == hipSuccess && hipStreamSynchronize(0) == hipSuccess,
-        "launched through the _spt spelling");
+  /* NULL in an _spt call is the thread's per-thread stream (hipStreamPerThread, 2). */
+  CHECK(hipGraphLaunch_spt(exec, 0) == hipSuccess &&
+            hipStreamSynchronize((hipStream_t)2) == hipSuccess,
+        "launched on the per-thread stream through the _spt spelling");
   CHECK(host_calls == 2, "host calls %d", host_calls);
   CHECK(hipGraphExecDestroy(exec) == hipSuccess && destroyed == 7,
         "the object is destroyed with the last executable (%d)", destroyed);
@@ -121,6 +123,11 @@ int main(int argc, char** argv) {
   int status = -1;
   CHECK(hipStreamIsCapturing_spt(s, &status) == hipSuccess && status == 1,
         "capturing, asked through the _spt spelling (%d)", status);
+  status = -1;
+  CHECK(hipStreamIsCapturing_spt(0, &status) == hipSuccess && status == 0,
+        "NULL through the _spt spelling is the per-thread stream, not the legacy null stream "
+        "(which would meet the capturing blocking stream) (%d)",
+        status);
   CHECK(hipLaunchHostFunc(s, count, &one) == hipSuccess, "captured host function");
   hipGraph_t got = 0;
   CHECK(hipStreamEndCapture(s, &got) == hipSuccess && got == g2, "the same graph comes back");

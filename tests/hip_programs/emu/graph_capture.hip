@@ -208,6 +208,38 @@ int main() {
     HIP_CHECK(hipGraphDestroy(done));
   }
 
+  // The legacy launch forms (hipConfigureCall, hipSetupArgument, hipLaunchByPtr) are captured
+  // like any launch: nothing runs until the graph does.
+  {
+    std::vector<float> before(N), after(N);
+    HIP_CHECK(hipMemcpy(before.data(), dx, N * 4, hipMemcpyDeviceToHost));
+    HIP_CHECK(hipStreamBeginCapture(s1, hipStreamCaptureModeGlobal));
+    float* px = dx;
+    float half = 0.5f;
+    int nn = N;
+    HIP_CHECK(hipConfigureCall(dim3(N / 64), dim3(64), 0, s1));
+    HIP_CHECK(hipSetupArgument(&px, 8, 0));
+    HIP_CHECK(hipSetupArgument(&half, 4, 8));
+    HIP_CHECK(hipSetupArgument(&nn, 4, 12));
+    HIP_CHECK(hipLaunchByPtr((const void*)scale));
+    hipGraph_t lg;
+    HIP_CHECK(hipStreamEndCapture(s1, &lg));
+    HIP_CHECK(hipMemcpy(after.data(), dx, N * 4, hipMemcpyDeviceToHost));
+    size_t cnt = 0;
+    HIP_CHECK(hipGraphGetNodes(lg, nullptr, &cnt));
+    report("hipLaunchByPtr during a capture: a kernel node, nothing runs", cnt == 1 && after == before);
+    hipGraphExec_t le;
+    HIP_CHECK(hipGraphInstantiate(&le, lg, nullptr, nullptr, 0));
+    HIP_CHECK(hipGraphLaunch(le, s1));
+    HIP_CHECK(hipStreamSynchronize(s1));
+    HIP_CHECK(hipMemcpy(after.data(), dx, N * 4, hipMemcpyDeviceToHost));
+    bool halved = true;
+    for (int i = 0; i < N; i++) halved &= after[i] == 0.5f * before[i];
+    report("... and the graph runs it", halved);
+    HIP_CHECK(hipGraphExecDestroy(le));
+    HIP_CHECK(hipGraphDestroy(lg));
+  }
+
   // Misuse.
   hipGraph_t bad = (hipGraph_t)1;
   report("capture on the null stream: hipErrorStreamCaptureUnsupported",
@@ -240,6 +272,17 @@ int main() {
          hipMalloc(&p, 64) == hipErrorStreamCaptureUnsupported);
   report("hipStreamEndCapture after it: hipErrorStreamCaptureInvalidated",
          hipStreamEndCapture(s1, &bad) == hipErrorStreamCaptureInvalidated);
+
+  {
+    void* managed = nullptr;
+    HIP_CHECK(hipMallocManaged(&managed, 4096, hipMemAttachGlobal));
+    HIP_CHECK(hipStreamBeginCapture(s1, hipStreamCaptureModeGlobal));
+    report("hipMemPrefetchAsync during a global capture: hipErrorStreamCaptureUnsupported",
+           hipMemPrefetchAsync(managed, 4096, 0, s1) == hipErrorStreamCaptureUnsupported);
+    report("hipStreamEndCapture after it: hipErrorStreamCaptureInvalidated",
+           hipStreamEndCapture(s1, &bad) == hipErrorStreamCaptureInvalidated);
+    HIP_CHECK(hipFree(managed));
+  }
 
   HIP_CHECK(hipStreamBeginCapture(s1, hipStreamCaptureModeGlobal));
   hipStreamCaptureMode mode = hipStreamCaptureModeRelaxed;
