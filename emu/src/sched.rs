@@ -87,9 +87,52 @@ pub struct Emulator {
     config: Config,
     program: Program,
     scratch: ScratchPool,
+    /// Waves kept from one dispatch for the next, with the kernel (descriptor address) that
+    /// last ran on them (see [`SPARE_WAVES`]).
+    spare: Mutex<Spare>,
     /// The timeout of dispatches that start from now on, in nanoseconds ([`NO_TIMEOUT`]:
     /// none).
     timeout_ns: AtomicU64,
+}
+
+/// Waves an emulator keeps between dispatches. A wave's register files are 33 KiB; making and
+/// zeroing them for every dispatch was the largest part of an empty kernel's cost (a graph of
+/// empty kernels is mostly that). A wave kept from a dispatch of the same kernel is set up as
+/// a wave reused within a dispatch is: the registers the kernel is granted are zeroed, the
+/// others hold what an earlier wave of that kernel left (on the hardware they are undefined).
+/// A wave that ran another kernel has all its registers zeroed, so no dispatch sees another
+/// kernel's values.
+const SPARE_WAVES: usize = 64;
+
+/// The waves an emulator keeps, and the kernel that last ran on them.
+#[derive(Debug, Default)]
+struct Spare {
+    kernel: u64,
+    waves: Vec<Wave>,
+}
+
+/// Waves for one thread's work-groups: its own (this dispatch's kernel ran on them, or the
+/// same kernel in an earlier dispatch) and others kept from another kernel, zeroed when used.
+struct Pool {
+    own: Vec<Wave>,
+    other: Vec<Wave>,
+}
+
+impl Pool {
+    /// A wave whose registers hold nothing of another kernel; `granted` VGPRs zeroed.
+    fn wave(&mut self, granted: usize) -> Wave {
+        let (mut w, granted) = match self.own.pop() {
+            Some(w) => (w, granted),
+            None => match self.other.pop() {
+                Some(w) => (w, usize::MAX),
+                None => return Wave::new(),
+            },
+        };
+        for r in w.v.iter_mut().take(granted) {
+            *r = [0; LANES];
+        }
+        w
+    }
 }
 
 /// [`Emulator::timeout_ns`] when dispatches may run forever.
@@ -225,6 +268,8 @@ struct Shared<'a> {
     services: &'a dyn Services,
     config: &'a Config,
     scratch: &'a ScratchPool,
+    /// The emulator's waves kept between dispatches.
+    spare: &'a Mutex<Spare>,
     /// Scratch bytes one work-group reserves (all its waves' private segments).
     group_scratch: u64,
     next: AtomicU64,
@@ -303,6 +348,7 @@ impl Emulator {
     pub fn new(config: Config) -> Emulator {
         Emulator {
             scratch: ScratchPool::new(config.scratch_budget),
+            spare: Mutex::new(Spare::default()),
             timeout_ns: AtomicU64::new(timeout_ns(config.timeout)),
             config,
             program: Program::new(),
@@ -374,6 +420,11 @@ impl Emulator {
     /// Forgets decoded code overlapping `[start, start + len)`; call it when code is unloaded.
     pub fn forget_code(&self, start: u64, len: u64) {
         self.program.forget(start, len);
+        // A kernel loaded later at a freed descriptor's address is another kernel.
+        let mut spare = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+        if spare.kernel >= start && spare.kernel - start < len {
+            spare.waves.clear();
+        }
     }
 
     /// Runs one dispatch to completion.
@@ -416,6 +467,7 @@ impl Emulator {
             services,
             config: &self.config,
             scratch: &self.scratch,
+            spare: &self.spare,
             group_scratch,
             next: AtomicU64::new(0),
             done: AtomicU64::new(0),
@@ -614,14 +666,43 @@ fn retire(sh: &Shared<'_>, g: &mut Group) {
     }
 }
 
-/// One host thread's loop.
+/// One host thread's loop, with the waves the emulator kept from earlier dispatches (the
+/// first thread takes them). The waves this kernel ran on are kept for later dispatches, up
+/// to [`SPARE_WAVES`], when it ends; kept waves of another kernel it did not use go.
 fn worker(sh: &Shared<'_>) -> Stats {
+    let kernel = sh.d.descriptor_address;
+    let kept = std::mem::take(&mut *sh.spare.lock().unwrap_or_else(|p| p.into_inner()));
+    let mut pool = if kept.kernel == kernel {
+        Pool {
+            own: kept.waves,
+            other: Vec::new(),
+        }
+    } else {
+        Pool {
+            own: Vec::new(),
+            other: kept.waves,
+        }
+    };
+    let stats = work(sh, &mut pool);
+    let mut spare = sh.spare.lock().unwrap_or_else(|p| p.into_inner());
+    if spare.kernel != kernel {
+        // Another thread kept waves of another dispatch meanwhile: the newer ones stay.
+        *spare = Spare {
+            kernel,
+            waves: Vec::new(),
+        };
+    }
+    let room = SPARE_WAVES.saturating_sub(spare.waves.len());
+    spare.waves.extend(pool.own.into_iter().take(room));
+    stats
+}
+
+fn work(sh: &Shared<'_>, pool: &mut Pool) -> Stats {
     let mut stats = Stats::default();
     let mut resident = Resident {
         sh,
         groups: Vec::new(),
     };
-    let mut pool: Vec<Wave> = Vec::new();
     let mut local = Code::default();
     let total = sh.layout.workgroup_count();
     let mut idle_rounds = 0u32;
@@ -661,7 +742,7 @@ fn worker(sh: &Shared<'_>) -> Stats {
                 // The reservation comes first, so a claimed work-group never waits for memory.
                 let n = sh.next.fetch_add(1, Ordering::SeqCst);
                 if n < total {
-                    groups.push(new_group(sh, n, &mut pool, &mut local));
+                    groups.push(new_group(sh, n, pool, &mut local));
                     stats.groups += 1;
                 } else {
                     sh.scratch.release(sh.group_scratch);
@@ -691,7 +772,7 @@ fn worker(sh: &Shared<'_>) -> Stats {
                 let mut g = groups.swap_remove(i);
                 retire(sh, &mut g);
                 stats.waves += g.waves.len() as u64;
-                pool.extend(g.waves.into_iter().map(|s| s.wave));
+                pool.own.extend(g.waves.into_iter().map(|s| s.wave));
                 sh.done.fetch_add(1, Ordering::SeqCst);
             } else {
                 i += 1;
@@ -714,7 +795,7 @@ fn worker(sh: &Shared<'_>) -> Stats {
 }
 
 /// Sets up work-group number `n`: its waves' registers per the layout, and its LDS.
-fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) -> Group {
+fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Pool, local: &mut Code) -> Group {
     let l = &sh.layout;
     let id = l.workgroup_id(n);
     let ext = workgroup_extent(sh.d, id);
@@ -723,13 +804,10 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
     let entry_block = local.at(sh, l.entry);
     let mut waves = Vec::with_capacity(nwaves as usize);
     for wi in 0..nwaves {
-        let mut w = pool.pop().unwrap_or_default();
+        // VGPRs start undefined on the hardware; the ones the kernel may use are zeroed so
+        // runs are deterministic (a pooled wave may hold an earlier group's values).
+        let mut w = pool.wave(l.kd.vgprs() as usize);
         w.s = [0; crate::wave::SREGS];
-        // VGPRs start undefined on the hardware; zero the ones the kernel may use so runs are
-        // deterministic (a pooled wave may hold an earlier group's values).
-        for r in w.v.iter_mut().take(l.kd.vgprs() as usize) {
-            *r = [0; LANES];
-        }
         for &(i, v) in &l.sgprs {
             w.s[i as usize] = match v {
                 SgprValue::Const(c) => c,
