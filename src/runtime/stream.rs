@@ -24,7 +24,7 @@ use crate::device::{Completion, Condition, DeviceError, HostWork, KeepAlive, Que
 /// How long a synchronisation waits before it reports a timeout instead of hanging.
 pub const SYNC_TIMEOUT: Duration = Duration::from_secs(3600);
 /// How long a refused submission waits for the stream's earlier work to finish failing.
-const REFUSAL_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const REFUSAL_WAIT: Duration = Duration::from_secs(10);
 
 /// Whether a stream synchronises with the null stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -364,14 +364,20 @@ fn watch(inner: Arc<Inner>) {
             continue;
         }
         let mut host_result = Ok(());
+        let mut opened = None;
         if let Some((work, gate)) = item.host.take() {
             // Everything before it completed (items complete in order): run it, then open the
-            // barrier packet that holds the queue.
+            // barrier packet that holds the queue. The gate lives until that barrier completed:
+            // the queue may not have reached the barrier yet, and a signal made meanwhile can
+            // take a destroyed signal's handle (ROCr's handles are addresses), which the
+            // barrier would then wait for instead.
             host_result = work();
             gate.store(0);
+            opened = Some(gate);
         }
         let stop = || inner.failure_status().is_some() || inner.shutdown.load(Ordering::Acquire);
         let (_, done) = signal::wait(&inner.agent, item.completion, Condition::Lt, 1, None, stop);
+        drop(opened);
         if done {
             let completion = match host_result {
                 Ok(()) => Completion::Done(DispatchReport {

@@ -32,10 +32,10 @@ use super::{
     MAX_DEPTH,
 };
 use crate::device::aql::{self, Header};
-use crate::device::{Completion, DeviceError, ExplicitArgs, KeepAlive, SignalHandle};
+use crate::device::{Completion, Condition, DeviceError, ExplicitArgs, KeepAlive, SignalHandle};
 use crate::runtime::device::DeviceContext;
 use crate::runtime::launch::{self, KernargSegment};
-use crate::runtime::stream::{Batch, Event, Stream, StreamKind};
+use crate::runtime::stream::{Batch, Event, Stream, StreamKind, REFUSAL_WAIT};
 use crate::runtime::{Runtime, RuntimeError, RuntimeResult};
 
 /// Lanes a launch spreads independent branches over, the launching stream included.
@@ -541,6 +541,7 @@ impl GraphExec {
             recorder: &recorder,
             keep: &keep,
             stream_id: stream.id(),
+            submitted: std::cell::RefCell::new(Vec::new()),
         };
         if let Some(f) = &fork {
             submit.barrier(&mut batches[0], &[], Some(f), false)?;
@@ -652,9 +653,31 @@ struct Submitter<'a> {
     recorder: &'a Weak<DeviceContext>,
     keep: &'a Arc<LaunchKeep>,
     stream_id: u64,
+    /// Completion signals of the packets submitted so far.
+    submitted: std::cell::RefCell<Vec<SignalHandle>>,
 }
 
 impl Submitter<'_> {
+    /// Notes that the packet just submitted completes `signal`.
+    fn submitted(&self, signal: Option<&SignalHandle>) {
+        if let Some(s) = signal {
+            self.submitted.borrow_mut().push(s.clone());
+        }
+    }
+
+    /// The error for a packet a lane's queue refused. A queue refuses once the device failed,
+    /// and the failure may come from a packet of this launch on another lane, reported a
+    /// moment later: the packets submitted so far end first (done or failed, the failure
+    /// recorded), so the launch reports the failure rather than the refusal.
+    fn refused(&self, b: &Batch<'_>, what: &str, error: DeviceError) -> RuntimeError {
+        let deadline = Instant::now() + REFUSAL_WAIT;
+        for s in self.submitted.borrow().iter() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            s.signal.wait(Condition::Lt, 1, Some(left));
+        }
+        b.refused(what, error)
+    }
+
     /// What a packet keeps alive: its completion signal, and the launch's resources when it
     /// is the last of its lane.
     fn keep_alive(&self, signal: Option<&SignalHandle>, holds: bool) -> KeepAlive {
@@ -720,7 +743,10 @@ impl Submitter<'_> {
                     keep,
                     self.on_complete(),
                 )
-                .map_err(|e| b.refused("submitting a graph barrier", e))?;
+                .map_err(|e| self.refused(b, "submitting a graph barrier", e))?;
+            if last {
+                self.submitted(signal);
+            }
         }
         Ok(())
     }
@@ -764,7 +790,9 @@ impl Submitter<'_> {
                 self.keep_alive(signal, holds),
                 on_complete,
             )
-            .map_err(|e| b.refused("submitting a graph's kernel", e))
+            .map_err(|e| self.refused(b, "submitting a graph's kernel", e))?;
+        self.submitted(signal);
+        Ok(())
     }
 
     fn host_work(
@@ -782,7 +810,9 @@ impl Submitter<'_> {
                 self.keep_alive(signal, holds),
                 self.on_complete(),
             )
-            .map_err(|e| b.refused(what, e))
+            .map_err(|e| self.refused(b, what, e))?;
+        self.submitted(signal);
+        Ok(())
     }
 
     fn copy(
