@@ -411,10 +411,10 @@ fn process(s: Arc<Shared>) {
             .load(Ordering::Acquire)
             .then(crate::device::timestamp_ns);
         let mut pending = s.pending.lock()[s.slot(index)].take();
+        // Moved out, not copied: nothing else reads it, and this runs for every packet.
         let label = pending
-            .as_ref()
-            .map_or("packet", |p| p.label.as_str())
-            .to_owned();
+            .as_mut()
+            .map_or_else(|| "packet".to_owned(), |p| std::mem::take(&mut p.label));
         let (completion, signal) = match header.packet_type() {
             PacketType::KernelDispatch => {
                 // SAFETY: the slot holds a published 64-byte packet; DispatchPacket is plain
