@@ -821,20 +821,25 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Pool, local: &mut Code) -> Grou
         } else {
             (1u32 << live) - 1
         };
-        for lane in 0..LANES {
-            let f = first + lane as u32;
-            let (x, y, z) = (
-                f % ext[0],
-                f / ext[0] % ext[1].max(1),
-                f / (ext[0] * ext[1]).max(1),
-            );
-            if (lane as u32) < live {
-                w.v[0][lane] = x;
-                if l.id_vgprs >= 2 {
-                    w.v[1][lane] = y;
-                }
-                if l.id_vgprs >= 3 {
-                    w.v[2][lane] = z;
+        // The first lane's work-item id, then the next lane's by counting on: three divisions
+        // per lane were most of setting up a small work-group.
+        let (ex, ey) = (ext[0].max(1), ext[1].max(1));
+        let (mut x, mut y, mut z) = (first % ex, first / ex % ey, first / (ex * ey));
+        for lane in 0..live as usize {
+            w.v[0][lane] = x;
+            if l.id_vgprs >= 2 {
+                w.v[1][lane] = y;
+            }
+            if l.id_vgprs >= 3 {
+                w.v[2][lane] = z;
+            }
+            x += 1;
+            if x == ex {
+                x = 0;
+                y += 1;
+                if y == ey {
+                    y = 0;
+                    z += 1;
                 }
             }
         }
