@@ -215,7 +215,9 @@ impl Signal {
         let deadline = timeout.and_then(|t| start.checked_add(t));
         // Most waits are short (a small kernel's completion, the next packet): spin briefly
         // first, since sleeping on the condition variable costs each side a wake-up of several
-        // microseconds, which dominates a launch's latency.
+        // microseconds, which dominates a launch's latency. The spin yields: when the thread
+        // that will complete the signal shares this core (a busy host), spinning would only
+        // hold it off (measured: a 100-kernel graph took 175 us instead of 92 on one core).
         let spin = SPIN.min(timeout.unwrap_or(SPIN));
         loop {
             let value = self.load();
@@ -225,7 +227,7 @@ impl Signal {
             if start.elapsed() >= spin {
                 break;
             }
-            std::hint::spin_loop();
+            std::thread::yield_now();
         }
         let mut guard = self.lock.lock();
         loop {
