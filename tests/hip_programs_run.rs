@@ -271,3 +271,10 @@ fn runtime_compilation_with_hiprtc() {
 fn cooperative_grid_sync() {
     check("cooperative");
 }
+
+/// hipDeviceSynchronize waits for non-blocking streams, and hipMemcpyAsync to or from
+/// pageable host memory is done when it returns (200 rounds of each).
+#[test]
+fn synchronisation_synchronises() {
+    check("sync");
+}

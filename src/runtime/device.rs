@@ -23,6 +23,8 @@ pub struct DeviceContext {
     device: Arc<dyn Device>,
     /// Created at first use; replaced by [`reset`](Self::reset) (a failed queue stays failed).
     null_stream: Mutex<Option<Stream>>,
+    /// Every stream the program created (blocking and non-blocking), while it lives: what
+    /// `hipDeviceSynchronize` waits for, besides the null stream.
     streams: Mutex<Vec<Weak<super::stream::StreamInner>>>,
     sticky: Mutex<Option<Arc<ExecutionError>>>,
     tools: Arc<Tools>,
@@ -129,16 +131,14 @@ impl DeviceContext {
         priority: i32,
     ) -> RuntimeResult<Stream> {
         let stream = Stream::new(self, kind, priority)?;
-        if kind == StreamKind::Blocking {
-            let mut streams = self.streams.lock();
-            streams.retain(|w| w.strong_count() > 0);
-            streams.push(Arc::downgrade(&stream.0));
-        }
+        let mut streams = self.streams.lock();
+        streams.retain(|w| w.strong_count() > 0);
+        streams.push(Arc::downgrade(&stream.0));
         Ok(stream)
     }
 
-    /// The live blocking streams (what null-stream work waits for).
-    pub(crate) fn blocking_streams(&self) -> Vec<Stream> {
+    /// The live streams the program created, blocking and non-blocking.
+    fn created_streams(&self) -> Vec<Stream> {
         self.streams
             .lock()
             .iter()
@@ -147,8 +147,16 @@ impl DeviceContext {
             .collect()
     }
 
+    /// The live blocking streams (what null-stream work waits for).
+    pub(crate) fn blocking_streams(&self) -> Vec<Stream> {
+        let mut streams = self.created_streams();
+        streams.retain(|s| s.kind() == StreamKind::Blocking);
+        streams
+    }
+
     /// Waits for all work on the device: the null stream and every blocking and non-blocking
-    /// stream created by the runtime that is still alive (`hipDeviceSynchronize`).
+    /// stream created by the runtime that is still alive (`hipDeviceSynchronize`; non-blocking
+    /// streams skip the null stream's ordering, not the device's synchronisation).
     ///
     /// # Errors
     /// A timeout, or the device's sticky error.
@@ -159,7 +167,7 @@ impl DeviceContext {
                 other => Err(other),
             })?;
         }
-        for s in self.blocking_streams() {
+        for s in self.created_streams() {
             s.synchronize().or_else(|e| match e {
                 RuntimeError::KernelFailed { .. } => Ok(()),
                 other => Err(other),

@@ -245,6 +245,7 @@ impl Runtime {
         let (dst_extent, src_extent) = (extent(dst, dst_pitch)?, extent(src, src_pitch)?);
         self.check_side(dst, dst_extent, true)?;
         self.check_side(src, src_extent, false)?;
+        let wait = wait || self.is_pageable(dst) || self.is_pageable(src);
         let ctx = stream.context()?;
         let device = ctx.device().clone();
         stream.host_work(
@@ -262,6 +263,14 @@ impl Runtime {
             stream.synchronize()?;
         }
         Ok(())
+    }
+
+    /// Whether `address` is the caller's pageable host memory (no device knows it). A copy to
+    /// or from such memory is synchronous even when queued on a stream, as in HIP: the caller
+    /// may read the destination or reuse the source as soon as the call returns (clr stages
+    /// pageable copies and waits for them).
+    fn is_pageable(&self, address: u64) -> bool {
+        self.pointer_info(address).is_none()
     }
 
     /// Checks one side of a copy or fill against whichever device holds it.
@@ -291,7 +300,8 @@ impl Runtime {
     }
 
     /// Copies `len` bytes from `src` to `dst` in `stream`'s order; `wait` makes it synchronous
-    /// (`hipMemcpy`), otherwise it is queued (`hipMemcpyAsync`).
+    /// (`hipMemcpy`), otherwise it is queued (`hipMemcpyAsync`), except that a copy to or from
+    /// pageable host memory (in no device's table) always returns once it is done.
     ///
     /// # Errors
     /// A device-side range outside its allocation (or freed), a stream error, or, with `wait`,
@@ -313,6 +323,7 @@ impl Runtime {
         }
         self.check_side(dst, len, true)?;
         self.check_side(src, len, false)?;
+        let wait = wait || self.is_pageable(dst) || self.is_pageable(src);
         let ctx = stream.context()?;
         let device = ctx.device().clone();
         stream.host_work(
