@@ -278,3 +278,10 @@ fn cooperative_grid_sync() {
 fn synchronisation_synchronises() {
     check("sync");
 }
+
+/// Threads launch faulting kernels and check their own stream's and event's result while
+/// another thread resets the device: every accepted launch's failure is reported.
+#[test]
+fn a_failed_launch_is_reported_by_its_stream_and_event_across_resets() {
+    check("lost_failures");
+}
