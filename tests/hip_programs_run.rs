@@ -285,3 +285,18 @@ fn synchronisation_synchronises() {
 fn a_failed_launch_is_reported_by_its_stream_and_event_across_resets() {
     check("lost_failures");
 }
+
+/// A kernel of one module keeps storing into another module's global while the host unloads
+/// that module: no crash; the stores land before the unload or fault (hipErrorIllegalAddress).
+/// Also with every lane's access checked, where the race is between the check and the store.
+#[test]
+fn unloading_a_module_whose_global_a_running_kernel_stores_to() {
+    check("unload_race");
+    let Some(dir) = programs() else { return };
+    let every = [("ROCLOAD_MEMCHECK", "every-access".to_owned())];
+    let (ok, stdout, stderr) = run(&dir.join("unload_race.O2"), &every);
+    assert!(
+        ok && stdout.contains("PASS") && !stdout.contains("FAIL"),
+        "unload_race.O2 with every access checked: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}

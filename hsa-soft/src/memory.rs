@@ -16,12 +16,14 @@
 //!   host address, as with a large-BAR GPU).
 //!
 //! Everything the library hands out is host memory of this process: what differs from a GPU is
-//! who may touch it, and that is what the allocation tables enforce.
+//! who may touch it, and that is what the allocation tables enforce. It is owned by the software
+//! agents' memory (system pools by the first GPU agent's, device pools by their agent's), so a
+//! free goes back to the host only after every dispatch running at the free has ended, as
+//! through librocload.so; `hsa_amd_memory_unlock` returns once no running dispatch can still
+//! touch the range, and copies and fills hold off frees from their check to their last byte.
 
-use std::alloc::Layout;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use hsa_sys::*;
@@ -111,24 +113,12 @@ fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
     Ok((agent, kind))
 }
 
-/// Host memory the library owns (system pools).
+/// A block of a system pool (its memory is the first GPU agent's: [`system_owner`]).
 struct SystemBlock {
-    ptr: NonNull<u8>,
-    layout: Layout,
     size: u64,
     kind: PoolKind,
     /// GPU agents allowed to access it.
     access: Vec<usize>,
-}
-
-// SAFETY: the block is plain heap memory owned by this value, freed only in Drop.
-unsafe impl Send for SystemBlock {}
-
-impl Drop for SystemBlock {
-    fn drop(&mut self) {
-        // SAFETY: allocated with this layout in `allocate_system`, freed once here.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
-    }
 }
 
 struct DeviceBlock {
@@ -214,6 +204,18 @@ impl Memory {
     }
 }
 
+/// The software agent whose memory holds the system pools' blocks (the first GPU agent; all
+/// of them share one dispatch tracker, so its frees wait for every agent's dispatches).
+fn system_owner(rt: &Runtime) -> Status<&rocload::backend::SoftAgent> {
+    rt.agents
+        .iter()
+        .find_map(|a| a.gpu().map(|(soft, _)| soft))
+        .ok_or_else(|| {
+            tracing::debug!("no software GPU agent owns system memory");
+            HSA_STATUS_ERROR_OUT_OF_RESOURCES
+        })
+}
+
 fn gpu_table(rt: &Runtime, index: usize) -> Option<&rocload::device::AllocationTable> {
     rt.agents
         .get(index)?
@@ -233,17 +235,12 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
         .map(|s| s & !(GRANULE - 1))
         .ok_or(HSA_STATUS_ERROR_INVALID_ALLOCATION)?;
     if kind.system() {
-        let layout = Layout::from_size_align(rounded, GRANULE)
-            .map_err(|_| HSA_STATUS_ERROR_INVALID_ALLOCATION)?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
-            .ok_or(HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
-        let base = ptr.as_ptr() as u64;
+        let base = system_owner(rt)?
+            .allocate_system(rounded as u64, GRANULE)
+            .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
         rt.memory.inner.lock().system.insert(
             base,
             SystemBlock {
-                ptr,
-                layout,
                 size: rounded as u64,
                 kind,
                 access: Vec::new(),
@@ -255,7 +252,7 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
             ?kind,
             "system memory allocated"
         );
-        return Ok(ptr.as_ptr().cast());
+        return Ok(base as *mut c_void);
     }
     let (soft, _) = rt.agents[agent]
         .gpu()
@@ -278,13 +275,15 @@ fn free(rt: &Runtime, ptr: u64) -> Status {
     let mut inner = rt.memory.inner.lock();
     if let Some(block) = inner.system.remove(&ptr) {
         drop(inner);
+        // Out of every table first: the release then waits for the dispatches running now.
         for &a in &block.access {
             if let Some(t) = gpu_table(rt, a) {
                 t.remove(ptr, true);
             }
         }
-        drop(block);
-        return Ok(());
+        return system_owner(rt)?
+            .free_system(ptr)
+            .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT);
     }
     if let Some(block) = inner.device.remove(&ptr) {
         drop(inner);
@@ -412,6 +411,8 @@ unsafe fn checked_copy(rt: &Runtime, dst: u64, src: u64, size: u64, require_know
     if size == 0 {
         return Ok(());
     }
+    // From the check to the last byte, a concurrent free cannot give the memory back.
+    let _active = system_owner(rt)?.epochs().begin();
     let d = rt.memory.place(rt, dst, size)?;
     let s = rt.memory.place(rt, src, size)?;
     if require_known && (d == Place::Unknown || s == Place::Unknown) {
@@ -707,6 +708,9 @@ hsa_api! {
                             t.remove(base, false);
                         }
                     }
+                    drop(inner);
+                    // The caller may unmap the range once this returns.
+                    system_owner(&rt)?.wait_for_running_dispatches();
                 }
             }
             Ok(())
@@ -725,6 +729,7 @@ hsa_api! {
             if bytes == 0 {
                 return Ok(());
             }
+            let _active = system_owner(&rt)?.epochs().begin();
             if rt.memory.place(&rt, base, bytes as u64)? != Place::Known {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }

@@ -1,6 +1,8 @@
 //! The device layer: what running kernels needs from an agent, in one shape for every backend.
 //!
 //! - [`aql`]: dispatch and barrier packets, built once by the runtime for every backend;
+//! - [`epoch`]: when freed memory may go back to the host (after the dispatches that could
+//!   touch it);
 //! - [`kernarg`]: kernel argument segments laid out from the kernel's metadata;
 //! - [`memory`]: the allocation table (interior pointers, the memory checker's truth);
 //! - [`signal`]: software signals with bounded waits;
@@ -13,6 +15,7 @@
 //! knows HIP's API. Not for loading code (the loader) or choosing agents (the backends).
 
 pub mod aql;
+pub mod epoch;
 pub mod kernarg;
 pub mod memory;
 pub mod properties;
@@ -223,7 +226,9 @@ pub trait Device: Agent {
     /// [`DeviceError::OutOfMemory`].
     fn allocate(&self, size: u64, kind: MemoryKind) -> Result<Allocation, DeviceError>;
 
-    /// Frees the allocation starting at `base`.
+    /// Frees the allocation starting at `base`: kernels cannot reach it once this returns;
+    /// where kernels run in the process, its bytes go back to the host only after the
+    /// dispatches running at the free have ended ([`epoch`]).
     ///
     /// # Errors
     /// [`DeviceError::InvalidAddress`] for anything but the start of a live allocation made by
@@ -236,7 +241,8 @@ pub trait Device: Agent {
     /// [`DeviceError::InvalidAddress`] when it overlaps memory already known.
     fn register_host(&self, base: u64, size: u64) -> Result<Allocation, DeviceError>;
 
-    /// Forgets host memory recorded by [`register_host`](Self::register_host).
+    /// Forgets host memory recorded by [`register_host`](Self::register_host); returns only
+    /// once no running dispatch can still touch it (the caller may unmap it then).
     ///
     /// # Errors
     /// [`DeviceError::InvalidAddress`].

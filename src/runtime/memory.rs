@@ -115,17 +115,19 @@ impl Runtime {
                 ctx.synchronize_ignoring_errors()?;
             }
         }
-        let mut result = Ok(());
-        for ctx in self.contexts() {
-            if ctx.index() == info.device {
-                if let Err(e) = ctx.device().free(address) {
-                    result = Err(ctx.error("freeing", e));
-                }
-            } else if shared {
+        // The other devices' tables forget shared memory before its owner frees it: the
+        // owner's release waits for the dispatches running at its free, so no device may
+        // still let a new one reach it after that.
+        if shared {
+            for ctx in self.contexts().filter(|c| c.index() != info.device) {
                 ctx.device().allocations().remove(address, true);
             }
         }
-        result
+        let ctx = self.device(info.device as i64)?;
+        ctx.device()
+            .free(address)
+            .map(|_| ())
+            .map_err(|e| ctx.error("freeing", e))
     }
 
     /// Records the caller's host memory with every device, so kernels may use it

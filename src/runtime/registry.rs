@@ -749,11 +749,19 @@ impl Runtime {
             })
     }
 
-    /// Unloads a module: the runtime forgets it; its code lives on while handles use it.
+    /// Unloads a module: the runtime forgets it, after its device is idle (as `hipFree` waits:
+    /// kernels of other modules may use its variables); its code lives on while handles use
+    /// it, and its memory goes back to the host only after the dispatches running when it is
+    /// freed have ended.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidHandle`] for an unknown or already unloaded module.
+    /// [`RuntimeError::InvalidHandle`] for an unknown or already unloaded module; a timeout
+    /// waiting for the device.
     pub fn unload_module(&self, id: u64) -> RuntimeResult<()> {
+        let module = self.module(id)?;
+        if let Ok(ctx) = self.device(module.device() as i64) {
+            ctx.synchronize_ignoring_errors()?;
+        }
         self.modules
             .remove(&id)
             .map(|_| ())

@@ -502,6 +502,8 @@ fn dispatch(
         hostcall: &s.state.hostcall,
     };
     let start = Instant::now();
+    // What the kernel may touch stays allocated until it ends, whatever is freed meanwhile.
+    let _active = s.state.memory.epochs().begin();
     match executor.run(&job) {
         Ok(mut report) => {
             report.duration = start.elapsed();
