@@ -300,3 +300,10 @@ fn unloading_a_module_whose_global_a_running_kernel_stores_to() {
         "unload_race.O2 with every access checked: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
 }
+
+/// Unmapped, PROT_NONE, read-only and wrapping host ranges, fills and copies of memory no
+/// device knows, symbol offsets: HIP errors at the call, never a crash of the host.
+#[test]
+fn calls_check_their_pointers_before_touching_memory() {
+    check("bad_pointers");
+}

@@ -122,6 +122,8 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         | RuntimeError::PitchTooSmall { .. }
         | RuntimeError::ExtentOverflow { .. }
         | RuntimeError::AddressWraps { .. }
+        | RuntimeError::HostMemory { .. }
+        | RuntimeError::NotDeviceMemory { .. }
         | RuntimeError::StreamDeviceGone { .. }
         | RuntimeError::EventWithoutTiming
         | RuntimeError::EventNotRecorded

@@ -987,6 +987,19 @@ fn runtime_errors_map_to_hip_codes() {
             size: 2,
         },
         RuntimeError::StreamDeviceGone { stream: 1 },
+        RuntimeError::HostMemory {
+            what: "copy source",
+            error: rocload_lib::device::host_memory::HostRangeError::Unmapped {
+                address: 0x1000,
+                len: 8,
+                at: 0x1000,
+            },
+        },
+        RuntimeError::NotDeviceMemory {
+            what: "fill destination",
+            address: 0x1000,
+            detail: None,
+        },
         RuntimeError::EventWithoutTiming,
         RuntimeError::EventNotRecorded,
         RuntimeError::from(KernargError::Count {
@@ -1049,5 +1062,123 @@ fn elapsed_time_of_an_unrecorded_or_untimed_event_is_an_invalid_handle() {
         for e in [a, b, untimed] {
             assert_eq!(hipEventDestroy(e), hipSuccess);
         }
+    }
+}
+
+/// Pointers and ranges are checked at the call, before anything is read or written or queued:
+/// fills of memory no device knows (NULL for the 2D form, which the queue thread once wrote),
+/// copies whose kind says a side is the device's when it is not, host sides that are not
+/// mapped, registrations of unmapped, PROT_NONE or wrapping ranges. Each is
+/// hipErrorInvalidValue (or the registration's own codes), and the device stays usable.
+#[test]
+fn pointers_and_ranges_are_checked_before_anything_is_touched() {
+    unsafe {
+        let inv = hip("hipErrorInvalidValue");
+        let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
+        let map = |prot| {
+            let p = libc::mmap(
+                null_mut(),
+                2 * page,
+                prot,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            p.cast::<u8>()
+        };
+        let none = map(libc::PROT_NONE);
+        let ro = map(libc::PROT_READ);
+        let rw = map(libc::PROT_READ | libc::PROT_WRITE);
+        // `rw`'s second page is unmapped; `gone` is unmapped altogether.
+        assert_eq!(libc::munmap(rw.add(page).cast(), page), 0);
+        let gone = map(libc::PROT_READ | libc::PROT_WRITE);
+        assert_eq!(libc::munmap(gone.cast(), 2 * page), 0);
+        let bogus = gone.cast::<c_void>();
+        let mut dev: *mut c_void = null_mut();
+        assert_eq!(hipMalloc(&mut dev, 256), hipSuccess);
+        let mut host = [0u8; 256];
+        let h = host.as_mut_ptr().cast::<c_void>();
+
+        // Fills.
+        assert_eq!(hipMemset(bogus, 0, 64), inv);
+        assert!(
+            last_message().contains("not memory of any device"),
+            "{}",
+            last_message()
+        );
+        assert_eq!(hipMemset(h, 0, 64), inv, "pageable host memory");
+        assert_eq!(hipMemsetAsync(bogus, 0, 64, null_mut()), inv);
+        assert_eq!(hipMemsetD32(bogus, 0, 16), inv);
+        assert_eq!(hipMemsetD16Async(bogus, 0, 16, null_mut()), inv);
+        assert_eq!(hipMemset(dev.cast::<u8>().add(128).cast(), 0, 200), inv);
+        assert_eq!(hipMemset2D(null_mut(), 64, 0, 64, 2), inv);
+        assert_eq!(hipMemset2DAsync(bogus, 64, 0, 64, 2, null_mut()), inv);
+        assert_eq!(hipMemset2D(dev, 64, 0, 64, 5), inv, "past the allocation");
+        assert_eq!(hipMemset(null_mut(), 0, 0), hipSuccess);
+
+        // Copies: kinds and host sides.
+        let (h2d, d2h, d2d, default) = (1, 2, 3, 4);
+        assert_eq!(hipMemcpy(bogus, h, 64, h2d), inv);
+        assert_eq!(hipMemcpy(h, bogus, 64, d2h), inv);
+        assert_eq!(hipMemcpy(dev, h, 64, d2d), inv);
+        assert_eq!(hipMemcpyAsync(h, bogus, 64, d2h, null_mut()), inv);
+        assert_eq!(hipMemcpyHtoD(h, h, 64), inv);
+        assert_eq!(hipMemcpyDtoHAsync(h, bogus, 64, null_mut()), inv);
+        assert_eq!(hipMemcpy2D(dev, 64, bogus, 64, 64, 2, d2d), inv);
+        assert_eq!(hipMemcpy(dev, bogus, 64, h2d), inv, "unmapped source");
+        assert_eq!(
+            hipMemcpy(dev, none.cast(), 64, default),
+            inv,
+            "PROT_NONE source"
+        );
+        assert_eq!(
+            hipMemcpy(ro.cast(), dev, 64, d2h),
+            inv,
+            "read-only destination"
+        );
+        assert_eq!(
+            hipMemcpy(dev, rw.add(page - 32).cast(), 64, h2d),
+            inv,
+            "a source running into unmapped memory"
+        );
+        assert!(
+            last_message().contains("nothing is mapped"),
+            "{}",
+            last_message()
+        );
+
+        // Registration.
+        assert_eq!(hipHostRegister(none.cast(), page, 0), inv);
+        assert_eq!(hipHostRegister(bogus, page, 0), inv);
+        assert_eq!(hipHostRegister(rw.cast(), 2 * page, 0), inv);
+        assert_eq!(hipHostRegister(rw.cast(), usize::MAX, 0), inv);
+        assert_eq!(
+            hipHostRegister(ro.cast(), page, 0),
+            inv,
+            "read-only, for writing"
+        );
+        assert_eq!(hipHostRegister(rw.cast(), page, 0), hipSuccess);
+        assert_eq!(
+            hipHostRegister(rw.cast(), page, 0),
+            hipErrorHostMemoryAlreadyRegistered
+        );
+        assert_eq!(hipHostUnregister(null_mut()), inv);
+        assert_eq!(hipHostUnregister(rw.cast()), hipSuccess);
+        assert_eq!(
+            hipHostUnregister(rw.cast()),
+            hipErrorHostMemoryNotRegistered
+        );
+
+        // Nothing reached the device; valid calls work.
+        assert_eq!(hipDeviceSynchronize(), hipSuccess);
+        assert_eq!(hipMemset(dev, 0x3c, 256), hipSuccess);
+        assert_eq!(hipMemcpy(h, dev, 256, d2h), hipSuccess);
+        assert!(host.iter().all(|&b| b == 0x3c));
+        assert_eq!(hipFree(dev), hipSuccess);
+        for p in [none, ro] {
+            libc::munmap(p.cast(), 2 * page);
+        }
+        libc::munmap(rw.cast(), page);
     }
 }

@@ -21,6 +21,8 @@
 //! free goes back to the host only after every dispatch running at the free has ended, as
 //! through librocload.so; `hsa_amd_memory_unlock` returns once no running dispatch can still
 //! touch the range, and copies and fills hold off frees from their check to their last byte.
+//! The caller's host memory is checked before it is used: a copy's side must be mapped for the
+//! copy, and locked memory mapped (writable for kernels only if the host may write it).
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -28,7 +30,7 @@ use std::sync::Arc;
 
 use hsa_sys::*;
 use parking_lot::Mutex;
-use rocload::device::HostFacts;
+use rocload::device::{host_memory, HostFacts};
 use rocload::device::{Condition, Device, MemoryKind};
 
 use crate::agents::{agent_index, AgentEntry};
@@ -131,6 +133,8 @@ struct LockEntry {
     size: u64,
     refs: u32,
     agents: Vec<usize>,
+    /// Whether the host may write it (a read-only mapping is locked read-only).
+    writable: bool,
 }
 
 #[derive(Default)]
@@ -214,6 +218,15 @@ fn system_owner(rt: &Runtime) -> Status<&rocload::backend::SoftAgent> {
             tracing::debug!("no software GPU agent owns system memory");
             HSA_STATUS_ERROR_OUT_OF_RESOURCES
         })
+}
+
+impl Memory {
+    /// Whether `address` lies in locked memory the host may not write.
+    fn read_only_lock(&self, address: u64) -> bool {
+        self.inner.lock().locks.iter().any(|(&base, l)| {
+            !l.writable && address >= base && address < base.saturating_add(l.size)
+        })
+    }
 }
 
 fn gpu_table(rt: &Runtime, index: usize) -> Option<&rocload::device::AllocationTable> {
@@ -415,6 +428,13 @@ unsafe fn checked_copy(rt: &Runtime, dst: u64, src: u64, size: u64, require_know
     let _active = system_owner(rt)?.epochs().begin();
     let d = rt.memory.place(rt, dst, size)?;
     let s = rt.memory.place(rt, src, size)?;
+    if rt.memory.read_only_lock(dst) {
+        tracing::debug!(
+            dst = format_args!("{dst:#x}"),
+            "copy into a read-only mapping"
+        );
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
     if require_known && (d == Place::Unknown || s == Place::Unknown) {
         tracing::debug!(
             dst = format_args!("{dst:#x}"),
@@ -422,6 +442,15 @@ unsafe fn checked_copy(rt: &Runtime, dst: u64, src: u64, size: u64, require_know
             "async copy of memory that is neither pool memory nor locked"
         );
         return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
+    // The caller's host memory must be mapped for the copy (an error, not a crash).
+    for (address, place, write) in [(dst, d, true), (src, s, false)] {
+        if place == Place::Unknown {
+            host_memory::check_mapped(address, size, write).map_err(|e| {
+                tracing::debug!(error = %e, "copy of host memory that is not mapped for it");
+                HSA_STATUS_ERROR_INVALID_ARGUMENT
+            })?;
+        }
     }
     let n = usize::try_from(size).map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
     // SAFETY: known ranges lie inside live allocations (checked); unknown ones are the
@@ -671,6 +700,22 @@ hsa_api! {
                 agents_from(&rt, agents, num_agent as usize)?
             };
             let base = host_ptr as u64;
+            // Locked memory is what kernels will touch: all of it must be mapped; kernels may
+            // write it only if the host may (a GPU maps a read-only page read-only).
+            let writable = match host_memory::check_mapped_exact(base, size as u64, true) {
+                Ok(()) => true,
+                Err(host_memory::HostRangeError::Protection { needed: "writable", .. }) => {
+                    host_memory::check_mapped_exact(base, size as u64, false).map_err(|e| {
+                        tracing::debug!(error = %e, "lock of host memory that is not mapped");
+                        HSA_STATUS_ERROR_INVALID_ARGUMENT
+                    })?;
+                    false
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "lock of host memory that is not mapped");
+                    return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+                }
+            };
             let mut inner = rt.memory.inner.lock();
             if let Some(lock) = inner.locks.get_mut(&base) {
                 if lock.size != size as u64 {
@@ -681,12 +726,12 @@ hsa_api! {
                 let mut granted = Vec::new();
                 for &a in &list {
                     if let Some(t) = gpu_table(&rt, a) {
-                        t.insert(base, size as u64, MemoryKind::RegisteredHost, true)
+                        t.insert(base, size as u64, MemoryKind::RegisteredHost, writable)
                             .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
                         granted.push(a);
                     }
                 }
-                inner.locks.insert(base, LockEntry { size: size as u64, refs: 1, agents: granted });
+                inner.locks.insert(base, LockEntry { size: size as u64, refs: 1, agents: granted, writable });
             }
             // SAFETY: non-NULL out-pointer.
             unsafe { put(agent_ptr.cast(), host_ptr) }
@@ -730,7 +775,7 @@ hsa_api! {
                 return Ok(());
             }
             let _active = system_owner(&rt)?.epochs().begin();
-            if rt.memory.place(&rt, base, bytes as u64)? != Place::Known {
+            if rt.memory.place(&rt, base, bytes as u64)? != Place::Known || rt.memory.read_only_lock(base) {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
             // SAFETY: `count` aligned words inside one known allocation (checked).

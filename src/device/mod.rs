@@ -3,6 +3,8 @@
 //! - [`aql`]: dispatch and barrier packets, built once by the runtime for every backend;
 //! - [`epoch`]: when freed memory may go back to the host (after the dispatches that could
 //!   touch it);
+//! - [`host_memory`]: whether a range of the caller's host memory is mapped with the protection
+//!   an access needs, checked before a copy or a registration touches it;
 //! - [`kernarg`]: kernel argument segments laid out from the kernel's metadata;
 //! - [`memory`]: the allocation table (interior pointers, the memory checker's truth);
 //! - [`signal`]: software signals with bounded waits;
@@ -16,6 +18,7 @@
 
 pub mod aql;
 pub mod epoch;
+pub mod host_memory;
 pub mod kernarg;
 pub mod memory;
 pub mod properties;

@@ -6,15 +6,19 @@
 //! Pinned host and managed memory is reachable by every device: it is allocated on the first
 //! device that runs kernels and recorded in every other device's table. Every device-side range
 //! of a copy is checked against the allocation that holds it; an address in no allocation is the
-//! caller's host memory. Not for the allocation table itself (the device layer) or for the C
-//! ABI's `hipMemcpyKind` rules (the C ABI checks those).
+//! caller's host memory, which must be mapped with the protection the copy needs
+//! ([`crate::device::host_memory`]), as must memory to register. A fill's destination must be a
+//! device's memory. Everything is checked before anything is read or written. Not for the
+//! allocation table itself (the device layer) or for the C ABI's `hipMemcpyKind` rules (the C
+//! ABI checks those).
 
 use std::sync::Arc;
 
 use super::device::DeviceContext;
 use super::stream::Stream;
 use super::{Runtime, RuntimeError, RuntimeResult};
-use crate::device::memory::ViolationReason;
+use crate::device::host_memory;
+use crate::device::memory::{Perms, Segment, ViolationReason};
 use crate::device::{Allocation, DeviceError, MemoryKind};
 
 /// Where a pointer lives.
@@ -134,10 +138,25 @@ impl Runtime {
     /// (`hipHostRegister`). On the software agent the device address is the host address.
     ///
     /// # Errors
-    /// [`RuntimeError::NullPointer`] or [`RuntimeError::ZeroSize`] for an empty range; device
-    /// errors when the range
-    /// overlaps memory a device already knows (registered twice, or an allocation).
+    /// [`RuntimeError::NullPointer`] or [`RuntimeError::ZeroSize`] for an empty range;
+    /// [`RuntimeError::HostMemory`] when it is not all mapped readable and writable; device
+    /// errors when the range overlaps memory a device already knows (registered twice, or an
+    /// allocation).
     pub fn register_host(&self, base: u64, size: u64) -> RuntimeResult<()> {
+        self.register_host_as(base, size, true)
+    }
+
+    /// [`register_host`](Self::register_host) of memory kernels may only read
+    /// (`hipHostRegisterReadOnly`): it must be mapped readable, and a kernel's store there is
+    /// a fault.
+    ///
+    /// # Errors
+    /// As [`register_host`](Self::register_host).
+    pub fn register_host_read_only(&self, base: u64, size: u64) -> RuntimeResult<()> {
+        self.register_host_as(base, size, false)
+    }
+
+    fn register_host_as(&self, base: u64, size: u64, writable: bool) -> RuntimeResult<()> {
         if base == 0 {
             return Err(RuntimeError::NullPointer {
                 what: "host memory to register",
@@ -148,6 +167,14 @@ impl Runtime {
                 what: "host memory to register",
             });
         }
+        // Kernels will touch any byte of it, from the time it is registered: all of it must be
+        // there (the maps, not a probe: nothing of a large range is faulted in).
+        host_memory::check_mapped_exact(base, size, writable).map_err(|error| {
+            RuntimeError::HostMemory {
+                what: "host memory to register",
+                error,
+            }
+        })?;
         let mut done: Vec<&Arc<DeviceContext>> = Vec::new();
         for ctx in self.contexts() {
             if let Err(e) = ctx.device().register_host(base, size) {
@@ -155,6 +182,16 @@ impl Runtime {
                     let _ = d.device().unregister_host(base);
                 }
                 return Err(ctx.error("registering host memory", e));
+            }
+            if !writable {
+                ctx.device().allocations().set_segments(
+                    base,
+                    vec![Segment {
+                        offset: 0,
+                        size,
+                        perms: Perms::R,
+                    }],
+                );
             }
             done.push(ctx);
         }
@@ -275,12 +312,59 @@ impl Runtime {
         self.pointer_info(address).is_none()
     }
 
-    /// Checks one side of a copy or fill against whichever device holds it.
+    /// Checks one side of a copy against whichever device holds it; an address no device
+    /// knows (and none remembers freeing) must be host memory mapped for the access.
     fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
+        self.check_device_side(address, len, write)?;
+        if self.pointer_info(address).is_none() {
+            host_memory::check_mapped(address, len, write).map_err(|error| {
+                RuntimeError::HostMemory {
+                    what: if write {
+                        "copy destination"
+                    } else {
+                        "copy source"
+                    },
+                    error,
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Checks `[address, address + len)` that must be memory of a device (a fill's
+    /// destination): inside one allocation.
+    fn check_device_memory(&self, address: u64, len: u64, what: &'static str) -> RuntimeResult<()> {
+        if self.pointer_info(address).is_none() {
+            let freed = self.contexts().find_map(|ctx| {
+                let v = ctx.device().allocations().violation(
+                    address,
+                    len,
+                    crate::device::AccessKind::Write,
+                );
+                matches!(v.reason, ViolationReason::Freed(_)).then(|| v.to_string())
+            });
+            return Err(RuntimeError::NotDeviceMemory {
+                what,
+                address,
+                detail: freed,
+            });
+        }
+        self.check_device_side(address, len, true)
+    }
+
+    /// Checks one side of a copy or fill against whichever device holds it (an address no
+    /// device holds passes, unless a device remembers freeing it).
+    fn check_device_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
         for ctx in self.contexts() {
             let table = ctx.device().allocations();
             if let Some(a) = table.find(address) {
-                return if a.contains(address, len) {
+                // The caller's memory registered read-only may be a read-only mapping: the
+                // host must not write it either (copies into code objects' read-only segments
+                // are the host's to make, as `hipMemcpyToSymbol` of a constant does).
+                let read_only_host = write
+                    && a.kind == MemoryKind::RegisteredHost
+                    && a.region(address, len).is_some_and(|(_, _, p)| !p.write);
+                return if a.contains(address, len) && !read_only_host {
                     Ok(())
                 } else {
                     Err(ctx.error(
@@ -343,13 +427,15 @@ impl Runtime {
         Ok(())
     }
 
-    /// Fills `len` bytes at `dst` with a `width`-byte pattern in `stream`'s order.
+    /// Fills `len` bytes at `dst` with a `width`-byte pattern in `stream`'s order; `dst` must
+    /// be memory of a device (device, pinned, registered or managed), as in HIP.
     ///
     /// # Errors
-    /// As [`copy`](Self::copy).
+    /// [`RuntimeError::NotDeviceMemory`] for an address no device holds; a range past its
+    /// allocation; otherwise as [`copy`](Self::copy).
     ///
     /// # Safety
-    /// As [`copy`](Self::copy), for `dst`.
+    /// None beyond [`copy`](Self::copy)'s: the whole range is checked against the tables.
     pub unsafe fn fill(
         &self,
         stream: &Stream,
@@ -362,7 +448,7 @@ impl Runtime {
         if len == 0 {
             return Ok(());
         }
-        self.check_side(dst, len, true)?;
+        self.check_device_memory(dst, len, "fill destination")?;
         let ctx = stream.context()?;
         let device = ctx.device().clone();
         stream.host_work(
