@@ -424,8 +424,9 @@ unsafe fn checked_copy(rt: &Runtime, dst: u64, src: u64, size: u64, require_know
     if size == 0 {
         return Ok(());
     }
-    // From the check to the last byte, a concurrent free cannot give the memory back.
-    let _active = system_owner(rt)?.epochs().begin();
+    // From the check to the last byte, a concurrent free cannot give the memory back (with no
+    // GPU agent nothing runs and nothing was allocated: no tracker needed).
+    let _active = system_owner(rt).ok().map(|soft| soft.epochs().begin());
     let d = rt.memory.place(rt, dst, size)?;
     let s = rt.memory.place(rt, src, size)?;
     if rt.memory.read_only_lock(dst) {
@@ -774,7 +775,7 @@ hsa_api! {
             if bytes == 0 {
                 return Ok(());
             }
-            let _active = system_owner(&rt)?.epochs().begin();
+            let _active = system_owner(&rt).ok().map(|soft| soft.epochs().begin());
             if rt.memory.place(&rt, base, bytes as u64)? != Place::Known || rt.memory.read_only_lock(base) {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
