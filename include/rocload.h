@@ -92,6 +92,16 @@ size_t rocload_last_error_message(char* buf, size_t len);
  *   stats: out, must not be NULL. */
 int rocload_stats(rocload_stats_t* stats);
 
+/* Sets the watchdog of every device whose kernels run on the software agent: a dispatch that
+ * starts after this call and runs longer than `seconds` is stopped, and the stream reports
+ * hipErrorLaunchTimeOut (sticky until hipDeviceReset) with a message naming the kernel and a
+ * wave that never finished (its work-group, index, PC and instruction). 0 turns the watchdog
+ * off. Dispatches already running keep theirs. The default is ROCLOAD_WATCHDOG's, else 120 s.
+ *   seconds: in, 0 or a positive number of seconds.
+ * Returns hipSuccess, hipErrorInvalidValue (negative, NaN or too large), or
+ * hipErrorNotSupported when no device has a watchdog (kernels on a GPU). */
+int rocload_set_watchdog(double seconds);
+
 /* ---------------------------------------------------------------- tool hooks
  *
  * Instrumentation tools register callbacks to see code objects arrive and leave and kernels

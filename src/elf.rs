@@ -693,6 +693,27 @@ pub fn extent<E>(
     Ok(end)
 }
 
+/// The libraries a dynamically linked ELF file asks for (`DT_NEEDED`, in order), read through
+/// its dynamic segment and `.dynstr`; empty for a static file. Names that cannot be read are
+/// skipped.
+///
+/// # Errors
+/// An [`ElfError`] when the file is no ELF64 file or its tables run past its end.
+pub fn needed_libraries(data: &[u8]) -> Result<Vec<String>> {
+    let elf = Elf::parse(data)?;
+    let Some(dynstr) = elf.sections.iter().find(|s| s.name == ".dynstr") else {
+        return Ok(Vec::new());
+    };
+    let table = bytes_at(data, dynstr.offset, dynstr.size, || ".dynstr".into())?;
+    Ok(elf
+        .dynamic
+        .iter()
+        .filter(|d| d.tag == i64::from(object::elf::DT_NEEDED))
+        .filter_map(|d| c_str_at(table, u32::try_from(d.value).ok()?))
+        .map(str::to_owned)
+        .collect())
+}
+
 impl<'data> Elf<'data> {
     pub(crate) fn parse(data: &'data [u8]) -> Result<Self> {
         let raw = parse_header(data)?;

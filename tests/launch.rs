@@ -520,3 +520,83 @@ fn dropping_a_runtime_frees_its_device_contexts_once_its_code_is_gone() {
     drop(kernel);
     assert!(weak.upgrade().is_none());
 }
+
+/// An executor that panics on its first dispatch (a bug in it, say), then runs the emulator.
+#[derive(Debug)]
+struct PanicsOnce {
+    panicked: std::sync::atomic::AtomicBool,
+    inner: Arc<dyn rocload::backend::soft::KernelExecutor>,
+}
+
+impl rocload::backend::soft::KernelExecutor for PanicsOnce {
+    fn run(
+        &self,
+        job: &rocload::backend::soft::Job<'_>,
+    ) -> Result<rocload::device::DispatchReport, rocload::device::ExecutionError> {
+        if !self
+            .panicked
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            panic!("executor bug while running {}", job.label);
+        }
+        self.inner.run(job)
+    }
+}
+
+/// A panic in what the queue runs fails that dispatch (typed, its completion signalled, so
+/// synchronisation returns) and the queue goes on: after a reset the next launch runs.
+#[test]
+fn a_panicking_executor_fails_the_dispatch_and_the_queue_goes_on() {
+    let executor = Arc::new(PanicsOnce {
+        panicked: Default::default(),
+        inner: rocload::backend::soft::builtin_executor(&EmulatorOptions::default()),
+    });
+    let agent: Arc<dyn Device> = SoftAgent::with_executor(
+        "gfx1030".parse().unwrap(),
+        Arc::new(SignalTable::new()),
+        executor,
+    )
+    .device();
+    let rt = Arc::new(Runtime::with_devices(
+        vec![agent],
+        RuntimeOptions::default(),
+    ));
+    let dev = rt.device(0).unwrap().clone();
+    let m = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
+    let vadd = m.function("vadd").unwrap();
+    let xs: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let (a, c) = (
+        DeviceBuffer::from_slice(&dev, &xs).unwrap(),
+        DeviceBuffer::<f32>::zeroed(&dev, 64).unwrap(),
+    );
+    // Bounded: before the fix the processor thread died and this waited for an hour.
+    let synchronize = |dev: &Arc<rocload::runtime::DeviceContext>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let d = dev.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(d.synchronize());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(30))
+            .expect("synchronisation returns after a panicking dispatch")
+    };
+    launch_vadd(&rt, &vadd, a.address(), a.address(), c.address(), 64);
+    let e = synchronize(&dev).unwrap_err();
+    let RuntimeError::KernelFailed { error, .. } = &e else {
+        panic!("{e}")
+    };
+    let rocload::device::ExecutionError::Internal { what, detail } = &**error else {
+        panic!("{error}")
+    };
+    assert_eq!(what, "vadd");
+    assert!(
+        detail.contains("executor bug while running vadd"),
+        "{detail}"
+    );
+    dev.reset().unwrap();
+    launch_vadd(&rt, &vadd, a.address(), a.address(), c.address(), 64);
+    synchronize(&dev).unwrap();
+    let want: Vec<f32> = xs.iter().map(|x| x + x).collect();
+    assert_eq!(c.to_vec().unwrap(), want);
+}

@@ -20,8 +20,9 @@ const READER: &str = "src/runtime/config.rs";
 const ALLOWED: &[(&str, &str)] = &[
     // hiprtc looks clang up in PATH, as a shell would.
     ("capi/src/hiprtc.rs", "\"PATH\""),
-    // rocload run extends the child's library path.
+    // rocload run extends the child's library path, and finds the program as a shell would.
     ("cli/src/run.rs", "\"LD_LIBRARY_PATH\""),
+    ("cli/src/run.rs", "\"PATH\""),
 ];
 /// Functions that read the environment (`env::var`, `var_os`, `vars`, `vars_os`; libc's
 /// `getenv`), called or passed as a function.

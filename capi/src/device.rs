@@ -44,13 +44,7 @@ pub unsafe extern "C" fn hipGetDeviceCount(count: *mut c_int) -> hipError_t {
 pub unsafe extern "C" fn hipGetDevice(device_id: *mut c_int) -> hipError_t {
     call("hipGetDevice", || {
         // SAFETY: writable by the caller's contract (NULL rejected).
-        unsafe {
-            out(
-                device_id,
-                "deviceId",
-                CURRENT_DEVICE.try_with(Cell::get).unwrap_or(0),
-            )
-        }
+        unsafe { out(device_id, "deviceId", current_device() as c_int) }
     })
 }
 
@@ -127,6 +121,205 @@ fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
     p.pageableMemoryAccess = 0;
     p.pageableMemoryAccessUsesHostPageTables = 0;
     Ok(p)
+}
+
+/// The properties of `device` in HIP 6's layout (`hipDeviceProp_tR0600`): the same values as
+/// the 5.x struct, plus the fields HIP 6 added (the limits and capabilities CUDA 12 reports).
+fn properties_r0600(device: i64) -> Result<hipDeviceProp_tR0600, Failure> {
+    let old = properties(device)?;
+    let mut p = hipDeviceProp_tR0600 {
+        name: old.name,
+        totalGlobalMem: old.totalGlobalMem,
+        sharedMemPerBlock: old.sharedMemPerBlock,
+        regsPerBlock: old.regsPerBlock,
+        warpSize: old.warpSize,
+        memPitch: old.memPitch,
+        maxThreadsPerBlock: old.maxThreadsPerBlock,
+        maxThreadsDim: old.maxThreadsDim,
+        maxGridSize: old.maxGridSize,
+        clockRate: old.clockRate,
+        totalConstMem: old.totalConstMem,
+        major: old.major,
+        minor: old.minor,
+        textureAlignment: old.textureAlignment,
+        texturePitchAlignment: old.texturePitchAlignment,
+        multiProcessorCount: old.multiProcessorCount,
+        kernelExecTimeoutEnabled: old.kernelExecTimeoutEnabled,
+        integrated: old.integrated,
+        canMapHostMemory: old.canMapHostMemory,
+        computeMode: old.computeMode,
+        maxTexture1D: old.maxTexture1D,
+        maxTexture1DLinear: old.maxTexture1DLinear,
+        maxTexture2D: old.maxTexture2D,
+        maxTexture3D: old.maxTexture3D,
+        concurrentKernels: old.concurrentKernels,
+        ECCEnabled: old.ECCEnabled,
+        pciBusID: old.pciBusID,
+        pciDeviceID: old.pciDeviceID,
+        pciDomainID: old.pciDomainID,
+        tccDriver: old.tccDriver,
+        memoryClockRate: old.memoryClockRate,
+        memoryBusWidth: old.memoryBusWidth,
+        l2CacheSize: old.l2CacheSize,
+        maxThreadsPerMultiProcessor: old.maxThreadsPerMultiProcessor,
+        managedMemory: old.managedMemory,
+        isMultiGpuBoard: old.isMultiGpuBoard,
+        pageableMemoryAccess: old.pageableMemoryAccess,
+        concurrentManagedAccess: old.concurrentManagedAccess,
+        cooperativeLaunch: old.cooperativeLaunch,
+        cooperativeMultiDeviceLaunch: old.cooperativeMultiDeviceLaunch,
+        pageableMemoryAccessUsesHostPageTables: old.pageableMemoryAccessUsesHostPageTables,
+        directManagedMemAccessFromHost: old.directManagedMemAccessFromHost,
+        gcnArchName: old.gcnArchName,
+        maxSharedMemoryPerMultiProcessor: old.maxSharedMemoryPerMultiProcessor,
+        clockInstructionRate: old.clockInstructionRate,
+        arch: old.arch,
+        hdpMemFlushCntl: old.hdpMemFlushCntl,
+        hdpRegFlushCntl: old.hdpRegFlushCntl,
+        cooperativeMultiDeviceUnmatchedFunc: old.cooperativeMultiDeviceUnmatchedFunc,
+        cooperativeMultiDeviceUnmatchedGridDim: old.cooperativeMultiDeviceUnmatchedGridDim,
+        cooperativeMultiDeviceUnmatchedBlockDim: old.cooperativeMultiDeviceUnmatchedBlockDim,
+        cooperativeMultiDeviceUnmatchedSharedMem: old.cooperativeMultiDeviceUnmatchedSharedMem,
+        isLargeBar: old.isLargeBar,
+        asicRevision: old.asicRevision,
+        ..hipDeviceProp_tR0600::default()
+    };
+    // What HIP 6 added, with the values the attributes of the same names report.
+    p.deviceOverlap = 1;
+    p.asyncEngineCount = attribute(2, device)?;
+    p.unifiedAddressing = 1;
+    p.streamPrioritiesSupported = 1;
+    p.globalL1CacheSupported = 1;
+    p.localL1CacheSupported = 1;
+    p.sharedMemPerMultiprocessor = old.maxSharedMemoryPerMultiProcessor;
+    p.regsPerMultiprocessor = old.regsPerBlock;
+    p.hostNativeAtomicSupported = 1;
+    p.singleToDoublePrecisionPerfRatio = attribute(77, device)?;
+    p.canUseHostPointerForRegisteredMem = 1;
+    p.sharedMemPerBlockOptin = old.sharedMemPerBlock;
+    p.maxBlocksPerMultiProcessor = attribute(25, device)?;
+    p.hostRegisterSupported = 1;
+    p.unifiedFunctionPointers = 1;
+    Ok(p)
+}
+
+/// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600* prop, int deviceId)`: what
+/// `hipGetDeviceProperties` is in HIP 6 and 7's headers (1,472-byte layout).
+#[export]
+pub unsafe extern "C" fn hipGetDevicePropertiesR0600(
+    prop: *mut hipDeviceProp_tR0600,
+    device_id: c_int,
+) -> hipError_t {
+    call("hipGetDevicePropertiesR0600", || {
+        let p = properties_r0600(i64::from(device_id))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(prop, "prop", p) }
+    })
+}
+
+/// `hipError_t hipGetDevicePropertiesR0000(hipDeviceProp_tR0000*, int)`: HIP 6's explicit name
+/// of the 5.x layout, as `hipGetDeviceProperties` (the unsuffixed name keeps it in every
+/// generation).
+#[export]
+pub unsafe extern "C" fn hipGetDevicePropertiesR0000(
+    prop: *mut hipDeviceProp_t,
+    device_id: c_int,
+) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipGetDeviceProperties(prop, device_id) }
+}
+
+/// The requirements `hipChooseDevice` weighs, as (attribute, value), from either layout of the
+/// properties struct (the fields have the same names in both).
+macro_rules! requirements {
+    ($p:expr) => {
+        [
+            (23, i64::from($p.major)),
+            (61, i64::from($p.minor)),
+            (84, $p.totalGlobalMem as i64),
+            (74, $p.sharedMemPerBlock as i64),
+            (56, i64::from($p.maxThreadsPerBlock)),
+            (63, i64::from($p.multiProcessorCount)),
+            (57, i64::from($p.maxThreadsPerMultiProcessor)),
+            (71, i64::from($p.regsPerBlock)),
+        ]
+    };
+}
+
+/// The device that satisfies most of the non-zero requirements in `wanted` (the compute
+/// capability exactly, sizes and counts at least), the lowest ordinal among equals, as
+/// `hipChooseDevice` picks one.
+fn choose_device(wanted: &[(c_int, i64)]) -> Result<c_int, Failure> {
+    let count = runtime().agents().len();
+    if count == 0 {
+        return Err(Failure::new(hipErrorNoDevice, "no device"));
+    }
+    let mut best = (0usize, 0);
+    for device in 0..count as i64 {
+        let mut score = 0;
+        for &(attr, want) in wanted.iter().filter(|(_, w)| *w != 0) {
+            let have = i64::from(attribute(attr, device)?);
+            // Major and minor (23, 61) must match; everything else is a lower bound.
+            let ok = if attr == 23 || attr == 61 {
+                have == want
+            } else {
+                have >= want
+            };
+            score += usize::from(ok);
+        }
+        if device == 0 || score > best.0 {
+            best = (score, device as c_int);
+        }
+    }
+    Ok(best.1)
+}
+
+/// `hipError_t hipChooseDevice(int* device, const hipDeviceProp_t* prop)` (5.x layout): the
+/// device that best matches `prop`'s non-zero compute capability, memory sizes and counts.
+#[export]
+pub unsafe extern "C" fn hipChooseDevice(
+    device: *mut c_int,
+    prop: *const hipDeviceProp_t,
+) -> hipError_t {
+    call("hipChooseDevice", || {
+        if prop.is_null() {
+            return Err(Failure::null("prop"));
+        }
+        // SAFETY: non-NULL and readable by the caller's contract.
+        let p = unsafe { prop.read_unaligned() };
+        let chosen = choose_device(&requirements!(p))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(device, "device", chosen) }
+    })
+}
+
+/// `hipError_t hipChooseDeviceR0000(int*, const hipDeviceProp_tR0000*)`: `hipChooseDevice`.
+#[export]
+pub unsafe extern "C" fn hipChooseDeviceR0000(
+    device: *mut c_int,
+    prop: *const hipDeviceProp_t,
+) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipChooseDevice(device, prop) }
+}
+
+/// `hipError_t hipChooseDeviceR0600(int*, const hipDeviceProp_tR0600*)`: `hipChooseDevice` for
+/// HIP 6 and 7's layout.
+#[export]
+pub unsafe extern "C" fn hipChooseDeviceR0600(
+    device: *mut c_int,
+    prop: *const hipDeviceProp_tR0600,
+) -> hipError_t {
+    call("hipChooseDeviceR0600", || {
+        if prop.is_null() {
+            return Err(Failure::null("prop"));
+        }
+        // SAFETY: non-NULL and readable by the caller's contract.
+        let p = unsafe { prop.read_unaligned() };
+        let chosen = choose_device(&requirements!(p))?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(device, "device", chosen) }
+    })
 }
 
 /// `hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int deviceId)`: the target id,
@@ -387,18 +580,115 @@ pub unsafe extern "C" fn hipGetDeviceFlags(flags: *mut c_uint) -> hipError_t {
     })
 }
 
-/// `hipError_t hipDeviceGetLimit(size_t* pValue, hipLimit_t limit)`: the printf FIFO and
-/// the device heap.
+/// `hipLimit_t`: per-work-item stack (HIP 5.3), printf FIFO, device `malloc` heap.
+mod limit {
+    pub const STACK_SIZE: i32 = 0;
+    pub const PRINTF_FIFO_SIZE: i32 = 1;
+    pub const MALLOC_HEAP_SIZE: i32 = 2;
+}
+
+/// The printf FIFO size last set (device printf goes through hostcall, which has no FIFO to
+/// fill: any size is honoured).
+static PRINTF_FIFO: Mutex<usize> = Mutex::new(1 << 20);
+
+/// `hipError_t hipDeviceGetLimit(size_t* pValue, hipLimit_t limit)`: the stack each work-item
+/// gets for dynamic calls, the printf FIFO, the device heap.
 #[export]
 pub unsafe extern "C" fn hipDeviceGetLimit(value: *mut usize, limit: c_int) -> hipError_t {
     call("hipDeviceGetLimit", || {
         let v = match limit {
-            1 => 1 << 20,
-            2 => 256 << 20,
+            limit::STACK_SIZE => rocload_lib::runtime::DYNAMIC_STACK_BYTES as usize,
+            limit::PRINTF_FIFO_SIZE => *PRINTF_FIFO.lock(),
+            limit::MALLOC_HEAP_SIZE => 256 << 20,
             other => return Err(Failure::new(hipErrorInvalidValue, format!("limit {other}"))),
         };
         // SAFETY: writable by the caller's contract (NULL rejected).
         unsafe { out(value, "pValue", v) }
+    })
+}
+
+/// `hipError_t hipDeviceSetLimit(hipLimit_t limit, size_t value)` (HIP 5.3): the printf FIFO
+/// takes any size; a stack up to what every launch already gets is accepted; anything the
+/// runtime cannot give (a larger stack, another heap size: device `malloc` is not provided) is
+/// `hipErrorNotSupported`, never a silent success.
+#[export]
+pub extern "C" fn hipDeviceSetLimit(limit: c_int, value: usize) -> hipError_t {
+    call("hipDeviceSetLimit", || match limit {
+        limit::PRINTF_FIFO_SIZE => {
+            *PRINTF_FIFO.lock() = value;
+            Ok(())
+        }
+        limit::STACK_SIZE if value <= rocload_lib::runtime::DYNAMIC_STACK_BYTES as usize => Ok(()),
+        limit::STACK_SIZE | limit::MALLOC_HEAP_SIZE => Err(Failure::new(
+            hipErrorNotSupported,
+            format!("limit {limit} = {value}: the software agent cannot change it"),
+        )),
+        other => Err(Failure::new(hipErrorInvalidValue, format!("limit {other}"))),
+    })
+}
+
+/// Devices `hipSetValidDevices` named, in order of preference.
+static VALID_DEVICES: Mutex<Vec<c_int>> = Mutex::new(Vec::new());
+
+/// The device of a thread that chose none: the first of `hipSetValidDevices`' list, or 0.
+pub(crate) fn default_device() -> c_int {
+    VALID_DEVICES.lock().first().copied().unwrap_or(0)
+}
+
+/// `hipError_t hipSetValidDevices(int* device_arr, int len)` (HIP 6.2): the devices, in order
+/// of preference, a thread that has not chosen one uses (the first); an empty list restores
+/// device 0.
+#[export]
+pub unsafe extern "C" fn hipSetValidDevices(devices: *mut c_int, len: c_int) -> hipError_t {
+    call("hipSetValidDevices", || {
+        let len = usize::try_from(len)
+            .map_err(|_| Failure::new(hipErrorInvalidValue, format!("len {len}")))?;
+        if len > 0 && devices.is_null() {
+            return Err(Failure::null("device_arr"));
+        }
+        let count = runtime().agents().len();
+        let list: Vec<c_int> = (0..len)
+            // SAFETY: `len` ints by the caller's contract.
+            .map(|i| unsafe { devices.add(i).read() })
+            .collect();
+        if let Some(bad) = list.iter().find(|&&d| d < 0 || d as usize >= count) {
+            return Err(Failure::new(hipErrorInvalidDevice, format!("device {bad}")));
+        }
+        *VALID_DEVICES.lock() = list;
+        Ok(())
+    })
+}
+
+/// `hipError_t hipDrvGetErrorName(hipError_t, const char** errorString)`: the enumerator's
+/// name; `hipErrorInvalidValue` for a value HIP does not define.
+#[export]
+pub unsafe extern "C" fn hipDrvGetErrorName(
+    error: hipError_t,
+    name: *mut *const c_char,
+) -> hipError_t {
+    call("hipDrvGetErrorName", || {
+        let (n, _) = error_strings(error);
+        if error != hipErrorUnknown && n == c"hipErrorUnknown" {
+            return Err(Failure::new(hipErrorInvalidValue, format!("error {error}")));
+        }
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(name, "errorString", n.as_ptr()) }
+    })
+}
+
+/// `hipError_t hipDrvGetErrorString(hipError_t, const char** errorString)`: its description.
+#[export]
+pub unsafe extern "C" fn hipDrvGetErrorString(
+    error: hipError_t,
+    text: *mut *const c_char,
+) -> hipError_t {
+    call("hipDrvGetErrorString", || {
+        let (n, description) = error_strings(error);
+        if error != hipErrorUnknown && n == c"hipErrorUnknown" {
+            return Err(Failure::new(hipErrorInvalidValue, format!("error {error}")));
+        }
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(text, "errorString", description.as_ptr()) }
     })
 }
 
@@ -455,7 +745,11 @@ pub unsafe extern "C" fn hipDeviceGetSharedMemConfig(config: *mut c_int) -> hipE
 pub unsafe extern "C" fn hipRuntimeGetVersion(version: *mut c_int) -> hipError_t {
     // SAFETY: writable by the caller's contract (NULL rejected).
     call("hipRuntimeGetVersion", || unsafe {
-        out(version, "runtimeVersion", HIP_VERSION)
+        out(
+            version,
+            "runtimeVersion",
+            crate::generation::current().hip_version(),
+        )
     })
 }
 
@@ -464,7 +758,11 @@ pub unsafe extern "C" fn hipRuntimeGetVersion(version: *mut c_int) -> hipError_t
 pub unsafe extern "C" fn hipDriverGetVersion(version: *mut c_int) -> hipError_t {
     // SAFETY: writable by the caller's contract (NULL rejected).
     call("hipDriverGetVersion", || unsafe {
-        out(version, "driverVersion", HIP_VERSION)
+        out(
+            version,
+            "driverVersion",
+            crate::generation::current().hip_version(),
+        )
     })
 }
 
@@ -815,5 +1113,252 @@ pub unsafe extern "C" fn hipDevicePrimaryCtxGetState(
             out(flags, "flags", 0)?;
             out(active, "active", 1)
         }
+    })
+}
+
+// ------------------------------------------------- the rest of HIP 5.2's context API (#23)
+
+thread_local! {
+    /// Contexts pushed with `hipCtxPushCurrent`, innermost last.
+    static CONTEXT_STACK: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `hipError_t hipCtxPushCurrent(hipCtx_t ctx)`: makes `ctx` (and its device) current, over the
+/// ones pushed before.
+#[export]
+pub unsafe extern "C" fn hipCtxPushCurrent(ctx: hipCtx_t) -> hipError_t {
+    call("hipCtxPushCurrent", || {
+        let device = context_device(ctx)?;
+        CONTEXT_STACK
+            .try_with(|s| s.borrow_mut().push(ctx as u64))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        set_current(device as c_int)
+    })
+}
+
+/// `hipError_t hipCtxPopCurrent(hipCtx_t* ctx)`: takes the innermost pushed context off (and
+/// returns it when `ctx` is not NULL); the one below, if any, becomes current.
+#[export]
+pub unsafe extern "C" fn hipCtxPopCurrent(ctx: *mut hipCtx_t) -> hipError_t {
+    call("hipCtxPopCurrent", || {
+        let (popped, below) = CONTEXT_STACK
+            .try_with(|s| {
+                let mut s = s.borrow_mut();
+                let popped = s.pop();
+                (popped, s.last().copied())
+            })
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        let popped = popped.ok_or_else(|| {
+            Failure::new(
+                hipErrorInvalidContext,
+                "no context was pushed on this thread",
+            )
+        })?;
+        if let Some(below) = below {
+            if let Ok(device) = context_device(below as hipCtx_t) {
+                set_current(device as c_int)?;
+            }
+        }
+        if !ctx.is_null() {
+            // SAFETY: non-NULL and writable by the caller's contract.
+            unsafe { ctx.write(popped as hipCtx_t) };
+        }
+        Ok(())
+    })
+}
+
+/// `hipError_t hipCtxGetFlags(unsigned int* flags)`: the current device's flags (those
+/// `hipSetDeviceFlags` set).
+#[export]
+pub unsafe extern "C" fn hipCtxGetFlags(flags: *mut c_uint) -> hipError_t {
+    // SAFETY: the same contract as hipGetDeviceFlags.
+    unsafe { hipGetDeviceFlags(flags) }
+}
+
+/// `hipError_t hipCtxGetApiVersion(hipCtx_t ctx, int* apiVersion)`: the HIP version of the
+/// caller's generation (as `hipRuntimeGetVersion`).
+#[export]
+pub unsafe extern "C" fn hipCtxGetApiVersion(ctx: hipCtx_t, version: *mut c_int) -> hipError_t {
+    call("hipCtxGetApiVersion", || {
+        context_device(ctx)?;
+        let v = crate::generation::current().hip_version();
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(version, "apiVersion", v) }
+    })
+}
+
+/// `hipError_t hipCtxGetCacheConfig(hipFuncCache_t*)`: the device's, as
+/// `hipDeviceGetCacheConfig`.
+#[export]
+pub unsafe extern "C" fn hipCtxGetCacheConfig(config: *mut c_int) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipDeviceGetCacheConfig(config) }
+}
+
+/// `hipError_t hipCtxSetCacheConfig(hipFuncCache_t)`.
+#[export]
+pub extern "C" fn hipCtxSetCacheConfig(config: c_int) -> hipError_t {
+    hipDeviceSetCacheConfig(config)
+}
+
+/// `hipError_t hipCtxGetSharedMemConfig(hipSharedMemConfig*)`.
+#[export]
+pub unsafe extern "C" fn hipCtxGetSharedMemConfig(config: *mut c_int) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipDeviceGetSharedMemConfig(config) }
+}
+
+/// `hipError_t hipCtxSetSharedMemConfig(hipSharedMemConfig)`.
+#[export]
+pub extern "C" fn hipCtxSetSharedMemConfig(config: c_int) -> hipError_t {
+    hipDeviceSetSharedMemConfig(config)
+}
+
+/// `hipError_t hipCtxEnablePeerAccess(hipCtx_t peerCtx, unsigned int flags)`: peer access from
+/// the current device to the context's device.
+#[export]
+pub unsafe extern "C" fn hipCtxEnablePeerAccess(peer: hipCtx_t, flags: c_uint) -> hipError_t {
+    match context_device(peer) {
+        Ok(device) => hipDeviceEnablePeerAccess(device as c_int, flags),
+        Err(f) => call("hipCtxEnablePeerAccess", || Err(f)),
+    }
+}
+
+/// `hipError_t hipCtxDisablePeerAccess(hipCtx_t peerCtx)`.
+#[export]
+pub unsafe extern "C" fn hipCtxDisablePeerAccess(peer: hipCtx_t) -> hipError_t {
+    match context_device(peer) {
+        Ok(device) => hipDeviceDisablePeerAccess(device as c_int),
+        Err(f) => call("hipCtxDisablePeerAccess", || Err(f)),
+    }
+}
+
+/// `hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev)`: as `hipDeviceReset` for that
+/// device (its sticky error is cleared once its work has ended).
+#[export]
+pub extern "C" fn hipDevicePrimaryCtxReset(device: c_int) -> hipError_t {
+    call("hipDevicePrimaryCtxReset", || {
+        Ok(runtime().device(i64::from(device))?.reset()?)
+    })
+}
+
+/// `hipError_t hipDevicePrimaryCtxSetFlags(hipDevice_t dev, unsigned int flags)`: the primary
+/// context of every device is always active here, so, as HIP answers for an active primary
+/// context, `hipErrorContextAlreadyInUse`.
+#[export]
+pub extern "C" fn hipDevicePrimaryCtxSetFlags(device: c_int, flags: c_uint) -> hipError_t {
+    call("hipDevicePrimaryCtxSetFlags", || {
+        runtime().agent(i64::from(device))?;
+        Err(Failure::new(
+            hipErrorContextAlreadyInUse,
+            format!("flags {flags:#x}: the primary context of device {device} is active"),
+        ))
+    })
+}
+
+/// `hipError_t hipDeviceGetByPCIBusId(int* device, const char* pciBusId)`: the device whose
+/// `hipDeviceGetPCIBusId` is `pciBusId` (`domain:bus:device.function`, hex; the domain and
+/// the function may be left out).
+#[export]
+pub unsafe extern "C" fn hipDeviceGetByPCIBusId(
+    device: *mut c_int,
+    bus_id: *const c_char,
+) -> hipError_t {
+    call("hipDeviceGetByPCIBusId", || {
+        // SAFETY: NUL-terminated by the caller's contract (or NULL, rejected).
+        let wanted = unsafe { c_str(bus_id, "pciBusId") }?.to_ascii_lowercase();
+        let parse = |text: &str| -> Option<(u32, u32, u32)> {
+            let (text, _function) = text.split_once('.').unwrap_or((text, "0"));
+            let parts: Vec<&str> = text.split(':').collect();
+            let hex = |s: &str| u32::from_str_radix(s, 16).ok();
+            match parts.as_slice() {
+                [domain, bus, dev] => Some((hex(domain)?, hex(bus)?, hex(dev)?)),
+                [bus, dev] => Some((0, hex(bus)?, hex(dev)?)),
+                _ => None,
+            }
+        };
+        let want = parse(wanted.trim()).ok_or_else(|| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("{wanted:?} is not a PCI bus id"),
+            )
+        })?;
+        for d in 0..runtime().agents().len() as i64 {
+            let p = properties(d)?;
+            if (
+                p.pciDomainID as u32,
+                p.pciBusID as u32,
+                p.pciDeviceID as u32,
+            ) == want
+            {
+                // SAFETY: writable by the caller's contract (NULL rejected).
+                return unsafe { out(device, "device", d as c_int) };
+            }
+        }
+        Err(Failure::new(
+            hipErrorInvalidDevice,
+            format!("no device at {wanted}"),
+        ))
+    })
+}
+
+/// `hipError_t hipDeviceGetUuid(hipUUID* uuid, hipDevice_t device)`: 16 bytes naming the
+/// device for the process's life: `rocload-soft` or `rocload-gpu` and the ordinal.
+#[export]
+pub unsafe extern "C" fn hipDeviceGetUuid(uuid: *mut [c_char; 16], device: c_int) -> hipError_t {
+    call("hipDeviceGetUuid", || {
+        let agent = runtime().agent(i64::from(device))?;
+        let kind = match agent.backend() {
+            rocload_lib::loader::BackendKind::Soft => "rocload-soft",
+            rocload_lib::loader::BackendKind::Hsa => "rocload-gpu-",
+        };
+        let mut bytes = [0 as c_char; 16];
+        let text = format!("{kind}{device:04}");
+        for (b, c) in bytes.iter_mut().zip(text.bytes()) {
+            *b = c as c_char;
+        }
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(uuid, "uuid", bytes) }
+    })
+}
+
+/// `hipError_t hipDeviceGetP2PAttribute(int* value, hipDeviceP2PAttr attr, int srcDevice, int
+/// dstDevice)`: two distinct devices of this process share the host's memory (software
+/// agents) or reach each other as `hipDeviceCanAccessPeer` says: access and native atomics
+/// supported, performance rank 0, arrays accessible.
+#[export]
+pub unsafe extern "C" fn hipDeviceGetP2PAttribute(
+    value: *mut c_int,
+    attr: c_int,
+    src: c_int,
+    dst: c_int,
+) -> hipError_t {
+    call("hipDeviceGetP2PAttribute", || {
+        runtime().agent(i64::from(src))?;
+        runtime().agent(i64::from(dst))?;
+        if src == dst {
+            return Err(Failure::new(
+                hipErrorInvalidDevice,
+                format!("device {src} is its own peer"),
+            ));
+        }
+        let mut can = 0;
+        // SAFETY: a local out-pointer.
+        let code = unsafe { hipDeviceCanAccessPeer(&mut can, src, dst) };
+        if code != hipSuccess {
+            return Err(Failure::new(code, "peer query failed"));
+        }
+        let v = match attr {
+            0 => 0,       // hipDevP2PAttrPerformanceRank
+            1..=3 => can, // access, native atomics, array access
+            other => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("P2P attribute {other}"),
+                ))
+            }
+        };
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(value, "value", v) }
     })
 }

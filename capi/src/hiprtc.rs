@@ -6,7 +6,8 @@
 //! `ROCLOAD_DEVICE_LIB_PATH`, else Debian's `/usr/lib/x86_64-linux-gnu/amdgcn/bitcode` when it
 //! exists. Name expressions are lowered by matching the demangled symbols of the result.
 //!
-//! Not for loading the result (the module API) or for linking programs (`hiprtcLink*`).
+//! With `-fgpu-rdc` the result is LLVM bitcode (`hiprtcGetBitcode`) for the linker
+//! (`super::hiprtc_link`). Not for loading the result (the module API).
 
 use rocload_ffi::export;
 use std::ffi::{c_char, c_int, CStr, OsString};
@@ -30,16 +31,18 @@ pub type hiprtcResult = c_int;
 #[allow(non_camel_case_types)]
 pub type hiprtcProgram = *mut std::ffi::c_void;
 
-const HIPRTC_SUCCESS: hiprtcResult = 0;
-const HIPRTC_ERROR_OUT_OF_MEMORY: hiprtcResult = 1;
-const HIPRTC_ERROR_INVALID_INPUT: hiprtcResult = 3;
+pub(crate) const HIPRTC_SUCCESS: hiprtcResult = 0;
+pub(crate) const HIPRTC_ERROR_OUT_OF_MEMORY: hiprtcResult = 1;
+pub(crate) const HIPRTC_ERROR_INVALID_INPUT: hiprtcResult = 3;
 const HIPRTC_ERROR_INVALID_PROGRAM: hiprtcResult = 4;
 const HIPRTC_ERROR_INVALID_OPTION: hiprtcResult = 5;
 const HIPRTC_ERROR_COMPILATION: hiprtcResult = 6;
 const HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION: hiprtcResult = 8;
 const HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION: hiprtcResult = 9;
 const HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID: hiprtcResult = 10;
-const HIPRTC_ERROR_INTERNAL_ERROR: hiprtcResult = 11;
+pub(crate) const HIPRTC_ERROR_INTERNAL_ERROR: hiprtcResult = 11;
+/// `HIPRTC_ERROR_LINKING` (HIP 5.3).
+pub(crate) const HIPRTC_ERROR_LINKING: hiprtcResult = 100;
 
 const DEBIAN_CLANG: &str = "/usr/lib/llvm-19/bin/clang++";
 const DEBIAN_DEVICE_LIBS: &str = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode";
@@ -55,6 +58,8 @@ struct Program {
     log: String,
     /// The code object, once compiled.
     code: Option<Vec<u8>>,
+    /// The LLVM bitcode, once compiled with `-fgpu-rdc`.
+    bitcode: Option<Vec<u8>>,
     /// (name expression, mangled name), once compiled.
     lowered: Vec<(String, String)>,
 }
@@ -62,7 +67,10 @@ struct Program {
 static PROGRAMS: HandleTable<Arc<Mutex<Program>>> = HandleTable::new(kind::RTC_PROGRAM);
 
 /// Runs one hiprtc entry point: its result, logged like the HIP ones.
-fn rtc(op: &'static str, f: impl FnOnce() -> Result<(), (hiprtcResult, String)>) -> hiprtcResult {
+pub(crate) fn rtc(
+    op: &'static str,
+    f: impl FnOnce() -> Result<(), (hiprtcResult, String)>,
+) -> hiprtcResult {
     match f() {
         Ok(()) => {
             tracing::debug!(op, "hiprtc call succeeded");
@@ -75,7 +83,7 @@ fn rtc(op: &'static str, f: impl FnOnce() -> Result<(), (hiprtcResult, String)>)
     }
 }
 
-fn invalid(why: impl Into<String>) -> (hiprtcResult, String) {
+pub(crate) fn invalid(why: impl Into<String>) -> (hiprtcResult, String) {
     (HIPRTC_ERROR_INVALID_INPUT, why.into())
 }
 
@@ -136,6 +144,7 @@ pub extern "C" fn hiprtcGetErrorString(result: hiprtcResult) -> *const c_char {
         9 => c"HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION",
         10 => c"HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
         11 => c"HIPRTC_ERROR_INTERNAL_ERROR",
+        100 => c"HIPRTC_ERROR_LINKING",
         _ => c"HIPRTC_ERROR_INVALID_INPUT",
     };
     s.as_ptr()
@@ -410,7 +419,7 @@ fn relative_path(name: &str) -> bool {
 }
 
 /// The compiler to run: `ROCLOAD_HIPRTC_CLANG`, else the first of Debian's clang 19 names found.
-fn compiler() -> Option<OsString> {
+pub(crate) fn compiler() -> Option<OsString> {
     if let Some(c) = &Config::global().hiprtc_clang {
         return Some(c.clone());
     }
@@ -444,7 +453,7 @@ fn translate_options(options: &[String]) -> (Vec<String>, Option<String>) {
 }
 
 /// A fresh directory for one compilation.
-fn work_dir() -> std::io::Result<PathBuf> {
+pub(crate) fn work_dir() -> std::io::Result<PathBuf> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir().join(format!(
         "rocload-hiprtc-{}-{}",
@@ -547,8 +556,15 @@ fn compile_in(
         ));
     }
     let code = std::fs::read(&output).map_err(|e| io("compiled code object", e))?;
+    if args.iter().any(|a| a == "-fgpu-rdc") {
+        // Relocatable device code: bitcode, for hiprtcLink*.
+        p.bitcode = Some(code);
+        p.code = None;
+        return Ok(());
+    }
     p.lowered = lower_names(&code, &p.name_expressions);
     p.code = Some(code);
+    p.bitcode = None;
     Ok(())
 }
 
@@ -622,4 +638,52 @@ mod tests {
         );
         assert_eq!(unqualified_call("saxpy(float, float*)"), "saxpy");
     }
+}
+
+/// The bitcode of a program compiled with `-fgpu-rdc`.
+pub(crate) fn program_bitcode(prog: hiprtcProgram) -> Result<Vec<u8>, (hiprtcResult, String)> {
+    program(prog)?.lock().bitcode.clone().ok_or((
+        HIPRTC_ERROR_INVALID_PROGRAM,
+        "the program was not compiled with -fgpu-rdc: it has no bitcode".into(),
+    ))
+}
+
+/// `hiprtcResult hiprtcGetBitcodeSize(hiprtcProgram prog, size_t* bitcode_size)` (HIP 5.3).
+///
+/// # Safety
+/// NULL or a valid pointer.
+#[export]
+pub unsafe extern "C" fn hiprtcGetBitcodeSize(
+    prog: hiprtcProgram,
+    size: *mut usize,
+) -> hiprtcResult {
+    rtc("hiprtcGetBitcodeSize", || {
+        let bitcode = program_bitcode(prog)?;
+        if size.is_null() {
+            return Err(invalid("NULL output"));
+        }
+        // SAFETY: checked non-NULL; the caller's contract.
+        unsafe { size.write(bitcode.len()) };
+        Ok(())
+    })
+}
+
+/// `hiprtcResult hiprtcGetBitcode(hiprtcProgram prog, char* bitcode)` (HIP 5.3).
+///
+/// # Safety
+/// `bitcode` holds what `hiprtcGetBitcodeSize` reported.
+#[export]
+pub unsafe extern "C" fn hiprtcGetBitcode(
+    prog: hiprtcProgram,
+    bitcode: *mut c_char,
+) -> hiprtcResult {
+    rtc("hiprtcGetBitcode", || {
+        let bytes = program_bitcode(prog)?;
+        if bitcode.is_null() {
+            return Err(invalid("NULL output"));
+        }
+        // SAFETY: the caller sized `bitcode` from hiprtcGetBitcodeSize.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), bitcode.cast(), bytes.len()) };
+        Ok(())
+    })
 }

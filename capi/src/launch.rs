@@ -458,6 +458,58 @@ pub unsafe extern "C" fn hipHccModuleLaunchKernel(
     }
 }
 
+/// `hipExtModuleLaunchKernel` under its C name: HIP 6.1 made it `extern "C"` in `hip_ext.h`,
+/// so newer programs import this spelling (older ones the mangled one above).
+#[export(name = "hipExtModuleLaunchKernel")]
+pub unsafe extern "C" fn hipExtModuleLaunchKernel_c(
+    f: hipFunction_t,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shared: usize,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+    flags: u32,
+) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe {
+        hipExtModuleLaunchKernel(
+            f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop, flags,
+        )
+    }
+}
+
+/// `hipHccModuleLaunchKernel` under its C name (HIP 6.1 and later).
+#[export(name = "hipHccModuleLaunchKernel")]
+pub unsafe extern "C" fn hipHccModuleLaunchKernel_c(
+    f: hipFunction_t,
+    gx: u32,
+    gy: u32,
+    gz: u32,
+    lx: u32,
+    ly: u32,
+    lz: u32,
+    shared: usize,
+    stream: hipStream_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+    start: hipEvent_t,
+    stop: hipEvent_t,
+) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe {
+        hipHccModuleLaunchKernel(
+            f, gx, gy, gz, lx, ly, lz, shared, stream, params, extra, start, stop,
+        )
+    }
+}
+
 /// `hipError_t hipFuncSetAttribute(const void* func, hipFuncAttribute attr, int value)`:
 /// checks the kernel and the value; the dynamic-LDS limit is what the device has anyway.
 #[export]
@@ -593,6 +645,284 @@ pub unsafe extern "C" fn hipExtLaunchKernel(
         if !stop.is_null() {
             crate::stream::record(stop, stream)?;
         }
+        Ok(())
+    })
+}
+
+// ------------------------------------------------------------- HIP 7.0's launch configurations
+
+/// `hipLaunchAttributeCooperative`.
+const LAUNCH_ATTRIBUTE_COOPERATIVE: c_int = 2;
+/// `hipLaunchAttributeSynchronizationPolicy` and `hipLaunchAttributePriority`: accepted with
+/// the values the software agent has (see `hipStreamSetAttribute`).
+const LAUNCH_ATTRIBUTE_PRIORITY: c_int = 8;
+/// Bytes of one `hipLaunchAttribute` (id, padding, a 64-byte value union) in HIP 7.
+const LAUNCH_ATTRIBUTE_SIZE: usize = 72;
+/// Most attributes one launch may carry (HIP 7.1's `hipLaunchAttributeMax`).
+const LAUNCH_ATTRIBUTES_MAX: u32 = 16;
+
+/// Whether a launch's attributes ask for a cooperative launch; an attribute the software agent
+/// cannot honour is `hipErrorNotSupported`, an unknown id `hipErrorInvalidValue`.
+///
+/// # Safety
+/// `attrs` points to `count` attributes of HIP 7's layout (or is NULL with `count` 0).
+unsafe fn launch_attributes(attrs: *const u8, count: u32) -> Result<bool, Failure> {
+    if count == 0 {
+        return Ok(false);
+    }
+    if attrs.is_null() {
+        return Err(Failure::null("attrs"));
+    }
+    if count > LAUNCH_ATTRIBUTES_MAX {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("{count} launch attributes"),
+        ));
+    }
+    let mut cooperative = false;
+    for i in 0..count as usize {
+        // SAFETY: the caller's array holds `count` attributes of LAUNCH_ATTRIBUTE_SIZE bytes:
+        // the id at 0, the value from 8.
+        let (id, value) = unsafe {
+            let at = attrs.add(i * LAUNCH_ATTRIBUTE_SIZE);
+            (
+                at.cast::<c_int>().read_unaligned(),
+                at.add(8).cast::<c_int>().read_unaligned(),
+            )
+        };
+        match id {
+            LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = value != 0,
+            LAUNCH_ATTRIBUTE_PRIORITY => {}
+            1 | 3..=7 | 9 | 10 => {
+                return Err(Failure::new(
+                    hipErrorNotSupported,
+                    format!("launch attribute {id} is not supported on the software agent"),
+                ))
+            }
+            _ => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("launch attribute {id}"),
+                ))
+            }
+        }
+    }
+    Ok(cooperative)
+}
+
+/// `hipLaunchConfig_t` (HIP 7.0, 56 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipLaunchConfig_t {
+    /// Grid in work-groups.
+    pub gridDim: dim3,
+    /// Work-group size.
+    pub blockDim: dim3,
+    /// Dynamic LDS bytes.
+    pub dynamicSmemBytes: usize,
+    /// The stream.
+    pub stream: hipStream_t,
+    /// `hipLaunchAttribute*`.
+    pub attrs: *const u8,
+    /// How many.
+    pub numAttrs: c_uint,
+}
+const _: () = assert!(std::mem::size_of::<hipLaunchConfig_t>() == 56);
+
+/// `HIP_LAUNCH_CONFIG` (HIP 7.0, 56 bytes, the driver API's order).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct HIP_LAUNCH_CONFIG {
+    /// Grid in work-groups.
+    pub gridDimX: c_uint,
+    /// .
+    pub gridDimY: c_uint,
+    /// .
+    pub gridDimZ: c_uint,
+    /// Work-group size.
+    pub blockDimX: c_uint,
+    /// .
+    pub blockDimY: c_uint,
+    /// .
+    pub blockDimZ: c_uint,
+    /// Dynamic LDS bytes.
+    pub sharedMemBytes: c_uint,
+    /// The stream.
+    pub hStream: hipStream_t,
+    /// `hipLaunchAttribute*`.
+    pub attrs: *const u8,
+    /// How many.
+    pub numAttrs: c_uint,
+}
+const _: () = assert!(std::mem::size_of::<HIP_LAUNCH_CONFIG>() == 56);
+
+/// `hipError_t hipLaunchKernelExC(const hipLaunchConfig_t* config, const void* fPtr, void**
+/// args)` (HIP 7.0): `hipLaunchKernel` with a configuration and attributes (cooperative).
+#[export]
+pub unsafe extern "C" fn hipLaunchKernelExC(
+    config: *const hipLaunchConfig_t,
+    function: *const c_void,
+    args: *mut *mut c_void,
+) -> hipError_t {
+    call("hipLaunchKernelExC", || {
+        if config.is_null() {
+            return Err(Failure::null("config"));
+        }
+        // SAFETY: readable by the caller's contract.
+        let c = unsafe { config.read_unaligned() };
+        // SAFETY: the attribute array is the caller's, as the struct describes it.
+        let cooperative = unsafe { launch_attributes(c.attrs, c.numAttrs) }?;
+        let k = kernel_for(function, c.stream)?;
+        // SAFETY: HIP's contract on `args`.
+        unsafe {
+            launch(
+                &k,
+                dims(c.gridDim),
+                dims(c.blockDim),
+                c.dynamicSmemBytes,
+                c.stream,
+                Args::Pointers(args),
+                cooperative,
+            )
+        }
+    })
+}
+
+/// `hipError_t hipDrvLaunchKernelEx(const HIP_LAUNCH_CONFIG* config, hipFunction_t f, void**
+/// params, void** extra)` (HIP 7.0): `hipModuleLaunchKernel` with a configuration.
+#[export]
+pub unsafe extern "C" fn hipDrvLaunchKernelEx(
+    config: *const HIP_LAUNCH_CONFIG,
+    f: hipFunction_t,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> hipError_t {
+    call("hipDrvLaunchKernelEx", || {
+        if config.is_null() {
+            return Err(Failure::null("config"));
+        }
+        // SAFETY: readable by the caller's contract.
+        let c = unsafe { config.read_unaligned() };
+        // SAFETY: as in hipLaunchKernelExC.
+        let cooperative = unsafe { launch_attributes(c.attrs, c.numAttrs) }?;
+        let k = function_handle(f)?;
+        let args = module_args(params, extra)?;
+        // SAFETY: HIP's contract on params / extra.
+        unsafe {
+            launch(
+                &k,
+                [c.gridDimX, c.gridDimY, c.gridDimZ],
+                [c.blockDimX, c.blockDimY, c.blockDimZ],
+                c.sharedMemBytes as usize,
+                c.hStream,
+                args,
+                cooperative,
+            )
+        }
+    })
+}
+
+// ------------------------------------------------ HIP 5.2's legacy launch (hipConfigureCall)
+
+thread_local! {
+    /// The arguments `hipSetupArgument` placed for the next `hipLaunchByPtr`, packed as the
+    /// kernel's argument segment (offsets as the caller gave them).
+    static SETUP_ARGUMENTS: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Most bytes of explicit arguments a legacy launch may set up (the kernarg limit).
+const MAX_SETUP_BYTES: usize = 4096;
+
+/// `hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, hipStream_t
+/// stream)`: the configuration of the next `hipLaunchByPtr` on this thread (as `<<<>>>` pushes
+/// it); its arguments start empty.
+#[export]
+pub extern "C" fn hipConfigureCall(
+    grid: dim3,
+    block: dim3,
+    shared: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipConfigureCall", || {
+        CALL_CONFIGURATION
+            .try_with(|c| c.borrow_mut().push((grid, block, shared, stream)))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        SETUP_ARGUMENTS
+            .try_with(|a| a.borrow_mut().clear())
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
+    })
+}
+
+/// `hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset)`: `size` bytes of
+/// one argument at `offset` of the argument segment of the next `hipLaunchByPtr`.
+#[export]
+pub unsafe extern "C" fn hipSetupArgument(
+    arg: *const c_void,
+    size: usize,
+    offset: usize,
+) -> hipError_t {
+    call("hipSetupArgument", || {
+        if arg.is_null() {
+            return Err(Failure::null("arg"));
+        }
+        let end = offset
+            .checked_add(size)
+            .filter(|&e| e <= MAX_SETUP_BYTES)
+            .ok_or_else(|| {
+                Failure::new(
+                    hipErrorInvalidValue,
+                    format!(
+                        "argument of {size} bytes at offset {offset}: past {MAX_SETUP_BYTES} bytes"
+                    ),
+                )
+            })?;
+        // SAFETY: `size` readable bytes by the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(arg.cast::<u8>(), size) };
+        SETUP_ARGUMENTS
+            .try_with(|a| {
+                let mut a = a.borrow_mut();
+                if a.len() < end {
+                    a.resize(end, 0);
+                }
+                a[offset..end].copy_from_slice(bytes);
+            })
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
+    })
+}
+
+/// `hipError_t hipLaunchByPtr(const void* func)`: launches the kernel of host function `func`
+/// with the configuration of the last `hipConfigureCall` and the arguments set up since.
+#[export]
+pub unsafe extern "C" fn hipLaunchByPtr(function: *const c_void) -> hipError_t {
+    call("hipLaunchByPtr", || {
+        let (grid, block, shared, stream) = CALL_CONFIGURATION
+            .try_with(|c| c.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .ok_or_else(|| {
+                Failure::new(
+                    hipErrorMissingConfiguration,
+                    "no hipConfigureCall before it",
+                )
+            })?;
+        let packed = SETUP_ARGUMENTS
+            .try_with(|a| std::mem::take(&mut *a.borrow_mut()))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        let k = kernel_for(function, stream)?;
+        let s = stream_of(stream)?;
+        let dynamic_lds = u32::try_from(shared).map_err(|_| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("{shared} bytes of dynamic shared memory"),
+            )
+        })?;
+        let config = LaunchConfig {
+            grid: dims(grid),
+            block: dims(block),
+            dynamic_lds,
+            partial: [0; 3],
+        };
+        runtime().launch(&k, &config, ExplicitArgs::Packed(&packed), Some(&s))?;
         Ok(())
     })
 }

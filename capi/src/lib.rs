@@ -15,6 +15,9 @@
 
 #![allow(non_snake_case, non_upper_case_globals, clippy::missing_safety_doc)]
 
+pub mod generation;
+mod names;
+mod procaddress;
 mod tools;
 pub mod types;
 
@@ -54,10 +57,15 @@ use rocload_lib::runtime::{KernelRef, Module, Runtime, RuntimeError};
 use types::*;
 
 thread_local! {
+    /// What `hipGetLastError` returns (see [`returned`]).
     static LAST_ERROR: Cell<hipError_t> = const { Cell::new(hipSuccess) };
+    /// HIP 7's "last command error": every call's status (`hipExtGetLastError`).
+    static LAST_COMMAND_ERROR: Cell<hipError_t> = const { Cell::new(hipSuccess) };
     static LAST_MESSAGE: RefCell<String> = const { RefCell::new(String::new()) };
     static LAST_SELECTION: RefCell<String> = const { RefCell::new(String::new()) };
-    static CURRENT_DEVICE: Cell<c_int> = const { Cell::new(0) };
+    /// The thread's device; -1 until it chooses one (then the first of `hipSetValidDevices`'
+    /// list, or 0).
+    static CURRENT_DEVICE: Cell<c_int> = const { Cell::new(-1) };
     static CALL_CONFIGURATION: RefCell<Vec<(dim3, dim3, usize, hipStream_t)>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -124,6 +132,7 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         | RuntimeError::AddressWraps { .. }
         | RuntimeError::HostMemory { .. }
         | RuntimeError::NotDeviceMemory { .. }
+        | RuntimeError::InvalidRange { .. }
         | RuntimeError::StreamDeviceGone { .. }
         | RuntimeError::EventWithoutTiming
         | RuntimeError::EventNotRecorded
@@ -145,7 +154,9 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
 /// The `hipError_t` of a device operation that did not happen.
 fn device_code(e: &DeviceError) -> hipError_t {
     match e {
-        DeviceError::OutOfMemory { .. } => hipErrorOutOfMemory,
+        DeviceError::OutOfMemory { .. } | DeviceError::ScratchTooLarge { .. } => {
+            hipErrorOutOfMemory
+        }
         DeviceError::InvalidAddress { .. }
         | DeviceError::AlreadyFreed { .. }
         | DeviceError::Access(_) => hipErrorInvalidValue,
@@ -156,11 +167,17 @@ fn device_code(e: &DeviceError) -> hipError_t {
     }
 }
 
-/// The sticky `hipError_t` of a failed kernel: a memory fault is an illegal address, anything
-/// else (trap, unsupported instruction, timeout) a launch failure.
+/// The sticky `hipError_t` of a failed kernel: a memory fault is an illegal address, a
+/// dispatch the device could not give its scratch is out of memory (ROCr's
+/// `HSA_STATUS_ERROR_OUT_OF_RESOURCES`), one the watchdog stopped a launch time-out, anything
+/// else (trap, unsupported instruction, an internal failure) a launch failure.
 fn execution_code(e: &ExecutionError) -> hipError_t {
     match e {
-        ExecutionError::MemoryFault { .. } => hipErrorIllegalAddress,
+        ExecutionError::MemoryFault { .. } | ExecutionError::SegmentFault { .. } => {
+            hipErrorIllegalAddress
+        }
+        ExecutionError::Resources { error, .. } => device_code(error),
+        ExecutionError::Timeout { .. } => hipErrorLaunchTimeOut,
         ExecutionError::Queue { status, .. } => match hip_error_for_status(*status) {
             hipErrorUnknown => hipErrorLaunchFailure,
             code => code,
@@ -202,10 +219,22 @@ pub fn hip_error_for_status(status: u32) -> hipError_t {
     }
 }
 
-/// Records a failure for this thread. Thread-locals with destructors may already be gone
-/// (atexit handlers run after the main thread's are destroyed): then only the code is kept.
+/// Records what an API call returned, as the caller's HIP generation defines the last error:
+/// up to 6.x every return (successes too) is the last error, so `hipGetLastError` reports the
+/// last call's status; from 7.0 every return is the last *command* error and only a failure
+/// other than `hipErrorNotReady` becomes the last error, which stays until read.
+fn returned(code: hipError_t) {
+    let _ = LAST_COMMAND_ERROR.try_with(|c| c.set(code));
+    if generation::current() < generation::Generation::Hip7
+        || (code != hipSuccess && code != hipErrorNotReady)
+    {
+        let _ = LAST_ERROR.try_with(|c| c.set(code));
+    }
+}
+
+/// Records a failure's message for this thread. Thread-locals with destructors may already be
+/// gone (atexit handlers run after the main thread's are destroyed): then nothing is kept.
 fn record(op: &'static str, f: &Failure) {
-    let _ = LAST_ERROR.try_with(|c| c.set(f.code));
     let _ = LAST_MESSAGE.try_with(|m| *m.borrow_mut() = format!("{op}: {}", f.message));
     if let Some(sel) = f.error.as_ref().and_then(RuntimeError::selection_error) {
         let _ = LAST_SELECTION.try_with(|m| *m.borrow_mut() = format!("{op}: {sel}"));
@@ -215,30 +244,47 @@ fn record(op: &'static str, f: &Failure) {
 
 /// Runs an entry point: catches unwinds, records failures, returns the code.
 fn call(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) -> hipError_t {
-    let failure = match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => return hipSuccess,
-        Ok(Err(failure)) => failure,
-        Err(_) => Failure::new(
-            hipErrorUnknown,
-            "internal error (a panic was caught at the C boundary)",
-        ),
+    mark_used();
+    let code = match guarded(f) {
+        Ok(()) => hipSuccess,
+        Err(failure) => {
+            record(op, &failure);
+            failure.code
+        }
     };
-    record(op, &failure);
-    failure.code
+    returned(code);
+    code
 }
 
-/// Like [`call`] for entry points that return nothing (registration): failures are recorded.
+/// The body of an entry point, with a panic turned into a failure.
+fn guarded(f: impl FnOnce() -> Result<(), Failure>) -> Result<(), Failure> {
+    rocload_ffi::boundary::guard(
+        "HIP entry point",
+        || {
+            Err(Failure::new(
+                hipErrorUnknown,
+                "internal error (a panic was caught at the C boundary)",
+            ))
+        },
+        f,
+    )
+}
+
+/// For entry points that return nothing (registration, which is no API call in HIP's sense):
+/// a failure is recorded as the last error, a success leaves it alone.
 fn call_void(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) {
-    let _ = call(op, f);
+    mark_used();
+    if let Err(failure) = guarded(f) {
+        record(op, &failure);
+        let _ = LAST_ERROR.try_with(|c| c.set(failure.code));
+    }
 }
 
 /// The process-wide runtime; the first call also sets up logging (`ROCLOAD_LOG`) and loads
 /// the tool libraries of `ROCLOAD_TOOLS`.
 fn runtime() -> &'static Runtime {
     static LOGGING: std::sync::Once = std::sync::Once::new();
-    LOGGING.call_once(init_logging);
-    static MARKED: std::sync::Once = std::sync::Once::new();
-    MARKED.call_once(mark_used);
+    LOGGING.call_once(|| rocload_ffi::logging::init(Config::global().log.as_deref()));
     let rt = Runtime::global();
     tools::load_tool_libraries();
     rt
@@ -247,15 +293,32 @@ fn runtime() -> &'static Runtime {
 /// Under `rocload run`, tells the tool that the program did call the HIP runtime (the tool
 /// reports programs that never do).
 fn mark_used() {
+    static MARKED: std::sync::Once = std::sync::Once::new();
+    MARKED.call_once(|| run_marker("called"));
+}
+
+/// Appends `line` to `rocload run`'s marker file, if there is one (`loaded <soname>` when a
+/// HIP soname is loaded, `called` at the first HIP call), so it can say what happened.
+pub(crate) fn run_marker(line: &str) {
+    use std::io::Write;
     if let Some(path) = &Config::global().run_marker {
-        if let Err(e) = std::fs::write(path, b"") {
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
+        if let Err(e) = written {
             tracing::debug!(error = %e, "could not write rocload run's marker");
         }
     }
 }
 
 fn current_device() -> i64 {
-    i64::from(CURRENT_DEVICE.try_with(Cell::get).unwrap_or(0))
+    let chosen = CURRENT_DEVICE.try_with(Cell::get).unwrap_or(-1);
+    if chosen >= 0 {
+        return i64::from(chosen);
+    }
+    i64::from(device::default_device())
 }
 
 /// Copies `text` into a fixed C character array, cut to fit and NUL-terminated.
@@ -315,9 +378,13 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
 
 mod device;
 mod hiprtc;
+mod hiprtc_link;
 mod launch;
+mod managed;
 mod memory;
 mod module;
+mod per_thread;
+mod pointer;
 mod register;
 mod rocload_api;
 mod stream;
@@ -339,6 +406,18 @@ pub extern "C" fn hipPeekAtLastError() -> hipError_t {
     LAST_ERROR.try_with(Cell::get).unwrap_or(hipSuccess)
 }
 
+/// `hipError_t hipExtGetLastError(void)` (HIP 6.0): up to 6.x the same as `hipGetLastError`;
+/// from 7.0 the last call's status ("last command error"), reset to success.
+#[export]
+pub extern "C" fn hipExtGetLastError() -> hipError_t {
+    if generation::current() < generation::Generation::Hip7 {
+        return hipGetLastError();
+    }
+    LAST_COMMAND_ERROR
+        .try_with(|c| c.replace(hipSuccess))
+        .unwrap_or(hipSuccess)
+}
+
 /// `const char* hipGetErrorString(hipError_t)`: a static description.
 #[export]
 pub extern "C" fn hipGetErrorString(error: hipError_t) -> *const c_char {
@@ -349,70 +428,4 @@ pub extern "C" fn hipGetErrorString(error: hipError_t) -> *const c_char {
 #[export]
 pub extern "C" fn hipGetErrorName(error: hipError_t) -> *const c_char {
     error_strings(error).0.as_ptr()
-}
-
-// ------------------------------------------------------------------------------ logging
-
-/// Marks whether this thread's thread-locals are still alive: after they are destroyed
-/// (at thread exit, and on the main thread at `exit()`, before the atexit handlers that
-/// unregister fat binaries), the fmt layer's own thread-local buffer is gone and it would
-/// panic, so events are filtered out.
-///
-/// Thread-local destructors run in the reverse order of registration, so the sentinel is
-/// first touched only after the fmt layer has formatted an event on this thread (see
-/// [`ArmSentinel`]): it is then destroyed before the fmt layer's buffer.
-struct TlsSentinel;
-
-impl Drop for TlsSentinel {
-    fn drop(&mut self) {}
-}
-
-thread_local! {
-    static TLS_SENTINEL: TlsSentinel = const { TlsSentinel };
-    /// Whether [`TLS_SENTINEL`] was registered on this thread (no destructor: always readable).
-    static ARMED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Drops every event once this thread's thread-locals are gone (a global filter: it needs no
-/// thread-local of its own), and registers the thread's sentinel after the fmt layer's first
-/// event on the thread.
-struct ArmSentinel;
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ArmSentinel {
-    fn event_enabled(
-        &self,
-        _event: &tracing::Event<'_>,
-        _ctx: tracing_subscriber::layer::Context<'_, S>,
-    ) -> bool {
-        !ARMED.with(Cell::get) || TLS_SENTINEL.try_with(|_| ()).is_ok()
-    }
-
-    fn on_event(
-        &self,
-        _event: &tracing::Event<'_>,
-        _ctx: tracing_subscriber::layer::Context<'_, S>,
-    ) {
-        if !ARMED.with(Cell::get) && TLS_SENTINEL.try_with(|_| ()).is_ok() {
-            ARMED.with(|a| a.set(true));
-        }
-    }
-}
-
-/// Logs go to stderr, filtered by `ROCLOAD_LOG`; nothing is printed without it.
-fn init_logging() {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::Layer;
-    if let Some(filter) = &Config::global().log {
-        let layer = tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .with_filter(tracing_subscriber::EnvFilter::new(filter));
-        // Outermost, so its global `event_enabled` decides before any layer (per-layer filter
-        // state lives in a thread-local of its own, gone at exit).
-        let _ = tracing_subscriber::registry()
-            .with(layer)
-            .with(ArmSentinel)
-            .try_init();
-    }
 }

@@ -30,10 +30,22 @@ const HOST_REGISTER_READ_ONLY: c_uint = 0x8;
 const MEMCPY_HOST_TO_DEVICE: c_int = 1;
 const MEMCPY_DEVICE_TO_HOST: c_int = 2;
 const MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
-/// `hipMemAttachGlobal | hipMemAttachHost`.
-const MANAGED_FLAGS: c_uint = 0x1 | 0x2;
+/// `hipMemAttachGlobal`.
+const MEM_ATTACH_GLOBAL: c_uint = 0x1;
+/// `hipMemAttachHost`.
+const MEM_ATTACH_HOST: c_uint = 0x2;
 
 fn allocate(ptr: *mut *mut c_void, size: usize, kind: MemoryKind) -> Result<(), Failure> {
+    allocate_with_flags(ptr, size, kind, 0)
+}
+
+/// An allocation, with the flags it was made with recorded (`hipHostGetFlags` returns them).
+fn allocate_with_flags(
+    ptr: *mut *mut c_void,
+    size: usize,
+    kind: MemoryKind,
+    flags: c_uint,
+) -> Result<(), Failure> {
     if ptr.is_null() {
         return Err(Failure::null("ptr"));
     }
@@ -41,10 +53,34 @@ fn allocate(ptr: *mut *mut c_void, size: usize, kind: MemoryKind) -> Result<(), 
     let address = if size == 0 {
         0
     } else {
-        runtime().allocate(current_device(), size as u64, kind)?
+        let rt = runtime();
+        let address = rt.allocate(current_device(), size as u64, kind)?;
+        if flags != 0 {
+            rt.set_allocation_flags(address, flags)?;
+        }
+        address
     };
     // SAFETY: non-null, writable by the caller's contract.
     unsafe { out(ptr, "ptr", address as *mut c_void) }
+}
+
+/// `hipHostMallocCoherent | hipHostMallocNonCoherent`: at most one of them.
+const COHERENCE_FLAGS: c_uint = 0x4000_0000 | 0x8000_0000;
+
+fn check_host_malloc_flags(flags: c_uint) -> Result<(), Failure> {
+    if flags & !HOST_MALLOC_FLAGS != 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown host allocation flags {flags:#x}"),
+        ));
+    }
+    if flags & COHERENCE_FLAGS == COHERENCE_FLAGS {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            "hipHostMallocCoherent and hipHostMallocNonCoherent together",
+        ));
+    }
+    Ok(())
 }
 
 fn free(ptr: *mut c_void) -> Result<(), Failure> {
@@ -60,16 +96,34 @@ pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipErr
     call("hipMalloc", || allocate(ptr, size, MemoryKind::Device))
 }
 
-/// `hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned flags)`: device memory
-/// (the fine-grained flags change nothing on the software agent).
+/// `hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned flags)`: device memory;
+/// `hipDeviceMallocDefault` (0), `hipDeviceMallocFinegrained` (1) or `hipMallocSignalMemory`
+/// (2, exactly 8 bytes), as clr accepts them. Fine-grained memory is what every allocation is
+/// on the software agent (the host and kernels see each other's writes as they happen).
 #[export]
 pub unsafe extern "C" fn hipExtMallocWithFlags(
     ptr: *mut *mut c_void,
     size: usize,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> hipError_t {
     call("hipExtMallocWithFlags", || {
-        allocate(ptr, size, MemoryKind::Device)
+        match flags {
+            0 | 1 => {}
+            2 if size == 8 => {}
+            2 => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("signal memory is 8 bytes, not {size}"),
+                ))
+            }
+            f => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("hipExtMallocWithFlags flags {f:#x}"),
+                ))
+            }
+        }
+        allocate_with_flags(ptr, size, MemoryKind::Device, flags)
     })
 }
 
@@ -115,13 +169,8 @@ pub unsafe extern "C" fn hipHostMalloc(
     flags: c_uint,
 ) -> hipError_t {
     call("hipHostMalloc", || {
-        if flags & !HOST_MALLOC_FLAGS != 0 {
-            return Err(Failure::new(
-                hipErrorInvalidValue,
-                format!("unknown hipHostMalloc flags {flags:#x}"),
-            ));
-        }
-        allocate(ptr, size, MemoryKind::PinnedHost)
+        check_host_malloc_flags(flags)?;
+        allocate_with_flags(ptr, size, MemoryKind::PinnedHost, flags)
     })
 }
 
@@ -138,9 +187,19 @@ pub unsafe extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hi
 pub unsafe extern "C" fn hipHostAlloc(
     ptr: *mut *mut c_void,
     size: usize,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> hipError_t {
     call("hipHostAlloc", || {
+        check_host_malloc_flags(flags)?;
+        allocate_with_flags(ptr, size, MemoryKind::PinnedHost, flags)
+    })
+}
+
+/// `hipError_t hipMemAllocHost(void** ptr, size_t size)`: the driver API's pinned host
+/// memory (`hipHostMalloc` with no flags).
+#[export]
+pub unsafe extern "C" fn hipMemAllocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    call("hipMemAllocHost", || {
         allocate(ptr, size, MemoryKind::PinnedHost)
     })
 }
@@ -165,7 +224,8 @@ pub unsafe extern "C" fn hipMallocManaged(
     flags: c_uint,
 ) -> hipError_t {
     call("hipMallocManaged", || {
-        if flags & !MANAGED_FLAGS != 0 || flags == 0 {
+        // clr 5.2.3: exactly one of the two flags, and no empty allocation.
+        if flags != MEM_ATTACH_GLOBAL && flags != MEM_ATTACH_HOST {
             return Err(Failure::new(
                 hipErrorInvalidValue,
                 format!(
@@ -173,7 +233,13 @@ pub unsafe extern "C" fn hipMallocManaged(
                 ),
             ));
         }
-        allocate(ptr, size, MemoryKind::Managed)
+        if size == 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                "hipMallocManaged of 0 bytes",
+            ));
+        }
+        allocate_with_flags(ptr, size, MemoryKind::Managed, flags)
     })
 }
 
@@ -219,7 +285,11 @@ pub unsafe extern "C" fn hipHostRegister(
                 error: Some(e),
             },
             e => e.into(),
-        })
+        })?;
+        if flags != 0 {
+            runtime().set_allocation_flags(base, flags)?;
+        }
+        Ok(())
     })
 }
 
@@ -278,18 +348,23 @@ pub unsafe extern "C" fn hipHostGetDevicePointer(
     })
 }
 
-/// `hipError_t hipHostGetFlags(unsigned* flagsPtr, void* hostPtr)`: 0 (rocload keeps no flags).
+/// `hipError_t hipHostGetFlags(unsigned* flagsPtr, void* hostPtr)`: the flags the memory
+/// holding `hostPtr` was allocated or registered with (0 when none were given), as clr
+/// answers for any memory it knows.
 #[export]
 pub unsafe extern "C" fn hipHostGetFlags(flags: *mut c_uint, host_ptr: *mut c_void) -> hipError_t {
     call("hipHostGetFlags", || {
-        match runtime().pointer_info(host_ptr as u64) {
-            Some(info) if info.allocation.kind == MemoryKind::PinnedHost => {
+        if host_ptr.is_null() {
+            return Err(Failure::null("hostPtr"));
+        }
+        match runtime().allocation_flags(host_ptr as u64) {
+            Some(f) => {
                 // SAFETY: writable by the caller's contract (NULL rejected).
-                unsafe { out(flags, "flagsPtr", 0) }
+                unsafe { out(flags, "flagsPtr", f) }
             }
-            _ => Err(Failure::new(
+            None => Err(Failure::new(
                 hipErrorInvalidValue,
-                format!("{host_ptr:p} is not memory from hipHostMalloc"),
+                format!("{host_ptr:p} is not memory the runtime allocated or registered"),
             )),
         }
     })
@@ -327,16 +402,9 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
             )
         })?;
         let kind = info.allocation.kind;
-        let host_side = matches!(
-            kind,
-            MemoryKind::PinnedHost | MemoryKind::RegisteredHost | MemoryKind::Managed
-        );
+        let host_side = crate::pointer::host_side(kind);
         let a = hipPointerAttribute_t {
-            memoryType: if matches!(kind, MemoryKind::PinnedHost | MemoryKind::RegisteredHost) {
-                memory_type::HOST
-            } else {
-                memory_type::DEVICE
-            },
+            memoryType: crate::pointer::memory_type_of(kind),
             device: info.device as c_int,
             devicePointer: ptr as *mut c_void,
             hostPointer: if host_side {
@@ -345,7 +413,7 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
                 std::ptr::null_mut()
             },
             isManaged: c_int::from(kind == MemoryKind::Managed),
-            allocationFlags: 0,
+            allocationFlags: runtime().allocation_flags(ptr as u64).unwrap_or(0),
         };
         // SAFETY: non-null, writable by the caller's contract.
         unsafe { out(attributes, "attributes", a) }

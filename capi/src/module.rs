@@ -279,3 +279,138 @@ pub unsafe extern "C" fn hipFuncGetAttributes(
         unsafe { out(attr, "attr", attributes(&k, device)) }
     })
 }
+
+// ----------------------------------------------------------- HIP 6.2, 7.1 and 7.2 additions
+
+/// `hipError_t hipModuleGetFunctionCount(unsigned int* count, hipModule_t mod)` (HIP 7.1): the
+/// kernels the module defines.
+#[export]
+pub unsafe extern "C" fn hipModuleGetFunctionCount(
+    count: *mut c_uint,
+    module: hipModule_t,
+) -> hipError_t {
+    call("hipModuleGetFunctionCount", || {
+        let n = module_entry(module)?.0.loaded().kernel_count();
+        let n = c_uint::try_from(n).unwrap_or(c_uint::MAX);
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(count, "count", n) }
+    })
+}
+
+/// `hipError_t hipModuleLoadFatBinary(hipModule_t* module, const void* fatbin)` (HIP 7.1): a
+/// fat binary (offload bundle, compressed or not) in memory, as `hipModuleLoadData` takes it.
+#[export]
+pub unsafe extern "C" fn hipModuleLoadFatBinary(
+    module: *mut hipModule_t,
+    fatbin: *const c_void,
+) -> hipError_t {
+    // SAFETY: the same contract as hipModuleLoadData.
+    unsafe { hipModuleLoadData(module, fatbin) }
+}
+
+/// Function handles given out by `hipGetFuncBySymbol`, by host function, so that asking twice
+/// gives the same handle and the table does not grow.
+static BY_SYMBOL: parking_lot::Mutex<Vec<(usize, u64)>> = parking_lot::Mutex::new(Vec::new());
+
+/// `hipError_t hipGetFuncBySymbol(hipFunction_t* functionPtr, const void* symbolPtr)` (HIP
+/// 6.2): the function handle of the kernel a host stub (`<<<>>>`'s function pointer) launches,
+/// on the current device, usable with the module API.
+#[export]
+pub unsafe extern "C" fn hipGetFuncBySymbol(
+    function: *mut hipFunction_t,
+    symbol: *const c_void,
+) -> hipError_t {
+    call("hipGetFuncBySymbol", || {
+        if function.is_null() {
+            return Err(Failure::null("functionPtr"));
+        }
+        let kernel = runtime().kernel(symbol as usize, current_device())?;
+        let mut known = BY_SYMBOL.lock();
+        // A handle whose kernel is still this one (a stale entry is replaced).
+        let live = known.iter().position(|&(s, h)| {
+            s == symbol as usize
+                && FUNCTIONS
+                    .get(h)
+                    .is_some_and(|k| k.descriptor_address() == kernel.descriptor_address())
+        });
+        let handle = match live {
+            Some(i) => known[i].1,
+            None => {
+                let h = FUNCTIONS.insert(kernel).ok_or_else(|| {
+                    Failure::new(hipErrorOutOfMemory, "2^24 function handles are live")
+                })?;
+                known.retain(|&(s, _)| s != symbol as usize);
+                known.push((symbol as usize, h));
+                h
+            }
+        };
+        // SAFETY: non-null, writable by the caller's contract.
+        unsafe { out(function, "functionPtr", handle as hipFunction_t) }
+    })
+}
+
+/// `hipError_t hipLibraryLoadData(hipLibrary_t* library, const void* code, hipJitOption**
+/// jitOptions, void** jitOptionsValues, unsigned int numJitOptions, hipLibraryOption**
+/// libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions)` (HIP 7.2's
+/// node, in 7.1's headers): a library is a module here (code loaded on the current device,
+/// kernels by name); the options are for a JIT, which there is none of.
+#[export]
+pub unsafe extern "C" fn hipLibraryLoadData(
+    library: *mut hipModule_t,
+    code: *const c_void,
+    _jit_options: *mut c_void,
+    _jit_values: *mut *mut c_void,
+    _jit_count: c_uint,
+    _library_options: *mut c_void,
+    _library_values: *mut *mut c_void,
+    _library_count: c_uint,
+) -> hipError_t {
+    // SAFETY: the same contract as hipModuleLoadData.
+    unsafe { hipModuleLoadData(library, code) }
+}
+
+/// `hipError_t hipLibraryLoadFromFile(hipLibrary_t*, const char* fileName, ...)` (options as in
+/// `hipLibraryLoadData`): `hipModuleLoad`.
+#[export]
+pub unsafe extern "C" fn hipLibraryLoadFromFile(
+    library: *mut hipModule_t,
+    file: *const c_char,
+    _jit_options: *mut c_void,
+    _jit_values: *mut *mut c_void,
+    _jit_count: c_uint,
+    _library_options: *mut c_void,
+    _library_values: *mut *mut c_void,
+    _library_count: c_uint,
+) -> hipError_t {
+    // SAFETY: the same contract as hipModuleLoad.
+    unsafe { hipModuleLoad(library, file) }
+}
+
+/// `hipError_t hipLibraryUnload(hipLibrary_t)`: `hipModuleUnload`.
+#[export]
+pub unsafe extern "C" fn hipLibraryUnload(library: hipModule_t) -> hipError_t {
+    // SAFETY: the same contract as hipModuleUnload.
+    unsafe { hipModuleUnload(library) }
+}
+
+/// `hipError_t hipLibraryGetKernel(hipKernel_t* pKernel, hipLibrary_t, const char* name)`: a
+/// kernel handle, which is a function handle here (usable with `hipModuleLaunchKernel`).
+#[export]
+pub unsafe extern "C" fn hipLibraryGetKernel(
+    kernel: *mut hipFunction_t,
+    library: hipModule_t,
+    name: *const c_char,
+) -> hipError_t {
+    // SAFETY: the same contract as hipModuleGetFunction.
+    unsafe { hipModuleGetFunction(kernel, library, name) }
+}
+
+/// `hipError_t hipLibraryGetKernelCount(unsigned int* count, hipLibrary_t)`.
+#[export]
+pub unsafe extern "C" fn hipLibraryGetKernelCount(
+    count: *mut c_uint,
+    library: hipModule_t,
+) -> hipError_t {
+    // SAFETY: the same contract as hipModuleGetFunctionCount.
+    unsafe { hipModuleGetFunctionCount(count, library) }
+}

@@ -130,6 +130,43 @@ pub unsafe extern "C" fn rocload_stats(stats: *mut RocloadStats) -> c_int {
     })
 }
 
+/// `int rocload_set_watchdog(double seconds)`: the watchdog of later dispatches on every
+/// device that has one (0: off).
+#[export]
+pub extern "C" fn rocload_set_watchdog(seconds: f64) -> c_int {
+    call("rocload_set_watchdog", || {
+        let timeout = if seconds == 0.0 {
+            None
+        } else {
+            match std::time::Duration::try_from_secs_f64(seconds) {
+                Ok(d) if !d.is_zero() => Some(d),
+                _ => {
+                    return Err(Failure::new(
+                        hipErrorInvalidValue,
+                        format!("{seconds} seconds: expected 0 (off) or a positive, finite number"),
+                    ))
+                }
+            }
+        };
+        let mut applied = 0;
+        for ctx in runtime().devices().iter().flatten() {
+            match ctx.device().set_watchdog(timeout) {
+                Ok(()) => applied += 1,
+                Err(DeviceError::Unsupported { .. }) => {}
+                Err(e) => return Err(Failure::new(hipErrorUnknown, e.to_string())),
+            }
+        }
+        if applied == 0 {
+            return Err(Failure::new(
+                hipErrorNotSupported,
+                "no device has a watchdog (kernels run on a GPU)",
+            ));
+        }
+        tracing::debug!(?timeout, devices = applied, "watchdog set");
+        Ok(())
+    })
+}
+
 /// `rocload_stats_t` of `include/rocload.h`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]

@@ -1,12 +1,13 @@
 //! Streams and events: `hipStream*`, `hipEvent*`, host callbacks. A `hipStream_t` is a handle
-//! (NULL and `hipStreamPerThread` name the current device's null stream); the null stream's
-//! blocking rules live in the runtime's streams.
+//! (NULL names the current device's null stream, `hipStreamPerThread` the calling thread's
+//! per-thread stream); the null stream's blocking rules live in the runtime's streams.
 
 use rocload_ffi::export;
 use std::ffi::{c_float, c_int, c_uint, c_void};
 
 use rocload_lib::runtime::{DeviceContext, Event, Stream, StreamKind};
 
+use crate::per_thread::{per_thread_stream, STREAM_PER_THREAD};
 use crate::*;
 
 /// Streams created through `hipStreamCreate*`: handle -> stream.
@@ -14,8 +15,6 @@ static STREAMS: HandleTable<Stream> = HandleTable::new(kind::STREAM);
 /// Events created through `hipEventCreate*`: handle -> event.
 static EVENTS: HandleTable<Event> = HandleTable::new(kind::EVENT);
 
-/// `hipStreamPerThread`: HIP 5.2's per-thread default stream, here the null stream.
-const STREAM_PER_THREAD: u64 = 2;
 /// `hipStreamNonBlocking`.
 const STREAM_NON_BLOCKING: c_uint = 1;
 /// `hipEventDisableTiming`.
@@ -24,12 +23,15 @@ const EVENT_DISABLE_TIMING: c_uint = 2;
 /// interprocess, release-to-device, release-to-system).
 const EVENT_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x4000_0000 | 0x8000_0000;
 
-/// The stream a `hipStream_t` names: NULL and `hipStreamPerThread` are the current device's
-/// null stream.
+/// The stream a `hipStream_t` names: NULL is the current device's null stream,
+/// `hipStreamPerThread` the calling thread's default stream on it.
 pub(crate) fn stream_of(stream: hipStream_t) -> Result<Stream, Failure> {
     let handle = stream as u64;
-    if handle == 0 || handle == STREAM_PER_THREAD {
+    if handle == 0 {
         return Ok(current_context()?.null_stream()?);
+    }
+    if handle == STREAM_PER_THREAD {
+        return per_thread_stream();
     }
     STREAMS.get(handle).ok_or_else(|| {
         RuntimeError::InvalidHandle {
@@ -387,4 +389,128 @@ pub unsafe extern "C" fn hipEventDestroy(event: hipEvent_t) -> hipError_t {
 pub(crate) fn record(event: hipEvent_t, stream: hipStream_t) -> Result<(), Failure> {
     let e = event_of(event)?;
     Ok(e.record(&stream_of(stream)?)?)
+}
+
+// ------------------------------------------------------------------- HIP 6.4 and 7.1 additions
+
+/// `hipEventRecordExternal`: record for a graph's external waiters (HIP 6.4).
+const EVENT_RECORD_EXTERNAL: c_uint = 1;
+
+/// `hipError_t hipEventRecordWithFlags(hipEvent_t, hipStream_t, unsigned int flags)` (HIP
+/// 6.4): `hipEventRecord` with `hipEventRecordDefault` (0) or `hipEventRecordExternal` (1,
+/// which only matters inside a graph capture); other flags are `hipErrorInvalidValue`.
+#[export]
+pub unsafe extern "C" fn hipEventRecordWithFlags(
+    event: hipEvent_t,
+    stream: hipStream_t,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipEventRecordWithFlags", || {
+        if flags & !EVENT_RECORD_EXTERNAL != 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("event record flags {flags:#x}"),
+            ));
+        }
+        record(event, stream)
+    })
+}
+
+/// `hipError_t hipStreamGetId(hipStream_t, unsigned long long* streamId)` (HIP 7.1): the
+/// stream's id in its runtime, unique for the process's lifetime (the null stream's too).
+#[export]
+pub unsafe extern "C" fn hipStreamGetId(stream: hipStream_t, id: *mut u64) -> hipError_t {
+    call("hipStreamGetId", || {
+        let s = stream_of(stream)?;
+        // SAFETY: writable by the caller's contract (NULL rejected).
+        unsafe { out(id, "streamId", s.id()) }
+    })
+}
+
+/// `hipStreamAttrID` values HIP 7.1 defines for streams (`hipLaunchAttributeID`).
+mod stream_attribute {
+    /// `hipStreamAttributeAccessPolicyWindow` / `hipLaunchAttributeAccessPolicyWindow`.
+    pub const ACCESS_POLICY_WINDOW: i32 = 1;
+    /// `hipLaunchAttributeSynchronizationPolicy`.
+    pub const SYNCHRONIZATION_POLICY: i32 = 3;
+    /// `hipLaunchAttributePriority`.
+    pub const PRIORITY: i32 = 8;
+}
+
+/// `hipError_t hipStreamGetAttribute(hipStream_t, hipStreamAttrID, hipStreamAttrValue*)` (HIP
+/// 7.1): the priority the stream was created with; the synchronisation policy (1, `auto`: the
+/// host thread spins, then sleeps); no access-policy window (zeros). The value is a union of at
+/// most 64 bytes; what is written is the member the attribute names.
+#[export]
+pub unsafe extern "C" fn hipStreamGetAttribute(
+    stream: hipStream_t,
+    attribute: c_int,
+    value: *mut c_void,
+) -> hipError_t {
+    call("hipStreamGetAttribute", || {
+        let s = stream_of(stream)?;
+        if value.is_null() {
+            return Err(Failure::null("value"));
+        }
+        // SAFETY: `value` is a hipStreamAttrValue (at least 32 bytes in every HIP version
+        // that has this call) by the caller's contract.
+        unsafe {
+            match attribute {
+                stream_attribute::PRIORITY => value.cast::<c_int>().write_unaligned(s.priority()),
+                stream_attribute::SYNCHRONIZATION_POLICY => {
+                    value.cast::<c_int>().write_unaligned(1)
+                }
+                stream_attribute::ACCESS_POLICY_WINDOW => {
+                    std::ptr::write_bytes(value.cast::<u8>(), 0, 32)
+                }
+                _ => {
+                    return Err(Failure::new(
+                        hipErrorInvalidValue,
+                        format!("stream attribute {attribute}"),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `hipError_t hipStreamSetAttribute(hipStream_t, hipStreamAttrID, const hipStreamAttrValue*)`
+/// (HIP 7.1): the software agent has one scheduling policy and no L2 persistence, so setting
+/// the policy or an access window is accepted only when it asks for what is already the case
+/// (policy 1, `auto`; an empty window); a priority cannot change after creation, as in HIP.
+#[export]
+pub unsafe extern "C" fn hipStreamSetAttribute(
+    stream: hipStream_t,
+    attribute: c_int,
+    value: *const c_void,
+) -> hipError_t {
+    call("hipStreamSetAttribute", || {
+        let s = stream_of(stream)?;
+        if value.is_null() {
+            return Err(Failure::null("value"));
+        }
+        // SAFETY: as in hipStreamGetAttribute, for reading.
+        let first = unsafe { value.cast::<c_int>().read_unaligned() };
+        let as_is = match attribute {
+            stream_attribute::PRIORITY => first == s.priority(),
+            stream_attribute::SYNCHRONIZATION_POLICY => first == 1,
+            stream_attribute::ACCESS_POLICY_WINDOW => {
+                // SAFETY: as above; the window's base pointer and byte count come first.
+                let bytes = unsafe { std::slice::from_raw_parts(value.cast::<u8>(), 16) };
+                bytes.iter().all(|&b| b == 0)
+            }
+            _ => false,
+        };
+        if as_is {
+            Ok(())
+        } else {
+            Err(Failure::new(
+                hipErrorNotSupported,
+                format!(
+                    "stream attribute {attribute} = {first}: the software agent cannot change it"
+                ),
+            ))
+        }
+    })
 }

@@ -1182,3 +1182,144 @@ fn pointers_and_ranges_are_checked_before_anything_is_touched() {
         libc::munmap(rw.cast(), page);
     }
 }
+
+/// The rest of the context API and the device lookups of HIP 5.2.
+#[test]
+fn contexts_push_and_pop_and_devices_are_found_by_bus_id() {
+    unsafe {
+        assert_eq!(hipSetDevice(0), hipSuccess);
+        let mut primary: hipCtx_t = null_mut();
+        assert_eq!(hipDevicePrimaryCtxRetain(&mut primary, 0), hipSuccess);
+        let mut popped: hipCtx_t = null_mut();
+        assert_eq!(
+            hipCtxPopCurrent(&mut popped),
+            hipErrorInvalidContext,
+            "nothing pushed"
+        );
+        assert_eq!(hipCtxPushCurrent(primary), hipSuccess);
+        assert_eq!(hipCtxPushCurrent(0xbad as hipCtx_t), hipErrorInvalidContext);
+        assert_eq!(hipCtxPopCurrent(&mut popped), hipSuccess);
+        assert_eq!(popped, primary);
+        let mut version = 0;
+        assert_eq!(hipCtxGetApiVersion(primary, &mut version), hipSuccess);
+        assert_eq!(version / 10_000_000, 5);
+        assert_eq!(
+            hipDevicePrimaryCtxSetFlags(0, 0),
+            hipErrorContextAlreadyInUse
+        );
+
+        let mut bus = [0 as c_char; 32];
+        assert_eq!(hipDeviceGetPCIBusId(bus.as_mut_ptr(), 32, 0), hipSuccess);
+        let mut found = -1;
+        assert_eq!(hipDeviceGetByPCIBusId(&mut found, bus.as_ptr()), hipSuccess);
+        assert_eq!(found, 0);
+        assert_eq!(
+            hipDeviceGetByPCIBusId(&mut found, c"ffff:ff:1f.0".as_ptr()),
+            hipErrorInvalidDevice
+        );
+        assert_eq!(
+            hipDeviceGetByPCIBusId(&mut found, c"not a bus".as_ptr()),
+            hipErrorInvalidValue
+        );
+        let (mut a, mut b) = ([0 as c_char; 16], [0 as c_char; 16]);
+        assert_eq!(hipDeviceGetUuid(&mut a, 0), hipSuccess);
+        assert_eq!(hipDeviceGetUuid(&mut b, 0), hipSuccess);
+        assert_eq!(a, b, "stable");
+        assert_ne!(a, [0; 16]);
+        let mut v = -1;
+        assert_eq!(
+            hipDeviceGetP2PAttribute(&mut v, 1, 0, 0),
+            hipErrorInvalidDevice
+        );
+    }
+}
+
+#[test]
+fn the_legacy_launch_forms_run_a_registered_kernel() {
+    unsafe {
+        // The clang-19 fat binary of vadd, registered as its program would register it.
+        let bytes: &'static [u8] = Box::leak(fixture("hip/vadd.hip_fatbin").into_boxed_slice());
+        let wrapper: &'static [usize; 3] = Box::leak(Box::new([
+            0x4849_5046 | (1 << 32),
+            bytes.as_ptr() as usize,
+            0,
+        ]));
+        let h = __hipRegisterFatBinary(wrapper.as_ptr().cast());
+        let host_stub: &'static u8 = Box::leak(Box::new(0u8));
+        let stub = (host_stub as *const u8).cast::<c_void>();
+        let name = c"vadd";
+        __hipRegisterFunction(
+            h,
+            stub,
+            name.as_ptr() as *mut c_char,
+            name.as_ptr(),
+            u32::MAX,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+        );
+        assert_eq!(hipGetLastError(), hipSuccess);
+
+        const N: usize = 77;
+        let a: Vec<f32> = (0..N).map(|i| i as f32 * 0.25).collect();
+        let b: Vec<f32> = (0..N).map(|i| 3.0 * i as f32 - 9.0).collect();
+        let expected: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        let (mut da, mut db, mut dc): (*mut c_void, *mut c_void, *mut c_void) =
+            (null_mut(), null_mut(), null_mut());
+        for p in [&mut da, &mut db, &mut dc] {
+            assert_eq!(hipMalloc(p, N * 4), hipSuccess);
+        }
+        assert_eq!(hipMemcpy(da, a.as_ptr().cast(), N * 4, 1), hipSuccess);
+        assert_eq!(hipMemcpy(db, b.as_ptr().cast(), N * 4, 1), hipSuccess);
+
+        // No configuration: refused, nothing runs.
+        assert_eq!(hipLaunchByPtr(stub), hipErrorMissingConfiguration);
+        let one = dim3 { x: 1, y: 1, z: 1 };
+        assert_eq!(
+            hipConfigureCall(
+                dim3 { x: 3, y: 1, z: 1 },
+                dim3 { x: 32, ..one },
+                0,
+                null_mut()
+            ),
+            hipSuccess
+        );
+        let n = N as i32;
+        for (i, p) in [da, db, dc].iter().enumerate() {
+            let p = *p as u64;
+            assert_eq!(
+                hipSetupArgument((&p as *const u64).cast(), 8, i * 8),
+                hipSuccess
+            );
+        }
+        assert_eq!(
+            hipSetupArgument((&n as *const i32).cast(), 4, 24),
+            hipSuccess
+        );
+        assert_eq!(
+            hipSetupArgument((&n as *const i32).cast(), 4, 4094),
+            hipErrorInvalidValue,
+            "past the argument segment"
+        );
+        assert_eq!(hipSetupArgument(null(), 4, 0), hipErrorInvalidValue);
+        assert_eq!(hipLaunchByPtr(stub), hipSuccess, "{}", last_message());
+        assert_eq!(hipDeviceSynchronize(), hipSuccess, "{}", last_message());
+        let mut c = vec![0f32; N];
+        assert_eq!(hipMemcpy(c.as_mut_ptr().cast(), dc, N * 4, 2), hipSuccess);
+        assert_eq!(c, expected);
+        // The configuration was used up.
+        assert_eq!(hipLaunchByPtr(stub), hipErrorMissingConfiguration);
+        // A pointer that is no registered kernel.
+        assert_eq!(hipConfigureCall(one, one, 0, null_mut()), hipSuccess);
+        assert_eq!(
+            hipLaunchByPtr((&n as *const i32).cast()),
+            hipErrorInvalidDeviceFunction
+        );
+        for p in [da, db, dc] {
+            assert_eq!(hipFree(p), hipSuccess);
+        }
+        __hipUnregisterFatBinary(h);
+    }
+}

@@ -59,6 +59,8 @@ pub const hipErrorInvalidDevicePointer: hipError_t = 17;
 pub const hipErrorInvalidMemcpyDirection: hipError_t = 21;
 /// `hipErrorInvalidContext`.
 pub const hipErrorInvalidContext: hipError_t = 201;
+/// `hipErrorContextAlreadyInUse`.
+pub const hipErrorContextAlreadyInUse: hipError_t = 216;
 /// `hipErrorPeerAccessUnsupported`.
 pub const hipErrorPeerAccessUnsupported: hipError_t = 217;
 /// `hipErrorNotReady`.
@@ -91,12 +93,19 @@ pub mod memcpy_kind {
     pub const DEFAULT: i32 = 4;
 }
 
-/// `hipMemoryType`.
+/// `hipMemoryType`, numbered per HIP generation: 5.x had Host 0, Device 1 (and from 5.3
+/// Managed 4); 6.0 renumbered it as CUDA does (Unregistered 0, Host 1, Device 2, Managed 3).
 pub mod memory_type {
-    /// `hipMemoryTypeHost`.
+    /// `hipMemoryTypeHost` in HIP 5.
     pub const HOST: i32 = 0;
-    /// `hipMemoryTypeDevice`.
+    /// `hipMemoryTypeDevice` in HIP 5.
     pub const DEVICE: i32 = 1;
+    /// `hipMemoryTypeHost` from HIP 6.
+    pub const HOST_6: i32 = 1;
+    /// `hipMemoryTypeDevice` from HIP 6.
+    pub const DEVICE_6: i32 = 2;
+    /// `hipMemoryTypeManaged` from HIP 6.
+    pub const MANAGED_6: i32 = 3;
 }
 
 /// `hipPointerAttribute_t`.
@@ -515,3 +524,355 @@ pub struct rocload_kernel_info_t {
 }
 
 const _: () = assert!(std::mem::size_of::<rocload_kernel_info_t>() == 64);
+
+/// `hipDeviceProp_tR0600` of HIP 6.0 and later (1472 bytes, CUDA 12's order, no `gcnArch`): what
+/// `hipGetDevicePropertiesR0600` and `hipChooseDeviceR0600` take. Layout from clr's
+/// `hip_runtime_api.h` as `../shared/hip-abi/layouts/hipDeviceProp_tR0600.tsv` records it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipDeviceProp_tR0600 {
+    /// `name`.
+    pub name: [c_char; 256],
+    /// `uuid`.
+    pub uuid: [c_char; 16],
+    /// `luid`.
+    pub luid: [c_char; 8],
+    /// `luidDeviceNodeMask`.
+    pub luidDeviceNodeMask: c_uint,
+    /// `totalGlobalMem`.
+    pub totalGlobalMem: usize,
+    /// `sharedMemPerBlock`.
+    pub sharedMemPerBlock: usize,
+    /// `regsPerBlock`.
+    pub regsPerBlock: c_int,
+    /// `warpSize`.
+    pub warpSize: c_int,
+    /// `memPitch`.
+    pub memPitch: usize,
+    /// `maxThreadsPerBlock`.
+    pub maxThreadsPerBlock: c_int,
+    /// `maxThreadsDim`.
+    pub maxThreadsDim: [c_int; 3],
+    /// `maxGridSize`.
+    pub maxGridSize: [c_int; 3],
+    /// `clockRate`.
+    pub clockRate: c_int,
+    /// `totalConstMem`.
+    pub totalConstMem: usize,
+    /// `major`.
+    pub major: c_int,
+    /// `minor`.
+    pub minor: c_int,
+    /// `textureAlignment`.
+    pub textureAlignment: usize,
+    /// `texturePitchAlignment`.
+    pub texturePitchAlignment: usize,
+    /// `deviceOverlap`.
+    pub deviceOverlap: c_int,
+    /// `multiProcessorCount`.
+    pub multiProcessorCount: c_int,
+    /// `kernelExecTimeoutEnabled`.
+    pub kernelExecTimeoutEnabled: c_int,
+    /// `integrated`.
+    pub integrated: c_int,
+    /// `canMapHostMemory`.
+    pub canMapHostMemory: c_int,
+    /// `computeMode`.
+    pub computeMode: c_int,
+    /// `maxTexture1D`.
+    pub maxTexture1D: c_int,
+    /// `maxTexture1DMipmap`.
+    pub maxTexture1DMipmap: c_int,
+    /// `maxTexture1DLinear`.
+    pub maxTexture1DLinear: c_int,
+    /// `maxTexture2D`.
+    pub maxTexture2D: [c_int; 2],
+    /// `maxTexture2DMipmap`.
+    pub maxTexture2DMipmap: [c_int; 2],
+    /// `maxTexture2DLinear`.
+    pub maxTexture2DLinear: [c_int; 3],
+    /// `maxTexture2DGather`.
+    pub maxTexture2DGather: [c_int; 2],
+    /// `maxTexture3D`.
+    pub maxTexture3D: [c_int; 3],
+    /// `maxTexture3DAlt`.
+    pub maxTexture3DAlt: [c_int; 3],
+    /// `maxTextureCubemap`.
+    pub maxTextureCubemap: c_int,
+    /// `maxTexture1DLayered`.
+    pub maxTexture1DLayered: [c_int; 2],
+    /// `maxTexture2DLayered`.
+    pub maxTexture2DLayered: [c_int; 3],
+    /// `maxTextureCubemapLayered`.
+    pub maxTextureCubemapLayered: [c_int; 2],
+    /// `maxSurface1D`.
+    pub maxSurface1D: c_int,
+    /// `maxSurface2D`.
+    pub maxSurface2D: [c_int; 2],
+    /// `maxSurface3D`.
+    pub maxSurface3D: [c_int; 3],
+    /// `maxSurface1DLayered`.
+    pub maxSurface1DLayered: [c_int; 2],
+    /// `maxSurface2DLayered`.
+    pub maxSurface2DLayered: [c_int; 3],
+    /// `maxSurfaceCubemap`.
+    pub maxSurfaceCubemap: c_int,
+    /// `maxSurfaceCubemapLayered`.
+    pub maxSurfaceCubemapLayered: [c_int; 2],
+    /// `surfaceAlignment`.
+    pub surfaceAlignment: usize,
+    /// `concurrentKernels`.
+    pub concurrentKernels: c_int,
+    /// `ECCEnabled`.
+    pub ECCEnabled: c_int,
+    /// `pciBusID`.
+    pub pciBusID: c_int,
+    /// `pciDeviceID`.
+    pub pciDeviceID: c_int,
+    /// `pciDomainID`.
+    pub pciDomainID: c_int,
+    /// `tccDriver`.
+    pub tccDriver: c_int,
+    /// `asyncEngineCount`.
+    pub asyncEngineCount: c_int,
+    /// `unifiedAddressing`.
+    pub unifiedAddressing: c_int,
+    /// `memoryClockRate`.
+    pub memoryClockRate: c_int,
+    /// `memoryBusWidth`.
+    pub memoryBusWidth: c_int,
+    /// `l2CacheSize`.
+    pub l2CacheSize: c_int,
+    /// `persistingL2CacheMaxSize`.
+    pub persistingL2CacheMaxSize: c_int,
+    /// `maxThreadsPerMultiProcessor`.
+    pub maxThreadsPerMultiProcessor: c_int,
+    /// `streamPrioritiesSupported`.
+    pub streamPrioritiesSupported: c_int,
+    /// `globalL1CacheSupported`.
+    pub globalL1CacheSupported: c_int,
+    /// `localL1CacheSupported`.
+    pub localL1CacheSupported: c_int,
+    /// `sharedMemPerMultiprocessor`.
+    pub sharedMemPerMultiprocessor: usize,
+    /// `regsPerMultiprocessor`.
+    pub regsPerMultiprocessor: c_int,
+    /// `managedMemory`.
+    pub managedMemory: c_int,
+    /// `isMultiGpuBoard`.
+    pub isMultiGpuBoard: c_int,
+    /// `multiGpuBoardGroupID`.
+    pub multiGpuBoardGroupID: c_int,
+    /// `hostNativeAtomicSupported`.
+    pub hostNativeAtomicSupported: c_int,
+    /// `singleToDoublePrecisionPerfRatio`.
+    pub singleToDoublePrecisionPerfRatio: c_int,
+    /// `pageableMemoryAccess`.
+    pub pageableMemoryAccess: c_int,
+    /// `concurrentManagedAccess`.
+    pub concurrentManagedAccess: c_int,
+    /// `computePreemptionSupported`.
+    pub computePreemptionSupported: c_int,
+    /// `canUseHostPointerForRegisteredMem`.
+    pub canUseHostPointerForRegisteredMem: c_int,
+    /// `cooperativeLaunch`.
+    pub cooperativeLaunch: c_int,
+    /// `cooperativeMultiDeviceLaunch`.
+    pub cooperativeMultiDeviceLaunch: c_int,
+    /// `sharedMemPerBlockOptin`.
+    pub sharedMemPerBlockOptin: usize,
+    /// `pageableMemoryAccessUsesHostPageTables`.
+    pub pageableMemoryAccessUsesHostPageTables: c_int,
+    /// `directManagedMemAccessFromHost`.
+    pub directManagedMemAccessFromHost: c_int,
+    /// `maxBlocksPerMultiProcessor`.
+    pub maxBlocksPerMultiProcessor: c_int,
+    /// `accessPolicyMaxWindowSize`.
+    pub accessPolicyMaxWindowSize: c_int,
+    /// `reservedSharedMemPerBlock`.
+    pub reservedSharedMemPerBlock: usize,
+    /// `hostRegisterSupported`.
+    pub hostRegisterSupported: c_int,
+    /// `sparseHipArraySupported`.
+    pub sparseHipArraySupported: c_int,
+    /// `hostRegisterReadOnlySupported`.
+    pub hostRegisterReadOnlySupported: c_int,
+    /// `timelineSemaphoreInteropSupported`.
+    pub timelineSemaphoreInteropSupported: c_int,
+    /// `memoryPoolsSupported`.
+    pub memoryPoolsSupported: c_int,
+    /// `gpuDirectRDMASupported`.
+    pub gpuDirectRDMASupported: c_int,
+    /// `gpuDirectRDMAFlushWritesOptions`.
+    pub gpuDirectRDMAFlushWritesOptions: c_uint,
+    /// `gpuDirectRDMAWritesOrdering`.
+    pub gpuDirectRDMAWritesOrdering: c_int,
+    /// `memoryPoolSupportedHandleTypes`.
+    pub memoryPoolSupportedHandleTypes: c_uint,
+    /// `deferredMappingHipArraySupported`.
+    pub deferredMappingHipArraySupported: c_int,
+    /// `ipcEventSupported`.
+    pub ipcEventSupported: c_int,
+    /// `clusterLaunch`.
+    pub clusterLaunch: c_int,
+    /// `unifiedFunctionPointers`.
+    pub unifiedFunctionPointers: c_int,
+    /// `reserved`.
+    pub reserved: [c_int; 63],
+    /// `hipReserved`.
+    pub hipReserved: [c_int; 32],
+    /// `gcnArchName`.
+    pub gcnArchName: [c_char; 256],
+    /// `maxSharedMemoryPerMultiProcessor`.
+    pub maxSharedMemoryPerMultiProcessor: usize,
+    /// `clockInstructionRate`.
+    pub clockInstructionRate: c_int,
+    /// `arch`.
+    pub arch: hipDeviceArch_t,
+    /// `hdpMemFlushCntl`.
+    pub hdpMemFlushCntl: *mut c_uint,
+    /// `hdpRegFlushCntl`.
+    pub hdpRegFlushCntl: *mut c_uint,
+    /// `cooperativeMultiDeviceUnmatchedFunc`.
+    pub cooperativeMultiDeviceUnmatchedFunc: c_int,
+    /// `cooperativeMultiDeviceUnmatchedGridDim`.
+    pub cooperativeMultiDeviceUnmatchedGridDim: c_int,
+    /// `cooperativeMultiDeviceUnmatchedBlockDim`.
+    pub cooperativeMultiDeviceUnmatchedBlockDim: c_int,
+    /// `cooperativeMultiDeviceUnmatchedSharedMem`.
+    pub cooperativeMultiDeviceUnmatchedSharedMem: c_int,
+    /// `isLargeBar`.
+    pub isLargeBar: c_int,
+    /// `asicRevision`.
+    pub asicRevision: c_int,
+}
+
+impl Default for hipDeviceProp_tR0600 {
+    fn default() -> Self {
+        // SAFETY: every field is an integer, an array of them or a raw pointer: all zeros is a
+        // valid value of each.
+        unsafe { std::mem::zeroed() }
+    }
+}
+
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<hipDeviceProp_tR0600>() == 1472);
+    assert!(offset_of!(hipDeviceProp_tR0600, name) == 0);
+    assert!(offset_of!(hipDeviceProp_tR0600, uuid) == 256);
+    assert!(offset_of!(hipDeviceProp_tR0600, luid) == 272);
+    assert!(offset_of!(hipDeviceProp_tR0600, luidDeviceNodeMask) == 280);
+    assert!(offset_of!(hipDeviceProp_tR0600, totalGlobalMem) == 288);
+    assert!(offset_of!(hipDeviceProp_tR0600, sharedMemPerBlock) == 296);
+    assert!(offset_of!(hipDeviceProp_tR0600, regsPerBlock) == 304);
+    assert!(offset_of!(hipDeviceProp_tR0600, warpSize) == 308);
+    assert!(offset_of!(hipDeviceProp_tR0600, memPitch) == 312);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxThreadsPerBlock) == 320);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxThreadsDim) == 324);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxGridSize) == 336);
+    assert!(offset_of!(hipDeviceProp_tR0600, clockRate) == 348);
+    assert!(offset_of!(hipDeviceProp_tR0600, totalConstMem) == 352);
+    assert!(offset_of!(hipDeviceProp_tR0600, major) == 360);
+    assert!(offset_of!(hipDeviceProp_tR0600, minor) == 364);
+    assert!(offset_of!(hipDeviceProp_tR0600, textureAlignment) == 368);
+    assert!(offset_of!(hipDeviceProp_tR0600, texturePitchAlignment) == 376);
+    assert!(offset_of!(hipDeviceProp_tR0600, deviceOverlap) == 384);
+    assert!(offset_of!(hipDeviceProp_tR0600, multiProcessorCount) == 388);
+    assert!(offset_of!(hipDeviceProp_tR0600, kernelExecTimeoutEnabled) == 392);
+    assert!(offset_of!(hipDeviceProp_tR0600, integrated) == 396);
+    assert!(offset_of!(hipDeviceProp_tR0600, canMapHostMemory) == 400);
+    assert!(offset_of!(hipDeviceProp_tR0600, computeMode) == 404);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture1D) == 408);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture1DMipmap) == 412);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture1DLinear) == 416);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture2D) == 420);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture2DMipmap) == 428);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture2DLinear) == 436);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture2DGather) == 448);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture3D) == 456);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture3DAlt) == 468);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTextureCubemap) == 480);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture1DLayered) == 484);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTexture2DLayered) == 492);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxTextureCubemapLayered) == 504);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxSurface1D) == 512);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxSurface2D) == 516);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxSurface3D) == 524);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxSurface1DLayered) == 536);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxSurface2DLayered) == 544);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxSurfaceCubemap) == 556);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxSurfaceCubemapLayered) == 560);
+    assert!(offset_of!(hipDeviceProp_tR0600, surfaceAlignment) == 568);
+    assert!(offset_of!(hipDeviceProp_tR0600, concurrentKernels) == 576);
+    assert!(offset_of!(hipDeviceProp_tR0600, ECCEnabled) == 580);
+    assert!(offset_of!(hipDeviceProp_tR0600, pciBusID) == 584);
+    assert!(offset_of!(hipDeviceProp_tR0600, pciDeviceID) == 588);
+    assert!(offset_of!(hipDeviceProp_tR0600, pciDomainID) == 592);
+    assert!(offset_of!(hipDeviceProp_tR0600, tccDriver) == 596);
+    assert!(offset_of!(hipDeviceProp_tR0600, asyncEngineCount) == 600);
+    assert!(offset_of!(hipDeviceProp_tR0600, unifiedAddressing) == 604);
+    assert!(offset_of!(hipDeviceProp_tR0600, memoryClockRate) == 608);
+    assert!(offset_of!(hipDeviceProp_tR0600, memoryBusWidth) == 612);
+    assert!(offset_of!(hipDeviceProp_tR0600, l2CacheSize) == 616);
+    assert!(offset_of!(hipDeviceProp_tR0600, persistingL2CacheMaxSize) == 620);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxThreadsPerMultiProcessor) == 624);
+    assert!(offset_of!(hipDeviceProp_tR0600, streamPrioritiesSupported) == 628);
+    assert!(offset_of!(hipDeviceProp_tR0600, globalL1CacheSupported) == 632);
+    assert!(offset_of!(hipDeviceProp_tR0600, localL1CacheSupported) == 636);
+    assert!(offset_of!(hipDeviceProp_tR0600, sharedMemPerMultiprocessor) == 640);
+    assert!(offset_of!(hipDeviceProp_tR0600, regsPerMultiprocessor) == 648);
+    assert!(offset_of!(hipDeviceProp_tR0600, managedMemory) == 652);
+    assert!(offset_of!(hipDeviceProp_tR0600, isMultiGpuBoard) == 656);
+    assert!(offset_of!(hipDeviceProp_tR0600, multiGpuBoardGroupID) == 660);
+    assert!(offset_of!(hipDeviceProp_tR0600, hostNativeAtomicSupported) == 664);
+    assert!(offset_of!(hipDeviceProp_tR0600, singleToDoublePrecisionPerfRatio) == 668);
+    assert!(offset_of!(hipDeviceProp_tR0600, pageableMemoryAccess) == 672);
+    assert!(offset_of!(hipDeviceProp_tR0600, concurrentManagedAccess) == 676);
+    assert!(offset_of!(hipDeviceProp_tR0600, computePreemptionSupported) == 680);
+    assert!(offset_of!(hipDeviceProp_tR0600, canUseHostPointerForRegisteredMem) == 684);
+    assert!(offset_of!(hipDeviceProp_tR0600, cooperativeLaunch) == 688);
+    assert!(offset_of!(hipDeviceProp_tR0600, cooperativeMultiDeviceLaunch) == 692);
+    assert!(offset_of!(hipDeviceProp_tR0600, sharedMemPerBlockOptin) == 696);
+    assert!(offset_of!(hipDeviceProp_tR0600, pageableMemoryAccessUsesHostPageTables) == 704);
+    assert!(offset_of!(hipDeviceProp_tR0600, directManagedMemAccessFromHost) == 708);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxBlocksPerMultiProcessor) == 712);
+    assert!(offset_of!(hipDeviceProp_tR0600, accessPolicyMaxWindowSize) == 716);
+    assert!(offset_of!(hipDeviceProp_tR0600, reservedSharedMemPerBlock) == 720);
+    assert!(offset_of!(hipDeviceProp_tR0600, hostRegisterSupported) == 728);
+    assert!(offset_of!(hipDeviceProp_tR0600, sparseHipArraySupported) == 732);
+    assert!(offset_of!(hipDeviceProp_tR0600, hostRegisterReadOnlySupported) == 736);
+    assert!(offset_of!(hipDeviceProp_tR0600, timelineSemaphoreInteropSupported) == 740);
+    assert!(offset_of!(hipDeviceProp_tR0600, memoryPoolsSupported) == 744);
+    assert!(offset_of!(hipDeviceProp_tR0600, gpuDirectRDMASupported) == 748);
+    assert!(offset_of!(hipDeviceProp_tR0600, gpuDirectRDMAFlushWritesOptions) == 752);
+    assert!(offset_of!(hipDeviceProp_tR0600, gpuDirectRDMAWritesOrdering) == 756);
+    assert!(offset_of!(hipDeviceProp_tR0600, memoryPoolSupportedHandleTypes) == 760);
+    assert!(offset_of!(hipDeviceProp_tR0600, deferredMappingHipArraySupported) == 764);
+    assert!(offset_of!(hipDeviceProp_tR0600, ipcEventSupported) == 768);
+    assert!(offset_of!(hipDeviceProp_tR0600, clusterLaunch) == 772);
+    assert!(offset_of!(hipDeviceProp_tR0600, unifiedFunctionPointers) == 776);
+    assert!(offset_of!(hipDeviceProp_tR0600, reserved) == 780);
+    assert!(offset_of!(hipDeviceProp_tR0600, hipReserved) == 1032);
+    assert!(offset_of!(hipDeviceProp_tR0600, gcnArchName) == 1160);
+    assert!(offset_of!(hipDeviceProp_tR0600, maxSharedMemoryPerMultiProcessor) == 1416);
+    assert!(offset_of!(hipDeviceProp_tR0600, clockInstructionRate) == 1424);
+    assert!(offset_of!(hipDeviceProp_tR0600, arch) == 1428);
+    assert!(offset_of!(hipDeviceProp_tR0600, hdpMemFlushCntl) == 1432);
+    assert!(offset_of!(hipDeviceProp_tR0600, hdpRegFlushCntl) == 1440);
+    assert!(offset_of!(hipDeviceProp_tR0600, cooperativeMultiDeviceUnmatchedFunc) == 1448);
+    assert!(offset_of!(hipDeviceProp_tR0600, cooperativeMultiDeviceUnmatchedGridDim) == 1452);
+    assert!(
+        offset_of!(
+            hipDeviceProp_tR0600,
+            cooperativeMultiDeviceUnmatchedBlockDim
+        ) == 1456
+    );
+    assert!(
+        offset_of!(
+            hipDeviceProp_tR0600,
+            cooperativeMultiDeviceUnmatchedSharedMem
+        ) == 1460
+    );
+    assert!(offset_of!(hipDeviceProp_tR0600, isLargeBar) == 1464);
+    assert!(offset_of!(hipDeviceProp_tR0600, asicRevision) == 1468);
+};

@@ -221,6 +221,14 @@ impl Layout {
         }
         let groups: [u32; 3] =
             std::array::from_fn(|i| d.grid[i].div_ceil(u32::from(d.workgroup[i])));
+        // Counted in a u64: (2^32 - 1)^3 would wrap.
+        if groups
+            .iter()
+            .try_fold(1u64, |n, &g| n.checked_mul(u64::from(g)))
+            .is_none()
+        {
+            return Err(DispatchError::TooManyWorkgroups { groups });
+        }
         let lds_bytes = d.group_segment_size.max(kd.group_segment_fixed_size);
         if lds_bytes > MAX_LDS {
             return Err(DispatchError::TooMuchLds { bytes: lds_bytes });
@@ -329,9 +337,11 @@ impl Layout {
         })
     }
 
-    /// Number of work-groups.
+    /// Number of work-groups ([`Layout::new`] refused grids where it overflows).
     pub fn workgroup_count(&self) -> u64 {
-        self.groups.iter().map(|&g| u64::from(g)).product()
+        self.groups
+            .iter()
+            .fold(1u64, |n, &g| n.saturating_mul(u64::from(g)))
     }
 
     /// The id (x, y, z) of work-group number `n` (x fastest).
@@ -472,6 +482,29 @@ mod tests {
             Layout::new(&d, 0, 1 << 20),
             Err(DispatchError::TooMuchScratch { .. })
         ));
+    }
+
+    #[test]
+    fn work_group_counts_never_wrap() {
+        let mut d = dispatch(descriptor(kcp::WAVEFRONT_SIZE32, 0));
+        d.workgroup = [1, 1, 1];
+        d.grid = [u32::MAX; 3];
+        assert_eq!(
+            Layout::new(&d, 0, 1 << 20),
+            Err(DispatchError::TooManyWorkgroups {
+                groups: [u32::MAX; 3]
+            })
+        );
+        d.grid = [u32::MAX, u32::MAX, 1];
+        let l = Layout::new(&d, 0, 1 << 20).unwrap();
+        assert_eq!(
+            l.workgroup_count(),
+            u64::from(u32::MAX) * u64::from(u32::MAX)
+        );
+        assert_eq!(
+            l.workgroup_id(l.workgroup_count() - 1),
+            [u32::MAX - 1, u32::MAX - 1, 0]
+        );
     }
 
     #[test]

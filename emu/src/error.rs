@@ -28,6 +28,12 @@ pub enum DispatchError {
         /// Work-group size.
         workgroup: [u16; 3],
     },
+    /// More work-groups than the emulator counts (2^64): a grid of up to (2^32 - 1)^3
+    /// work-groups is valid, but one this large could never finish.
+    TooManyWorkgroups {
+        /// Work-groups in each dimension.
+        groups: [u32; 3],
+    },
     /// More LDS than a work-group can have.
     TooMuchLds {
         /// Bytes asked for.
@@ -39,6 +45,16 @@ pub enum DispatchError {
         bytes: u32,
         /// [`crate::Config::scratch_cap`].
         cap: u32,
+    },
+    /// One work-group needs more scratch than the emulator's whole scratch budget
+    /// ([`crate::Config::scratch_budget`]): it could never be admitted.
+    ScratchTooLarge {
+        /// Scratch bytes per work-item.
+        per_workitem: u32,
+        /// Bytes one work-group needs (its waves x 32 lanes x `per_workitem`).
+        workgroup_bytes: u64,
+        /// The budget.
+        budget: u64,
     },
     /// A descriptor field the emulator cannot honour.
     BadDescriptor(String),
@@ -56,6 +72,11 @@ impl fmt::Display for DispatchError {
             DispatchError::BadSize { grid, workgroup } => {
                 write!(f, "invalid sizes: grid {grid:?}, work-group {workgroup:?} (at most 1024 work-items, none empty)")
             }
+            DispatchError::TooManyWorkgroups { groups } => write!(
+                f,
+                "{} x {} x {} work-groups: more than the emulator counts (2^64)",
+                groups[0], groups[1], groups[2]
+            ),
             DispatchError::TooMuchLds { bytes } => {
                 write!(f, "{bytes} bytes of LDS (at most 65536)")
             }
@@ -65,6 +86,14 @@ impl fmt::Display for DispatchError {
                     "{bytes} bytes of scratch per work-item (the cap is {cap})"
                 )
             }
+            DispatchError::ScratchTooLarge {
+                per_workitem,
+                workgroup_bytes,
+                budget,
+            } => write!(
+                f,
+                "a work-group needs {workgroup_bytes} bytes of scratch ({per_workitem} per work-item), more than the whole scratch budget of {budget} bytes"
+            ),
             DispatchError::BadDescriptor(why) => write!(f, "kernel descriptor: {why}"),
         }
     }
@@ -82,6 +111,22 @@ pub enum FaultKind<F> {
     Lds(LdsFault),
     /// Past the end of the lane's scratch.
     Scratch(ScratchFault),
+}
+
+/// Which wave: its work-group and its index in the work-group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaveId {
+    /// The work-group's id (x, y, z).
+    pub workgroup: [u32; 3],
+    /// The wave's index in its work-group (work-items `32 * wave ..`).
+    pub wave: u32,
+}
+
+impl fmt::Display for WaveId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.workgroup;
+        write!(f, "wave {} of work-group ({x}, {y}, {z})", self.wave)
+    }
 }
 
 /// Where in the code something happened.
@@ -123,8 +168,10 @@ pub enum ExecError<F> {
     MemoryFault {
         /// The instruction.
         site: Site,
-        /// The first faulting lane.
+        /// The first faulting lane: the lane (0-31) of `wave` that made the access.
         lane: u32,
+        /// The wave.
+        wave: Option<WaveId>,
         /// The guest address (flat or global), or the LDS / private offset.
         address: u64,
         /// Which memory refused it, with the embedder's payload for guest memory.
@@ -179,8 +226,9 @@ pub enum ExecError<F> {
         /// What the failure said.
         detail: String,
     },
-    /// The dispatch ran longer than [`crate::Config::timeout`] (a kernel that never ends, or
-    /// spin-waits that cannot make progress).
+    /// The dispatch ran longer than its timeout ([`crate::Config::timeout`],
+    /// [`crate::Emulator::set_timeout`]): a kernel that never ends, or spin-waits that cannot
+    /// make progress.
     Timeout {
         /// How long it ran.
         elapsed: Duration,
@@ -188,8 +236,11 @@ pub enum ExecError<F> {
         workgroups_done: u64,
         /// Work-groups in the grid.
         workgroups: u64,
-        /// Where one still-running wave was.
+        /// Where one still-running wave was (preferring one that was running over one asleep
+        /// or at a barrier).
         site: Option<Site>,
+        /// Which wave that was.
+        wave: Option<WaveId>,
     },
 }
 
@@ -201,13 +252,15 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
             ExecError::MemoryFault {
                 site,
                 lane,
+                wave,
                 address,
                 kind,
             } => {
-                write!(
-                    f,
-                    "memory fault at {site}, lane {lane}, address {address:#x}: "
-                )?;
+                write!(f, "memory fault at {site}, lane {lane}")?;
+                if let Some(w) = wave {
+                    write!(f, " of {w}")?;
+                }
+                write!(f, ", address {address:#x}: ")?;
                 match kind {
                     FaultKind::Guest(p) => write!(f, "{p}"),
                     FaultKind::Lds(l) => write!(
@@ -217,9 +270,8 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
                     ),
                     FaultKind::Scratch(s) => write!(
                         f,
-                        "scratch offset {:#x} of lane {} past its {} bytes",
+                        "private offset {:#x} past the work-item's {} bytes of scratch",
                         s.private_offset(),
-                        s.lane(),
                         s.per_lane
                     ),
                 }
@@ -257,12 +309,14 @@ impl<F: fmt::Display> fmt::Display for ExecError<F> {
                 workgroups_done,
                 workgroups,
                 site,
+                wave,
             } => {
                 write!(f, "timed out after {elapsed:?} with {workgroups_done} of {workgroups} work-groups done")?;
-                if let Some(s) = site {
-                    write!(f, "; a wave was at {s}")?;
+                match (wave, site) {
+                    (Some(w), Some(s)) => write!(f, "; {w} was at {s}"),
+                    (None, Some(s)) => write!(f, "; a wave was at {s}"),
+                    _ => Ok(()),
                 }
-                Ok(())
             }
         }
     }

@@ -43,7 +43,7 @@ internal! {
 }
 
 pub use dispatch::Dispatch;
-pub use error::{DispatchError, ExecError, FaultKind, Site};
+pub use error::{DispatchError, ExecError, FaultKind, Site, WaveId};
 pub use memory::{Access, FlatFault, FlatMemory, GuestMemory, Span};
 pub use sched::{Config, Emulator, Report};
 

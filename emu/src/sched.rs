@@ -4,8 +4,8 @@
 //! values other work-groups write (look-back scans, sparse solvers) make progress, `s_barrier`
 //! holds a wave until its work-group arrives, `ds_gws_barrier` holds it until enough waves of
 //! the whole dispatch arrive (grid sync: every work-group must be resident at once, else a
-//! typed error), and a dispatch that never ends stops with a typed timeout. The first fault
-//! stops every thread. Not for instruction semantics.
+//! typed error), and a dispatch that never ends stops with a typed timeout naming a wave that
+//! was still running. The first fault stops every thread. Not for instruction semantics.
 
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,12 +13,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::dispatch::{workgroup_extent, Dispatch, Layout, SgprValue};
-use crate::error::{ExecError, FaultKind, Site};
+use crate::error::{DispatchError, ExecError, FaultKind, Site, WaveId};
 use crate::exec::{lower, Block, DynMemory, Env, Fault, Step};
 use crate::lds::Lds;
 use crate::memory::GuestMemory;
 use crate::program::{DecodeStop, Program};
-use crate::scratch::Scratch;
+use crate::scratch::{wave_bytes, Scratch, ScratchPool};
 use crate::wave::{sreg, Status, Wave, LANES};
 
 use crate::Services;
@@ -29,13 +29,20 @@ use rustc_hash::FxHashMap;
 pub struct Config {
     /// Host threads per dispatch (at most one per work-group).
     pub threads: usize,
-    /// A dispatch running longer than this ends with [`ExecError::Timeout`]; `None` waits forever.
+    /// A dispatch running longer than this ends with [`ExecError::Timeout`]; `None` waits
+    /// forever. The initial value: [`Emulator::set_timeout`] changes it for later dispatches.
     pub timeout: Option<Duration>,
     /// Scratch bytes per work-item for kernels with a dynamic stack (recursion, calls through
     /// pointers), when the dispatch asks for less.
     pub dynamic_stack: u32,
-    /// The most scratch any work-item gets (bounds host memory: 32 lanes x this per wave).
+    /// The most scratch any work-item gets (32 lanes x this per wave).
     pub scratch_cap: u32,
+    /// Host memory all scratch of the emulator's dispatches may take at once, in bytes. A
+    /// work-group is admitted only when its waves' whole private segments fit beside those of
+    /// the work-groups already resident (so fewer are resident when each needs much); a
+    /// dispatch whose one work-group needs more is refused
+    /// ([`crate::DispatchError::ScratchTooLarge`]). Freed buffers kept for reuse count too.
+    pub scratch_budget: u64,
     /// Most work-groups one thread keeps resident while others wait.
     pub max_resident: usize,
     /// Wave instructions a wave runs before the next wave gets a turn.
@@ -49,11 +56,16 @@ impl Default for Config {
             timeout: Some(Duration::from_secs(120)),
             dynamic_stack: 16 * 1024,
             scratch_cap: 1 << 20,
+            scratch_budget: DEFAULT_SCRATCH_BUDGET,
             max_resident: 64,
             slice: 4096,
         }
     }
 }
+
+/// [`Config::scratch_budget`]'s default, 4 GiB (rocload's software agent passes the smaller of
+/// this and a quarter of the host's memory).
+pub const DEFAULT_SCRATCH_BUDGET: u64 = 4 << 30;
 
 /// What a completed dispatch did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,11 +80,33 @@ pub struct Report {
     pub duration: Duration,
 }
 
-/// The emulator: configuration plus the decode cache shared by its dispatches.
-#[derive(Debug, Default)]
+/// The emulator: configuration plus the decode cache and the scratch memory shared by its
+/// dispatches.
+#[derive(Debug)]
 pub struct Emulator {
     config: Config,
     program: Program,
+    scratch: ScratchPool,
+    /// The timeout of dispatches that start from now on, in nanoseconds ([`NO_TIMEOUT`]:
+    /// none).
+    timeout_ns: AtomicU64,
+}
+
+/// [`Emulator::timeout_ns`] when dispatches may run forever.
+const NO_TIMEOUT: u64 = u64::MAX;
+
+fn timeout_ns(t: Option<Duration>) -> u64 {
+    t.map_or(NO_TIMEOUT, |t| {
+        u64::try_from(t.as_nanos())
+            .unwrap_or(NO_TIMEOUT - 1)
+            .min(NO_TIMEOUT - 1)
+    })
+}
+
+impl Default for Emulator {
+    fn default() -> Emulator {
+        Emulator::new(Config::default())
+    }
 }
 
 /// A wave and where it is in the code (a block of its thread's [`Code`]).
@@ -150,8 +184,12 @@ impl Code {
 }
 
 struct Group {
+    /// The work-group's id.
+    id: [u32; 3],
     waves: Vec<Slot>,
     lds: Lds,
+    /// Scratch bytes this work-group holds in the emulator's budget.
+    scratch: u64,
 }
 
 /// The first failure, with its payload still erased.
@@ -160,12 +198,15 @@ struct Failure {
     pc: u64,
     name: &'static str,
     encoding: &'static str,
+    /// The wave (filled in by [`run_group`], which knows the work-group).
+    wave: Option<WaveId>,
 }
 
 enum Stop {
     Fault(Failure),
     Decode(DecodeStop),
-    Timeout(u64),
+    /// The deadline passed; [`Shared::stuck`] says where a wave was.
+    Timeout,
     /// A worker thread panicked (an emulator bug).
     Panicked(String),
     /// A grid barrier at this PC awaits more waves than can be resident at once.
@@ -183,18 +224,55 @@ struct Shared<'a> {
     mem: &'a dyn DynMemory,
     services: &'a dyn Services,
     config: &'a Config,
+    scratch: &'a ScratchPool,
+    /// Scratch bytes one work-group reserves (all its waves' private segments).
+    group_scratch: u64,
     next: AtomicU64,
     done: AtomicU64,
     stop: AtomicBool,
     failure: Mutex<Option<Stop>>,
     deadline: Option<Instant>,
+    /// Set when the deadline passed: every thread then names a wave it still holds.
+    timed_out: AtomicBool,
+    /// The wave a timeout report names, and its PC, with its rank (lower is better: running,
+    /// then asleep, then waiting).
+    stuck: Mutex<Option<(u8, WaveId, u64)>>,
     grid: GridBarriers,
     /// The most waves resident at once (threads x resident work-groups x waves per group),
-    /// bounded by the grid's.
+    /// bounded by the grid's and by the work-groups whose scratch fits in the budget.
     resident_waves: u64,
 }
 
 impl Shared<'_> {
+    /// Offers the most telling unfinished wave among `groups` for the timeout report.
+    fn note_stuck(&self, groups: &[Group]) {
+        let rank = |s: Status| match s {
+            Status::Ready => 0,
+            Status::Sleeping => 1,
+            _ => 2,
+        };
+        let best = groups
+            .iter()
+            .flat_map(|g| g.waves.iter().map(move |s| (g.id, s)))
+            .filter(|(_, s)| s.wave.status != Status::Ended)
+            .min_by_key(|(_, s)| rank(s.wave.status));
+        if let Some((id, s)) = best {
+            let r = rank(s.wave.status);
+            let mut stuck = self.stuck.lock().unwrap_or_else(|p| p.into_inner());
+            let better = match *stuck {
+                Some((old, _, _)) => r < old,
+                None => true,
+            };
+            if better {
+                let wave = WaveId {
+                    workgroup: id,
+                    wave: s.wave.index,
+                };
+                *stuck = Some((r, wave, s.wave.pc));
+            }
+        }
+    }
+
     fn fail(&self, s: Stop) {
         let mut f = self.failure.lock().unwrap_or_else(|p| p.into_inner());
         if f.is_none() {
@@ -224,9 +302,63 @@ impl Emulator {
     /// An emulator with `config`.
     pub fn new(config: Config) -> Emulator {
         Emulator {
+            scratch: ScratchPool::new(config.scratch_budget),
+            timeout_ns: AtomicU64::new(timeout_ns(config.timeout)),
             config,
             program: Program::new(),
         }
+    }
+
+    /// Sets the timeout of dispatches that start from now on (`None`: none); running ones keep
+    /// theirs.
+    pub fn set_timeout(&self, timeout: Option<Duration>) {
+        self.timeout_ns
+            .store(timeout_ns(timeout), Ordering::Relaxed);
+    }
+
+    /// The timeout of dispatches that start now.
+    pub fn timeout(&self) -> Option<Duration> {
+        match self.timeout_ns.load(Ordering::Relaxed) {
+            NO_TIMEOUT => None,
+            ns => Some(Duration::from_nanos(ns)),
+        }
+    }
+
+    /// Whether a dispatch whose work-items need `per_workitem` bytes of scratch, in
+    /// work-groups of `workgroup_items`, can run: its per-item size within
+    /// [`Config::scratch_cap`] and one work-group's within [`Config::scratch_budget`]. What
+    /// [`Emulator::run`] checks, for embedders that refuse such a launch before queueing it.
+    ///
+    /// # Errors
+    /// [`DispatchError::TooMuchScratch`] or [`DispatchError::ScratchTooLarge`].
+    pub fn check_scratch(
+        &self,
+        per_workitem: u32,
+        workgroup_items: u64,
+    ) -> Result<(), DispatchError> {
+        if per_workitem > self.config.scratch_cap {
+            return Err(DispatchError::TooMuchScratch {
+                bytes: per_workitem,
+                cap: self.config.scratch_cap,
+            });
+        }
+        let workgroup_bytes = workgroup_items
+            .div_ceil(LANES as u64)
+            .saturating_mul(wave_bytes(per_workitem));
+        if workgroup_bytes > self.scratch.budget() {
+            return Err(DispatchError::ScratchTooLarge {
+                per_workitem,
+                workgroup_bytes,
+                budget: self.scratch.budget(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Scratch bytes reserved by resident work-groups now, the most reserved at once so far,
+    /// and bytes of freed buffers kept for reuse.
+    pub fn scratch_usage(&self) -> (u64, u64, u64) {
+        self.scratch.usage()
     }
 
     /// The configuration.
@@ -265,14 +397,17 @@ impl Emulator {
             .min(usize::try_from(total).unwrap_or(usize::MAX))
             .max(1);
         let entry = layout.entry;
-        let group_waves = {
-            let [x, y, z] = d.workgroup.map(u64::from);
-            (x * y * z).div_ceil(LANES as u64)
-        };
-        let resident_waves = (threads as u64)
+        let group_items: u64 = d.workgroup.iter().map(|&v| u64::from(v)).product();
+        let group_waves = group_items.div_ceil(LANES as u64);
+        self.check_scratch(layout.scratch_per_lane, group_items)?;
+        let group_scratch = group_waves * wave_bytes(layout.scratch_per_lane);
+        let mut resident_groups = (threads as u64)
             .saturating_mul(self.config.max_resident.max(1) as u64)
-            .min(total)
-            .saturating_mul(group_waves);
+            .min(total);
+        if let Some(fit) = self.scratch.budget().checked_div(group_scratch) {
+            resident_groups = resident_groups.min(fit);
+        }
+        let resident_waves = resident_groups.saturating_mul(group_waves);
         let shared = Shared {
             d,
             layout,
@@ -280,15 +415,24 @@ impl Emulator {
             mem,
             services,
             config: &self.config,
+            scratch: &self.scratch,
+            group_scratch,
             next: AtomicU64::new(0),
             done: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             failure: Mutex::new(None),
-            deadline: self.config.timeout.map(|t| start + t),
+            deadline: self.timeout().and_then(|t| start.checked_add(t)),
+            timed_out: AtomicBool::new(false),
+            stuck: Mutex::new(None),
             grid: GridBarriers::new(),
             resident_waves,
         };
-        tracing::debug!(threads, workgroups = total, "dispatch starts");
+        tracing::debug!(
+            threads,
+            workgroups = total,
+            group_scratch,
+            "dispatch starts"
+        );
         // A panicking worker (an emulator bug) fails the dispatch; it never unwinds into the
         // caller, which may be a queue's packet processor that others wait on.
         let guarded = || {
@@ -361,6 +505,7 @@ impl Emulator {
                 pc,
                 name,
                 encoding,
+                wave,
             }) => {
                 let site = |pc: u64| site_named(pc, name);
                 match *fault {
@@ -371,6 +516,7 @@ impl Emulator {
                     } => ExecError::MemoryFault {
                         site: site(pc),
                         lane,
+                        wave,
                         address,
                         kind: match kind {
                             FaultKind::Guest(p) => match downcast::<M::Fault>(p) {
@@ -425,12 +571,16 @@ impl Emulator {
                 resident,
             },
             Stop::Panicked(detail) => ExecError::Internal { detail },
-            Stop::Timeout(pc) => ExecError::Timeout {
-                elapsed: start.elapsed(),
-                workgroups_done: sh.done.load(Ordering::SeqCst),
-                workgroups: sh.layout.workgroup_count(),
-                site: Some(site(pc)),
-            },
+            Stop::Timeout => {
+                let stuck = *sh.stuck.lock().unwrap_or_else(|p| p.into_inner());
+                ExecError::Timeout {
+                    elapsed: start.elapsed(),
+                    workgroups_done: sh.done.load(Ordering::SeqCst),
+                    workgroups: sh.layout.workgroup_count(),
+                    site: stuck.map(|(_, _, pc)| site(pc)),
+                    wave: stuck.map(|(_, w, _)| w),
+                }
+            }
         }
     }
 }
@@ -439,30 +589,62 @@ fn downcast<F: 'static>(p: Box<dyn Any + Send>) -> Result<F, ()> {
     p.downcast::<F>().map(|b| *b).map_err(|_| ())
 }
 
+/// A thread's resident work-groups. Whatever they hold of the scratch budget goes back when
+/// the thread stops, however it stops (the grid done, a fault, a timeout, a panic).
+struct Resident<'s, 'a> {
+    sh: &'s Shared<'a>,
+    groups: Vec<Group>,
+}
+
+impl Drop for Resident<'_, '_> {
+    fn drop(&mut self) {
+        for g in &mut self.groups {
+            retire(self.sh, g);
+        }
+    }
+}
+
+/// Gives a finished (or abandoned) work-group's scratch back: its reservation, then its waves'
+/// buffers, zeroed where written, for reuse.
+fn retire(sh: &Shared<'_>, g: &mut Group) {
+    sh.scratch.release(g.scratch);
+    g.scratch = 0;
+    for s in &mut g.waves {
+        sh.scratch.give(s.wave.scratch.take_buffer());
+    }
+}
+
 /// One host thread's loop.
 fn worker(sh: &Shared<'_>) -> Stats {
     let mut stats = Stats::default();
-    let mut resident: Vec<Group> = Vec::new();
+    let mut resident = Resident {
+        sh,
+        groups: Vec::new(),
+    };
     let mut pool: Vec<Wave> = Vec::new();
     let mut local = Code::default();
     let total = sh.layout.workgroup_count();
     let mut idle_rounds = 0u32;
     loop {
         if sh.stop.load(Ordering::Relaxed) {
+            if sh.timed_out.load(Ordering::SeqCst) {
+                sh.note_stuck(&resident.groups);
+            }
             break;
         }
         if let Some(dl) = sh.deadline {
             if Instant::now() >= dl {
-                let pc = resident
-                    .first()
-                    .and_then(|g| g.waves.iter().find(|s| s.wave.status != Status::Ended))
-                    .map_or(0, |s| s.wave.pc);
-                sh.fail(Stop::Timeout(pc));
+                // Every thread names what it holds before it stops (the thread that noticed
+                // may be between work-groups).
+                sh.timed_out.store(true, Ordering::SeqCst);
+                sh.note_stuck(&resident.groups);
+                sh.fail(Stop::Timeout);
                 break;
             }
         }
-        let all_waiting = !resident.is_empty()
-            && resident.iter().all(|g| {
+        let groups = &mut resident.groups;
+        let all_waiting = !groups.is_empty()
+            && groups.iter().all(|g| {
                 g.waves.iter().all(|s| {
                     matches!(
                         s.wave.status,
@@ -470,31 +652,44 @@ fn worker(sh: &Shared<'_>) -> Stats {
                     )
                 })
             });
-        if resident.is_empty() || (all_waiting && resident.len() < sh.config.max_resident) {
-            let n = sh.next.fetch_add(1, Ordering::SeqCst);
-            if n < total {
-                resident.push(new_group(sh, n, &mut pool, &mut local));
-                stats.groups += 1;
-            } else if resident.is_empty() {
-                break;
+        if groups.is_empty() || (all_waiting && groups.len() < sh.config.max_resident) {
+            if sh.next.load(Ordering::SeqCst) >= total {
+                if groups.is_empty() {
+                    break;
+                }
+            } else if sh.scratch.try_reserve(sh.group_scratch) {
+                // The reservation comes first, so a claimed work-group never waits for memory.
+                let n = sh.next.fetch_add(1, Ordering::SeqCst);
+                if n < total {
+                    groups.push(new_group(sh, n, &mut pool, &mut local));
+                    stats.groups += 1;
+                } else {
+                    sh.scratch.release(sh.group_scratch);
+                    if groups.is_empty() {
+                        break;
+                    }
+                }
             }
+            // Else the budget is taken by other work-groups (of this or another dispatch):
+            // run what is resident, or wait for them to end.
         }
         let mut progressed = false;
         let mut i = 0;
-        while i < resident.len() {
-            match run_group(sh, &mut resident[i], &mut local, &mut stats) {
+        while i < groups.len() {
+            match run_group(sh, &mut groups[i], &mut local, &mut stats) {
                 Ok(p) => progressed |= p,
                 Err(s) => {
                     sh.fail(s);
                     return stats;
                 }
             }
-            if resident[i]
+            if groups[i]
                 .waves
                 .iter()
                 .all(|s| s.wave.status == Status::Ended)
             {
-                let g = resident.swap_remove(i);
+                let mut g = groups.swap_remove(i);
+                retire(sh, &mut g);
                 stats.waves += g.waves.len() as u64;
                 pool.extend(g.waves.into_iter().map(|s| s.wave));
                 sh.done.fetch_add(1, Ordering::SeqCst);
@@ -572,7 +767,10 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
         w.flat_scratch = 0;
         w.shared_base_hi = (sh.d.shared_aperture >> 32) as u32;
         w.private_base_hi = (sh.d.private_aperture >> 32) as u32;
-        w.scratch = Scratch::new(l.scratch_per_lane);
+        w.scratch = Scratch::new(
+            l.scratch_per_lane,
+            sh.scratch.take(wave_bytes(l.scratch_per_lane) as usize),
+        );
         w.status = Status::Ready;
         w.index = wi;
         w.instructions = 0;
@@ -584,8 +782,10 @@ fn new_group(sh: &Shared<'_>, n: u64, pool: &mut Vec<Wave>, local: &mut Code) ->
         });
     }
     Group {
+        id,
         waves,
         lds: Lds::new(l.lds_bytes),
+        scratch: sh.group_scratch,
     }
 }
 
@@ -616,7 +816,15 @@ fn run_group(
         let mut env = Env::new(sh.mem, &mut g.lds, sh.services);
         let slot = &mut g.waves[wi];
         let before = slot.wave.instructions;
-        let end = turn(sh, slot, &mut env, local)?;
+        let end = turn(sh, slot, &mut env, local).map_err(|mut stop| {
+            if let Stop::Fault(f) = &mut stop {
+                f.wave = Some(WaveId {
+                    workgroup: g.id,
+                    wave: slot.wave.index,
+                });
+            }
+            stop
+        })?;
         let ran = slot.wave.instructions - before;
         stats.instructions += ran;
         match end {
@@ -716,6 +924,7 @@ fn turn(
                             pc: u.pc,
                             name: u.name,
                             encoding: u.encoding,
+                            wave: None,
                         }));
                     }
                 }

@@ -711,6 +711,7 @@ fn reading_past_a_buffer_is_a_typed_fault_naming_lane_and_address() {
                 lane,
                 address,
                 kind: rocload_emu::FaultKind::Guest(f),
+                ..
             }) => {
                 assert_eq!((lane, address), (22, pin + 4 * 66), "-{level}");
                 assert_eq!(f.address, address);

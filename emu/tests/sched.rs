@@ -344,6 +344,7 @@ fn traps_faults_and_unsupported_instructions_are_typed() {
             lane: 1,
             address,
             kind: FaultKind::Guest(f),
+            ..
         }) => {
             assert_eq!(
                 (site.pc, address, f.address),

@@ -78,9 +78,10 @@ pub struct BackendConfig {
     /// `ROCLOAD_OVERRIDE_GFX_VERSION`, applied to the software agent only (ROCr applies its
     /// own `HSA_OVERRIDE_GFX_VERSION` to HSA agents).
     pub override_gfx_version: Option<String>,
-    /// `ROCLOAD_MEMCHECK=every-access`: software agents check every lane's access against the
-    /// allocation table, not only the first of each instruction.
-    pub check_every_access: bool,
+    /// How software agents run kernels: `ROCLOAD_MEMCHECK=every-access` (every lane's access
+    /// asks the allocation table), `ROCLOAD_WATCHDOG`, `ROCLOAD_SCRATCH_BUDGET`,
+    /// `ROCLOAD_FAULT_REPORTS`.
+    pub emulator: EmulatorOptions,
 }
 
 /// What happened with the HSA runtime, for reports (`rocload agents --json`).
@@ -278,12 +279,13 @@ fn soft_agents(config: &BackendConfig) -> Result<SoftAgents, BackendError> {
     let list = config.soft_isa.as_deref().unwrap_or(DEFAULT_SOFT_ISA);
     let mut agents = Vec::new();
     let mut devices = Vec::new();
-    for name in list.split(',').map(str::trim) {
+    for (i, name) in list.split(',').map(str::trim).enumerate() {
         let isa: AgentIsa = name.parse()?;
         let isa = isa.apply_override(config.override_gfx_version.as_deref())?;
+        // GPU nodes follow the CPU's (node 0), as ROCr numbers them.
         let options = EmulatorOptions {
-            check_every_access: config.check_every_access,
-            ..EmulatorOptions::default()
+            node: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            ..config.emulator.clone()
         };
         let agent = Arc::new(SoftAgent::with_options(
             isa,

@@ -121,10 +121,10 @@ impl DispatchGeometry {
         self.block.iter().map(|&b| u64::from(b)).product()
     }
 
-    /// Work-groups in the grid, partial ones included.
-    pub fn block_count(&self) -> u64 {
+    /// Work-groups in the grid, partial ones included (up to (2^32)^3, so a `u128`).
+    pub fn block_count(&self) -> u128 {
         (0..3)
-            .map(|d| u64::from(self.grid[d]) + u64::from(self.remainder[d] != 0))
+            .map(|d| u128::from(self.grid[d]) + u128::from(self.remainder[d] != 0))
             .product()
     }
 }

@@ -36,7 +36,10 @@ pub use memory::{
     AccessKind, AccessViolation, Allocation, AllocationTable, MemoryKind, Perms, Segment,
 };
 pub use properties::{DeviceProperties, HostFacts, MemoryInfo};
-pub use signal::{Condition, Signal, SignalBackend};
+pub use signal::{timestamp_ns, Condition, Signal, SignalBackend};
+
+/// Which wave of a dispatch: its work-group's id and its index in the work-group.
+pub use rocload_emu::WaveId;
 
 /// A device operation that did not happen.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -85,6 +88,19 @@ pub enum DeviceError {
     /// A wait that ran out of time.
     #[error("timed out after {0:?}")]
     Timeout(Duration),
+    /// A launch needs more scratch (private memory) than the device gives: more per work-item
+    /// than its cap, or more for one work-group than its whole scratch budget.
+    #[error("{}", scratch_too_large(*.per_workitem, *.workgroup_bytes, *.limit))]
+    ScratchTooLarge {
+        /// Bytes each work-item needs.
+        per_workitem: u64,
+        /// Bytes one work-group needs, when that is what exceeds `limit` (else the per-item
+        /// size does).
+        workgroup_bytes: Option<u64>,
+        /// The device's limit: per work-item, or the whole budget when `workgroup_bytes` is
+        /// given.
+        limit: u64,
+    },
     /// A call into the backend's runtime failed (ROCr: the HSA call and its status).
     #[error("{op}: {message}")]
     Runtime {
@@ -95,6 +111,17 @@ pub enum DeviceError {
         /// The failed call, status and message.
         message: String,
     },
+}
+
+fn scratch_too_large(per_workitem: u64, workgroup_bytes: Option<u64>, limit: u64) -> String {
+    match workgroup_bytes {
+        Some(w) => format!(
+            "one work-group needs {w} bytes of scratch ({per_workitem} per work-item), more than the device's scratch budget of {limit} bytes (ROCLOAD_SCRATCH_BUDGET)"
+        ),
+        None => format!(
+            "{per_workitem} bytes of scratch per work-item, more than the device's {limit}"
+        ),
+    }
 }
 
 /// What a queue needs to keep alive while a packet is in flight: the kernel's code, its kernarg
@@ -128,18 +155,42 @@ pub struct DispatchReport {
 #[non_exhaustive]
 pub enum ExecutionError {
     /// A memory access outside what the dispatch may touch.
-    #[error("kernel {kernel}: memory fault at pc {pc:#x} (lane {lane}, instruction `{instruction}`): {violation}")]
+    #[error("kernel {kernel}: memory fault at pc {pc:#x} (lane {lane}{}, instruction `{instruction}`): {violation}", of_wave(wave))]
     MemoryFault {
         /// Kernel name.
         kernel: String,
         /// Program counter of the faulting instruction.
         pc: u64,
-        /// Lane (work-item within the wave).
+        /// The lane (0-31) of `wave` that made the access.
         lane: u32,
+        /// The wave, when the executor knows it.
+        wave: Option<WaveId>,
         /// The instruction, disassembled.
         instruction: String,
         /// The access and the allocation it hit or came near.
         violation: Box<AccessViolation>,
+    },
+    /// An access past the work-group's LDS or the work-item's scratch (private memory).
+    #[error("kernel {kernel}: {segment} fault at pc {pc:#x} (lane {lane}{}, instruction `{instruction}`): offset {offset:#x} is past the {size} bytes of the {}", of_wave(wave), segment.owner())]
+    SegmentFault {
+        /// Kernel name.
+        kernel: String,
+        /// Program counter of the faulting instruction.
+        pc: u64,
+        /// The lane (0-31) of `wave` that made the access.
+        lane: u32,
+        /// The wave, when the executor knows it.
+        wave: Option<WaveId>,
+        /// The instruction, disassembled.
+        instruction: String,
+        /// LDS or scratch.
+        segment: WaveSegment,
+        /// The address the instruction used (a flat address, or the segment offset).
+        address: u64,
+        /// The offset in the segment (per work-item for scratch).
+        offset: u64,
+        /// The segment's size (per work-item for scratch).
+        size: u64,
     },
     /// Any other failure the executor reports (trap, unsupported instruction, timeout).
     #[error("kernel {kernel}: {message}")]
@@ -152,6 +203,40 @@ pub enum ExecutionError {
     /// The packet could not be run at all.
     #[error("{0}")]
     Packet(String),
+    /// The dispatch ran past the device's watchdog (`ROCLOAD_WATCHDOG`,
+    /// `rocload_set_watchdog`) and was stopped: a kernel that never ends, or spin-waits that
+    /// cannot make progress.
+    #[error("kernel {kernel}: stopped by the watchdog after {elapsed:?}, {workgroups_done} of {workgroups} work-groups done{}", .wave.as_ref().map(|w| format!("; {w}")).unwrap_or_default())]
+    Timeout {
+        /// Kernel name.
+        kernel: String,
+        /// How long it ran.
+        elapsed: Duration,
+        /// Work-groups completed.
+        workgroups_done: u64,
+        /// Work-groups in the grid.
+        workgroups: u64,
+        /// A wave that had not finished, and where it was.
+        wave: Option<WaveSite>,
+    },
+    /// What ran the dispatch failed (a panic in the executor: a bug, never the kernel's
+    /// doing); the dispatch is over and the queue goes on.
+    #[error("{what}: internal error: {detail}")]
+    Internal {
+        /// The packet (e.g. the kernel's name).
+        what: String,
+        /// What the failure said.
+        detail: String,
+    },
+    /// The device could not give the dispatch the resources it needs (its scratch); the
+    /// dispatch did not run. ROCr reports this as `HSA_STATUS_ERROR_OUT_OF_RESOURCES`.
+    #[error("kernel {kernel}: {error}")]
+    Resources {
+        /// Kernel name.
+        kernel: String,
+        /// What it needed.
+        error: Box<DeviceError>,
+    },
     /// The device's runtime reported the queue failed (ROCr's queue error callback or a GPU
     /// memory fault event): the status, what it means, and the packet that was in flight.
     #[error("{what}: the queue failed with {status_name} ({status:#x}): {message}")]
@@ -165,6 +250,91 @@ pub enum ExecutionError {
         /// What it means, and the faulting address when the runtime gave one.
         message: String,
     },
+}
+
+impl ExecutionError {
+    /// The report printed on stderr when a dispatch fails (once per failure). Memory faults
+    /// start with the line ROCr prints for a GPU memory fault ("Memory access fault by GPU
+    /// node-N (Agent handle: 0x...) on address 0x.... Reason: ...."), for GPU node `node` and
+    /// agent handle `agent`; then, for every failure, rocload's details (kernel, PC,
+    /// instruction, lane and wave, address, and the allocation it hit or came near).
+    pub fn report(&self, node: u32, agent: u64) -> String {
+        let rocr = |address: u64, reason: &str| {
+            format!("Memory access fault by GPU node-{node} (Agent handle: {agent:#x}) on address {address:#x}. Reason: {reason}.\n")
+        };
+        let first = match self {
+            ExecutionError::MemoryFault { violation, .. } => rocr(
+                violation.address,
+                match violation.reason {
+                    memory::ViolationReason::ReadOnly(_) => "Write access to a read-only page",
+                    _ => "Page not present or supervisor privilege",
+                },
+            ),
+            ExecutionError::SegmentFault {
+                segment, address, ..
+            } => rocr(
+                *address,
+                match segment {
+                    WaveSegment::Lds => "LDS access past the work-group's allocation",
+                    WaveSegment::Scratch => "Scratch access past the work-item's allocation",
+                },
+            ),
+            _ => String::new(),
+        };
+        format!("{first}rocload: {self}\n")
+    }
+}
+
+/// The memory a [`ExecutionError::SegmentFault`] ran past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaveSegment {
+    /// The work-group's LDS (group segment).
+    Lds,
+    /// The work-item's scratch (private segment).
+    Scratch,
+}
+
+impl WaveSegment {
+    fn owner(self) -> &'static str {
+        match self {
+            WaveSegment::Lds => "work-group's LDS",
+            WaveSegment::Scratch => "work-item's scratch",
+        }
+    }
+}
+
+impl fmt::Display for WaveSegment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            WaveSegment::Lds => "LDS",
+            WaveSegment::Scratch => "scratch",
+        })
+    }
+}
+
+fn of_wave(wave: &Option<WaveId>) -> String {
+    wave.map(|w| format!(" of {w}")).unwrap_or_default()
+}
+
+/// Where one wave of a dispatch was: which wave, its PC and instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WaveSite {
+    /// The wave.
+    pub wave: WaveId,
+    /// Its program counter.
+    pub pc: u64,
+    /// The instruction there, disassembled (empty if it could not be decoded).
+    pub instruction: String,
+}
+
+impl fmt::Display for WaveSite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} was at pc {:#x}", self.wave, self.pc)?;
+        if !self.instruction.is_empty() {
+            write!(f, " `{}`", self.instruction)?;
+        }
+        Ok(())
+    }
 }
 
 /// A queue that takes AQL packets in order.
@@ -305,6 +475,34 @@ pub trait Device: Agent {
     /// Host threads (software agent) or compute units (GPU) that run work-groups in parallel.
     fn compute_units(&self) -> u32 {
         self.properties().compute_units
+    }
+
+    /// Sets the longest a dispatch that starts from now on may run before it is stopped with
+    /// [`ExecutionError::Timeout`] (`None`: no limit).
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] where kernels run on hardware that has no such watchdog.
+    fn set_watchdog(&self, timeout: Option<Duration>) -> Result<(), DeviceError> {
+        let _ = timeout;
+        Err(DeviceError::Unsupported {
+            op: "watchdog",
+            backend: match self.backend() {
+                crate::loader::BackendKind::Soft => "soft",
+                crate::loader::BackendKind::Hsa => "hsa",
+            },
+            reason: "kernels run on the GPU, which stops none".into(),
+        })
+    }
+
+    /// Whether a launch whose work-items need `per_workitem` bytes of scratch, in work-groups
+    /// of `workgroup_items`, can be given that memory. Backends whose runtime decides later
+    /// (ROCr) accept everything here.
+    ///
+    /// # Errors
+    /// [`DeviceError::ScratchTooLarge`].
+    fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
+        let _ = (per_workitem, workgroup_items);
+        Ok(())
     }
 
     /// Has `handler` serve the hostcall buffer whose doorbell signal carries `event_id`

@@ -17,6 +17,9 @@
 //! | `ROCLOAD_MAX_ENTRY_SIZE` | [`Config::max_entry_size`] | largest entry extracted, in bytes (default 256 MiB) |
 //! | `ROCLOAD_VERIFY` | [`Config::verify`] | `1` checks every compressed bundle's MD5 (default `0`, as LLVM) |
 //! | `ROCLOAD_MEMCHECK` | [`Config::memcheck`] | `allocation` (default) or `every-access`: how the software agent checks kernels' memory accesses |
+//! | `ROCLOAD_WATCHDOG` | [`Config::watchdog`] | seconds a software-agent dispatch may run before it is stopped with a timeout report (default 120; `0`: never) |
+//! | `ROCLOAD_FAULT_REPORTS` | [`Config::fault_reports`] | `0` stops the stderr report of each failed kernel on the software agent (default `1`) |
+//! | `ROCLOAD_SCRATCH_BUDGET` | [`Config::scratch_budget`] | host memory the software agent's scratch may take at once, in bytes (default: a quarter of the host's memory, at most 4 GiB) |
 //! | `ROCLOAD_LOG` | [`Config::log`] | the log filter of the programs that install a subscriber (`rocload`, `librocload.so`) |
 //! | `ROCLOAD_HIPRTC_CLANG` | [`Config::hiprtc_clang`] | the compiler hiprtc runs |
 //! | `ROCLOAD_DEVICE_LIB_PATH` | [`Config::device_lib_path`] | the device-library directory hiprtc passes to it |
@@ -32,7 +35,7 @@ use std::ffi::OsString;
 use once_cell::sync::OnceCell;
 
 use crate::backend::choose::{choose_agents, AgentSet, BackendChoice, BackendConfig, BackendError};
-use crate::backend::soft::DEFAULT_SOFT_ISA;
+use crate::backend::soft::{EmulatorOptions, DEFAULT_SOFT_ISA};
 use crate::container::{HashCheck, ReadOptions, MAX_ENTRY_SIZE_ENV, VERIFY_ENV};
 use crate::target::{AgentIsa, Policy, TargetError};
 
@@ -53,6 +56,17 @@ pub const LOADING_ENV: &str = "ROCLOAD_LOADING";
 /// checked against its bounds) or `every-access` (every lane asks the allocation table, which
 /// also catches a free racing the kernel). Checking cannot be turned off.
 pub const MEMCHECK_ENV: &str = "ROCLOAD_MEMCHECK";
+/// Environment variable setting the software agent's watchdog: the seconds a dispatch may run
+/// before it is stopped and reported (decimals allowed; `0` turns it off; default 120).
+pub const WATCHDOG_ENV: &str = "ROCLOAD_WATCHDOG";
+/// Environment variable switching the software agent's fault reports: by default every failed
+/// dispatch prints one report on stderr (a memory fault as ROCr prints one, then rocload's
+/// details); `0` turns them off. The HIP error is returned either way.
+pub const FAULT_REPORTS_ENV: &str = "ROCLOAD_FAULT_REPORTS";
+/// Environment variable bounding the host memory the software agent's scratch (private
+/// memory) may take at once: a byte count like `ROCLOAD_MAX_ENTRY_SIZE`'s (`512M`, `2G`).
+/// Default: a quarter of the host's memory, at most 4 GiB.
+pub const SCRATCH_BUDGET_ENV: &str = "ROCLOAD_SCRATCH_BUDGET";
 /// Environment variable naming tool libraries to load at the first HIP call, `:`-separated
 /// (what `rocload run --tool` sets).
 pub const TOOLS_ENV: &str = "ROCLOAD_TOOLS";
@@ -80,6 +94,9 @@ pub const VARIABLES: &[&str] = &[
     MAX_ENTRY_SIZE_ENV,
     VERIFY_ENV,
     MEMCHECK_ENV,
+    WATCHDOG_ENV,
+    FAULT_REPORTS_ENV,
+    SCRATCH_BUDGET_ENV,
     LOG_ENV,
     HIPRTC_CLANG_ENV,
     DEVICE_LIB_PATH_ENV,
@@ -156,6 +173,12 @@ pub struct Config {
     pub verify: Setting<Option<HashCheck>>,
     /// `ROCLOAD_MEMCHECK`: whether every access asks the allocation table.
     pub memcheck: Setting<bool>,
+    /// `ROCLOAD_WATCHDOG`, when set: `Some(None)` for `0` (no watchdog).
+    pub watchdog: Setting<Option<Option<std::time::Duration>>>,
+    /// `ROCLOAD_FAULT_REPORTS`: whether failed dispatches are reported on stderr.
+    pub fault_reports: Setting<bool>,
+    /// `ROCLOAD_SCRATCH_BUDGET`, when set.
+    pub scratch_budget: Setting<Option<u64>>,
     /// `ROCLOAD_LOG`: the log filter, when set.
     pub log: Option<String>,
     /// `ROCLOAD_HIPRTC_CLANG` (empty counts as unset).
@@ -267,6 +290,31 @@ impl Config {
                 )
             }),
         });
+        let watchdog = text(WATCHDOG_ENV).and_then(|v| match v {
+            None => Ok(None),
+            Some(v) => parse_seconds(&v).map(Some).ok_or_else(|| {
+                invalid(
+                    WATCHDOG_ENV,
+                    &v,
+                    "expected seconds such as 120 or 0.5, or 0 for no watchdog",
+                )
+            }),
+        });
+        let fault_reports = text(FAULT_REPORTS_ENV).and_then(|v| match v {
+            None => Ok(true),
+            Some(v) => parse_switch(&v)
+                .ok_or_else(|| invalid(FAULT_REPORTS_ENV, &v, "expected 1 (the default) or 0")),
+        });
+        let scratch_budget = text(SCRATCH_BUDGET_ENV).and_then(|v| match v {
+            None => Ok(None),
+            Some(v) => parse_size(&v).filter(|&b| b > 0).map(Some).ok_or_else(|| {
+                invalid(
+                    SCRATCH_BUDGET_ENV,
+                    &v,
+                    "expected a positive byte count such as 1073741824, 512M or 2G",
+                )
+            }),
+        });
         let tools = text(TOOLS_ENV)
             .ok()
             .flatten()
@@ -288,6 +336,9 @@ impl Config {
             max_entry_size,
             verify,
             memcheck,
+            watchdog,
+            fault_reports,
+            scratch_budget,
             log: text(LOG_ENV).ok().flatten(),
             hiprtc_clang: non_empty(lookup(HIPRTC_CLANG_ENV)),
             device_lib_path: non_empty(lookup(DEVICE_LIB_PATH_ENV)),
@@ -302,16 +353,36 @@ impl Config {
     /// The backend configuration: what [`choose_agents`] takes.
     ///
     /// # Errors
-    /// The first invalid variable among `ROCLOAD_BACKEND`, `ROCLOAD_MEMCHECK`,
-    /// `ROCLOAD_SOFT_ISA` and `ROCLOAD_OVERRIDE_GFX_VERSION`.
+    /// The first invalid variable among `ROCLOAD_BACKEND`, `ROCLOAD_SOFT_ISA`,
+    /// `ROCLOAD_OVERRIDE_GFX_VERSION` and those of [`Config::emulator_options`].
     pub fn backend_config(&self) -> Result<BackendConfig, ConfigError> {
         Ok(BackendConfig {
             choice: self.backend.clone()?,
             hsa_library: self.hsa_library.clone(),
             soft_isa: self.soft_isa.clone()?,
             override_gfx_version: self.override_gfx_version.clone()?,
-            check_every_access: self.memcheck.clone()?,
+            emulator: self.emulator_options()?,
         })
+    }
+
+    /// How software agents run kernels: `ROCLOAD_MEMCHECK`, `ROCLOAD_WATCHDOG`,
+    /// `ROCLOAD_FAULT_REPORTS` and `ROCLOAD_SCRATCH_BUDGET` over the defaults.
+    ///
+    /// # Errors
+    /// The first of those variables that is invalid.
+    pub fn emulator_options(&self) -> Result<EmulatorOptions, ConfigError> {
+        let mut options = EmulatorOptions {
+            check_every_access: self.memcheck.clone()?,
+            fault_reports: self.fault_reports.clone()?,
+            ..EmulatorOptions::default()
+        };
+        if let Some(budget) = self.scratch_budget.clone()? {
+            options.scratch_budget = budget;
+        }
+        if let Some(watchdog) = self.watchdog.clone()? {
+            options.timeout = watchdog;
+        }
+        Ok(options)
     }
 
     /// The agents this configuration chooses ([`choose_agents`] over [`backend_config`]).
@@ -416,6 +487,16 @@ pub fn parse_memcheck(text: &str) -> Option<bool> {
     }
 }
 
+/// A watchdog in seconds (`120`, `0.5`): `Some(None)` for `0` (none), `None` for anything that
+/// is not a finite, non-negative number of seconds a `Duration` holds.
+pub fn parse_seconds(text: &str) -> Option<Option<std::time::Duration>> {
+    let s: f64 = text.trim().parse().ok()?;
+    if s == 0.0 {
+        return Some(None);
+    }
+    std::time::Duration::try_from_secs_f64(s).ok().map(Some)
+}
+
 /// A byte count: decimal, or with a `K`, `M` or `G` suffix (binary multiples: `512M`).
 pub fn parse_size(text: &str) -> Option<u64> {
     let t = text.trim();
@@ -426,6 +507,15 @@ pub fn parse_size(text: &str) -> Option<u64> {
         _ => (t, 0),
     };
     digits.parse::<u64>().ok()?.checked_mul(1u64 << shift)
+}
+
+/// A switch: `1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`; `None` for anything else.
+pub fn parse_switch(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
 }
 
 /// Whether `text` turns the MD5 check on (`1`, `true`, `yes`, `always`) or off (`0`,
@@ -466,6 +556,18 @@ mod tests {
         assert_eq!(parse_memcheck("allocation"), Some(false));
         assert_eq!(parse_memcheck(" Every-Access "), Some(true));
         assert_eq!(parse_memcheck("off"), None);
+        assert_eq!(parse_switch(" Off"), Some(false));
+        assert_eq!(parse_switch("1"), Some(true));
+        assert_eq!(parse_switch("maybe"), None);
+        assert_eq!(parse_seconds("0"), Some(None));
+        assert_eq!(
+            parse_seconds(" 1.5 "),
+            Some(Some(std::time::Duration::from_millis(1500)))
+        );
+        assert_eq!(parse_seconds("-1"), None);
+        assert_eq!(parse_seconds("inf"), None);
+        assert_eq!(parse_seconds("NaN"), None);
+        assert_eq!(parse_seconds("2m"), None);
     }
 
     #[test]
@@ -475,6 +577,11 @@ mod tests {
         assert_eq!(c.policy, Ok(Policy::Strict));
         assert_eq!(c.loading, Ok(Loading::Lazy));
         assert_eq!(c.memcheck, Ok(false));
+        let emulator = c.emulator_options().unwrap();
+        assert_eq!(emulator, EmulatorOptions::default());
+        assert!(emulator.scratch_budget > 0 && emulator.scratch_budget <= 4 << 30);
+        assert_eq!(emulator.timeout, Some(std::time::Duration::from_secs(120)));
+        assert!(emulator.fault_reports);
         assert!(c.tools.is_empty());
         assert_eq!(c.read_options().unwrap(), ReadOptions::default());
         let isas = c.soft_agent_isas().unwrap();
@@ -497,6 +604,9 @@ mod tests {
             (MAX_ENTRY_SIZE_ENV, "1M"),
             (VERIFY_ENV, "1"),
             (MEMCHECK_ENV, "every-access"),
+            (SCRATCH_BUDGET_ENV, "96M"),
+            (WATCHDOG_ENV, "0"),
+            (FAULT_REPORTS_ENV, "0"),
             (LOG_ENV, "debug"),
             (HIPRTC_CLANG_ENV, "/usr/bin/clang"),
             (DEVICE_LIB_PATH_ENV, ""),
@@ -506,7 +616,10 @@ mod tests {
         let backend = c.backend_config().unwrap();
         assert_eq!(backend.choice, BackendChoice::Soft);
         assert_eq!(backend.hsa_library, Some("/x/libhsa.so".into()));
-        assert!(backend.check_every_access);
+        assert!(backend.emulator.check_every_access);
+        assert_eq!(backend.emulator.scratch_budget, 96 << 20);
+        assert_eq!(backend.emulator.timeout, None);
+        assert!(!backend.emulator.fault_reports);
         assert_eq!(c.soft_agent_isas().unwrap().len(), 2);
         assert_eq!(c.policy, Ok(Policy::Extended));
         assert_eq!(c.loading, Ok(Loading::Eager));
@@ -526,6 +639,8 @@ mod tests {
         let c = config(&[
             (BACKEND_ENV, "cuda"),
             (MEMCHECK_ENV, "off"),
+            (SCRATCH_BUDGET_ENV, "0"),
+            (WATCHDOG_ENV, "soon"),
             (LOADING_ENV, "sometimes"),
             (SOFT_ISA_ENV, "gfx9999"),
         ]);
@@ -537,6 +652,20 @@ mod tests {
             c.memcheck,
             Err(ConfigError::Invalid {
                 var: MEMCHECK_ENV,
+                ..
+            })
+        ));
+        assert!(matches!(
+            c.watchdog,
+            Err(ConfigError::Invalid {
+                var: WATCHDOG_ENV,
+                ..
+            })
+        ));
+        assert!(matches!(
+            c.scratch_budget,
+            Err(ConfigError::Invalid {
+                var: SCRATCH_BUDGET_ENV,
                 ..
             })
         ));

@@ -267,6 +267,15 @@ pub(crate) fn launch_with(
         what: format!("launching {}", info.name),
         error: Box::new(error),
     })?;
+    let mut private = u32::try_from(info.private_segment_fixed_size).unwrap_or(u32::MAX);
+    if info.uses_dynamic_stack {
+        private = private.saturating_add(DYNAMIC_STACK_BYTES);
+    }
+    // Refused here, so the launch call fails, not the dispatch at the next synchronisation
+    // (ROCr fails the queue with HSA_STATUS_ERROR_OUT_OF_RESOURCES when it cannot allocate).
+    device
+        .check_scratch(private, geometry.block_size())
+        .map_err(|e| ctx.error(&format!("launching {}", info.name), e))?;
     let (private_base, shared_base) = device.apertures();
     // A kernel given the hostcall buffer keeps it in use until the dispatch ends; then the
     // messages it opened and never ended can go (`HostcallBuffer::dispatch_started`).
@@ -310,10 +319,6 @@ pub(crate) fn launch_with(
         )
     }
     .map_err(|e| ctx.error("writing a kernarg segment", e))?;
-    let mut private = u32::try_from(info.private_segment_fixed_size).unwrap_or(u32::MAX);
-    if info.uses_dynamic_stack {
-        private = private.saturating_add(DYNAMIC_STACK_BYTES);
-    }
     let packet = aql::dispatch_packet(&DispatchFields {
         geometry,
         private_segment_size: private,

@@ -119,6 +119,7 @@ impl Runtime {
                 ctx.synchronize_ignoring_errors()?;
             }
         }
+        self.attributes.forget(address);
         // The other devices' tables forget shared memory before its owner frees it: the
         // owner's release waits for the dispatches running at its free, so no device may
         // still let a new one reach it after that.
@@ -226,6 +227,7 @@ impl Runtime {
                 ));
             }
         }
+        self.attributes.forget(base);
         let mut result = Ok(());
         for ctx in self.contexts() {
             ctx.synchronize_ignoring_errors()?;

@@ -24,6 +24,7 @@
 //! [`Runtime::new`] (or device given to [`Runtime::with_devices`]). The process-wide runtime
 //! ([`Runtime::global`]) uses the agents named by the environment ([`agents_from_env`]).
 
+pub mod attributes;
 pub mod buffer;
 pub mod config;
 mod device;

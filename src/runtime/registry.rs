@@ -134,6 +134,8 @@ pub struct Runtime {
     next_id: AtomicU64,
     stats: Arc<Stats>,
     tools: Arc<Tools>,
+    /// Flags, sync-memops and managed-memory hints recorded per allocation.
+    pub(crate) attributes: Arc<super::attributes::AllocationAttributes>,
 }
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
@@ -219,6 +221,7 @@ impl Runtime {
             next_id: AtomicU64::new(1),
             stats: Arc::new(Stats::default()),
             tools,
+            attributes: Arc::default(),
         }
     }
 
@@ -325,9 +328,10 @@ impl Runtime {
         };
         let ctx = stream.context()?;
         let block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
+        // Saturated: (2^32 - 1)^3 work-groups overflow a u64, and are too many anyway.
         let blocks: u64 = (0..3)
             .map(|d| u64::from(config.grid[d]) + u64::from(config.partial[d] != 0))
-            .product();
+            .fold(1, u64::saturating_mul);
         let (per_cu, limit) = occupancy::blocks_per_cu(
             kernel.info(),
             u32::try_from(block).unwrap_or(u32::MAX),

@@ -842,7 +842,7 @@ fn mubuf_scratch_and_flat_private_reach_the_same_bytes() {
     let mem = FlatMemory::new();
     let mut lds = Lds::new(0);
     let mut w = wave();
-    w.scratch = crate::scratch::Scratch::new(64);
+    w.scratch = crate::scratch::Scratch::new(64, vec![0; crate::scratch::wave_bytes(64) as usize]);
     w.private_base_hi = 0x2_0000;
     w.flat_scratch = crate::scratch::SCRATCH_BASE;
     // s[0:3] as the dispatch sets it.

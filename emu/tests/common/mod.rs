@@ -126,6 +126,37 @@ impl Gpu {
         threads: usize,
         services: &dyn Services,
     ) -> Result<Report, ExecError<FlatFault>> {
+        let d = self.prepare(name, args, hidden, grid, block);
+        let emu = Emulator::new(Config {
+            threads,
+            timeout: Some(Duration::from_secs(60)),
+            ..Config::default()
+        });
+        emu.run(&d, &self.mem, &Dyn(services))
+    }
+
+    /// Runs `name` on `emu` (its configuration, scratch pool and decode cache).
+    pub fn run_on(
+        &self,
+        emu: &Emulator,
+        name: &str,
+        args: &Args,
+        grid: [u32; 3],
+        block: [u16; 3],
+    ) -> Result<Report, ExecError<FlatFault>> {
+        let d = self.prepare(name, args, &[], grid, block);
+        emu.run(&d, &self.mem, &NoServices)
+    }
+
+    /// Writes the kernarg segment and the packet of a dispatch of `name`, and returns it.
+    pub fn prepare(
+        &self,
+        name: &str,
+        args: &Args,
+        hidden: &[(usize, u64)],
+        grid: [u32; 3],
+        block: [u16; 3],
+    ) -> Dispatch {
         let kd_at = *self
             .symbols
             .get(&format!("{name}.kd"))
@@ -168,7 +199,7 @@ impl Gpu {
             u32::from_le_bytes([descriptor[0], descriptor[1], descriptor[2], descriptor[3]]);
         let private =
             u32::from_le_bytes([descriptor[4], descriptor[5], descriptor[6], descriptor[7]]);
-        let d = Dispatch {
+        Dispatch {
             processor: "gfx1030",
             descriptor,
             descriptor_address: kd_at,
@@ -182,13 +213,7 @@ impl Gpu {
             private_segment_size: private,
             shared_aperture: 1 << 48,
             private_aperture: 2 << 48,
-        };
-        let emu = Emulator::new(Config {
-            threads,
-            timeout: Some(Duration::from_secs(60)),
-            ..Config::default()
-        });
-        emu.run(&d, &self.mem, &Dyn(services))
+        }
     }
 }
 

@@ -8,33 +8,56 @@
 //!   are checked against that allocation's bounds ([`GuestMemory::span`]); with
 //!   `check_every_access` every lane asks the table (which also catches a free racing the
 //!   kernel).
+//! - Faults: every failed dispatch is printed once on stderr by default
+//!   ([`EmulatorOptions::fault_reports`], `ROCLOAD_FAULT_REPORTS=0` turns it off): a memory
+//!   fault as ROCr prints one, then rocload's details.
 //! - Hostcall: the emulator's `s_sendmsg` interrupt (event id in M0) and its idle moments serve
 //!   the hostcall buffers registered with the agent ([`super::HostcallHandlers`]).
 //! - One emulator per agent: its decode cache is keyed by code address, so freed code-object
-//!   images are forgotten ([`KernelExecutor::forget_code`]) before the address can be reused.
+//!   images are forgotten ([`KernelExecutor::forget_code`]) before the address can be reused;
+//!   its scratch budget ([`EmulatorOptions::scratch_budget`]) bounds the host memory all the
+//!   agent's dispatches take for private memory, and a launch whose one work-group needs more
+//!   is refused before it is queued ([`KernelExecutor::check_scratch`]).
 //!
 //! Not for queues or packets (the queue module) or for the ISA (the `rocload-emu` crate).
 
 use std::ptr::NonNull;
 
 use rocload_emu::{
-    Access, Config, Dispatch, Emulator, ExecError, FaultKind, GuestMemory, Services, Span,
+    Access, Config, Dispatch, DispatchError, Emulator, ExecError, FaultKind, GuestMemory, Services,
+    Span,
 };
 
 use super::exec::{Job, KernelExecutor};
 use super::{HostcallHandlers, PRIVATE_APERTURE, SHARED_APERTURE};
-use crate::device::{AccessKind, AccessViolation, AllocationTable, DispatchReport, ExecutionError};
+use crate::device::{
+    AccessKind, AccessViolation, AllocationTable, DeviceError, DispatchReport, ExecutionError,
+    HostFacts, WaveSegment, WaveSite,
+};
 
 /// How the emulator runs dispatches on a software agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmulatorOptions {
     /// Host threads per dispatch.
     pub threads: usize,
-    /// A dispatch running longer than this fails with a timeout report.
+    /// The watchdog: a dispatch running longer than this is stopped and fails with a timeout
+    /// report naming a wave that never finished (`ROCLOAD_WATCHDOG`; default
+    /// [`DEFAULT_WATCHDOG`]; `None`: no limit). `rocload_set_watchdog` changes it for later
+    /// dispatches.
     pub timeout: Option<std::time::Duration>,
     /// Ask the allocation table for every lane's access, not only for the first access of
     /// each instruction (the others are checked against that allocation's bounds).
     pub check_every_access: bool,
+    /// Host memory, in bytes, that the scratch (private memory) of all the agent's dispatches
+    /// may take at once (`ROCLOAD_SCRATCH_BUDGET`; default [`default_scratch_budget`]).
+    pub scratch_budget: u64,
+    /// Print a report on stderr for every failed dispatch ([`ExecutionError::report`]): a
+    /// memory fault as ROCr prints one, then rocload's details (`ROCLOAD_FAULT_REPORTS`;
+    /// default on). The failure is returned either way.
+    pub fault_reports: bool,
+    /// The agent's GPU node number in those reports (ROCr numbers GPU nodes after the CPU's,
+    /// from 1).
+    pub node: u32,
 }
 
 impl Default for EmulatorOptions {
@@ -42,10 +65,24 @@ impl Default for EmulatorOptions {
         let config = Config::default();
         EmulatorOptions {
             threads: config.threads,
-            timeout: config.timeout,
+            timeout: Some(DEFAULT_WATCHDOG),
             check_every_access: false,
+            scratch_budget: default_scratch_budget(),
+            fault_reports: true,
+            node: 1,
         }
     }
+}
+
+/// The watchdog when none is configured: 120 s, longer than any test kernel at -O0 needs and
+/// short enough that a kernel that never ends does not hang its program for long.
+pub const DEFAULT_WATCHDOG: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The scratch budget when none is configured: a quarter of the host's memory, at most 4 GiB.
+/// Scratch is host memory here; a quarter leaves the program's own data room even when every
+/// resident work-group touches all of its private segment.
+pub fn default_scratch_budget() -> u64 {
+    (HostFacts::get().total_memory / 4).min(rocload_emu::sched::DEFAULT_SCRATCH_BUDGET)
 }
 
 /// The emulator as a [`KernelExecutor`].
@@ -53,6 +90,8 @@ impl Default for EmulatorOptions {
 pub struct EmulatorExecutor {
     emulator: Emulator,
     check_every_access: bool,
+    fault_reports: bool,
+    node: u32,
 }
 
 impl EmulatorExecutor {
@@ -62,9 +101,12 @@ impl EmulatorExecutor {
             emulator: Emulator::new(Config {
                 threads: options.threads.max(1),
                 timeout: options.timeout,
+                scratch_budget: options.scratch_budget,
                 ..Config::default()
             }),
             check_every_access: options.check_every_access,
+            fault_reports: options.fault_reports,
+            node: options.node,
         }
     }
 }
@@ -182,12 +224,54 @@ impl KernelExecutor for EmulatorExecutor {
                 instructions: report.wave_instructions,
                 waves: report.waves,
             }),
-            Err(e) => Err(execution_error(job.label, e)),
+            Err(e) => {
+                let error = execution_error(job.label, e);
+                if self.fault_reports {
+                    // Once per failure, here where it happens: the runtime reports the sticky
+                    // error to every later call, and must not print it each time. The agent
+                    // handle is this executor's address (one per agent).
+                    eprint!("{}", error.report(self.node, self as *const Self as u64));
+                }
+                Err(error)
+            }
         }
     }
 
     fn forget_code(&self, base: u64, len: u64) {
         self.emulator.forget_code(base, len);
+    }
+
+    fn set_watchdog(&self, timeout: Option<std::time::Duration>) -> Result<(), DeviceError> {
+        self.emulator.set_timeout(timeout);
+        tracing::debug!(?timeout, "watchdog set");
+        Ok(())
+    }
+
+    fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
+        self.emulator
+            .check_scratch(per_workitem, workgroup_items)
+            .map_err(|e| scratch_refusal(&e).unwrap_or_else(|| DeviceError::Queue(e.to_string())))
+    }
+}
+
+/// A refused dispatch that asked for more scratch than the agent gives, as a device error.
+fn scratch_refusal(e: &DispatchError) -> Option<DeviceError> {
+    match *e {
+        DispatchError::TooMuchScratch { bytes, cap } => Some(DeviceError::ScratchTooLarge {
+            per_workitem: u64::from(bytes),
+            workgroup_bytes: None,
+            limit: u64::from(cap),
+        }),
+        DispatchError::ScratchTooLarge {
+            per_workitem,
+            workgroup_bytes,
+            budget,
+        } => Some(DeviceError::ScratchTooLarge {
+            per_workitem: u64::from(per_workitem),
+            workgroup_bytes: Some(workgroup_bytes),
+            limit: budget,
+        }),
+        _ => None,
     }
 }
 
@@ -199,14 +283,70 @@ fn execution_error(kernel: &str, e: ExecError<AccessViolation>) -> ExecutionErro
         ExecError::MemoryFault {
             site,
             lane,
-            kind: FaultKind::Guest(violation),
-            ..
-        } => ExecutionError::MemoryFault {
+            wave,
+            address,
+            kind,
+        } => {
+            let (segment, offset, size) = match kind {
+                FaultKind::Guest(violation) => {
+                    return ExecutionError::MemoryFault {
+                        kernel: kernel.to_owned(),
+                        pc: site.pc,
+                        lane,
+                        wave,
+                        instruction: site.instruction,
+                        violation: Box::new(violation),
+                    }
+                }
+                FaultKind::Lds(f) => (WaveSegment::Lds, u64::from(f.address), u64::from(f.size)),
+                FaultKind::Scratch(f) => (
+                    WaveSegment::Scratch,
+                    f.private_offset(),
+                    u64::from(f.per_lane),
+                ),
+            };
+            ExecutionError::SegmentFault {
+                kernel: kernel.to_owned(),
+                pc: site.pc,
+                lane,
+                wave,
+                instruction: site.instruction,
+                segment,
+                address,
+                offset,
+                size,
+            }
+        }
+        ExecError::Timeout {
+            elapsed,
+            workgroups_done,
+            workgroups,
+            site,
+            wave,
+        } => ExecutionError::Timeout {
             kernel: kernel.to_owned(),
-            pc: site.pc,
-            lane,
-            instruction: site.instruction,
-            violation: Box::new(violation),
+            elapsed,
+            workgroups_done,
+            workgroups,
+            wave: wave.zip(site).map(|(wave, s)| WaveSite {
+                wave,
+                pc: s.pc,
+                instruction: s.instruction,
+            }),
+        },
+        ExecError::Internal { detail } => ExecutionError::Internal {
+            what: format!("kernel {kernel}"),
+            detail,
+        },
+        ExecError::Dispatch(refused) => match scratch_refusal(&refused) {
+            Some(error) => ExecutionError::Resources {
+                kernel: kernel.to_owned(),
+                error: Box::new(error),
+            },
+            None => ExecutionError::Kernel {
+                kernel: kernel.to_owned(),
+                message: ExecError::<AccessViolation>::Dispatch(refused).to_string(),
+            },
         },
         // A jump to memory not loaded as code: on a GPU a page fault too (the wave's fetch,
         // so no lane in particular: lane 0 is reported).
@@ -214,6 +354,7 @@ fn execution_error(kernel: &str, e: ExecError<AccessViolation>) -> ExecutionErro
             kernel: kernel.to_owned(),
             pc,
             lane: 0,
+            wave: None,
             instruction: "(instruction fetch)".to_owned(),
             violation: Box::new(fault),
         },

@@ -5,7 +5,7 @@
 
 use super::emu::{EmulatorExecutor, EmulatorOptions};
 use super::HostcallHandlers;
-use crate::device::{AllocationTable, DispatchPacket, DispatchReport, ExecutionError};
+use crate::device::{AllocationTable, DeviceError, DispatchPacket, DispatchReport, ExecutionError};
 
 /// One dispatch to execute.
 #[derive(Debug)]
@@ -42,6 +42,28 @@ pub trait KernelExecutor: Send + Sync + std::fmt::Debug {
     /// Code at `[base, base + len)` was freed (an executable was unloaded): forget anything
     /// decoded from it, since the addresses can be reused.
     fn forget_code(&self, _base: u64, _len: u64) {}
+
+    /// Sets the timeout of dispatches that start from now on (`None`: none).
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] when this executor has no watchdog.
+    fn set_watchdog(&self, _timeout: Option<std::time::Duration>) -> Result<(), DeviceError> {
+        Err(DeviceError::Unsupported {
+            op: "watchdog",
+            backend: "soft",
+            reason: "this kernel executor has none".into(),
+        })
+    }
+
+    /// Whether a dispatch whose work-items need `per_workitem` bytes of scratch, in
+    /// work-groups of `workgroup_items`, can be given that memory (checked at launch, so the
+    /// launch call fails rather than the dispatch later).
+    ///
+    /// # Errors
+    /// [`DeviceError::ScratchTooLarge`].
+    fn check_scratch(&self, _per_workitem: u32, _workgroup_items: u64) -> Result<(), DeviceError> {
+        Ok(())
+    }
 }
 
 /// The executor every software agent starts with: its own gfx1030 emulator.

@@ -10,9 +10,13 @@
 //! library: reserve with the write index, write the packet with an INVALID header, publish
 //! the header, ring the doorbell, whose handle is in the `hsa_queue_t`). Queues made with an
 //! error handler behave as ROCr's: a failed packet leaves its completion signal unchanged,
-//! runs the handler and suspends the queue. Not for forming packets (the runtime does, for
-//! every backend) or for running kernels (the executor does).
+//! runs the handler and suspends the queue. What a packet runs (the executor, host work, the
+//! completion callback) runs under `catch_unwind`: a panic there fails that packet
+//! ([`ExecutionError::Internal`]) and the processor goes on, so no wait on the queue hangs.
+//! Not for forming packets (the runtime does, for every backend) or for running kernels (the
+//! executor does).
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -71,6 +75,9 @@ struct Shared {
     /// ROCr's semantics: run this on a failed packet and suspend.
     on_error: Option<QueueErrorHandler>,
     suspended: AtomicBool,
+    /// Record each packet's start and end times in its completion signal
+    /// (`hsa_amd_profiling_set_profiler_enabled`).
+    profiling: AtomicBool,
 }
 
 impl Shared {
@@ -152,6 +159,7 @@ impl SoftQueue {
             shutdown: AtomicBool::new(false),
             on_error,
             suspended: AtomicBool::new(false),
+            profiling: AtomicBool::new(false),
         });
         // The hsa_queue_t: type MULTI (1), features KERNEL_DISPATCH (1), ring base, doorbell
         // signal (a handle of the agent's signal table), size, id.
@@ -297,6 +305,11 @@ impl SoftQueue {
         self.shared.read_index.load(Ordering::Acquire)
     }
 
+    /// Turns recording of start and end times into completion signals on or off.
+    pub fn set_profiling(&self, enable: bool) {
+        self.shared.profiling.store(enable, Ordering::Release);
+    }
+
     /// Whether a failed packet suspended the queue (ROCr semantics only).
     pub fn is_suspended(&self) -> bool {
         self.shared.suspended.load(Ordering::Acquire)
@@ -393,6 +406,10 @@ fn process(s: Arc<Shared>) {
             continue;
         }
         let slot = s.slot_address(index);
+        let started = s
+            .profiling
+            .load(Ordering::Acquire)
+            .then(crate::device::timestamp_ns);
         let mut pending = s.pending.lock()[s.slot(index)].take();
         let label = pending
             .as_ref()
@@ -406,7 +423,8 @@ fn process(s: Arc<Shared>) {
                 let packet: DispatchPacket =
                     unsafe { std::ptr::read(slot as *const DispatchPacket) };
                 let signal = packet.completion_signal.handle;
-                (dispatch(&s, &packet, slot, index, &label), signal)
+                let completion = guarded(&label, || dispatch(&s, &packet, slot, index, &label));
+                (completion, signal)
             }
             PacketType::BarrierAnd => {
                 // SAFETY: as above, for the barrier packet's layout.
@@ -421,12 +439,12 @@ fn process(s: Arc<Shared>) {
                 let signal = unsafe { std::ptr::read_unaligned((slot + 56) as *const u64) };
                 let work = pending.as_mut().and_then(|p| p.work.take());
                 let completion = match work {
-                    Some(work) => match work() {
+                    Some(work) => guarded(&label, || match work() {
                         Ok(()) => Completion::Done(DispatchReport::default()),
                         Err(e) => Completion::Failed(Arc::new(ExecutionError::Packet(format!(
                             "{label}: {e}"
                         )))),
-                    },
+                    }),
                     None => Completion::Failed(Arc::new(ExecutionError::Packet(
                         "agent dispatch packet without host work".into(),
                     ))),
@@ -447,7 +465,7 @@ fn process(s: Arc<Shared>) {
             s.suspended.store(true, Ordering::Release);
             on_error(e);
             if let Some(p) = pending {
-                (p.on_complete)(completion);
+                complete(&label, p, completion);
             }
             continue;
         }
@@ -455,16 +473,49 @@ fn process(s: Arc<Shared>) {
             .store(u32::from(Header::invalid().0), Ordering::Release);
         s.read_index.store(index + 1, Ordering::Release);
         if let Some(p) = pending {
-            (p.on_complete)(completion);
+            complete(&label, p, completion);
         }
         if signal != 0 {
             match s.state.signals.get(signal) {
                 Some(sig) => {
+                    if let Some(start) = started {
+                        sig.record_times(start, crate::device::timestamp_ns());
+                    }
                     sig.subtract(1);
                 }
                 None => tracing::debug!(signal, "completion signal no longer exists"),
             }
         }
+    }
+}
+
+/// What a panic said.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
+}
+
+/// Runs what a packet does; a panic fails the packet instead of ending the processor thread
+/// (every later wait on the queue would hang).
+fn guarded(label: &str, f: impl FnOnce() -> Completion) -> Completion {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let detail = panic_message(&*payload);
+        tracing::debug!(%label, %detail, "packet processing panicked");
+        Completion::Failed(Arc::new(ExecutionError::Internal {
+            what: label.to_owned(),
+            detail,
+        }))
+    })
+}
+
+/// Tells the submitter how its packet ended; a panicking callback is logged, not fatal.
+fn complete(label: &str, pending: Pending, completion: Completion) {
+    let on_complete = pending.on_complete;
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || on_complete(completion))) {
+        tracing::debug!(%label, detail = %panic_message(&*payload), "completion callback panicked");
     }
 }
 

@@ -1,0 +1,255 @@
+//! Names and tracing hooks of HIP 5.2's profiling API: `hipApiName` (the callback ids of
+//! `hip_prof_str.h`, `abi/hip-api-ids.tsv`), `hipKernelNameRef(ByPtr)`, `hipGetCmdName`,
+//! `hipGetStreamDeviceId`, and the roctracer-era registration calls. rocload's tools see code
+//! objects and dispatches through `include/rocload.h` instead of roctracer's callback records,
+//! so `hipRegisterApiCallback` and the activity callbacks are `hipErrorNotSupported` (as
+//! `hipProfilerStart`/`Stop` are in AMD's runtime), never a success that delivers nothing.
+//! Also the small exports programs link against: half-precision conversions, the debugger's
+//! build queries, the hiprtc precompiled header (none).
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::sync::OnceLock;
+
+use parking_lot::Mutex;
+use rocload_ffi::export;
+
+use crate::*;
+
+/// HIP 5.2.3's API ids and names.
+fn api_names() -> &'static HashMap<u32, CString> {
+    static NAMES: OnceLock<HashMap<u32, CString>> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        include_str!("../abi/hip-api-ids.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let (id, name) = l.split_once('\t')?;
+                Some((id.parse().ok()?, CString::new(name).ok()?))
+            })
+            .collect()
+    })
+}
+
+/// `const char* hipApiName(uint32_t id)`: the API's name, `"unknown"` for an id HIP 5.2.3 does
+/// not define.
+#[export]
+pub extern "C" fn hipApiName(id: u32) -> *const c_char {
+    api_names()
+        .get(&id)
+        .map_or(c"unknown".as_ptr(), |n| n.as_ptr())
+}
+
+/// Kernel names handed out as C strings: each name once, alive for the process (the pointers
+/// `hipKernelNameRef` returns must stay valid).
+fn interned(name: &str) -> *const c_char {
+    static NAMES: Mutex<Vec<CString>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock();
+    if let Some(n) = names.iter().find(|n| n.as_bytes() == name.as_bytes()) {
+        return n.as_ptr();
+    }
+    let Ok(c) = CString::new(name) else {
+        return std::ptr::null();
+    };
+    let p = c.as_ptr();
+    names.push(c);
+    p
+}
+
+/// `const char* hipKernelNameRef(const hipFunction_t f)`: the kernel's (mangled) name, NULL
+/// for an unknown handle.
+#[export]
+pub extern "C" fn hipKernelNameRef(f: hipFunction_t) -> *const c_char {
+    match crate::module::function_handle(f) {
+        Ok(k) => interned(&k.info().name),
+        Err(_) => std::ptr::null(),
+    }
+}
+
+/// `const char* hipKernelNameRefByPtr(const void* hostFunction, hipStream_t)`: the name the
+/// host stub was registered with, NULL when it is no registered kernel.
+#[export]
+pub extern "C" fn hipKernelNameRefByPtr(
+    function: *const c_void,
+    _stream: hipStream_t,
+) -> *const c_char {
+    match runtime().kernel_name(function as usize) {
+        Some(name) => interned(&name),
+        None => std::ptr::null(),
+    }
+}
+
+/// `int hipGetStreamDeviceId(hipStream_t)`: the stream's device, -1 for an invalid stream.
+#[export]
+pub extern "C" fn hipGetStreamDeviceId(stream: hipStream_t) -> c_int {
+    crate::stream::stream_of(stream)
+        .ok()
+        .and_then(|s| s.device_index().ok())
+        .map_or(-1, |d| d as c_int)
+}
+
+/// `const char* hipGetCmdName(uint32_t id)`: the name of a command kind of
+/// `hip_runtime_prof.h` (`HipVdiCommandKind`).
+#[export]
+pub extern "C" fn hipGetCmdName(id: u32) -> *const c_char {
+    let name: &'static CStr = match id {
+        0x11F0 => c"KernelExecution",
+        0x11F3 => c"CopyDeviceToHost",
+        0x11F4 => c"CopyHostToDevice",
+        0x11F5 => c"CopyDeviceToDevice",
+        0x1201 => c"CopyDeviceToHost2D",
+        0x1202 => c"CopyHostToDevice2D",
+        0x1203 => c"CopyDeviceToDevice2D",
+        0x1207 => c"FillBuffer",
+        _ => c"Unknown command type",
+    };
+    name.as_ptr()
+}
+
+/// What the roctracer-era registration calls return.
+fn no_roctracer(op: &'static str) -> hipError_t {
+    call(op, || {
+        Err(Failure::new(
+            hipErrorNotSupported,
+            "roctracer callbacks are not provided: rocload's tool interface (include/rocload.h) \
+             reports code objects and dispatches",
+        ))
+    })
+}
+
+/// `hipError_t hipRegisterApiCallback(uint32_t id, void* fun, void* arg)`.
+#[export]
+pub extern "C" fn hipRegisterApiCallback(
+    _id: u32,
+    _fun: *mut c_void,
+    _arg: *mut c_void,
+) -> hipError_t {
+    no_roctracer("hipRegisterApiCallback")
+}
+
+/// `hipError_t hipRemoveApiCallback(uint32_t id)`.
+#[export]
+pub extern "C" fn hipRemoveApiCallback(_id: u32) -> hipError_t {
+    no_roctracer("hipRemoveApiCallback")
+}
+
+/// `hipError_t hipRegisterActivityCallback(uint32_t id, void* fun, void* arg)`.
+#[export]
+pub extern "C" fn hipRegisterActivityCallback(
+    _id: u32,
+    _fun: *mut c_void,
+    _arg: *mut c_void,
+) -> hipError_t {
+    no_roctracer("hipRegisterActivityCallback")
+}
+
+/// `hipError_t hipRemoveActivityCallback(uint32_t id)`.
+#[export]
+pub extern "C" fn hipRemoveActivityCallback(_id: u32) -> hipError_t {
+    no_roctracer("hipRemoveActivityCallback")
+}
+
+/// `void hipInitActivityCallback(void* id_callback, void* op_callback, void* arg)`: nothing to
+/// initialise (no activity records are produced; `hipEnableActivityCallback` says so).
+#[export]
+pub extern "C" fn hipInitActivityCallback(_id: *mut c_void, _op: *mut c_void, _arg: *mut c_void) {
+    tracing::debug!("hipInitActivityCallback: rocload produces no activity records");
+}
+
+/// `bool hipEnableActivityCallback(uint32_t op, bool enable)`: false (no activity records).
+#[export]
+pub extern "C" fn hipEnableActivityCallback(_op: u32, _enable: bool) -> bool {
+    false
+}
+
+/// `hipError_t hipProfilerStart(void)`: `hipErrorNotSupported`, as in AMD's runtime.
+#[export]
+pub extern "C" fn hipProfilerStart() -> hipError_t {
+    call("hipProfilerStart", || {
+        Err(Failure::new(hipErrorNotSupported, "no profiler to start"))
+    })
+}
+
+/// `hipError_t hipProfilerStop(void)`: `hipErrorNotSupported`, as in AMD's runtime.
+#[export]
+pub extern "C" fn hipProfilerStop() -> hipError_t {
+    call("hipProfilerStop", || {
+        Err(Failure::new(hipErrorNotSupported, "no profiler to stop"))
+    })
+}
+
+/// `unsigned short __gnu_f2h_ieee(float)`: IEEE half precision, rounded to nearest even.
+#[export]
+pub extern "C" fn __gnu_f2h_ieee(value: f32) -> u16 {
+    half::f16::from_f32(value).to_bits()
+}
+
+/// `float __gnu_h2f_ieee(unsigned short)`.
+#[export]
+pub extern "C" fn __gnu_h2f_ieee(value: u16) -> f32 {
+    half::f16::from_bits(value).to_f32()
+}
+
+/// `size_t amd_dbgapi_get_build_id(void)`: rocload's version as a number (major x 10^6 +
+/// minor x 10^3 + patch), for the debugger's build checks.
+#[export]
+pub extern "C" fn amd_dbgapi_get_build_id() -> usize {
+    let part = |s: &str| s.parse::<usize>().unwrap_or(0);
+    part(env!("CARGO_PKG_VERSION_MAJOR")) * 1_000_000
+        + part(env!("CARGO_PKG_VERSION_MINOR")) * 1_000
+        + part(env!("CARGO_PKG_VERSION_PATCH"))
+}
+
+/// `const char* amd_dbgapi_get_build_name(void)`.
+#[export]
+pub extern "C" fn amd_dbgapi_get_build_name() -> *const c_char {
+    concat!("rocload ", env!("CARGO_PKG_VERSION"), "\0")
+        .as_ptr()
+        .cast()
+}
+
+/// `const char* amd_dbgapi_get_git_hash(void)`: rocload's version (no commit is recorded in
+/// the build).
+#[export]
+pub extern "C" fn amd_dbgapi_get_git_hash() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// `void __hipGetPCH(const char** pch, unsigned int* size)`: hiprtc's precompiled header;
+/// rocload's hiprtc has none (it includes the headers), so an empty one.
+///
+/// # Safety
+/// NULL or writable pointers.
+#[export]
+pub unsafe extern "C" fn __hipGetPCH(pch: *mut *const c_char, size: *mut c_uint) {
+    // SAFETY: writable by the caller's contract when not NULL.
+    unsafe {
+        if !pch.is_null() {
+            pch.write(c"".as_ptr());
+        }
+        if !size.is_null() {
+            size.write(0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_halves() {
+        // SAFETY: hipApiName returns static C strings.
+        let name = |id| unsafe { CStr::from_ptr(hipApiName(id)) }.to_str().unwrap();
+        assert_eq!(name(108), "hipMalloc");
+        assert_eq!(name(1), "__hipPopCallConfiguration");
+        assert_eq!(name(99_999), "unknown");
+        assert_eq!(__gnu_f2h_ieee(1.0), 0x3c00);
+        assert_eq!(__gnu_f2h_ieee(-2.5), 0xc100);
+        assert_eq!(__gnu_f2h_ieee(65520.0), 0x7c00, "rounds to infinity");
+        assert_eq!(__gnu_h2f_ieee(0x3555), 0.333_251_95);
+        assert!(__gnu_h2f_ieee(0x7e00).is_nan());
+        assert!(hipKernelNameRef(0xdead as hipFunction_t).is_null());
+        assert_eq!(hipGetStreamDeviceId(0x1234 as hipStream_t), -1);
+    }
+}
