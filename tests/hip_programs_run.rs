@@ -308,6 +308,14 @@ fn calls_check_their_pointers_before_touching_memory() {
     check("bad_pointers");
 }
 
+/// hipStreamWaitValue32/64 and hipStreamWriteValue32/64: a stream held until another
+/// stream's kernel, another stream's write or the host sets a flag; every condition and mask
+/// against the host's reading of HIP's definition; refusals.
+#[test]
+fn stream_memory_operations() {
+    check("stream_values");
+}
+
 #[test]
 fn the_per_thread_default_stream() {
     check("per_thread");

@@ -404,7 +404,7 @@ fn attribute(attr: c_int, device: i64) -> Result<c_int, Failure> {
         10007..=10010 => 0,
         10011 => p.isLargeBar,
         10012 => p.asicRevision,
-        10013 => 0, // stream wait value
+        10013 => 1, // stream wait value (src/runtime/memops.rs)
         10014 => 0, // images
         10015 => p.multiProcessorCount,
         10016 => 1, // fine-grained memory

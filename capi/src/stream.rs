@@ -5,7 +5,7 @@
 use rocload_ffi::export;
 use std::ffi::{c_float, c_int, c_uint, c_void};
 
-use rocload_lib::runtime::{DeviceContext, Event, Stream, StreamKind};
+use rocload_lib::runtime::{DeviceContext, Event, Stream, StreamKind, WaitCondition};
 
 use crate::per_thread::{per_thread_stream, STREAM_PER_THREAD};
 use crate::*;
@@ -279,6 +279,106 @@ pub unsafe extern "C" fn hipLaunchHostFunc(
             unsafe { f(data.0) }
         }))?;
         Ok(())
+    })
+}
+
+// --------------------------------------------------------------- stream memory operations
+
+/// A stream wait on `width` bytes at `ptr` (the runtime checks the memory and the alignment).
+fn wait_value(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    mask: u64,
+    width: u8,
+) -> Result<(), Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null("ptr"));
+    }
+    let condition = WaitCondition::from_flags(flags).ok_or_else(|| {
+        Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown wait condition {flags}"),
+        )
+    })?;
+    let s = stream_of(stream)?;
+    runtime().wait_value(&s, ptr as u64, condition, value, mask, width)?;
+    Ok(())
+}
+
+/// A stream write of `width` bytes at `ptr`.
+fn write_value(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    width: u8,
+) -> Result<(), Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null("ptr"));
+    }
+    if flags != 0 {
+        return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
+    }
+    let s = stream_of(stream)?;
+    runtime().write_value(&s, ptr as u64, value, width)?;
+    Ok(())
+}
+
+/// `hipError_t hipStreamWaitValue32(hipStream_t, void* ptr, uint32_t value, unsigned flags,
+/// uint32_t mask)`: work after it waits until the value at `ptr` meets the condition.
+#[export]
+pub unsafe extern "C" fn hipStreamWaitValue32(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u32,
+    flags: c_uint,
+    mask: u32,
+) -> hipError_t {
+    call("hipStreamWaitValue32", || {
+        wait_value(stream, ptr, value.into(), flags, mask.into(), 4)
+    })
+}
+
+/// `hipError_t hipStreamWaitValue64(hipStream_t, void* ptr, uint64_t value, unsigned flags,
+/// uint64_t mask)`.
+#[export]
+pub unsafe extern "C" fn hipStreamWaitValue64(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    mask: u64,
+) -> hipError_t {
+    call("hipStreamWaitValue64", || {
+        wait_value(stream, ptr, value, flags, mask, 8)
+    })
+}
+
+/// `hipError_t hipStreamWriteValue32(hipStream_t, void* ptr, uint32_t value, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipStreamWriteValue32(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u32,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipStreamWriteValue32", || {
+        write_value(stream, ptr, value.into(), flags, 4)
+    })
+}
+
+/// `hipError_t hipStreamWriteValue64(hipStream_t, void* ptr, uint64_t value, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipStreamWriteValue64(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipStreamWriteValue64", || {
+        write_value(stream, ptr, value, flags, 8)
     })
 }
 

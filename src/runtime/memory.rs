@@ -335,7 +335,12 @@ impl Runtime {
 
     /// Checks `[address, address + len)` that must be memory of a device (a fill's
     /// destination): inside one allocation.
-    fn check_device_memory(&self, address: u64, len: u64, what: &'static str) -> RuntimeResult<()> {
+    pub(super) fn check_device_memory(
+        &self,
+        address: u64,
+        len: u64,
+        what: &'static str,
+    ) -> RuntimeResult<()> {
         if self.pointer_info(address).is_none() {
             let freed = self.contexts().find_map(|ctx| {
                 let v = ctx.device().allocations().violation(
@@ -465,4 +470,27 @@ impl Runtime {
         }
         Ok(())
     }
+}
+
+/// The length in bytes of a stream memory operation's value (`width` 4 or 8), which must sit at
+/// an address aligned to it (the command processor reads it in one access).
+pub(super) fn value_width(address: u64, width: u8, what: &'static str) -> RuntimeResult<u64> {
+    let len = u64::from(width);
+    if width != 4 && width != 8 {
+        return Err(RuntimeError::InvalidRange {
+            what,
+            address,
+            len,
+            reason: "values are 4 or 8 bytes".into(),
+        });
+    }
+    if address % len != 0 {
+        return Err(RuntimeError::InvalidRange {
+            what,
+            address,
+            len,
+            reason: format!("not aligned to {len} bytes"),
+        });
+    }
+    Ok(len)
 }

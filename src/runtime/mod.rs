@@ -33,6 +33,7 @@ pub mod fat_binary;
 pub mod hostcall;
 mod kernel;
 mod launch;
+mod memops;
 mod memory;
 mod module;
 pub mod occupancy;
@@ -52,6 +53,7 @@ pub use launch::{
     ArgValue, DevicePtr, KernelArg, LaunchBuilder, LaunchConfig, LaunchConfigError,
     DYNAMIC_STACK_BYTES, MAX_BLOCK_SIZE, MAX_LDS,
 };
+pub use memops::WaitCondition;
 pub use memory::PointerInfo;
 pub use module::{FatBinaryHandle, Module};
 pub use options::{Loading, RuntimeOptions};
