@@ -902,10 +902,69 @@ pub unsafe extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     f: *const c_void,
     block_size: c_int,
     dynamic_lds: usize,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> hipError_t {
-    // SAFETY: same contract.
-    unsafe { hipOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, f, block_size, dynamic_lds) }
+    call(
+        "hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        || {
+            occupancy_flags(flags)?;
+            let v = max_active_blocks(&host_kernel(f, current_device())?, block_size, dynamic_lds)?;
+            // SAFETY: writable by the caller's contract (NULL rejected).
+            unsafe { out(num_blocks, "numBlocks", v) }
+        },
+    )
+}
+
+/// `hipOccupancyDefault` and `hipOccupancyDisableCachingOverride`, the flags the `WithFlags`
+/// occupancy calls take (the second changes nothing: there is no cache to configure).
+fn occupancy_flags(flags: c_uint) -> Result<(), Failure> {
+    if flags > 1 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown occupancy flags {flags:#x}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int*,
+/// hipFunction_t, int, size_t, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    num_blocks: *mut c_int,
+    f: hipFunction_t,
+    block_size: c_int,
+    dynamic_lds: usize,
+    flags: c_uint,
+) -> hipError_t {
+    call(
+        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        || {
+            occupancy_flags(flags)?;
+            let k = crate::module::function_handle(f)?;
+            let v = max_active_blocks(&k, block_size, dynamic_lds)?;
+            // SAFETY: writable by the caller's contract (NULL rejected).
+            unsafe { out(num_blocks, "numBlocks", v) }
+        },
+    )
+}
+
+/// `hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, hipFunction_t,
+/// size_t, int, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipModuleOccupancyMaxPotentialBlockSizeWithFlags(
+    grid: *mut c_int,
+    block: *mut c_int,
+    f: hipFunction_t,
+    dynamic_lds: usize,
+    limit: c_int,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipModuleOccupancyMaxPotentialBlockSizeWithFlags", || {
+        occupancy_flags(flags)?;
+        let k = crate::module::function_handle(f)?;
+        potential_block_size(grid, block, &k, dynamic_lds, limit)
+    })
 }
 
 /// `hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int*, hipFunction_t, int,
@@ -960,6 +1019,38 @@ pub unsafe extern "C" fn hipModuleOccupancyMaxPotentialBlockSize(
     call("hipModuleOccupancyMaxPotentialBlockSize", || {
         let k = crate::module::function_handle(f)?;
         potential_block_size(grid, block, &k, dynamic_lds, limit)
+    })
+}
+
+/// `hipError_t hipExtGetLinkTypeAndHopCount(int device1, int device2, uint32_t* linktype,
+/// uint32_t* hopcount)`: how two devices are connected. NULL outputs, the same device twice
+/// or a negative ordinal are hipErrorInvalidValue and an ordinal past the last device
+/// hipErrorInvalidDevice, as in clr; two distinct devices are hipErrorNotSupported, because
+/// no backend here reports links (ROCr's `HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO` is not
+/// read, and software agents have no link to describe).
+#[export]
+pub unsafe extern "C" fn hipExtGetLinkTypeAndHopCount(
+    device1: c_int,
+    device2: c_int,
+    link_type: *mut u32,
+    hop_count: *mut u32,
+) -> hipError_t {
+    call("hipExtGetLinkTypeAndHopCount", || {
+        if link_type.is_null() || hop_count.is_null() {
+            return Err(Failure::null("linktype or hopcount"));
+        }
+        if device1 < 0 || device2 < 0 || device1 == device2 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("devices {device1} and {device2}"),
+            ));
+        }
+        runtime().agent(device1.into())?;
+        runtime().agent(device2.into())?;
+        Err(Failure::new(
+            hipErrorNotSupported,
+            format!("no link information between devices {device1} and {device2}: the backends do not report links"),
+        ))
     })
 }
 

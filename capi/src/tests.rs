@@ -1323,3 +1323,179 @@ fn the_legacy_launch_forms_run_a_registered_kernel() {
         __hipUnregisterFatBinary(h);
     }
 }
+
+#[test]
+fn cu_masks_link_queries_and_occupancy_flags() {
+    unsafe {
+        let mut units = 0;
+        assert_eq!(
+            hipDeviceGetAttribute(&mut units, 63, 0), // multiProcessorCount
+            hipSuccess
+        );
+        assert!(units > 0);
+        let words = (units as usize).div_ceil(32);
+        // Every CU of a stream made without a mask, of the null stream, and of hipStreamPerThread.
+        let all: Vec<u32> = (0..words)
+            .map(|i| {
+                let here = (units as usize - i * 32).min(32);
+                if here == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << here) - 1
+                }
+            })
+            .collect();
+        let mut plain: hipStream_t = null_mut();
+        assert_eq!(hipStreamCreate(&mut plain), hipSuccess);
+        for s in [plain, null_mut(), 2usize as hipStream_t] {
+            let mut got = vec![0xdead_beefu32; words + 1];
+            assert_eq!(
+                hipExtStreamGetCUMask(s, got.len() as u32, got.as_mut_ptr()),
+                hipSuccess,
+                "{}",
+                last_message()
+            );
+            assert_eq!(&got[..words], &all[..], "stream {s:p}");
+            assert_eq!(
+                got[words], 0xdead_beef,
+                "the word past the device's CUs is untouched"
+            );
+        }
+        // A mask: kept, clipped to the device's CUs; a longer mask's extra words ignored.
+        let mut mask = vec![0u32; words + 3];
+        mask[0] = 0b1011;
+        mask[words + 2] = u32::MAX;
+        let mut masked: hipStream_t = null_mut();
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut masked, mask.len() as u32, mask.as_ptr()),
+            hipSuccess,
+            "{}",
+            last_message()
+        );
+        let mut got = vec![0u32; words];
+        assert_eq!(
+            hipExtStreamGetCUMask(masked, words as u32, got.as_mut_ptr()),
+            hipSuccess
+        );
+        let mut want = vec![0u32; words];
+        want[0] = 0b1011 & all[0];
+        assert_eq!(got, want);
+        // A stream with a CU mask runs work like any other.
+        let mut flag = 0u32;
+        let mut d: *mut c_void = null_mut();
+        assert_eq!(hipMalloc(&mut d, 4), hipSuccess);
+        assert_eq!(hipMemsetAsync(d, 0x5a, 4, masked), hipSuccess);
+        assert_eq!(
+            hipMemcpyAsync((&mut flag as *mut u32).cast(), d, 4, 2, masked),
+            hipSuccess
+        );
+        assert_eq!(hipStreamSynchronize(masked), hipSuccess);
+        assert_eq!(flag, 0x5a5a_5a5a);
+        assert_eq!(hipFree(d), hipSuccess);
+        // Refusals: too few words to answer, NULL, an empty mask, a mask with none of the CUs.
+        if words > 0 {
+            assert_eq!(
+                hipExtStreamGetCUMask(masked, words as u32 - 1, got.as_mut_ptr()),
+                hip("hipErrorInvalidValue")
+            );
+        }
+        assert_eq!(
+            hipExtStreamGetCUMask(masked, words as u32, null_mut()),
+            hip("hipErrorInvalidValue")
+        );
+        let mut none: hipStream_t = null_mut();
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut none, 0, mask.as_ptr()),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut none, 1, null()),
+            hip("hipErrorInvalidValue")
+        );
+        let zeros = vec![0u32; words];
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut none, words as u32, zeros.as_ptr()),
+            hip("hipErrorInvalidValue")
+        );
+        assert!(none.is_null(), "no stream is made for a refused mask");
+        assert_eq!(hipStreamDestroy(masked), hipSuccess);
+        assert_eq!(hipStreamDestroy(plain), hipSuccess);
+
+        // Link queries: clr's argument rules, then no link information.
+        let (mut t, mut h) = (7u32, 7u32);
+        let mut count = 0;
+        assert_eq!(hipGetDeviceCount(&mut count), hipSuccess);
+        assert_eq!(
+            hipExtGetLinkTypeAndHopCount(0, 0, &mut t, &mut h),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipExtGetLinkTypeAndHopCount(0, -1, &mut t, &mut h),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipExtGetLinkTypeAndHopCount(0, count, &mut t, &mut h),
+            hip("hipErrorInvalidDevice")
+        );
+        assert_eq!(
+            hipExtGetLinkTypeAndHopCount(0, 1, null_mut(), &mut h),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!((t, h), (7, 7), "nothing written");
+
+        // Occupancy with flags: the module forms answer as the plain ones; unknown flags refused.
+        let co_bytes = fixture("codeobj/kernels_static.co");
+        let mut m: hipModule_t = null_mut();
+        assert_eq!(
+            hipModuleLoadData(&mut m, co_bytes.as_ptr().cast()),
+            hipSuccess
+        );
+        let co = CodeObject::parse(&co_bytes).unwrap();
+        let name = CString::new(co.kernels()[0].name).unwrap();
+        let mut f: hipFunction_t = null_mut();
+        assert_eq!(hipModuleGetFunction(&mut f, m, name.as_ptr()), hipSuccess);
+        let (mut plain_blocks, mut flagged_blocks) = (0, 0);
+        assert_eq!(
+            hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&mut plain_blocks, f, 128, 0),
+            hipSuccess
+        );
+        assert_eq!(
+            hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+                &mut flagged_blocks,
+                f,
+                128,
+                0,
+                1
+            ),
+            hipSuccess
+        );
+        assert!(plain_blocks > 0);
+        assert_eq!(plain_blocks, flagged_blocks);
+        let (mut g1, mut b1, mut g2, mut b2) = (0, 0, 0, 0);
+        assert_eq!(
+            hipModuleOccupancyMaxPotentialBlockSize(&mut g1, &mut b1, f, 0, 0),
+            hipSuccess
+        );
+        assert_eq!(
+            hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&mut g2, &mut b2, f, 0, 0, 0),
+            hipSuccess
+        );
+        assert_eq!((g1, b1), (g2, b2));
+        assert!(b1 > 0 && g1 > 0);
+        assert_eq!(
+            hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&mut g2, &mut b2, f, 0, 0, 2),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+                &mut flagged_blocks,
+                f,
+                128,
+                0,
+                4
+            ),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(hipModuleUnload(m), hipSuccess);
+    }
+}

@@ -371,6 +371,14 @@ pub trait Queue: Send + Sync + fmt::Debug {
 
     /// Address of the `hsa_queue_t` (what `hidden_queue_ptr` and the queue-pointer SGPRs hold).
     fn address(&self) -> u64;
+
+    /// Restricts the queue's dispatches to the compute units whose bits are set in `mask`
+    /// (32 per word, CU 0 in bit 0 of word 0), as `hsa_amd_queue_cu_set_mask` does; the caller
+    /// has clipped the mask to the device's CUs and refused an empty one.
+    ///
+    /// # Errors
+    /// The backend's refusal.
+    fn set_cu_mask(&self, mask: &[u32]) -> Result<(), DeviceError>;
 }
 
 /// Serves one hostcall buffer (answers every packet on its ready stack); returns how many.

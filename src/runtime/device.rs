@@ -99,7 +99,7 @@ impl DeviceContext {
         if let Some(s) = &*slot {
             return Ok(s.clone());
         }
-        let s = Stream::new(self, StreamKind::Null, 0)?;
+        let s = Stream::new(self, StreamKind::Null, 0, None)?;
         *slot = Some(s.clone());
         Ok(s)
     }
@@ -130,7 +130,48 @@ impl DeviceContext {
         kind: StreamKind,
         priority: i32,
     ) -> RuntimeResult<Stream> {
-        let stream = Stream::new(self, kind, priority)?;
+        self.create_stream_on(kind, priority, None)
+    }
+
+    /// A stream whose dispatches may use only the compute units set in `mask` (32 per word,
+    /// `hipExtStreamCreateWithCUMask`), clipped to the device's CUs.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidRange`] when no CU of the device is left, else as
+    /// [`create_stream`](Self::create_stream).
+    pub fn create_stream_with_cu_mask(
+        self: &Arc<Self>,
+        kind: StreamKind,
+        priority: i32,
+        mask: &[u32],
+    ) -> RuntimeResult<Stream> {
+        let units = self.device().compute_units();
+        let clipped = super::stream::clip_cu_mask(mask, units);
+        if clipped.iter().all(|&w| w == 0) {
+            return Err(RuntimeError::InvalidRange {
+                what: "CU mask",
+                address: 0,
+                len: mask.len() as u64 * 4,
+                reason: format!("selects none of the device's {units} compute units"),
+            });
+        }
+        tracing::debug!(
+            device = self.index(),
+            ?mask,
+            ?clipped,
+            units,
+            "stream with a CU mask"
+        );
+        self.create_stream_on(kind, priority, Some(clipped))
+    }
+
+    fn create_stream_on(
+        self: &Arc<Self>,
+        kind: StreamKind,
+        priority: i32,
+        cu_mask: Option<Vec<u32>>,
+    ) -> RuntimeResult<Stream> {
+        let stream = Stream::new(self, kind, priority, cu_mask)?;
         let mut streams = self.streams.lock();
         streams.retain(|w| w.strong_count() > 0);
         streams.push(Arc::downgrade(&stream.0));

@@ -59,6 +59,9 @@ pub(crate) struct StreamInner {
     /// The first failure of a step of this stream that its synchronisation has not reported
     /// yet (a device reset does not clear it).
     failure: FailureSlot,
+    /// The compute units the stream may use (`hipExtStreamCreateWithCUMask`), clipped to the
+    /// device's; `None`: all of them.
+    cu_mask: Option<Vec<u32>>,
 }
 
 /// A stream of one device. Cheap to clone.
@@ -72,11 +75,17 @@ impl Stream {
         device: &Arc<DeviceContext>,
         kind: StreamKind,
         priority: i32,
+        cu_mask: Option<Vec<u32>>,
     ) -> RuntimeResult<Stream> {
         let queue = device
             .device()
             .create_queue()
             .map_err(|e| device.error("creating a queue", e))?;
+        if let Some(mask) = &cu_mask {
+            queue
+                .set_cu_mask(mask)
+                .map_err(|e| device.error("setting a stream's CU mask", e))?;
+        }
         Ok(Stream(Arc::new(StreamInner {
             id: NEXT_STREAM.fetch_add(1, Ordering::Relaxed),
             device: Arc::downgrade(device),
@@ -86,6 +95,7 @@ impl Stream {
             last: Mutex::new(None),
             submit: Mutex::new(()),
             failure: FailureSlot::default(),
+            cu_mask,
         })))
     }
 
@@ -102,6 +112,17 @@ impl Stream {
     /// The priority it was created with.
     pub fn priority(&self) -> i32 {
         self.0.priority
+    }
+
+    /// The compute units the stream may use, one bit per CU in 32-bit words, as many words
+    /// as the device's CUs need: the mask it was created with, or every CU.
+    pub fn cu_mask(&self) -> RuntimeResult<Vec<u32>> {
+        let units = self.context()?.device().compute_units();
+        Ok(self
+            .0
+            .cu_mask
+            .clone()
+            .unwrap_or_else(|| clip_cu_mask(&[], units)))
     }
 
     /// The device ordinal.
@@ -522,4 +543,27 @@ impl Event {
         };
         Ok(ms as f32)
     }
+}
+
+/// `user` (32 CUs per word; empty: all) limited to `units` compute units, one word per 32 CUs:
+/// missing words are all ones, bits of CUs the device does not have are cleared (as ROCr's
+/// `AqlQueue::SetCUMasking` treats a mask shorter or longer than the agent's CUs).
+pub fn clip_cu_mask(user: &[u32], units: u32) -> Vec<u32> {
+    let words = units.div_ceil(32) as usize;
+    (0..words)
+        .map(|i| {
+            let given = if user.is_empty() {
+                u32::MAX
+            } else {
+                user.get(i).copied().unwrap_or(0)
+            };
+            let cus_here = units.saturating_sub(i as u32 * 32).min(32);
+            let present = if cus_here == 32 {
+                u32::MAX
+            } else {
+                (1u32 << cus_here) - 1
+            };
+            given & present
+        })
+        .collect()
 }

@@ -438,6 +438,25 @@ impl Queue for HsaQueue {
     fn address(&self) -> u64 {
         self.inner.queue.0 as u64
     }
+
+    /// Never ran on hardware: written against ROCr's `AqlQueue::SetCUMasking` (a reduced mask,
+    /// because of `HSA_CU_MASK` or the agent's CU count, is still success, as clr takes it).
+    fn set_cu_mask(&self, mask: &[u32]) -> Result<(), DeviceError> {
+        let agent = &self.inner.agent;
+        // SAFETY: the queue is alive while `self` is.
+        match unsafe { result::queue_cu_set_mask(agent.lib(), self.inner.queue.0, mask) } {
+            Ok(reduced) => {
+                tracing::debug!(
+                    queue = format_args!("{:#x}", self.address()),
+                    ?mask,
+                    reduced,
+                    "CU mask set"
+                );
+                Ok(())
+            }
+            Err(e) => Err(agent.device_error("setting a queue's CU mask", e)),
+        }
+    }
 }
 
 impl Drop for HsaQueue {
