@@ -334,6 +334,14 @@ fn several_devices_and_multi_device_launches() {
     }
 }
 
+/// Eight threads for six seconds: correct kernels checked against the host, faulting
+/// kernels, module load/launch/unload, fat-binary registration/launch/unregistration and
+/// device resets; no crash, no unexpected status, the resident set bounded.
+#[test]
+fn soak_of_eight_threads() {
+    check("soak");
+}
+
 #[test]
 fn the_per_thread_default_stream() {
     check("per_thread");
