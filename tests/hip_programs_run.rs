@@ -271,3 +271,10 @@ fn runtime_compilation_with_hiprtc() {
 fn cooperative_grid_sync() {
     check("cooperative");
 }
+
+/// Pitched and 3D memory and HIP arrays: every copy and fill checked against a host model,
+/// kernels reading the pitched and 3D data, and bad regions and handles refused.
+#[test]
+fn arrays_pitched_and_3d_memory() {
+    check("arrays");
+}

@@ -245,27 +245,31 @@ impl Runtime {
         let (dst_extent, src_extent) = (extent(dst, dst_pitch)?, extent(src, src_pitch)?);
         self.check_side(dst, dst_extent, true)?;
         self.check_side(src, src_extent, false)?;
-        let ctx = stream.context()?;
-        let device = ctx.device().clone();
-        stream.host_work(
-            "copying rows",
-            Box::new(move || {
-                for row in 0..height {
-                    // SAFETY: every row lies inside the extents checked above, which stay
-                    // allocated while the stream runs; host rows by the caller's contract.
-                    unsafe { device.copy(dst + row * dst_pitch, src + row * src_pitch, width) }?;
-                }
-                Ok(())
-            }),
-        )?;
-        if wait {
-            stream.synchronize()?;
+        let end = |address, pitch| super::array::CopyEnd::Linear {
+            address,
+            pitch,
+            rows: 0,
+        };
+        let origin = super::array::Origin::default();
+        let extent = super::array::Extent {
+            width,
+            height,
+            depth: 1,
+        };
+        // SAFETY: the caller's contract on host rows, passed on.
+        unsafe {
+            self.copy_3d(
+                stream,
+                (&end(dst, dst_pitch), origin),
+                (&end(src, src_pitch), origin),
+                extent,
+                wait,
+            )
         }
-        Ok(())
     }
 
     /// Checks one side of a copy or fill against whichever device holds it.
-    fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
+    pub(super) fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
         for ctx in self.contexts() {
             let table = ctx.device().allocations();
             if let Some(a) = table.find(address) {
