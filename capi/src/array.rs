@@ -390,6 +390,13 @@ memcpy3d_struct!(
     184
 );
 
+// HIP 6's layout, from its header's field order (no HIP 6 header here to probe).
+const _: () = assert!(std::mem::offset_of!(HIP_MEMCPY3D_v6, srcMemoryType) == 32);
+const _: () = assert!(std::mem::offset_of!(HIP_MEMCPY3D_v6, srcHost) == 40);
+const _: () = assert!(std::mem::offset_of!(HIP_MEMCPY3D_v6, dstMemoryType) == 112);
+const _: () = assert!(std::mem::offset_of!(HIP_MEMCPY3D_v6, dstHost) == 120);
+const _: () = assert!(std::mem::offset_of!(HIP_MEMCPY3D_v6, Depth) == 176);
+
 /// `hipMemoryType` values as `hip_Memcpy2D` and `HIP_MEMCPY3D` use them, per generation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MemoryType {

@@ -610,3 +610,134 @@ fn records_are_reused_only_after_the_quarantine_and_memory_returns() {
     }
     unsafe { assert_eq!(hipFree(d), hipSuccess) };
 }
+
+/// The C structs have the layouts of Debian's HIP 5.2.3 headers, field by field, as clang
+/// compiles them.
+#[test]
+fn struct_layouts_match_the_hip_5_headers() {
+    use std::mem::{offset_of, size_of};
+    let clang = std::path::Path::new("/usr/lib/llvm-19/bin/clang++");
+    if !clang.exists() || !std::path::Path::new("/usr/include/hip/hip_runtime_api.h").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "clang-19 or the HIP headers are missing but CI is set"
+        );
+        eprintln!("skipped: clang-19 or /usr/include/hip missing (scripts/setup.sh)");
+        return;
+    }
+    let probe = r#"
+#include <hip/hip_runtime_api.h>
+#include <cstdio>
+#include <cstddef>
+#define S(t) printf(#t ".size %zu\n", sizeof(t));
+#define O(t, f) printf(#t "." #f " %zu\n", offsetof(t, f));
+int main() {
+  S(hipArray) O(hipArray, desc) O(hipArray, type) O(hipArray, Format) O(hipArray, NumChannels)
+  O(hipArray, isDrv) O(hipArray, textureType)
+  S(hipMipmappedArray) O(hipMipmappedArray, max_mipmap_level) O(hipMipmappedArray, format)
+  S(HIP_ARRAY_DESCRIPTOR) O(HIP_ARRAY_DESCRIPTOR, NumChannels)
+  S(HIP_ARRAY3D_DESCRIPTOR) O(HIP_ARRAY3D_DESCRIPTOR, Flags)
+  S(hipMemcpy3DParms) O(hipMemcpy3DParms, dstArray) O(hipMemcpy3DParms, extent) O(hipMemcpy3DParms, kind)
+  S(hip_Memcpy2D) O(hip_Memcpy2D, srcHost) O(hip_Memcpy2D, dstXInBytes) O(hip_Memcpy2D, WidthInBytes)
+  S(HIP_MEMCPY3D) O(HIP_MEMCPY3D, srcMemoryType) O(HIP_MEMCPY3D, srcHost) O(HIP_MEMCPY3D, srcHeight)
+  O(HIP_MEMCPY3D, dstMemoryType) O(HIP_MEMCPY3D, dstHost) O(HIP_MEMCPY3D, Depth)
+  S(hipPitchedPtr) S(hipExtent) S(hipChannelFormatDesc)
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("probe.cpp"), probe).unwrap();
+    let status = std::process::Command::new(clang)
+        .args(["-D__HIP_PLATFORM_AMD__", "probe.cpp", "-o", "probe"])
+        .current_dir(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = std::process::Command::new(dir.path().join("probe"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    let c: std::collections::HashMap<&str, usize> = text
+        .lines()
+        .map(|l| l.split_once(' ').unwrap())
+        .map(|(k, v)| (k, v.parse().unwrap()))
+        .collect();
+    let rust: &[(&str, usize)] = &[
+        ("hipArray.size", size_of::<hipArray>()),
+        ("hipArray.desc", offset_of!(hipArray, desc)),
+        ("hipArray.type", offset_of!(hipArray, type_)),
+        ("hipArray.Format", offset_of!(hipArray, Format)),
+        ("hipArray.NumChannels", offset_of!(hipArray, NumChannels)),
+        ("hipArray.isDrv", offset_of!(hipArray, isDrv)),
+        ("hipArray.textureType", offset_of!(hipArray, textureType)),
+        ("hipMipmappedArray.size", size_of::<hipMipmappedArray>()),
+        (
+            "hipMipmappedArray.max_mipmap_level",
+            offset_of!(hipMipmappedArray, max_mipmap_level),
+        ),
+        (
+            "hipMipmappedArray.format",
+            offset_of!(hipMipmappedArray, format),
+        ),
+        (
+            "HIP_ARRAY_DESCRIPTOR.size",
+            size_of::<HIP_ARRAY_DESCRIPTOR>(),
+        ),
+        (
+            "HIP_ARRAY_DESCRIPTOR.NumChannels",
+            offset_of!(HIP_ARRAY_DESCRIPTOR, NumChannels),
+        ),
+        (
+            "HIP_ARRAY3D_DESCRIPTOR.size",
+            size_of::<HIP_ARRAY3D_DESCRIPTOR>(),
+        ),
+        (
+            "HIP_ARRAY3D_DESCRIPTOR.Flags",
+            offset_of!(HIP_ARRAY3D_DESCRIPTOR, Flags),
+        ),
+        ("hipMemcpy3DParms.size", size_of::<hipMemcpy3DParms>()),
+        (
+            "hipMemcpy3DParms.dstArray",
+            offset_of!(hipMemcpy3DParms, dstArray),
+        ),
+        (
+            "hipMemcpy3DParms.extent",
+            offset_of!(hipMemcpy3DParms, extent),
+        ),
+        ("hipMemcpy3DParms.kind", offset_of!(hipMemcpy3DParms, kind)),
+        ("hip_Memcpy2D.size", size_of::<hip_Memcpy2D>()),
+        ("hip_Memcpy2D.srcHost", offset_of!(hip_Memcpy2D, srcHost)),
+        (
+            "hip_Memcpy2D.dstXInBytes",
+            offset_of!(hip_Memcpy2D, dstXInBytes),
+        ),
+        (
+            "hip_Memcpy2D.WidthInBytes",
+            offset_of!(hip_Memcpy2D, WidthInBytes),
+        ),
+        ("HIP_MEMCPY3D.size", size_of::<HIP_MEMCPY3D_v5>()),
+        (
+            "HIP_MEMCPY3D.srcMemoryType",
+            offset_of!(HIP_MEMCPY3D_v5, srcMemoryType),
+        ),
+        ("HIP_MEMCPY3D.srcHost", offset_of!(HIP_MEMCPY3D_v5, srcHost)),
+        (
+            "HIP_MEMCPY3D.srcHeight",
+            offset_of!(HIP_MEMCPY3D_v5, srcHeight),
+        ),
+        (
+            "HIP_MEMCPY3D.dstMemoryType",
+            offset_of!(HIP_MEMCPY3D_v5, dstMemoryType),
+        ),
+        ("HIP_MEMCPY3D.dstHost", offset_of!(HIP_MEMCPY3D_v5, dstHost)),
+        ("HIP_MEMCPY3D.Depth", offset_of!(HIP_MEMCPY3D_v5, Depth)),
+        ("hipPitchedPtr.size", size_of::<hipPitchedPtr>()),
+        ("hipExtent.size", size_of::<hipExtent>()),
+        (
+            "hipChannelFormatDesc.size",
+            size_of::<hipChannelFormatDesc>(),
+        ),
+    ];
+    for (key, value) in rust {
+        assert_eq!(Some(value), c.get(key), "{key}");
+    }
+}
