@@ -278,3 +278,33 @@ fn cooperative_grid_sync() {
 fn arrays_pitched_and_3d_memory() {
     check("arrays");
 }
+
+#[test]
+fn the_per_thread_default_stream() {
+    check("per_thread");
+    // Built with -fgpu-default-stream=per-thread, the program calls the `_spt` entry points.
+    let Some(dir) = programs() else { return };
+    let bytes = std::fs::read(dir.join("per_thread.O2")).expect("read per_thread.O2");
+    let file = object::File::parse(&*bytes).expect("an ELF executable");
+    use object::{Object, ObjectSymbol};
+    let imports: Vec<String> = file
+        .dynamic_symbols()
+        .filter(|s| s.is_undefined())
+        .filter_map(|s| s.name().ok().map(str::to_owned))
+        .collect();
+    for name in [
+        "hipLaunchKernel_spt",
+        "hipMemcpy_spt",
+        "hipStreamSynchronize_spt",
+    ] {
+        assert!(
+            imports.iter().any(|i| i == name),
+            "{name} not in {imports:?}"
+        );
+    }
+}
+
+#[test]
+fn memory_hints_pointer_attributes_and_allocation_flags() {
+    check("memory_attributes");
+}

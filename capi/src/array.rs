@@ -1313,7 +1313,7 @@ pub unsafe extern "C" fn hipMipmappedArrayGetLevel(
 // ------------------------------------------------------------------------------ copies
 
 /// `hipStreamPerThread`.
-const STREAM_PER_THREAD: hipStream_t = 2 as hipStream_t;
+const STREAM_PER_THREAD: hipStream_t = crate::per_thread::STREAM_PER_THREAD as hipStream_t;
 
 /// The order of an `Async_spt` call: its stream, NULL meaning the per-thread default stream.
 fn spt(stream: hipStream_t) -> Order {
@@ -1448,88 +1448,6 @@ fn extent_2d(width: usize, height: usize) -> Extent {
         height: height as u64,
         depth: 1,
     }
-}
-
-/// `hipMemcpy2D` and friends on `order` (the `_spt` forms): a zero extent copies nothing, a
-/// pitch smaller than the width is `hipErrorInvalidPitchValue`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn copy_2d(
-    dst: *mut c_void,
-    dpitch: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    kind: c_int,
-    order: Order,
-) -> Result<(), Failure> {
-    check_kind(kind)?;
-    if width == 0 || height == 0 {
-        return Ok(());
-    }
-    if dpitch < width || spitch < width {
-        return Err(Failure::new(
-            hipErrorInvalidPitchValue,
-            format!("pitches {dpitch} and {spitch} are smaller than the width {width}"),
-        ));
-    }
-    // SAFETY: the caller's contract on host rows.
-    unsafe {
-        copy_region(
-            (linear(dst, dpitch, 0), Origin::default()),
-            (linear(src, spitch, 0), Origin::default()),
-            extent_2d(width, height),
-            order,
-        )
-    }
-}
-
-/// `hipError_t hipMemcpy2D_spt(...)`: `hipMemcpy2D` on `hipStreamPerThread`.
-#[export]
-pub unsafe extern "C" fn hipMemcpy2D_spt(
-    dst: *mut c_void,
-    dpitch: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    kind: c_int,
-) -> hipError_t {
-    call("hipMemcpy2D_spt", || {
-        // SAFETY: HIP's contract on host rows.
-        unsafe {
-            copy_2d(
-                dst,
-                dpitch,
-                src,
-                spitch,
-                width,
-                height,
-                kind,
-                Order::SyncOn(STREAM_PER_THREAD),
-            )
-        }
-    })
-}
-
-/// `hipError_t hipMemcpy2DAsync_spt(..., hipStream_t stream)` (HIP 5.3): `hipMemcpy2DAsync`,
-/// a NULL stream meaning the per-thread stream.
-#[export]
-#[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn hipMemcpy2DAsync_spt(
-    dst: *mut c_void,
-    dpitch: usize,
-    src: *const c_void,
-    spitch: usize,
-    width: usize,
-    height: usize,
-    kind: c_int,
-    stream: hipStream_t,
-) -> hipError_t {
-    call("hipMemcpy2DAsync_spt", || {
-        // SAFETY: HIP's contract on host rows.
-        unsafe { copy_2d(dst, dpitch, src, spitch, width, height, kind, spt(stream)) }
-    })
 }
 
 /// `hipMemcpy2DToArray` on `order`: `spitch` 0 is `hipErrorInvalidPitchValue` and a NULL or

@@ -20,10 +20,22 @@ use crate::*;
 const HOST_MALLOC_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
 /// `hipHostRegisterPortable | Mapped | IoMemory` (and `ReadOnly`, 0x8).
 const HOST_REGISTER_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x8;
-/// `hipMemAttachGlobal | hipMemAttachHost`.
-const MANAGED_FLAGS: c_uint = 0x1 | 0x2;
+/// `hipMemAttachGlobal`.
+const MEM_ATTACH_GLOBAL: c_uint = 0x1;
+/// `hipMemAttachHost`.
+const MEM_ATTACH_HOST: c_uint = 0x2;
 
 fn allocate(ptr: *mut *mut c_void, size: usize, kind: MemoryKind) -> Result<(), Failure> {
+    allocate_with_flags(ptr, size, kind, 0)
+}
+
+/// An allocation, with the flags it was made with recorded (`hipHostGetFlags` returns them).
+fn allocate_with_flags(
+    ptr: *mut *mut c_void,
+    size: usize,
+    kind: MemoryKind,
+    flags: c_uint,
+) -> Result<(), Failure> {
     if ptr.is_null() {
         return Err(Failure::null("ptr"));
     }
@@ -31,10 +43,34 @@ fn allocate(ptr: *mut *mut c_void, size: usize, kind: MemoryKind) -> Result<(), 
     let address = if size == 0 {
         0
     } else {
-        runtime().allocate(current_device(), size as u64, kind)?
+        let rt = runtime();
+        let address = rt.allocate(current_device(), size as u64, kind)?;
+        if flags != 0 {
+            rt.set_allocation_flags(address, flags)?;
+        }
+        address
     };
     // SAFETY: non-null, writable by the caller's contract.
     unsafe { out(ptr, "ptr", address as *mut c_void) }
+}
+
+/// `hipHostMallocCoherent | hipHostMallocNonCoherent`: at most one of them.
+const COHERENCE_FLAGS: c_uint = 0x4000_0000 | 0x8000_0000;
+
+fn check_host_malloc_flags(flags: c_uint) -> Result<(), Failure> {
+    if flags & !HOST_MALLOC_FLAGS != 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown host allocation flags {flags:#x}"),
+        ));
+    }
+    if flags & COHERENCE_FLAGS == COHERENCE_FLAGS {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            "hipHostMallocCoherent and hipHostMallocNonCoherent together",
+        ));
+    }
+    Ok(())
 }
 
 fn free(ptr: *mut c_void) -> Result<(), Failure> {
@@ -50,16 +86,34 @@ pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipErr
     call("hipMalloc", || allocate(ptr, size, MemoryKind::Device))
 }
 
-/// `hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned flags)`: device memory
-/// (the fine-grained flags change nothing on the software agent).
+/// `hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned flags)`: device memory;
+/// `hipDeviceMallocDefault` (0), `hipDeviceMallocFinegrained` (1) or `hipMallocSignalMemory`
+/// (2, exactly 8 bytes), as clr accepts them. Fine-grained memory is what every allocation is
+/// on the software agent (the host and kernels see each other's writes as they happen).
 #[export]
 pub unsafe extern "C" fn hipExtMallocWithFlags(
     ptr: *mut *mut c_void,
     size: usize,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> hipError_t {
     call("hipExtMallocWithFlags", || {
-        allocate(ptr, size, MemoryKind::Device)
+        match flags {
+            0 | 1 => {}
+            2 if size == 8 => {}
+            2 => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("signal memory is 8 bytes, not {size}"),
+                ))
+            }
+            f => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("hipExtMallocWithFlags flags {f:#x}"),
+                ))
+            }
+        }
+        allocate_with_flags(ptr, size, MemoryKind::Device, flags)
     })
 }
 
@@ -80,13 +134,8 @@ pub unsafe extern "C" fn hipHostMalloc(
     flags: c_uint,
 ) -> hipError_t {
     call("hipHostMalloc", || {
-        if flags & !HOST_MALLOC_FLAGS != 0 {
-            return Err(Failure::new(
-                hipErrorInvalidValue,
-                format!("unknown hipHostMalloc flags {flags:#x}"),
-            ));
-        }
-        allocate(ptr, size, MemoryKind::PinnedHost)
+        check_host_malloc_flags(flags)?;
+        allocate_with_flags(ptr, size, MemoryKind::PinnedHost, flags)
     })
 }
 
@@ -103,9 +152,19 @@ pub unsafe extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hi
 pub unsafe extern "C" fn hipHostAlloc(
     ptr: *mut *mut c_void,
     size: usize,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> hipError_t {
     call("hipHostAlloc", || {
+        check_host_malloc_flags(flags)?;
+        allocate_with_flags(ptr, size, MemoryKind::PinnedHost, flags)
+    })
+}
+
+/// `hipError_t hipMemAllocHost(void** ptr, size_t size)`: the driver API's pinned host
+/// memory (`hipHostMalloc` with no flags).
+#[export]
+pub unsafe extern "C" fn hipMemAllocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    call("hipMemAllocHost", || {
         allocate(ptr, size, MemoryKind::PinnedHost)
     })
 }
@@ -130,7 +189,8 @@ pub unsafe extern "C" fn hipMallocManaged(
     flags: c_uint,
 ) -> hipError_t {
     call("hipMallocManaged", || {
-        if flags & !MANAGED_FLAGS != 0 || flags == 0 {
+        // clr 5.2.3: exactly one of the two flags, and no empty allocation.
+        if flags != MEM_ATTACH_GLOBAL && flags != MEM_ATTACH_HOST {
             return Err(Failure::new(
                 hipErrorInvalidValue,
                 format!(
@@ -138,7 +198,13 @@ pub unsafe extern "C" fn hipMallocManaged(
                 ),
             ));
         }
-        allocate(ptr, size, MemoryKind::Managed)
+        if size == 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                "hipMallocManaged of 0 bytes",
+            ));
+        }
+        allocate_with_flags(ptr, size, MemoryKind::Managed, flags)
     })
 }
 
@@ -178,7 +244,11 @@ pub unsafe extern "C" fn hipHostRegister(
                     error: Some(e),
                 },
                 e => e.into(),
-            })
+            })?;
+        if flags != 0 {
+            runtime().set_allocation_flags(host_ptr as u64, flags)?;
+        }
+        Ok(())
     })
 }
 
@@ -232,18 +302,23 @@ pub unsafe extern "C" fn hipHostGetDevicePointer(
     })
 }
 
-/// `hipError_t hipHostGetFlags(unsigned* flagsPtr, void* hostPtr)`: 0 (rocload keeps no flags).
+/// `hipError_t hipHostGetFlags(unsigned* flagsPtr, void* hostPtr)`: the flags the memory
+/// holding `hostPtr` was allocated or registered with (0 when none were given), as clr
+/// answers for any memory it knows.
 #[export]
 pub unsafe extern "C" fn hipHostGetFlags(flags: *mut c_uint, host_ptr: *mut c_void) -> hipError_t {
     call("hipHostGetFlags", || {
-        match runtime().pointer_info(host_ptr as u64) {
-            Some(info) if info.allocation.kind == MemoryKind::PinnedHost => {
+        if host_ptr.is_null() {
+            return Err(Failure::null("hostPtr"));
+        }
+        match runtime().allocation_flags(host_ptr as u64) {
+            Some(f) => {
                 // SAFETY: writable by the caller's contract (NULL rejected).
-                unsafe { out(flags, "flagsPtr", 0) }
+                unsafe { out(flags, "flagsPtr", f) }
             }
-            _ => Err(Failure::new(
+            None => Err(Failure::new(
                 hipErrorInvalidValue,
-                format!("{host_ptr:p} is not memory from hipHostMalloc"),
+                format!("{host_ptr:p} is not memory the runtime allocated or registered"),
             )),
         }
     })
@@ -281,21 +356,9 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
             )
         })?;
         let kind = info.allocation.kind;
-        let host_side = matches!(
-            kind,
-            MemoryKind::PinnedHost | MemoryKind::RegisteredHost | MemoryKind::Managed
-        );
-        let host = matches!(kind, MemoryKind::PinnedHost | MemoryKind::RegisteredHost);
-        // HIP 5.2 has no managed type (managed memory reports device); 6.0 renumbered.
-        let memory_type = match (crate::generation::current(), host, kind) {
-            (crate::generation::Generation::Hip5, true, _) => memory_type::HOST,
-            (crate::generation::Generation::Hip5, false, _) => memory_type::DEVICE,
-            (_, true, _) => memory_type::HOST_6,
-            (_, false, MemoryKind::Managed) => memory_type::MANAGED_6,
-            (_, false, _) => memory_type::DEVICE_6,
-        };
+        let host_side = crate::pointer::host_side(kind);
         let a = hipPointerAttribute_t {
-            memoryType: memory_type,
+            memoryType: crate::pointer::memory_type_of(kind),
             device: info.device as c_int,
             devicePointer: ptr as *mut c_void,
             hostPointer: if host_side {
@@ -304,7 +367,7 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
                 std::ptr::null_mut()
             },
             isManaged: c_int::from(kind == MemoryKind::Managed),
-            allocationFlags: 0,
+            allocationFlags: runtime().allocation_flags(ptr as u64).unwrap_or(0),
         };
         // SAFETY: non-null, writable by the caller's contract.
         unsafe { out(attributes, "attributes", a) }

@@ -1,12 +1,13 @@
 //! Streams and events: `hipStream*`, `hipEvent*`, host callbacks. A `hipStream_t` is a handle
-//! (NULL and `hipStreamPerThread` name the current device's null stream); the null stream's
-//! blocking rules live in the runtime's streams.
+//! (NULL names the current device's null stream, `hipStreamPerThread` the calling thread's
+//! per-thread stream); the null stream's blocking rules live in the runtime's streams.
 
 use rocload_ffi::export;
 use std::ffi::{c_float, c_int, c_uint, c_void};
 
 use rocload_lib::runtime::{DeviceContext, Event, Stream, StreamKind};
 
+use crate::per_thread::{per_thread_stream, STREAM_PER_THREAD};
 use crate::*;
 
 /// Streams created through `hipStreamCreate*`: handle -> stream.
@@ -14,8 +15,6 @@ static STREAMS: HandleTable<Stream> = HandleTable::new(kind::STREAM);
 /// Events created through `hipEventCreate*`: handle -> event.
 static EVENTS: HandleTable<Event> = HandleTable::new(kind::EVENT);
 
-/// `hipStreamPerThread`: HIP 5.2's per-thread default stream, here the null stream.
-const STREAM_PER_THREAD: u64 = 2;
 /// `hipStreamNonBlocking`.
 const STREAM_NON_BLOCKING: c_uint = 1;
 /// `hipEventDisableTiming`.
@@ -24,12 +23,15 @@ const EVENT_DISABLE_TIMING: c_uint = 2;
 /// interprocess, release-to-device, release-to-system).
 const EVENT_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x4000_0000 | 0x8000_0000;
 
-/// The stream a `hipStream_t` names: NULL and `hipStreamPerThread` are the current device's
-/// null stream.
+/// The stream a `hipStream_t` names: NULL is the current device's null stream,
+/// `hipStreamPerThread` the calling thread's default stream on it.
 pub(crate) fn stream_of(stream: hipStream_t) -> Result<Stream, Failure> {
     let handle = stream as u64;
-    if handle == 0 || handle == STREAM_PER_THREAD {
+    if handle == 0 {
         return Ok(current_context()?.null_stream()?);
+    }
+    if handle == STREAM_PER_THREAD {
+        return per_thread_stream();
     }
     STREAMS.get(handle).ok_or_else(|| {
         RuntimeError::InvalidHandle {

@@ -100,7 +100,7 @@ fn pool_handle(agent: usize, slot: usize) -> u64 {
 }
 
 /// The (owner agent, kind) of a pool handle.
-fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
+pub(crate) fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
     let v = unhandle(tag::POOL, pool).ok_or(HSA_STATUS_ERROR_INVALID_MEMORY_POOL)?;
     let (agent, slot) = ((v >> 8) as usize, (v & 0xff) as usize);
     let kind = rt
@@ -214,6 +214,59 @@ impl Memory {
     }
 }
 
+// ---- For `hsa_amd_pointer_info` (crate::amd_ext): a read-only view of the tables above. ----
+
+/// What the library knows of the block (pool allocation or locked range) holding an address.
+pub(crate) struct BlockInfo {
+    pub(crate) base: u64,
+    pub(crate) size: u64,
+    /// Locked host memory (else a pool allocation).
+    pub(crate) locked: bool,
+    /// The agent owning it (the CPU agent, 0, for system memory and locked ranges).
+    pub(crate) owner: usize,
+    /// Coarse-grained (device memory, the coarse system pool).
+    pub(crate) coarse: bool,
+    /// Agents that may access it besides the owner.
+    pub(crate) agents: Vec<usize>,
+}
+
+impl Memory {
+    /// The block holding `address`, if the library handed it out or locked it.
+    pub(crate) fn block_info(&self, address: u64) -> Option<BlockInfo> {
+        let inner = self.inner.lock();
+        let inside = |base: u64, size: u64| address >= base && address - base < size;
+        if let Some((&base, b)) = inner.system.iter().find(|(&b, s)| inside(b, s.size)) {
+            return Some(BlockInfo {
+                base,
+                size: b.size,
+                locked: false,
+                owner: 0,
+                coarse: b.kind == PoolKind::SystemCoarse,
+                agents: b.access.clone(),
+            });
+        }
+        if let Some((&base, b)) = inner.device.iter().find(|(&b, d)| inside(b, d.size)) {
+            return Some(BlockInfo {
+                base,
+                size: b.size,
+                locked: false,
+                owner: b.owner,
+                coarse: true,
+                agents: b.access.iter().copied().filter(|&a| a != b.owner).collect(),
+            });
+        }
+        let (&base, l) = inner.locks.iter().find(|(&b, l)| inside(b, l.size))?;
+        Some(BlockInfo {
+            base,
+            size: l.size,
+            locked: true,
+            owner: 0,
+            coarse: false,
+            agents: l.agents.clone(),
+        })
+    }
+}
+
 fn gpu_table(rt: &Runtime, index: usize) -> Option<&rocload::device::AllocationTable> {
     rt.agents
         .get(index)?
@@ -275,6 +328,10 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
 }
 
 fn free(rt: &Runtime, ptr: u64) -> Status {
+    // ROCr's `Runtime::FreeMemory`: freeing NULL succeeds.
+    if ptr == 0 {
+        return Ok(());
+    }
     let mut inner = rt.memory.inner.lock();
     if let Some(block) = inner.system.remove(&ptr) {
         drop(inner);
@@ -488,6 +545,23 @@ hsa_api! {
                     HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS => {
                         put(value, u32::from(access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED && index != owner))
                     }
+                    // ROCr: zeros without a link (same agent, or never allowed), else the
+                    // link's facts; the software agents hang off the host as a PCIe device
+                    // would (KFD's weight for a PCIe link is 20; no bandwidth figures).
+                    HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO => {
+                        let linked = access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED && index != owner;
+                        put(value, hsa_amd_memory_pool_link_info_t {
+                            min_latency: 0,
+                            max_latency: 0,
+                            min_bandwidth: 0,
+                            max_bandwidth: 0,
+                            atomic_support_32bit: linked,
+                            atomic_support_64bit: linked,
+                            coherent_support: linked,
+                            link_type: if linked { HSA_AMD_LINK_INFO_TYPE_PCIE } else { 0 },
+                            numa_distance: if linked { 20 } else { 0 },
+                        })
+                    }
                     _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
                 }
             }
@@ -632,8 +706,10 @@ hsa_api! {
                 }
             }
             if deps.iter().all(|dep| dep.load() == 0) {
+                let start = rocload::device::timestamp_ns();
                 // SAFETY: both ranges are known memory (checked above).
                 unsafe { checked_copy(&rt, d, s, n, true)? };
+                crate::amd_ext::copy_completed(&rt, completion_signal.handle, &completion, start);
                 completion.subtract(1);
                 return Ok(());
             }
@@ -644,11 +720,13 @@ hsa_api! {
                     for dep in &deps {
                         while !dep.wait(Condition::Eq, 0, Some(std::time::Duration::from_millis(100))).1 {}
                     }
+                    let start = rocload::device::timestamp_ns();
                     // SAFETY: as above; the application keeps the memory until the completion
                     // signal says the copy is done.
                     if let Err(status) = unsafe { checked_copy(&worker, d, s, n, true) } {
                         tracing::debug!(status, "async copy failed");
                     }
+                    crate::amd_ext::copy_completed(&worker, completion_signal.handle, &completion, start);
                     completion.subtract(1);
                 })
                 .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;

@@ -30,7 +30,7 @@ pub use memory::{
     AccessKind, AccessViolation, Allocation, AllocationTable, MemoryKind, Perms, Segment,
 };
 pub use properties::{DeviceProperties, HostFacts, MemoryInfo};
-pub use signal::{Condition, Signal, SignalBackend};
+pub use signal::{timestamp_ns, Condition, Signal, SignalBackend};
 
 /// Which wave of a dispatch: its work-group's id and its index in the work-group.
 pub use rocload_emu::WaveId;

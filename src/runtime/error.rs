@@ -233,6 +233,19 @@ pub enum RuntimeError {
         /// How long.
         waited: std::time::Duration,
     },
+    /// A range of memory an operation cannot apply to (e.g. hints for memory that is not
+    /// managed, or a range that runs past its allocation).
+    #[error("{what} {address:#x}+{len}: {reason}")]
+    InvalidRange {
+        /// What the range is for.
+        what: &'static str,
+        /// Its first address.
+        address: u64,
+        /// Its length in bytes.
+        len: u64,
+        /// Why it is refused.
+        reason: String,
+    },
     /// Work that has not completed yet (`hipErrorNotReady`).
     #[error("not ready")]
     NotReady,

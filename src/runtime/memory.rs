@@ -115,6 +115,7 @@ impl Runtime {
                 ctx.synchronize_ignoring_errors()?;
             }
         }
+        self.attributes.forget(address);
         let mut result = Ok(());
         for ctx in self.contexts() {
             if ctx.index() == info.device {
@@ -187,6 +188,7 @@ impl Runtime {
                 ));
             }
         }
+        self.attributes.forget(base);
         let mut result = Ok(());
         for ctx in self.contexts() {
             ctx.synchronize_ignoring_errors()?;

@@ -26,6 +26,7 @@
 //! ([`Runtime::global`]) uses the agents named by the environment ([`agents_from_env`]).
 
 pub mod array;
+pub mod attributes;
 pub mod buffer;
 pub mod config;
 mod device;

@@ -134,6 +134,8 @@ pub struct Runtime {
     next_id: AtomicU64,
     stats: Arc<Stats>,
     tools: Arc<Tools>,
+    /// Flags, sync-memops and managed-memory hints recorded per allocation.
+    pub(crate) attributes: Arc<super::attributes::AllocationAttributes>,
 }
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
@@ -219,6 +221,7 @@ impl Runtime {
             next_id: AtomicU64::new(1),
             stats: Arc::new(Stats::default()),
             tools,
+            attributes: Arc::default(),
         }
     }
 

@@ -147,6 +147,21 @@ impl SignalTable {
         SignalHandle { handle, signal }
     }
 
+    /// A new signal holding `initial` whose handle is the address of its `amd_signal_t`
+    /// layout ([`Signal::abi_address`]), as ROCr's handles are: device code may use it (the
+    /// software HSA library's signals; the caller makes the 64 bytes reachable by agents).
+    pub fn create_addressed(&self, initial: i64) -> SignalHandle {
+        let signal = Arc::new(Signal::new(initial));
+        let handle = signal.abi_address();
+        let mut guard = self.signals.lock();
+        let (_, map) = &mut *guard;
+        if map.len() >= 64 && map.len().is_power_of_two() {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+        map.insert(handle, Arc::downgrade(&signal));
+        SignalHandle { handle, signal }
+    }
+
     /// The live signal with `handle`.
     pub fn get(&self, handle: u64) -> Option<Arc<Signal>> {
         self.signals.lock().1.get(&handle)?.upgrade()

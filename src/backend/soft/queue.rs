@@ -75,6 +75,9 @@ struct Shared {
     /// ROCr's semantics: run this on a failed packet and suspend.
     on_error: Option<QueueErrorHandler>,
     suspended: AtomicBool,
+    /// Record each packet's start and end times in its completion signal
+    /// (`hsa_amd_profiling_set_profiler_enabled`).
+    profiling: AtomicBool,
 }
 
 impl Shared {
@@ -156,6 +159,7 @@ impl SoftQueue {
             shutdown: AtomicBool::new(false),
             on_error,
             suspended: AtomicBool::new(false),
+            profiling: AtomicBool::new(false),
         });
         // The hsa_queue_t: type MULTI (1), features KERNEL_DISPATCH (1), ring base, doorbell
         // signal (a handle of the agent's signal table), size, id.
@@ -301,6 +305,11 @@ impl SoftQueue {
         self.shared.read_index.load(Ordering::Acquire)
     }
 
+    /// Turns recording of start and end times into completion signals on or off.
+    pub fn set_profiling(&self, enable: bool) {
+        self.shared.profiling.store(enable, Ordering::Release);
+    }
+
     /// Whether a failed packet suspended the queue (ROCr semantics only).
     pub fn is_suspended(&self) -> bool {
         self.shared.suspended.load(Ordering::Acquire)
@@ -397,6 +406,10 @@ fn process(s: Arc<Shared>) {
             continue;
         }
         let slot = s.slot_address(index);
+        let started = s
+            .profiling
+            .load(Ordering::Acquire)
+            .then(crate::device::timestamp_ns);
         let mut pending = s.pending.lock()[s.slot(index)].take();
         let label = pending
             .as_ref()
@@ -465,6 +478,9 @@ fn process(s: Arc<Shared>) {
         if signal != 0 {
             match s.state.signals.get(signal) {
                 Some(sig) => {
+                    if let Some(start) = started {
+                        sig.record_times(start, crate::device::timestamp_ns());
+                    }
                     sig.subtract(1);
                 }
                 None => tracing::debug!(signal, "completion signal no longer exists"),
