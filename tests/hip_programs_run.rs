@@ -296,6 +296,14 @@ fn the_per_thread_default_stream() {
         "hipLaunchKernel_spt",
         "hipMemcpy_spt",
         "hipStreamSynchronize_spt",
+        "hipMemcpy2D_spt",
+        "hipMemset2D_spt",
+        "hipMemcpy3D_spt",
+        "hipMemset3D_spt",
+        "hipMemcpy2DToArray_spt",
+        "hipMemcpy2DFromArray_spt",
+        "hipMemcpy3DAsync_spt",
+        "hipMemset3DAsync_spt",
     ] {
         assert!(
             imports.iter().any(|i| i == name),
