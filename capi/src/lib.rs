@@ -132,7 +132,10 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         | RuntimeError::AddressWraps { .. }
         | RuntimeError::InvalidArray { .. }
         | RuntimeError::BadRegion { .. }
+        | RuntimeError::HostMemory { .. }
+        | RuntimeError::NotDeviceMemory { .. }
         | RuntimeError::InvalidRange { .. }
+        | RuntimeError::MultiDevice { .. }
         | RuntimeError::StreamDeviceGone { .. }
         | RuntimeError::EventWithoutTiming
         | RuntimeError::EventNotRecorded

@@ -3,9 +3,13 @@
 //! the allocation that holds it (a copy past an allocation's end, or into freed memory, is
 //! `hipErrorInvalidValue`); an address no device knows is the caller's host memory, as in HIP.
 //!
-//! `hipMemcpyKind` is checked for range only: the pointers decide the direction, as
-//! `hipMemcpyDefault` does (the software agent's device memory is host memory, so a kind that
-//! disagrees with the pointers still copies the right bytes).
+//! `hipMemcpyKind` is checked for range, and a side the kind says is the device's must be
+//! memory a device knows (`hipErrorInvalidValue` otherwise: it would be read or written as the
+//! caller's host memory); then the pointers decide the direction, as `hipMemcpyDefault` does
+//! (the software agent's device memory is host memory, so a host side that is device memory
+//! still copies the right bytes). Host sides are checked to be mapped for the copy, fills and
+//! registrations as the runtime says; every check is made at the call, before anything is
+//! queued.
 
 use rocload_ffi::export;
 use std::ffi::{c_int, c_uint, c_void};
@@ -20,6 +24,12 @@ use crate::*;
 const HOST_MALLOC_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
 /// `hipHostRegisterPortable | Mapped | IoMemory` (and `ReadOnly`, 0x8).
 const HOST_REGISTER_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x8;
+/// `hipHostRegisterReadOnly`: kernels only read the memory.
+const HOST_REGISTER_READ_ONLY: c_uint = 0x8;
+/// `hipMemcpyHostToDevice`, `hipMemcpyDeviceToHost`, `hipMemcpyDeviceToDevice`.
+const MEMCPY_HOST_TO_DEVICE: c_int = 1;
+const MEMCPY_DEVICE_TO_HOST: c_int = 2;
+const MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 /// `hipMemAttachGlobal`.
 const MEM_ATTACH_GLOBAL: c_uint = 0x1;
 /// `hipMemAttachHost`.
@@ -235,27 +245,38 @@ pub unsafe extern "C" fn hipHostRegister(
                 format!("{host_ptr:p} is already known to the runtime"),
             ));
         }
-        runtime()
-            .register_host(host_ptr as u64, size as u64)
-            .map_err(|e| match e {
-                RuntimeError::Device { .. } => Failure {
-                    code: hipErrorHostMemoryAlreadyRegistered,
-                    message: e.to_string(),
-                    error: Some(e),
-                },
-                e => e.into(),
-            })?;
+        // Unmapped, PROT_NONE or wrapping ranges are hipErrorInvalidValue (clr: the pinning
+        // fails), before any device records them.
+        let (base, bytes) = (host_ptr as u64, size as u64);
+        let registered = if flags & HOST_REGISTER_READ_ONLY != 0 {
+            runtime().register_host_read_only(base, bytes)
+        } else {
+            runtime().register_host(base, bytes)
+        };
+        registered.map_err(|e| match e {
+            RuntimeError::Device { .. } => Failure {
+                code: hipErrorHostMemoryAlreadyRegistered,
+                message: e.to_string(),
+                error: Some(e),
+            },
+            e => e.into(),
+        })?;
         if flags != 0 {
-            runtime().set_allocation_flags(host_ptr as u64, flags)?;
+            runtime().set_allocation_flags(base, flags)?;
         }
         Ok(())
     })
 }
 
-/// `hipError_t hipHostUnregister(void* hostPtr)`.
+/// `hipError_t hipHostUnregister(void* hostPtr)`: returns once no running kernel can still
+/// touch the memory; NULL is `hipErrorInvalidValue`, memory not registered
+/// `hipErrorHostMemoryNotRegistered`.
 #[export]
 pub unsafe extern "C" fn hipHostUnregister(host_ptr: *mut c_void) -> hipError_t {
     call("hipHostUnregister", || {
+        if host_ptr.is_null() {
+            return Err(Failure::null("hostPtr"));
+        }
         runtime()
             .unregister_host(host_ptr as u64)
             .map_err(|e| match e {
@@ -429,13 +450,16 @@ pub(crate) fn check_kind(kind: c_int) -> Result<(), Failure> {
     }
 }
 
-/// The stream a synchronous copy runs on: the null stream of the device holding one of its
-/// device-side ranges, else of the current device.
+/// The stream a synchronous copy runs on: the null stream of the device whose own memory
+/// (`hipMalloc`) one of its ranges is, else of the current device (pinned, registered and
+/// managed memory is every device's, so the copy is ordered after the current device's work,
+/// as clr orders it on the current device's null stream).
 fn sync_stream(addresses: &[u64]) -> Result<Stream, Failure> {
     let rt = runtime();
     let device = addresses
         .iter()
-        .find_map(|&a| rt.pointer_info(a))
+        .filter_map(|&a| rt.pointer_info(a))
+        .find(|i| i.allocation.kind == MemoryKind::Device)
         .map_or_else(current_device, |i| i.device as i64);
     Ok(rt.device(device)?.null_stream()?)
 }
@@ -447,6 +471,53 @@ fn target(stream: Option<hipStream_t>, addresses: &[u64]) -> Result<(Stream, boo
         Some(h) => (stream_of(h)?, false),
         None => (sync_stream(addresses)?, true),
     })
+}
+
+/// Refuses a copy whose `kind` says a side is the device's when no device knows that side's
+/// address (it would be taken for the caller's host memory).
+pub(crate) fn check_sides(
+    dst: *const c_void,
+    src: *const c_void,
+    kind: c_int,
+) -> Result<(), Failure> {
+    let (dst_device, src_device) = match kind {
+        MEMCPY_HOST_TO_DEVICE => (true, false),
+        MEMCPY_DEVICE_TO_HOST => (false, true),
+        MEMCPY_DEVICE_TO_DEVICE => (true, true),
+        _ => (false, false),
+    };
+    for (address, device, side) in [(dst, dst_device, "dst"), (src, src_device, "src")] {
+        if device && !address.is_null() && runtime().pointer_info(address as u64).is_none() {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!(
+                    "{side} {address:p} is not memory of any device, and hipMemcpyKind {kind} \
+                     says it is"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A copy of `kind` (checked with [`check_kind`] and [`check_sides`]); with `stream` `None`
+/// synchronous on [`sync_stream`].
+///
+/// # Safety
+/// Host-side ranges must be valid for `len` bytes until the copy is done.
+pub(crate) unsafe fn copy_of_kind(
+    dst: *mut c_void,
+    src: *const c_void,
+    len: usize,
+    stream: Option<hipStream_t>,
+    kind: c_int,
+) -> Result<(), Failure> {
+    check_kind(kind)?;
+    if len != 0 {
+        check_sides(dst, src, kind)?;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { copy(dst, src, len, stream) }
 }
 
 /// A copy; with `stream` `None` synchronous on [`sync_stream`].
@@ -482,9 +553,8 @@ pub unsafe extern "C" fn hipMemcpy(
     kind: c_int,
 ) -> hipError_t {
     call("hipMemcpy", || {
-        check_kind(kind)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, None) }
+        unsafe { copy_of_kind(dst, src, size, None, kind) }
     })
 }
 
@@ -498,9 +568,8 @@ pub unsafe extern "C" fn hipMemcpyAsync(
     stream: hipStream_t,
 ) -> hipError_t {
     call("hipMemcpyAsync", || {
-        check_kind(kind)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, Some(stream)) }
+        unsafe { copy_of_kind(dst, src, size, Some(stream), kind) }
     })
 }
 
@@ -515,9 +584,8 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
     stream: hipStream_t,
 ) -> hipError_t {
     call("hipMemcpyWithStream", || {
-        check_kind(kind)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, Some(stream)) }?;
+        unsafe { copy_of_kind(dst, src, size, Some(stream), kind) }?;
         Ok(stream_of(stream)?.synchronize()?)
     })
 }
@@ -525,7 +593,7 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
 /// Declares copies between typed ends (`hipMemcpyHtoD` and the like): `(dst, src, size)`, and
 /// the `Async` form with a stream.
 macro_rules! typed_copies {
-    ($( $(#[$doc:meta])* fn $name:ident($dst:ty, $src:ty) $(, $async:ident)?; )*) => { $(
+    ($( $(#[$doc:meta])* fn $name:ident($dst:ty, $src:ty) = $kind:expr $(, $async:ident)?; )*) => { $(
         $(#[$doc])*
         #[export]
         pub unsafe extern "C" fn $name(
@@ -537,7 +605,7 @@ macro_rules! typed_copies {
             let stream: Option<hipStream_t> = None $(.or(Some($async)))?;
             // SAFETY: HIP's contract on host ranges.
             call(stringify!($name), || unsafe {
-                copy(dst as *mut c_void, src as *const c_void, size, stream)
+                copy_of_kind(dst as *mut c_void, src as *const c_void, size, stream, $kind)
             })
         }
     )* };
@@ -545,17 +613,17 @@ macro_rules! typed_copies {
 
 typed_copies! {
     /// `hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes)`.
-    fn hipMemcpyHtoD(hipDeviceptr_t, *mut c_void);
+    fn hipMemcpyHtoD(hipDeviceptr_t, *mut c_void) = MEMCPY_HOST_TO_DEVICE;
     /// `hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    fn hipMemcpyDtoH(*mut c_void, hipDeviceptr_t);
+    fn hipMemcpyDtoH(*mut c_void, hipDeviceptr_t) = MEMCPY_DEVICE_TO_HOST;
     /// `hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    fn hipMemcpyDtoD(hipDeviceptr_t, hipDeviceptr_t);
+    fn hipMemcpyDtoD(hipDeviceptr_t, hipDeviceptr_t) = MEMCPY_DEVICE_TO_DEVICE;
     /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void*, size_t, hipStream_t)`.
-    fn hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void), stream;
+    fn hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void) = MEMCPY_HOST_TO_DEVICE, stream;
     /// `hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t)`.
-    fn hipMemcpyDtoHAsync(*mut c_void, hipDeviceptr_t), stream;
+    fn hipMemcpyDtoHAsync(*mut c_void, hipDeviceptr_t) = MEMCPY_DEVICE_TO_HOST, stream;
     /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)`.
-    fn hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t), stream;
+    fn hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t) = MEMCPY_DEVICE_TO_DEVICE, stream;
 }
 
 fn check_device(device: c_int) -> Result<(), Failure> {
@@ -577,7 +645,7 @@ pub unsafe extern "C" fn hipMemcpyPeer(
         check_device(dst_device)?;
         check_device(src_device)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, None) }
+        unsafe { copy_of_kind(dst, src, size, None, MEMCPY_DEVICE_TO_DEVICE) }
     })
 }
 
@@ -595,7 +663,7 @@ pub unsafe extern "C" fn hipMemcpyPeerAsync(
         check_device(dst_device)?;
         check_device(src_device)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, Some(stream)) }
+        unsafe { copy_of_kind(dst, src, size, Some(stream), MEMCPY_DEVICE_TO_DEVICE) }
     })
 }
 
@@ -621,6 +689,7 @@ unsafe fn copy_2d(
     if dst.is_null() || src.is_null() {
         return Err(Failure::new(hipErrorInvalidValue, "dst or src is NULL"));
     }
+    check_sides(dst, src, kind)?;
     if dpitch < width || spitch < width {
         return Err(Failure::new(
             hipErrorInvalidPitchValue,
@@ -704,8 +773,8 @@ fn fill(
         .ok_or_else(|| Failure::new(hipErrorInvalidValue, "size overflows"))?;
     let d = dst as u64;
     let (st, wait) = target(stream, &[d])?;
-    // SAFETY: a fill of host memory is the caller's contract (HIP fills device memory; an
-    // address no device knows is refused by the runtime only if it was freed).
+    // SAFETY: the runtime refuses an address no device knows (HIP fills device memory) and a
+    // range past its allocation, before anything is queued.
     unsafe { runtime().fill(&st, d, pattern, width, len, wait) }?;
     Ok(())
 }

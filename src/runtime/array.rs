@@ -795,6 +795,8 @@ impl Runtime {
         let s = rect("source", src.0, src.1, extent)?;
         self.check_side(d.start, d.span, true)?;
         self.check_side(s.start, s.span, false)?;
+        // Pageable host memory: done when the call returns, as every copy to or from it.
+        let wait = wait || self.is_pageable(d.start) || self.is_pageable(s.start);
         let ctx = stream.context()?;
         let device = ctx.device().clone();
         stream.host_work(
@@ -819,7 +821,7 @@ impl Runtime {
     ///
     /// # Errors
     /// As [`copy_3d`](Self::copy_3d); [`RuntimeError::BadRegion`] for an array (fills take
-    /// pitched memory); [`RuntimeError::Device`] for an address no device knows.
+    /// pitched memory); [`RuntimeError::NotDeviceMemory`] for an address no device knows.
     pub fn fill_3d(
         &self,
         stream: &Stream,
@@ -839,17 +841,7 @@ impl Runtime {
         }
         let end = dst;
         let r = rect("destination", end, Origin::default(), extent)?;
-        if self.pointer_info(r.start).is_none() {
-            let ctx = stream.context()?;
-            return Err(ctx.error(
-                "filling",
-                DeviceError::InvalidAddress {
-                    address: r.start,
-                    detail: Some("not memory of any device".into()),
-                },
-            ));
-        }
-        self.check_side(r.start, r.span, true)?;
+        self.check_device_memory(r.start, r.span, "fill destination")?;
         let ctx = stream.context()?;
         let device = ctx.device().clone();
         stream.host_work(

@@ -164,6 +164,27 @@ pub enum RuntimeError {
         /// What does not fit.
         reason: String,
     },
+    /// Host memory a call was given that is not mapped with the protection the call needs
+    /// (unmapped, `PROT_NONE`, read-only for a write, or a range that wraps).
+    #[error("{what}: {error}")]
+    HostMemory {
+        /// What the memory was for (`copy source`, `host memory to register`).
+        what: &'static str,
+        /// What is wrong with it.
+        error: crate::device::host_memory::HostRangeError,
+    },
+    /// An address a call needs to be memory of a device (device, pinned, registered or managed
+    /// memory: a fill's destination, a copy's side that its kind says is the device's) that no
+    /// device's allocation table holds.
+    #[error("{what}: {address:#x} is not memory of any device{}", .detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    NotDeviceMemory {
+        /// What the address was for.
+        what: &'static str,
+        /// The address.
+        address: u64,
+        /// What the tables know about it (a freed allocation), when anything.
+        detail: Option<String>,
+    },
     /// A stream whose device context is gone (its runtime was dropped).
     #[error("stream {stream}: its device no longer exists")]
     StreamDeviceGone {
@@ -223,6 +244,13 @@ pub enum RuntimeError {
         /// Work-groups that fit.
         most: u64,
         /// What bounds them.
+        reason: String,
+    },
+    /// A multi-device launch that cannot be made as asked (no launches, too many, two on one
+    /// device).
+    #[error("multi-device launch: {reason}")]
+    MultiDevice {
+        /// What is wrong.
         reason: String,
     },
     /// A wait that ran out of time.

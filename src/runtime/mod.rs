@@ -35,8 +35,10 @@ pub mod fat_binary;
 pub mod hostcall;
 mod kernel;
 mod launch;
+mod memops;
 mod memory;
 mod module;
+mod multi_device;
 pub mod occupancy;
 mod options;
 mod printf;
@@ -58,8 +60,10 @@ pub use launch::{
     ArgValue, DevicePtr, KernelArg, LaunchBuilder, LaunchConfig, LaunchConfigError,
     DYNAMIC_STACK_BYTES, MAX_BLOCK_SIZE, MAX_LDS,
 };
+pub use memops::WaitCondition;
 pub use memory::PointerInfo;
 pub use module::{FatBinaryHandle, Module};
+pub use multi_device::{DeviceLaunch, MultiDeviceOrder, MAX_DEVICES};
 pub use options::{Loading, RuntimeOptions};
 pub use registry::{agents_from_env, Runtime};
 pub use stats::{Stats, StatsSnapshot};
