@@ -259,6 +259,13 @@ fn cooperative_grid_sync() {
     check("cooperative");
 }
 
+/// Pitched and 3D memory and HIP arrays: every copy and fill checked against a host model,
+/// kernels reading the pitched and 3D data, and bad regions and handles refused.
+#[test]
+fn arrays_pitched_and_3d_memory() {
+    check("arrays");
+}
+
 /// hipDeviceSynchronize waits for non-blocking streams, and hipMemcpyAsync to or from
 /// pageable host memory is done when it returns (200 rounds of each).
 #[test]
@@ -346,6 +353,14 @@ fn the_per_thread_default_stream() {
         "hipLaunchKernel_spt",
         "hipMemcpy_spt",
         "hipStreamSynchronize_spt",
+        "hipMemcpy2D_spt",
+        "hipMemset2D_spt",
+        "hipMemcpy3D_spt",
+        "hipMemset3D_spt",
+        "hipMemcpy2DToArray_spt",
+        "hipMemcpy2DFromArray_spt",
+        "hipMemcpy3DAsync_spt",
+        "hipMemset3DAsync_spt",
     ] {
         assert!(
             imports.iter().any(|i| i == name),

@@ -130,6 +130,8 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         | RuntimeError::PitchTooSmall { .. }
         | RuntimeError::ExtentOverflow { .. }
         | RuntimeError::AddressWraps { .. }
+        | RuntimeError::InvalidArray { .. }
+        | RuntimeError::BadRegion { .. }
         | RuntimeError::HostMemory { .. }
         | RuntimeError::NotDeviceMemory { .. }
         | RuntimeError::InvalidRange { .. }
@@ -377,6 +379,7 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
     Ok(())
 }
 
+mod array;
 mod device;
 mod hiprtc;
 mod hiprtc_link;

@@ -127,31 +127,6 @@ pub unsafe extern "C" fn hipExtMallocWithFlags(
     })
 }
 
-/// `hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height)`: rows
-/// padded to 256 bytes.
-#[export]
-pub unsafe extern "C" fn hipMallocPitch(
-    ptr: *mut *mut c_void,
-    pitch: *mut usize,
-    width: usize,
-    height: usize,
-) -> hipError_t {
-    call("hipMallocPitch", || {
-        if pitch.is_null() {
-            return Err(Failure::null("pitch"));
-        }
-        let padded = width
-            .checked_next_multiple_of(256)
-            .ok_or_else(|| Failure::new(hipErrorInvalidValue, "width overflows"))?;
-        let size = padded
-            .checked_mul(height)
-            .ok_or_else(|| Failure::new(hipErrorInvalidValue, "pitch x height overflows"))?;
-        allocate(ptr, size, MemoryKind::Device)?;
-        // SAFETY: non-null, writable by the caller's contract.
-        unsafe { out(pitch, "pitch", padded) }
-    })
-}
-
 /// `hipError_t hipFree(void* ptr)`: waits for the device, then frees; NULL is a no-op; a
 /// pointer that is not the start of a live allocation (double free, interior, unknown) is
 /// `hipErrorInvalidValue`.
@@ -857,87 +832,4 @@ element_fills! {
     fn hipMemsetD16Async(u16, 2), stream;
     /// `hipError_t hipMemsetD32Async(hipDeviceptr_t, int value, size_t count, hipStream_t)`.
     fn hipMemsetD32Async(c_int, 4), stream;
-}
-
-fn fill_2d(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-    stream: Option<hipStream_t>,
-) -> Result<(), Failure> {
-    if width == 0 || height == 0 {
-        return Ok(());
-    }
-    if dst.is_null() {
-        return Err(Failure::null("dst"));
-    }
-    if pitch < width {
-        return Err(Failure::new(
-            hipErrorInvalidPitchValue,
-            format!("pitch {pitch} is smaller than the width {width}"),
-        ));
-    }
-    let extent = pitch
-        .checked_mul(height - 1)
-        .and_then(|v| v.checked_add(width))
-        .ok_or_else(|| Failure::new(hipErrorInvalidValue, "2D extent overflows"))?;
-    // The whole extent first, inside memory of a device (clr: a pointer no memory object
-    // holds is an error), so a bad last row fails before any row is written.
-    let Some(info) = runtime().pointer_info(dst as u64) else {
-        return Err(Failure::new(
-            hipErrorInvalidValue,
-            format!("{dst:p} is not memory of any device"),
-        ));
-    };
-    if !info.allocation.contains(dst as u64, extent as u64) {
-        return Err(Failure::new(
-            hipErrorInvalidValue,
-            format!(
-                "{height} rows of pitch {pitch} from {dst:p} run past {}",
-                info.allocation
-            ),
-        ));
-    }
-    let (st, wait) = target(stream, &[dst as u64])?;
-    for row in 0..height as u64 {
-        let at = dst as u64 + row * pitch as u64;
-        // SAFETY: as in `fill`; the extent was checked above.
-        unsafe { runtime().fill(&st, at, value as u32 & 0xff, 1, width as u64, false) }?;
-    }
-    if wait {
-        st.synchronize()?;
-    }
-    Ok(())
-}
-
-/// `hipError_t hipMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height)`.
-#[export]
-pub unsafe extern "C" fn hipMemset2D(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-) -> hipError_t {
-    call("hipMemset2D", || {
-        fill_2d(dst, pitch, value, width, height, None)
-    })
-}
-
-/// `hipError_t hipMemset2DAsync(void*, size_t pitch, int value, size_t width, size_t height,
-/// hipStream_t)`.
-#[export]
-pub unsafe extern "C" fn hipMemset2DAsync(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    call("hipMemset2DAsync", || {
-        fill_2d(dst, pitch, value, width, height, Some(stream))
-    })
 }

@@ -12,6 +12,7 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use std::process::Command;
 use std::ptr::{null, null_mut};
 
+use super::array::{hipMemset2D, hipMemset2DAsync};
 use super::types::*;
 use super::*;
 use super::{

@@ -38,6 +38,9 @@ pub enum MemoryKind {
     Hostcall,
     /// The heap of device `malloc`.
     Heap,
+    /// The storage of a HIP array (`hipMallocArray`, `hipArrayCreate`, mipmapped arrays):
+    /// device memory the runtime lays out (`runtime::array`), freed only as an array.
+    Array,
 }
 
 impl fmt::Display for MemoryKind {
@@ -52,6 +55,7 @@ impl fmt::Display for MemoryKind {
             MemoryKind::Queue => "queue",
             MemoryKind::Hostcall => "hostcall buffer",
             MemoryKind::Heap => "device heap",
+            MemoryKind::Array => "array storage",
         })
     }
 }

@@ -148,6 +148,22 @@ pub enum RuntimeError {
         /// Its size.
         size: u64,
     },
+    /// An array descriptor that describes no array (channels, flags, extent, mip levels), or
+    /// an array that was freed.
+    #[error("invalid array: {reason}")]
+    InvalidArray {
+        /// What is wrong.
+        reason: String,
+    },
+    /// One end of a pitched, 3D or array copy whose region does not fit: outside an array's
+    /// level, not whole texels, a slice too small for its rows, or a size that overflows.
+    #[error("{side}: {reason}")]
+    BadRegion {
+        /// `destination` or `source`.
+        side: &'static str,
+        /// What does not fit.
+        reason: String,
+    },
     /// Host memory a call was given that is not mapped with the protection the call needs
     /// (unmapped, `PROT_NONE`, read-only for a write, or a range that wraps).
     #[error("{what}: {error}")]

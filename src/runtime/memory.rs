@@ -298,37 +298,40 @@ impl Runtime {
         let (dst_extent, src_extent) = (extent(dst, dst_pitch)?, extent(src, src_pitch)?);
         self.check_side(dst, dst_extent, true)?;
         self.check_side(src, src_extent, false)?;
-        let wait = wait || self.is_pageable(dst) || self.is_pageable(src);
-        let ctx = stream.context()?;
-        let device = ctx.device().clone();
-        stream.host_work(
-            "copying rows",
-            Box::new(move || {
-                for row in 0..height {
-                    // SAFETY: every row lies inside the extents checked above, which stay
-                    // allocated while the stream runs; host rows by the caller's contract.
-                    unsafe { device.copy(dst + row * dst_pitch, src + row * src_pitch, width) }?;
-                }
-                Ok(())
-            }),
-        )?;
-        if wait {
-            stream.synchronize()?;
+        let end = |address, pitch| super::array::CopyEnd::Linear {
+            address,
+            pitch,
+            rows: 0,
+        };
+        let origin = super::array::Origin::default();
+        let extent = super::array::Extent {
+            width,
+            height,
+            depth: 1,
+        };
+        // SAFETY: the caller's contract on host rows, passed on.
+        unsafe {
+            self.copy_3d(
+                stream,
+                (&end(dst, dst_pitch), origin),
+                (&end(src, src_pitch), origin),
+                extent,
+                wait,
+            )
         }
-        Ok(())
     }
 
     /// Whether `address` is the caller's pageable host memory (no device knows it). A copy to
     /// or from such memory is synchronous even when queued on a stream, as in HIP: the caller
     /// may read the destination or reuse the source as soon as the call returns (clr stages
     /// pageable copies and waits for them).
-    fn is_pageable(&self, address: u64) -> bool {
+    pub(super) fn is_pageable(&self, address: u64) -> bool {
         self.pointer_info(address).is_none()
     }
 
     /// Checks one side of a copy against whichever device holds it; an address no device
     /// knows (and none remembers freeing) must be host memory mapped for the access.
-    fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
+    pub(super) fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
         self.check_device_side(address, len, write)?;
         if self.pointer_info(address).is_none() {
             host_memory::check_mapped(address, len, write).map_err(|error| {

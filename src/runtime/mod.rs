@@ -15,7 +15,8 @@
 //!   dispatch in flight or C handle still uses it;
 //! - launches ([`LaunchBuilder`], [`Runtime::launch`]) form real AQL packets and kernarg
 //!   segments for the device's queues; memory ([`DeviceBuffer`], the memory table) and streams
-//!   ([`Stream`], [`Event`]) follow HIP's ordering rules.
+//!   ([`Stream`], [`Event`]) follow HIP's ordering rules; arrays ([`Array`]) and pitched and 3D
+//!   copies are checked whole before anything is queued.
 //!
 //! What it is not: it holds no C types. The HIP C ABI over it is the `rocload-capi` crate
 //! (`capi/`, built as `librocload.so`).
@@ -24,6 +25,7 @@
 //! [`Runtime::new`] (or device given to [`Runtime::with_devices`]). The process-wide runtime
 //! ([`Runtime::global`]) uses the agents named by the environment ([`agents_from_env`]).
 
+pub mod array;
 pub mod attributes;
 pub mod buffer;
 pub mod config;
@@ -45,6 +47,10 @@ mod stats;
 pub mod stream;
 pub mod tools;
 
+pub use array::{
+    Array, ArrayDescriptor, ArrayFlags, ArrayFormat, ArrayShape, ArrayView, CopyEnd, Extent, Level,
+    Origin,
+};
 pub use buffer::{DeviceBuffer, DeviceCopy};
 pub use device::DeviceContext;
 pub use error::{RuntimeError, RuntimeResult};

@@ -98,7 +98,8 @@ impl Device for HsaAgent {
     /// query for the driver's free memory).
     fn memory_info(&self) -> MemoryInfo {
         let total = self.properties().total_memory;
-        let held = self.0.table.bytes_of_kind(MemoryKind::Device);
+        let held = self.0.table.bytes_of_kind(MemoryKind::Device)
+            + self.0.table.bytes_of_kind(MemoryKind::Array);
         MemoryInfo {
             free: total.saturating_sub(held),
             total,

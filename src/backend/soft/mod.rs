@@ -343,7 +343,10 @@ impl Device for SoftAgent {
         let quarantine = self.state.table.find(base).is_some_and(|a| {
             matches!(
                 a.kind,
-                MemoryKind::Device | MemoryKind::PinnedHost | MemoryKind::Managed
+                MemoryKind::Device
+                    | MemoryKind::PinnedHost
+                    | MemoryKind::Managed
+                    | MemoryKind::Array
             )
         });
         self.state.memory.free(&self.state.table, base, quarantine)
@@ -491,6 +494,7 @@ impl Device for SoftAgent {
             MemoryKind::Device,
             MemoryKind::Managed,
             MemoryKind::PinnedHost,
+            MemoryKind::Array,
         ]
         .iter()
         .map(|&k| self.state.table.bytes_of_kind(k))
