@@ -14,8 +14,8 @@
 //!   the registry's reference, and code stays alive while any [`KernelRef`], [`Module`],
 //!   dispatch in flight or C handle still uses it;
 //! - launches ([`LaunchBuilder`], [`Runtime::launch`]) form real AQL packets and kernarg
-//!   segments for the device's queues; memory ([`DeviceBuffer`], the memory table) and streams
-//!   ([`Stream`], [`Event`]) follow HIP's ordering rules.
+//!   segments for the device's queues; memory ([`DeviceBuffer`], the memory table, stream-ordered
+//!   pools: [`mempool`]) and streams ([`Stream`], [`Event`]) follow HIP's ordering rules.
 //!
 //! What it is not: it holds no C types. The HIP C ABI over it is the `rocload-capi` crate
 //! (`capi/`, built as `librocload.so`).
@@ -33,6 +33,7 @@ pub mod hostcall;
 mod kernel;
 mod launch;
 mod memory;
+pub mod mempool;
 mod module;
 pub mod occupancy;
 mod options;
@@ -52,6 +53,7 @@ pub use launch::{
     DYNAMIC_STACK_BYTES, MAX_BLOCK_SIZE, MAX_LDS,
 };
 pub use memory::PointerInfo;
+pub use mempool::{MemPool, Pool, PoolAccess, PoolError};
 pub use module::{FatBinaryHandle, Module};
 pub use options::{Loading, RuntimeOptions};
 pub use registry::{agents_from_env, Runtime};
