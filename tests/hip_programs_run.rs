@@ -307,3 +307,103 @@ fn stream_ordered_allocation() {
         );
     }
 }
+
+/// hipDeviceSynchronize waits for non-blocking streams, and hipMemcpyAsync to or from
+/// pageable host memory is done when it returns (200 rounds of each).
+#[test]
+fn synchronisation_synchronises() {
+    check("sync");
+}
+
+/// Threads launch faulting kernels and check their own stream's and event's result while
+/// another thread resets the device: every accepted launch's failure is reported.
+#[test]
+fn a_failed_launch_is_reported_by_its_stream_and_event_across_resets() {
+    check("lost_failures");
+}
+
+/// A kernel of one module keeps storing into another module's global while the host unloads
+/// that module: no crash; the stores land before the unload or fault (hipErrorIllegalAddress).
+/// Also with every lane's access checked, where the race is between the check and the store.
+#[test]
+fn unloading_a_module_whose_global_a_running_kernel_stores_to() {
+    check("unload_race");
+    let Some(dir) = programs() else { return };
+    let every = [("ROCLOAD_MEMCHECK", "every-access".to_owned())];
+    let (ok, stdout, stderr) = run(&dir.join("unload_race.O2"), &every);
+    assert!(
+        ok && stdout.contains("PASS") && !stdout.contains("FAIL"),
+        "unload_race.O2 with every access checked: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
+/// Unmapped, PROT_NONE, read-only and wrapping host ranges, fills and copies of memory no
+/// device knows, symbol offsets: HIP errors at the call, never a crash of the host.
+#[test]
+fn calls_check_their_pointers_before_touching_memory() {
+    check("bad_pointers");
+}
+
+/// hipStreamWaitValue32/64 and hipStreamWriteValue32/64: a stream held until another
+/// stream's kernel, another stream's write or the host sets a flag; every condition and mask
+/// against the host's reading of HIP's definition; refusals.
+#[test]
+fn stream_memory_operations() {
+    check("stream_values");
+}
+
+/// Two software agents as two GPUs of one node: kernels and memory on each, peer copies,
+/// memory allocated under one device used and freed under the other, links, and both
+/// multi-device launches (the cooperative one syncing grids across devices). Not through
+/// libhsa_soft.so: link information is not read from ROCr.
+#[test]
+fn several_devices_and_multi_device_launches() {
+    let Some(dir) = programs() else { return };
+    let env = [("ROCLOAD_SOFT_ISA", "gfx1030,gfx1030".to_owned())];
+    for opt in ["O0", "O2", "O3"] {
+        let (ok, stdout, stderr) = run(&dir.join(format!("multi_device.{opt}")), &env);
+        let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(
+            ok && failures.is_empty() && stdout.contains("PASS"),
+            "multi_device.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+}
+
+/// Eight threads for six seconds: correct kernels checked against the host, faulting
+/// kernels, module load/launch/unload, fat-binary registration/launch/unregistration and
+/// device resets; no crash, no unexpected status, the resident set bounded.
+#[test]
+fn soak_of_eight_threads() {
+    check("soak");
+}
+
+#[test]
+fn the_per_thread_default_stream() {
+    check("per_thread");
+    // Built with -fgpu-default-stream=per-thread, the program calls the `_spt` entry points.
+    let Some(dir) = programs() else { return };
+    let bytes = std::fs::read(dir.join("per_thread.O2")).expect("read per_thread.O2");
+    let file = object::File::parse(&*bytes).expect("an ELF executable");
+    use object::{Object, ObjectSymbol};
+    let imports: Vec<String> = file
+        .dynamic_symbols()
+        .filter(|s| s.is_undefined())
+        .filter_map(|s| s.name().ok().map(str::to_owned))
+        .collect();
+    for name in [
+        "hipLaunchKernel_spt",
+        "hipMemcpy_spt",
+        "hipStreamSynchronize_spt",
+    ] {
+        assert!(
+            imports.iter().any(|i| i == name),
+            "{name} not in {imports:?}"
+        );
+    }
+}
+
+#[test]
+fn memory_hints_pointer_attributes_and_allocation_flags() {
+    check("memory_attributes");
+}

@@ -80,7 +80,7 @@ pub unsafe extern "C" fn hipMemcpyToSymbol(
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
         // SAFETY: `src` is valid for `size` bytes by the caller's contract.
-        unsafe { crate::memory::copy(at as *mut c_void, src, size, None) }
+        unsafe { crate::memory::copy_of_kind(at as *mut c_void, src, size, None, kind) }
     })
 }
 
@@ -99,7 +99,7 @@ pub unsafe extern "C" fn hipMemcpyToSymbolAsync(
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
         // SAFETY: `src` is valid until the copy is done by the caller's contract.
-        unsafe { crate::memory::copy(at as *mut c_void, src, size, Some(stream)) }
+        unsafe { crate::memory::copy_of_kind(at as *mut c_void, src, size, Some(stream), kind) }
     })
 }
 
@@ -117,7 +117,7 @@ pub unsafe extern "C" fn hipMemcpyFromSymbol(
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
         // SAFETY: `dst` is valid for `size` bytes by the caller's contract.
-        unsafe { crate::memory::copy(dst, at as *const c_void, size, None) }
+        unsafe { crate::memory::copy_of_kind(dst, at as *const c_void, size, None, kind) }
     })
 }
 
@@ -136,6 +136,6 @@ pub unsafe extern "C" fn hipMemcpyFromSymbolAsync(
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
         // SAFETY: `dst` is valid until the copy is done by the caller's contract.
-        unsafe { crate::memory::copy(dst, at as *const c_void, size, Some(stream)) }
+        unsafe { crate::memory::copy_of_kind(dst, at as *const c_void, size, Some(stream), kind) }
     })
 }

@@ -1249,6 +1249,35 @@ pub unsafe fn queue_destroy(lib: &HsaLibrary, queue: *mut hsa_queue_t) -> Result
     check(lib, "hsa_queue_destroy", status)
 }
 
+/// `hsa_amd_queue_cu_set_mask`: the compute units the queue's dispatches may use, one bit per
+/// CU in 32-bit words. `Ok(true)` when the runtime reduced the mask (`HSA_STATUS_CU_MASK_REDUCED`:
+/// a global mask or the agent's CU count removed some bits).
+///
+/// # Safety
+/// `queue` is a live queue from [`queue_create`].
+pub unsafe fn queue_cu_set_mask(
+    lib: &HsaLibrary,
+    queue: *const hsa_queue_t,
+    mask: &[u32],
+) -> Result<bool, HsaError> {
+    let f = func!(lib, hsa_amd_queue_cu_set_mask);
+    let bits = u32::try_from(mask.len())
+        .ok()
+        .and_then(|n| n.checked_mul(32))
+        .ok_or_else(|| {
+            HsaError::invalid_argument(
+                "hsa_amd_queue_cu_set_mask",
+                format!("{} mask words do not fit a 32-bit bit count", mask.len()),
+            )
+        })?;
+    // SAFETY: contract above; `mask` holds `bits / 32` words.
+    let status = unsafe { f(queue, bits, mask.as_ptr()) };
+    if status == crate::HSA_STATUS_CU_MASK_REDUCED {
+        return Ok(true);
+    }
+    check(lib, "hsa_amd_queue_cu_set_mask", status).map(|()| false)
+}
+
 /// `hsa_queue_load_read_index_scacquire`.
 ///
 /// # Safety

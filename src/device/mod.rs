@@ -1,6 +1,10 @@
 //! The device layer: what running kernels needs from an agent, in one shape for every backend.
 //!
 //! - [`aql`]: dispatch and barrier packets, built once by the runtime for every backend;
+//! - [`epoch`]: when freed memory may go back to the host (after the dispatches that could
+//!   touch it);
+//! - [`host_memory`]: whether a range of the caller's host memory is mapped with the protection
+//!   an access needs, checked before a copy or a registration touches it;
 //! - [`kernarg`]: kernel argument segments laid out from the kernel's metadata;
 //! - [`memory`]: the allocation table (interior pointers, the memory checker's truth);
 //! - [`signal`]: software signals with bounded waits;
@@ -13,6 +17,8 @@
 //! knows HIP's API. Not for loading code (the loader) or choosing agents (the backends).
 
 pub mod aql;
+pub mod epoch;
+pub mod host_memory;
 pub mod kernarg;
 pub mod memory;
 pub mod properties;
@@ -30,7 +36,7 @@ pub use memory::{
     AccessKind, AccessViolation, Allocation, AllocationTable, MemoryKind, Perms, Segment,
 };
 pub use properties::{DeviceProperties, HostFacts, MemoryInfo};
-pub use signal::{Condition, Signal, SignalBackend};
+pub use signal::{timestamp_ns, Condition, Signal, SignalBackend};
 
 /// Which wave of a dispatch: its work-group's id and its index in the work-group.
 pub use rocload_emu::WaveId;
@@ -365,6 +371,14 @@ pub trait Queue: Send + Sync + fmt::Debug {
 
     /// Address of the `hsa_queue_t` (what `hidden_queue_ptr` and the queue-pointer SGPRs hold).
     fn address(&self) -> u64;
+
+    /// Restricts the queue's dispatches to the compute units whose bits are set in `mask`
+    /// (32 per word, CU 0 in bit 0 of word 0), as `hsa_amd_queue_cu_set_mask` does; the caller
+    /// has clipped the mask to the device's CUs and refused an empty one.
+    ///
+    /// # Errors
+    /// The backend's refusal.
+    fn set_cu_mask(&self, mask: &[u32]) -> Result<(), DeviceError>;
 }
 
 /// Serves one hostcall buffer (answers every packet on its ready stack); returns how many.
@@ -393,7 +407,9 @@ pub trait Device: Agent {
     /// [`DeviceError::OutOfMemory`].
     fn allocate(&self, size: u64, kind: MemoryKind) -> Result<Allocation, DeviceError>;
 
-    /// Frees the allocation starting at `base`.
+    /// Frees the allocation starting at `base`: kernels cannot reach it once this returns;
+    /// where kernels run in the process, its bytes go back to the host only after the
+    /// dispatches running at the free have ended ([`epoch`]).
     ///
     /// # Errors
     /// [`DeviceError::InvalidAddress`] for anything but the start of a live allocation made by
@@ -406,7 +422,8 @@ pub trait Device: Agent {
     /// [`DeviceError::InvalidAddress`] when it overlaps memory already known.
     fn register_host(&self, base: u64, size: u64) -> Result<Allocation, DeviceError>;
 
-    /// Forgets host memory recorded by [`register_host`](Self::register_host).
+    /// Forgets host memory recorded by [`register_host`](Self::register_host); returns only
+    /// once no running dispatch can still touch it (the caller may unmap it then).
     ///
     /// # Errors
     /// [`DeviceError::InvalidAddress`].

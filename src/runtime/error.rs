@@ -148,6 +148,27 @@ pub enum RuntimeError {
         /// Its size.
         size: u64,
     },
+    /// Host memory a call was given that is not mapped with the protection the call needs
+    /// (unmapped, `PROT_NONE`, read-only for a write, or a range that wraps).
+    #[error("{what}: {error}")]
+    HostMemory {
+        /// What the memory was for (`copy source`, `host memory to register`).
+        what: &'static str,
+        /// What is wrong with it.
+        error: crate::device::host_memory::HostRangeError,
+    },
+    /// An address a call needs to be memory of a device (device, pinned, registered or managed
+    /// memory: a fill's destination, a copy's side that its kind says is the device's) that no
+    /// device's allocation table holds.
+    #[error("{what}: {address:#x} is not memory of any device{}", .detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    NotDeviceMemory {
+        /// What the address was for.
+        what: &'static str,
+        /// The address.
+        address: u64,
+        /// What the tables know about it (a freed allocation), when anything.
+        detail: Option<String>,
+    },
     /// A stream whose device context is gone (its runtime was dropped).
     #[error("stream {stream}: its device no longer exists")]
     StreamDeviceGone {
@@ -209,6 +230,13 @@ pub enum RuntimeError {
         /// What bounds them.
         reason: String,
     },
+    /// A multi-device launch that cannot be made as asked (no launches, too many, two on one
+    /// device).
+    #[error("multi-device launch: {reason}")]
+    MultiDevice {
+        /// What is wrong.
+        reason: String,
+    },
     /// A wait that ran out of time.
     #[error("{what}: not complete after {waited:?}")]
     Timeout {
@@ -216,6 +244,19 @@ pub enum RuntimeError {
         what: String,
         /// How long.
         waited: std::time::Duration,
+    },
+    /// A range of memory an operation cannot apply to (e.g. hints for memory that is not
+    /// managed, or a range that runs past its allocation).
+    #[error("{what} {address:#x}+{len}: {reason}")]
+    InvalidRange {
+        /// What the range is for.
+        what: &'static str,
+        /// Its first address.
+        address: u64,
+        /// Its length in bytes.
+        len: u64,
+        /// Why it is refused.
+        reason: String,
     },
     /// Work that has not completed yet (`hipErrorNotReady`).
     #[error("not ready")]

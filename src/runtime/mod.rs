@@ -24,6 +24,7 @@
 //! [`Runtime::new`] (or device given to [`Runtime::with_devices`]). The process-wide runtime
 //! ([`Runtime::global`]) uses the agents named by the environment ([`agents_from_env`]).
 
+pub mod attributes;
 pub mod buffer;
 pub mod config;
 mod device;
@@ -32,9 +33,11 @@ pub mod fat_binary;
 pub mod hostcall;
 mod kernel;
 mod launch;
+mod memops;
 mod memory;
 pub mod mempool;
 mod module;
+mod multi_device;
 pub mod occupancy;
 mod options;
 mod printf;
@@ -52,9 +55,11 @@ pub use launch::{
     ArgValue, DevicePtr, KernelArg, LaunchBuilder, LaunchConfig, LaunchConfigError,
     DYNAMIC_STACK_BYTES, MAX_BLOCK_SIZE, MAX_LDS,
 };
+pub use memops::WaitCondition;
 pub use memory::PointerInfo;
 pub use mempool::{MemPool, Pool, PoolAccess, PoolError};
 pub use module::{FatBinaryHandle, Module};
+pub use multi_device::{DeviceLaunch, MultiDeviceOrder, MAX_DEVICES};
 pub use options::{Loading, RuntimeOptions};
 pub use registry::{agents_from_env, Runtime};
 pub use stats::{Stats, StatsSnapshot};

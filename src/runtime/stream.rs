@@ -8,9 +8,12 @@
 //! for the null stream's last step (streams made with `hipStreamNonBlocking` skip both).
 //!
 //! Failures of a step (a kernel fault, a failed copy) are recorded on the device, sticky, as
-//! HIP does. Each stream also knows how far it is ordered after other streams (an [`Order`]:
-//! events it waited for, the null-stream rules), which a memory pool's reuse policy asks. Not
-//! for forming packets (the launch module does) or for memory (the device does).
+//! HIP does, and on the stream that carried the step: a failure belongs to its launch, so the
+//! stream's next synchronisation and the events recorded after it report it even when another
+//! thread's `hipDeviceReset` cleared the device's error in between. Each stream also knows how
+//! far it is ordered after other streams (an [`Order`]: events it waited for, the null-stream
+//! rules), which a memory pool's reuse policy asks. Not for forming packets (the launch module
+//! does) or for memory (the device does).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -21,7 +24,12 @@ use parking_lot::Mutex;
 use super::device::DeviceContext;
 use super::{RuntimeError, RuntimeResult};
 use crate::device::aql::{self, Header};
-use crate::device::{Completion, Condition, DeviceError, HostWork, KeepAlive, Queue, SignalHandle};
+use crate::device::{
+    Completion, Condition, DeviceError, ExecutionError, HostWork, KeepAlive, Queue, SignalHandle,
+};
+
+/// A failure waiting to be reported: set by the first failed step, taken by the report.
+type FailureSlot = Arc<Mutex<Option<Arc<ExecutionError>>>>;
 
 /// How long a synchronisation waits before it reports a timeout instead of hanging.
 pub const SYNC_TIMEOUT: Duration = Duration::from_secs(3600);
@@ -54,6 +62,12 @@ pub(crate) struct StreamInner {
     steps: AtomicU64,
     /// How far the next step is known to follow other streams.
     follows: Mutex<Order>,
+    /// The first failure of a step of this stream that its synchronisation has not reported
+    /// yet (a device reset does not clear it).
+    failure: FailureSlot,
+    /// The compute units the stream may use (`hipExtStreamCreateWithCUMask`), clipped to the
+    /// device's; `None`: all of them.
+    cu_mask: Option<Vec<u32>>,
 }
 
 /// How many other streams an [`Order`] remembers; past that the oldest is forgotten (knowing
@@ -103,11 +117,17 @@ impl Stream {
         device: &Arc<DeviceContext>,
         kind: StreamKind,
         priority: i32,
+        cu_mask: Option<Vec<u32>>,
     ) -> RuntimeResult<Stream> {
         let queue = device
             .device()
             .create_queue()
             .map_err(|e| device.error("creating a queue", e))?;
+        if let Some(mask) = &cu_mask {
+            queue
+                .set_cu_mask(mask)
+                .map_err(|e| device.error("setting a stream's CU mask", e))?;
+        }
         Ok(Stream(Arc::new(StreamInner {
             id: NEXT_STREAM.fetch_add(1, Ordering::Relaxed),
             device: Arc::downgrade(device),
@@ -118,6 +138,8 @@ impl Stream {
             submit: Mutex::new(()),
             steps: AtomicU64::new(0),
             follows: Mutex::new(Order::default()),
+            failure: FailureSlot::default(),
+            cu_mask,
         })))
     }
 
@@ -134,6 +156,17 @@ impl Stream {
     /// The priority it was created with.
     pub fn priority(&self) -> i32 {
         self.0.priority
+    }
+
+    /// The compute units the stream may use, one bit per CU in 32-bit words, as many words
+    /// as the device's CUs need: the mask it was created with, or every CU.
+    pub fn cu_mask(&self) -> RuntimeResult<Vec<u32>> {
+        let units = self.context()?.device().compute_units();
+        Ok(self
+            .0
+            .cu_mask
+            .clone()
+            .unwrap_or_else(|| clip_cu_mask(&[], units)))
     }
 
     /// The device ordinal.
@@ -225,11 +258,14 @@ impl Stream {
             .create_signal(1)
             .map_err(|e| ctx.error(what, e))?;
         let recorder = Arc::downgrade(&ctx);
+        let stream_failure = self.0.failure.clone();
         let on_complete: Box<dyn FnOnce(Completion) + Send> = Box::new(move |c| {
             if let Completion::Failed(e) = c {
+                // The device first: whoever sees the stream's failure also sees it sticky.
                 if let Some(ctx) = recorder.upgrade() {
-                    ctx.record_failure(e);
+                    ctx.record_failure(e.clone());
                 }
+                stream_failure.lock().get_or_insert(e);
             }
         });
         if let Err(e) = submit(&*self.0.queue, &signal, on_complete) {
@@ -238,6 +274,12 @@ impl Stream {
             // the failure that stopped the queue rather than the refusal.
             if let Some(last) = self.0.last.lock().clone() {
                 last.signal.wait(Condition::Lt, 1, Some(REFUSAL_WAIT));
+            }
+            if let Some(error) = self.0.failure.lock().clone() {
+                return Err(RuntimeError::KernelFailed {
+                    device: ctx.index(),
+                    error,
+                });
             }
             ctx.check_sticky()?;
             return Err(ctx.error(what, e));
@@ -305,12 +347,26 @@ impl Stream {
 
     /// Runs `work` on the host in stream order (copies, fills, callbacks, event timestamps).
     pub(crate) fn host_work(&self, what: &'static str, work: HostWork) -> RuntimeResult<()> {
+        self.host_work_then(what, work, Box::new(|_| {}))
+    }
+
+    /// [`host_work`](Self::host_work), running `on_done` with the step's outcome (also when
+    /// the queue fails it without running `work`).
+    fn host_work_then(
+        &self,
+        what: &'static str,
+        work: HostWork,
+        on_done: Box<dyn FnOnce(&Completion) + Send>,
+    ) -> RuntimeResult<()> {
         self.step(what, |queue, signal, on_complete| {
             queue.submit_host_work(
                 work,
                 signal.handle,
                 vec![Box::new(signal.clone())],
-                on_complete,
+                Box::new(move |c| {
+                    on_done(&c);
+                    on_complete(c)
+                }),
             )
         })
     }
@@ -349,13 +405,30 @@ impl Stream {
         self.pending_signal().is_none()
     }
 
-    /// Waits for every step submitted so far (`hipStreamSynchronize`), then reports the
-    /// device's sticky error, if any.
+    /// Waits for every step submitted so far (`hipStreamSynchronize`), then reports the first
+    /// failure of this stream's steps not reported yet (even if a device reset cleared the
+    /// device's error since), else the device's sticky error, if any.
     ///
     /// # Errors
-    /// [`RuntimeError::Timeout`] after [`SYNC_TIMEOUT`]; the sticky error of a failed step.
+    /// [`RuntimeError::Timeout`] after [`SYNC_TIMEOUT`]; [`RuntimeError::KernelFailed`] for a
+    /// failed step of this stream or the device's sticky error.
     pub fn synchronize(&self) -> RuntimeResult<()> {
         let ctx = self.context()?;
+        self.wait_idle()?;
+        if let Some(error) = self.take_failure() {
+            return Err(RuntimeError::KernelFailed {
+                device: ctx.index(),
+                error,
+            });
+        }
+        ctx.check_sticky()
+    }
+
+    /// Waits for every step submitted so far, whatever they did.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Timeout`] after [`SYNC_TIMEOUT`].
+    pub(crate) fn wait_idle(&self) -> RuntimeResult<()> {
         if let Some(last) = self.last_signal() {
             let start = Instant::now();
             let (_, done) = last.signal.wait(Condition::Lt, 1, Some(SYNC_TIMEOUT));
@@ -366,7 +439,12 @@ impl Stream {
                 });
             }
         }
-        ctx.check_sticky()
+        Ok(())
+    }
+
+    /// The stream's unreported failure, now reported.
+    fn take_failure(&self) -> Option<Arc<ExecutionError>> {
+        self.0.failure.lock().take()
     }
 }
 
@@ -388,6 +466,12 @@ struct EventState {
     time: Arc<Mutex<Option<Instant>>>,
     /// The device of the stream it was last recorded on, whose sticky error it reports.
     device: Weak<DeviceContext>,
+    /// That device's ordinal.
+    device_index: usize,
+    /// A failure of the work before the event on its stream (not yet reported by the stream
+    /// when the event was reached), or of the event's own step: reported by every wait for
+    /// the event, whatever a device reset did since.
+    failure: FailureSlot,
 }
 
 impl Event {
@@ -406,28 +490,51 @@ impl Event {
     pub fn record(&self, stream: &Stream) -> RuntimeResult<()> {
         let time = Arc::new(Mutex::new(None));
         let stamp = time.clone();
-        stream.host_work(
+        // When the event's step runs, every earlier step of the stream has completed: what
+        // failed among them and was not reported yet is the event's failure too.
+        let failure = FailureSlot::default();
+        let (seen, own) = (failure.clone(), failure.clone());
+        let stream_failure = stream.0.failure.clone();
+        stream.host_work_then(
             "recording an event",
             Box::new(move || {
                 *stamp.lock() = Some(Instant::now());
+                *seen.lock() = stream_failure.lock().clone();
                 Ok(())
             }),
+            Box::new(move |c| {
+                if let Completion::Failed(e) = c {
+                    own.lock().get_or_insert_with(|| e.clone());
+                }
+            }),
         )?;
-        let device = Arc::downgrade(&stream.context()?);
+        let ctx = stream.context()?;
         // Read before the signal, so the event never claims more order than its signal waits for.
         let order = stream.order();
         let mut state = self.0.state.lock();
         state.order = order;
         state.signal = stream.last_signal();
         state.time = time;
-        state.device = device;
+        state.device = Arc::downgrade(&ctx);
+        state.device_index = ctx.index();
+        state.failure = failure;
         Ok(())
     }
 
-    /// The sticky error of the device the event was recorded on (a kernel that failed there
-    /// fails every later wait, as in HIP).
+    /// A failure of the work the event followed, else the sticky error of the device the event
+    /// was recorded on (a kernel that failed there fails every later wait, as in HIP).
     fn check_device(&self) -> RuntimeResult<()> {
-        let device = self.0.state.lock().device.upgrade();
+        let (device, index, failure) = {
+            let state = self.0.state.lock();
+            let failure = state.failure.lock().clone();
+            (state.device.upgrade(), state.device_index, failure)
+        };
+        if let Some(error) = failure {
+            return Err(RuntimeError::KernelFailed {
+                device: index,
+                error,
+            });
+        }
         device.map_or(Ok(()), |d| d.check_sticky())
     }
 
@@ -436,8 +543,9 @@ impl Event {
     /// # Errors
     /// [`RuntimeError::KernelFailed`] after a kernel failed on the event's device.
     pub fn query(&self) -> RuntimeResult<bool> {
+        let complete = self.is_complete();
         self.check_device()?;
-        Ok(self.is_complete())
+        Ok(complete)
     }
 
     /// Whether the event was recorded and reached (`hipEventQuery`); an event never recorded
@@ -476,18 +584,43 @@ impl Event {
     /// # Errors
     /// The stream's submission errors.
     pub fn make_wait(&self, stream: &Stream) -> RuntimeResult<()> {
-        let (signal, order) = {
+        let (signal, device, order) = {
             let state = self.0.state.lock();
-            (state.signal.clone(), state.order.clone())
+            (
+                state.signal.clone(),
+                state.device.clone(),
+                state.order.clone(),
+            )
         };
-        match signal {
-            Some(s) => {
-                stream.wait_for(&s)?;
-                stream.note_order(&order);
-                Ok(())
-            }
-            None => Ok(()),
+        let Some(signal) = signal else {
+            return Ok(());
+        };
+        let ctx = stream.context()?;
+        if device.upgrade().is_some_and(|d| Arc::ptr_eq(&d, &ctx)) {
+            stream.wait_for(&signal)?;
+            stream.note_order(&order);
+            return Ok(());
         }
+        // Another device's signal: its handle names a signal of that device's backend, which
+        // this device's queue may not know (a barrier there would wait on whatever signal has
+        // that number in its own table, or on none). The host waits for it in stream order.
+        tracing::debug!(
+            stream = stream.id(),
+            "waiting for another device's event on the host"
+        );
+        stream.host_work(
+            "waiting for another device's event",
+            Box::new(move || {
+                let (_, done) = signal.signal.wait(Condition::Lt, 1, Some(SYNC_TIMEOUT));
+                if done {
+                    Ok(())
+                } else {
+                    Err(DeviceError::Timeout(SYNC_TIMEOUT))
+                }
+            }),
+        )?;
+        stream.note_order(&order);
+        Ok(())
     }
 
     /// Milliseconds from `start` to `self` (`hipEventElapsedTime`).
@@ -519,4 +652,27 @@ impl Event {
         };
         Ok(ms as f32)
     }
+}
+
+/// `user` (32 CUs per word; empty: all) limited to `units` compute units, one word per 32 CUs:
+/// missing words are all ones, bits of CUs the device does not have are cleared (as ROCr's
+/// `AqlQueue::SetCUMasking` treats a mask shorter or longer than the agent's CUs).
+pub fn clip_cu_mask(user: &[u32], units: u32) -> Vec<u32> {
+    let words = units.div_ceil(32) as usize;
+    (0..words)
+        .map(|i| {
+            let given = if user.is_empty() {
+                u32::MAX
+            } else {
+                user.get(i).copied().unwrap_or(0)
+            };
+            let cus_here = units.saturating_sub(i as u32 * 32).min(32);
+            let present = if cus_here == 32 {
+                u32::MAX
+            } else {
+                (1u32 << cus_here) - 1
+            };
+            given & present
+        })
+        .collect()
 }

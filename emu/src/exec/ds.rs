@@ -367,6 +367,14 @@ pub fn ds_gws_barrier(w: &mut Wave, u: &Uop, _: &mut Env<'_>) -> R {
     })
 }
 
+/// `ds_gws_init`: sets up GWS barrier `M0[21:16] + offset` for `value + 1` waves (AMD's HIP
+/// runtime runs it before a cooperative launch). Every `ds_gws_barrier` carries that count
+/// itself and the scheduler's barriers live as long as one dispatch, so there is nothing to
+/// keep: the instruction completes.
+pub fn ds_gws_init(_: &mut Wave, _: &Uop, _: &mut Env<'_>) -> R {
+    Ok(Step::Next)
+}
+
 /// `ds_nop`.
 pub fn ds_nop(_: &mut Wave, _: &Uop, _: &mut Env<'_>) -> R {
     Ok(Step::Next)
@@ -388,6 +396,7 @@ macro_rules! ds {
             ("ds_swizzle_b32", ds_swizzle_b32),
             ("ds_nop", ds_nop),
             ("ds_gws_barrier", ds_gws_barrier),
+            ("ds_gws_init", ds_gws_init),
         ];
     };
 }

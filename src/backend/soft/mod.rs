@@ -4,7 +4,8 @@
 //! kernel access and copy is checked.
 //!
 //! - loading: executables whose images are device allocations (kind `CodeObject`);
-//! - [`memory`]: device, pinned and managed allocations, with a quarantine for freed blocks;
+//! - [`memory`]: device, pinned and managed allocations, with a quarantine for freed blocks,
+//!   released only after the dispatches that could touch them ended;
 //! - [`queue`]: AQL queues with a packet processor thread;
 //! - [`exec`]: the boundary to the kernel executor;
 //! - [`emu`]: the executor, the gfx1030 emulator over the agent's allocation table.
@@ -19,6 +20,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::device::epoch::Epochs;
 use crate::device::{
     Allocation, AllocationTable, Device, DeviceError, DeviceProperties, HostFacts, HostcallHandler,
     MemoryInfo, MemoryKind, Perms, Queue, Segment, Signal, SignalHandle,
@@ -147,6 +149,21 @@ impl SignalTable {
         SignalHandle { handle, signal }
     }
 
+    /// A new signal holding `initial` whose handle is the address of its `amd_signal_t`
+    /// layout ([`Signal::abi_address`]), as ROCr's handles are: device code may use it (the
+    /// software HSA library's signals; the caller makes the 64 bytes reachable by agents).
+    pub fn create_addressed(&self, initial: i64) -> SignalHandle {
+        let signal = Arc::new(Signal::new(initial));
+        let handle = signal.abi_address();
+        let mut guard = self.signals.lock();
+        let (_, map) = &mut *guard;
+        if map.len() >= 64 && map.len().is_power_of_two() {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+        map.insert(handle, Arc::downgrade(&signal));
+        SignalHandle { handle, signal }
+    }
+
     /// The live signal with `handle`.
     pub fn get(&self, handle: u64) -> Option<Arc<Signal>> {
         self.signals.lock().1.get(&handle)?.upgrade()
@@ -192,11 +209,23 @@ impl SoftAgent {
         signals: Arc<SignalTable>,
         executor: Arc<dyn KernelExecutor>,
     ) -> Self {
+        SoftAgent::with_epochs(isa, signals, executor, Epochs::global())
+    }
+
+    /// An agent whose frees wait for the dispatches `epochs` tracks (by default the
+    /// process-wide tracker, shared by every agent, since pinned and managed memory is in
+    /// every agent's table).
+    pub fn with_epochs(
+        isa: AgentIsa,
+        signals: Arc<SignalTable>,
+        executor: Arc<dyn KernelExecutor>,
+        epochs: Arc<Epochs>,
+    ) -> Self {
         SoftAgent {
             isa,
             state: Arc::new(State {
                 table: AllocationTable::new(),
-                memory: memory::SoftMemory::default(),
+                memory: memory::SoftMemory::new(epochs),
                 signals,
                 hostcall: HostcallHandlers::default(),
                 executor,
@@ -229,6 +258,41 @@ impl SoftAgent {
             packets,
             Some(on_error),
         )?))
+    }
+
+    /// System memory owned by the agent's memory but recorded in no table: the software HSA
+    /// library's system pools (it records a block with the agents allowed to reach it). Zeroed,
+    /// aligned to `align` (at least [`ALIGNMENT`]).
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfMemory`].
+    pub fn allocate_system(&self, size: u64, align: usize) -> Result<u64, DeviceError> {
+        self.state.memory.allocate_system(size, align)
+    }
+
+    /// Frees a block of [`allocate_system`](Self::allocate_system), which the caller has
+    /// removed from every table that recorded it: released once the dispatches running now
+    /// (on any agent sharing this one's dispatch tracker) have ended.
+    ///
+    /// # Errors
+    /// [`DeviceError::InvalidAddress`] when `base` is not such a block.
+    pub fn free_system(&self, base: u64) -> Result<(), DeviceError> {
+        self.state.memory.free_system(base)
+    }
+
+    /// The tracker of this agent's dispatches that frees wait for: a host access to guest
+    /// memory made outside the agent's queues (the software HSA library's copies and fills)
+    /// holds [`Epochs::begin`] from its check to its last byte.
+    pub fn epochs(&self) -> &Arc<Epochs> {
+        self.state.memory.epochs()
+    }
+
+    /// Waits until every dispatch running now (on any agent sharing this one's dispatch
+    /// tracker) has ended: after a range was removed from the tables, nothing touches it any
+    /// more once this returns. Not to be called from a dispatch.
+    pub fn wait_for_running_dispatches(&self) {
+        let epochs = self.state.memory.epochs();
+        epochs.wait_for(epochs.mark());
     }
 
     /// Shared handle, as agents are passed around by the loader.
@@ -304,6 +368,9 @@ impl Device for SoftAgent {
         match self.state.table.find(base) {
             Some(a) if a.base == base && a.kind == MemoryKind::RegisteredHost => {
                 self.state.table.remove(base, false);
+                // The caller may unmap it once this returns: not while a kernel that the
+                // checker let in could still be storing there.
+                self.wait_for_running_dispatches();
                 Ok(())
             }
             other => Err(DeviceError::InvalidAddress {
@@ -320,6 +387,8 @@ impl Device for SoftAgent {
         if len == 0 {
             return Ok(());
         }
+        // From the check to the last byte copied, a concurrent free cannot release the memory.
+        let _active = self.state.memory.epochs().begin();
         self.check_side(dst, len, true)?;
         self.check_side(src, len, false)?;
         let n = usize::try_from(len).map_err(|_| DeviceError::InvalidAddress {
@@ -337,6 +406,8 @@ impl Device for SoftAgent {
         if len == 0 {
             return Ok(());
         }
+        // As in `copy`.
+        let _active = self.state.memory.epochs().begin();
         self.check_side(dst, len, true)?;
         let n = usize::try_from(len).map_err(|_| DeviceError::InvalidAddress {
             address: dst,
@@ -741,6 +812,46 @@ mod tests {
                 if matches!(&v.reason, ViolationReason::Freed(x) if x.base == buf.base)),
             "{uaf}"
         );
+    }
+
+    /// The epoch rule through the agent's memory: a block freed while a dispatch is active
+    /// leaves the table at once but is not deallocated until the dispatch ends: one past the
+    /// quarantine's budget, and runtime-internal memory that skips the quarantine.
+    #[test]
+    fn memory_freed_under_a_running_dispatch_is_released_when_it_ends() {
+        let epochs = Epochs::new();
+        let a = SoftAgent::with_epochs(
+            "gfx1030".parse().unwrap(),
+            Arc::new(SignalTable::new()),
+            builtin_executor(&EmulatorOptions::default()),
+            epochs.clone(),
+        );
+        let big = a
+            .allocate(QUARANTINE_BYTES + (1 << 20), MemoryKind::Device)
+            .unwrap();
+        let kernarg = a.allocate(256, MemoryKind::Kernarg).unwrap();
+        let running = epochs.begin();
+        a.free(big.base).unwrap();
+        a.free(kernarg.base).unwrap();
+        assert!(a.allocations().find(big.base).is_none());
+        assert!(a.allocations().find(kernarg.base).is_none());
+        assert_eq!(
+            epochs.deferred(),
+            (2, big.size.next_multiple_of(ALIGNMENT as u64) + 256),
+            "released while a dispatch that could touch it ran"
+        );
+        // SAFETY: the block is deferred, so still allocated: a kernel's store that the checker
+        // approved before the free lands in memory the agent still owns.
+        unsafe { std::ptr::write_volatile((big.base + big.size - 1) as *mut u8, 1) };
+        // A dispatch that begins after the free cannot reach it and does not hold it.
+        let later = epochs.begin();
+        drop(running);
+        assert_eq!(epochs.deferred(), (0, 0));
+        drop(later);
+        // With nothing running, a free releases at once.
+        let small = a.allocate(64, MemoryKind::Kernarg).unwrap();
+        a.free(small.base).unwrap();
+        assert_eq!(epochs.deferred(), (0, 0));
     }
 
     #[test]
