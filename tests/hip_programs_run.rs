@@ -266,6 +266,42 @@ fn arrays_pitched_and_3d_memory() {
     check("arrays");
 }
 
+/// Stream-ordered allocation (`mempool.hip`): two streams with kernels, a pool of the
+/// program's own, reuse through stream order and events, the pool's accounting; a kernel that
+/// writes after `hipFreeAsync` faults and the memory checker reports it as it reports a write
+/// after `hipFree`: a use after free naming the allocation the program freed.
+#[test]
+fn stream_ordered_allocation() {
+    check("mempool");
+    let Some(dir) = programs() else { return };
+    let (ok, stdout, stderr) = run(&dir.join("mempool.O2"), &[]);
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    for what in ["hipFree", "hipFreeAsync"] {
+        let prefix = format!("freed {what} ");
+        let address = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("no `{prefix}` line\nstdout:\n{stdout}"));
+        let reports: Vec<&str> = stderr
+            .lines()
+            .filter(|l| {
+                l.contains("use after free of allocation")
+                    && l.contains(&format!("bytes at {address})"))
+            })
+            .collect();
+        assert_eq!(
+            reports.len(),
+            1,
+            "one report of the write after {what} to {address}\nstderr:\n{stderr}"
+        );
+        assert!(
+            reports[0].starts_with("rocload: kernel ") && reports[0].contains("touch"),
+            "{}",
+            reports[0]
+        );
+    }
+}
+
 /// hipDeviceSynchronize waits for non-blocking streams, and hipMemcpyAsync to or from
 /// pageable host memory is done when it returns (200 rounds of each).
 #[test]

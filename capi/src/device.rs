@@ -198,6 +198,7 @@ fn properties_r0600(device: i64) -> Result<hipDeviceProp_tR0600, Failure> {
     p.canUseHostPointerForRegisteredMem = 1;
     p.sharedMemPerBlockOptin = old.sharedMemPerBlock;
     p.maxBlocksPerMultiProcessor = attribute(25, device)?;
+    p.memoryPoolsSupported = attribute(88, device)?;
     p.hostRegisterSupported = 1;
     p.unifiedFunctionPointers = 1;
     Ok(p)
@@ -397,7 +398,7 @@ fn attribute(attr: c_int, device: i64) -> Result<c_int, Failure> {
         84 => sz(p.totalGlobalMem),
         85 => 1, // unified addressing
         87 => p.warpSize,
-        88 => 0, // memory pools
+        88 => 1, // memory pools (stream-ordered allocation)
         10000 => p.clockInstructionRate,
         10002 => sz(p.maxSharedMemoryPerMultiProcessor),
         10003 => p.gcnArch,
@@ -533,7 +534,11 @@ pub unsafe extern "C" fn hipDeviceGetPCIBusId(
 #[export]
 pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     call("hipDeviceSynchronize", || {
-        Ok(crate::stream::current_context()?.synchronize()?)
+        let ctx = crate::stream::current_context()?;
+        let done = ctx.synchronize();
+        // A synchronisation point: pools give back what they keep beyond their threshold.
+        runtime().release_pool_memory(Some(ctx.index()));
+        Ok(done?)
     })
 }
 

@@ -39,6 +39,8 @@ pub(crate) mod kind {
     pub const CONTEXT: Tag = Tag(0xD6);
     /// `hiprtcProgram`.
     pub const RTC_PROGRAM: Tag = Tag(0x97);
+    /// `hipMemPool_t`.
+    pub const MEM_POOL: Tag = Tag(0x3C);
 }
 
 #[cfg(test)]
@@ -150,7 +152,18 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::Timeout { .. } => hipErrorLaunchTimeOut,
         RuntimeError::NotReady => hipErrorNotReady,
         RuntimeError::NotSupported { .. } => hipErrorNotSupported,
+        RuntimeError::Pool(e) => pool_code(e),
         _ => hipErrorUnknown,
+    }
+}
+
+/// The `hipError_t` of a memory pool operation that cannot be done.
+fn pool_code(e: &rocload_lib::runtime::PoolError) -> hipError_t {
+    use rocload_lib::runtime::PoolError;
+    match e {
+        PoolError::OtherDevice { .. } | PoolError::OwnerAccess { .. } => hipErrorInvalidDevice,
+        PoolError::PeerAccess { .. } => hipErrorNotSupported,
+        _ => hipErrorInvalidValue,
     }
 }
 
@@ -386,6 +399,7 @@ mod hiprtc_link;
 mod launch;
 mod managed;
 mod memory;
+mod mempool;
 mod module;
 mod per_thread;
 mod pointer;

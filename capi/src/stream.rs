@@ -232,7 +232,11 @@ pub unsafe extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
 #[export]
 pub unsafe extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
     call("hipStreamSynchronize", || {
-        Ok(stream_of(stream)?.synchronize()?)
+        let s = stream_of(stream)?;
+        let done = s.synchronize();
+        // A synchronisation point: pools give back what they keep beyond their threshold.
+        runtime().release_pool_memory(s.device_index().ok());
+        Ok(done?)
     })
 }
 
@@ -509,10 +513,12 @@ pub unsafe extern "C" fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) 
 /// `hipError_t hipEventSynchronize(hipEvent_t)`.
 #[export]
 pub unsafe extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {
-    call(
-        "hipEventSynchronize",
-        || Ok(event_of(event)?.synchronize()?),
-    )
+    call("hipEventSynchronize", || {
+        let done = event_of(event)?.synchronize();
+        // A synchronisation point (of whichever device the event is on).
+        runtime().release_pool_memory(None);
+        Ok(done?)
+    })
 }
 
 /// `hipError_t hipEventQuery(hipEvent_t)`: `hipSuccess` once reached, else `hipErrorNotReady`.

@@ -306,6 +306,67 @@ pub type hipStream_t = *mut c_void;
 pub type hipModule_t = *mut c_void;
 /// `hipFunction_t` (opaque: the address of a function handle).
 pub type hipFunction_t = *mut c_void;
+/// `hipMemPool_t` (an opaque handle).
+pub type hipMemPool_t = *mut c_void;
+
+/// `hipMemLocation`: where memory is (`type_` 1 is a device, `id` its ordinal).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct hipMemLocation {
+    /// `hipMemLocationType type`.
+    pub type_: c_int,
+    /// `int id`.
+    pub id: c_int,
+}
+
+/// `hipMemAccessDesc`: the access one location gets.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct hipMemAccessDesc {
+    /// `hipMemLocation location`.
+    pub location: hipMemLocation,
+    /// `hipMemAccessFlags flags` (0 none, 1 read, 3 read-write).
+    pub flags: c_int,
+}
+
+/// `hipMemPoolProps`: what `hipMemPoolCreate` makes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipMemPoolProps {
+    /// `hipMemAllocationType allocType` (1: pinned).
+    pub allocType: c_int,
+    /// `hipMemAllocationHandleType handleTypes`.
+    pub handleTypes: c_int,
+    /// `hipMemLocation location`.
+    pub location: hipMemLocation,
+    /// `void* win32SecurityAttributes`.
+    pub win32SecurityAttributes: *mut c_void,
+    /// `unsigned char reserved[64]`.
+    pub reserved: [u8; 64],
+}
+
+/// `hipMemPoolPtrExportData`: 64 opaque bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipMemPoolPtrExportData {
+    /// `unsigned char reserved[64]`.
+    pub reserved: [u8; 64],
+}
+
+// Sizes and offsets from clang-19 compiling Debian's HIP 5.2.3 header.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<hipMemLocation>() == 8);
+    assert!(size_of::<hipMemAccessDesc>() == 12);
+    assert!(offset_of!(hipMemAccessDesc, flags) == 8);
+    assert!(size_of::<hipMemPoolProps>() == 88);
+    assert!(offset_of!(hipMemPoolProps, handleTypes) == 4);
+    assert!(offset_of!(hipMemPoolProps, location) == 8);
+    assert!(offset_of!(hipMemPoolProps, win32SecurityAttributes) == 16);
+    assert!(offset_of!(hipMemPoolProps, reserved) == 24);
+    assert!(size_of::<hipMemPoolPtrExportData>() == 64);
+};
+
 /// `hipDeviceptr_t`.
 pub type hipDeviceptr_t = *mut c_void;
 

@@ -1,6 +1,6 @@
 //! What the runtime keeps per device: the backend's [`Device`], its null stream (created at
 //! first use: a queue has a processor thread), the streams that synchronise with it, the
-//! hostcall buffer, and the device's sticky error (a failed kernel makes later calls fail, as
+//! hostcall buffer, its memory pools, and the device's sticky error (a failed kernel makes later calls fail, as
 //! in HIP, until the device is reset).
 //!
 //! Not for memory bookkeeping across devices (the runtime's memory module) or launches.
@@ -30,6 +30,8 @@ pub struct DeviceContext {
     tools: Arc<Tools>,
     /// The hostcall buffer kernels that print get, made at the first such launch.
     hostcall: OnceCell<Arc<HostcallBuffer>>,
+    /// Its memory pools (stream-ordered allocation).
+    pools: super::mempool::DevicePools,
 }
 
 /// The event id the device's hostcall doorbell carries (one buffer per device).
@@ -49,6 +51,7 @@ impl DeviceContext {
             sticky: Mutex::new(None),
             tools,
             hostcall: OnceCell::new(),
+            pools: super::mempool::DevicePools::default(),
         })
     }
 
@@ -88,6 +91,11 @@ impl DeviceContext {
     /// The backend's device.
     pub fn device(&self) -> &Arc<dyn Device> {
         &self.device
+    }
+
+    /// The device's memory pools.
+    pub(crate) fn mem_pools(&self) -> &super::mempool::DevicePools {
+        &self.pools
     }
 
     /// The null stream, created on first use.

@@ -277,6 +277,9 @@ pub enum RuntimeError {
     /// Work that has not completed yet (`hipErrorNotReady`).
     #[error("not ready")]
     NotReady,
+    /// A memory pool operation that cannot be done (stream-ordered allocation).
+    #[error(transparent)]
+    Pool(super::mempool::PoolError),
     /// The device's backend cannot do this (e.g. launches through ROCr).
     #[error("device {device}: {what} is not supported by this backend")]
     NotSupported {

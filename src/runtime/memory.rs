@@ -97,6 +97,10 @@ impl Runtime {
     /// [`RuntimeError::Device`] for an address that is not the start of a live allocation
     /// (double free, interior pointer), naming what is there instead.
     pub fn free(&self, address: u64) -> RuntimeResult<()> {
+        // A memory pool's block goes back to its pool.
+        if self.free_pool_block(address)? {
+            return Ok(());
+        }
         let Some(info) = self.pointer_info(address) else {
             // Not live anywhere: a double free is named by the table that remembers it.
             let ctx = self.contexts().next().ok_or(RuntimeError::NoDevice {

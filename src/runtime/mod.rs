@@ -14,9 +14,9 @@
 //!   the registry's reference, and code stays alive while any [`KernelRef`], [`Module`],
 //!   dispatch in flight or C handle still uses it;
 //! - launches ([`LaunchBuilder`], [`Runtime::launch`]) form real AQL packets and kernarg
-//!   segments for the device's queues; memory ([`DeviceBuffer`], the memory table) and streams
-//!   ([`Stream`], [`Event`]) follow HIP's ordering rules; arrays ([`Array`]) and pitched and 3D
-//!   copies are checked whole before anything is queued.
+//!   segments for the device's queues; memory ([`DeviceBuffer`], the memory table, stream-ordered
+//!   pools: [`mempool`]) and streams ([`Stream`], [`Event`]) follow HIP's ordering rules; arrays
+//!   ([`Array`]) and pitched and 3D copies are checked whole before anything is queued.
 //!
 //! What it is not: it holds no C types. The HIP C ABI over it is the `rocload-capi` crate
 //! (`capi/`, built as `librocload.so`).
@@ -37,6 +37,7 @@ mod kernel;
 mod launch;
 mod memops;
 mod memory;
+pub mod mempool;
 mod module;
 mod multi_device;
 pub mod occupancy;
@@ -62,6 +63,7 @@ pub use launch::{
 };
 pub use memops::WaitCondition;
 pub use memory::PointerInfo;
+pub use mempool::{MemPool, Pool, PoolAccess, PoolError};
 pub use module::{FatBinaryHandle, Module};
 pub use multi_device::{DeviceLaunch, MultiDeviceOrder, MAX_DEVICES};
 pub use options::{Loading, RuntimeOptions};

@@ -10,8 +10,10 @@
 //! Failures of a step (a kernel fault, a failed copy) are recorded on the device, sticky, as
 //! HIP does, and on the stream that carried the step: a failure belongs to its launch, so the
 //! stream's next synchronisation and the events recorded after it report it even when another
-//! thread's `hipDeviceReset` cleared the device's error in between. Not for forming packets
-//! (the launch module does) or for memory (the device does).
+//! thread's `hipDeviceReset` cleared the device's error in between. Each stream also knows how
+//! far it is ordered after other streams (an [`Order`]: events it waited for, the null-stream
+//! rules), which a memory pool's reuse policy asks. Not for forming packets (the launch module
+//! does) or for memory (the device does).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -56,12 +58,52 @@ pub(crate) struct StreamInner {
     last: Mutex<Option<SignalHandle>>,
     /// Serialises submissions, so the null-stream rules see a consistent "last".
     submit: Mutex<()>,
+    /// Steps submitted so far: the position of a step is this count once it is submitted.
+    steps: AtomicU64,
+    /// How far the next step is known to follow other streams.
+    follows: Mutex<Order>,
     /// The first failure of a step of this stream that its synchronisation has not reported
     /// yet (a device reset does not clear it).
     failure: FailureSlot,
     /// The compute units the stream may use (`hipExtStreamCreateWithCUMask`), clipped to the
     /// device's; `None`: all of them.
     cu_mask: Option<Vec<u32>>,
+}
+
+/// How many other streams an [`Order`] remembers; past that the oldest is forgotten (knowing
+/// less only makes a pool take new memory where it could have reused some).
+const ORDER_STREAMS: usize = 32;
+
+/// Positions on other streams that a stream's work is ordered after: for a stream id, how many
+/// of its steps complete before the next step here starts (through events waited for and the
+/// null stream's rules). What a memory pool's "follow event dependencies" policy asks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Order(Vec<(u64, u64)>);
+
+impl Order {
+    /// Records that `steps` steps of stream `stream` come first. The entry becomes the most
+    /// recent, so what was learnt last is forgotten last.
+    pub(crate) fn note(&mut self, stream: u64, steps: u64) {
+        let mut steps = steps;
+        if let Some(i) = self.0.iter().position(|(id, _)| *id == stream) {
+            steps = steps.max(self.0.remove(i).1);
+        } else if self.0.len() >= ORDER_STREAMS {
+            self.0.remove(0);
+        }
+        self.0.push((stream, steps));
+    }
+
+    /// Records everything `other` knows.
+    pub(crate) fn merge(&mut self, other: &Order) {
+        for &(stream, steps) in &other.0 {
+            self.note(stream, steps);
+        }
+    }
+
+    /// Whether the first `steps` steps of stream `stream` are known to come first.
+    pub fn follows(&self, stream: u64, steps: u64) -> bool {
+        self.0.iter().any(|&(id, n)| id == stream && n >= steps)
+    }
 }
 
 /// A stream of one device. Cheap to clone.
@@ -94,6 +136,8 @@ impl Stream {
             priority,
             last: Mutex::new(None),
             submit: Mutex::new(()),
+            steps: AtomicU64::new(0),
+            follows: Mutex::new(Order::default()),
             failure: FailureSlot::default(),
             cu_mask,
         })))
@@ -142,22 +186,49 @@ impl Stream {
         self.0.queue.address()
     }
 
-    /// The signals this stream's next step must wait for, by the null-stream rules.
+    /// The signals this stream's next step must wait for, by the null-stream rules; what it
+    /// then follows (those streams' steps so far, waited for or already done) is recorded.
     fn implicit_waits(&self, ctx: &DeviceContext) -> Vec<SignalHandle> {
-        match self.0.kind {
-            StreamKind::NonBlocking => Vec::new(),
-            StreamKind::Blocking => ctx
-                .null_stream_if_created()
-                .and_then(|n| n.pending_signal())
-                .into_iter()
-                .collect(),
+        let before: Vec<Stream> = match self.0.kind {
+            StreamKind::NonBlocking => return Vec::new(),
+            StreamKind::Blocking => ctx.null_stream_if_created().into_iter().collect(),
             StreamKind::Null => ctx
                 .blocking_streams()
-                .iter()
+                .into_iter()
                 .filter(|s| s.0.id != self.0.id)
-                .filter_map(Stream::pending_signal)
                 .collect(),
+        };
+        let mut follows = Order::default();
+        for s in &before {
+            follows.merge(&s.order());
         }
+        self.0.follows.lock().merge(&follows);
+        before.iter().filter_map(Stream::pending_signal).collect()
+    }
+
+    /// Where the stream stands: its steps so far and what they follow (what an event recorded
+    /// now, or a stream that waits for this one now, is ordered after).
+    pub fn order(&self) -> Order {
+        let mut order = self.0.follows.lock().clone();
+        order.note(self.0.id, self.steps());
+        order
+    }
+
+    /// Steps submitted so far.
+    pub fn steps(&self) -> u64 {
+        self.0.steps.load(Ordering::Acquire)
+    }
+
+    /// Whether the first `steps` steps of stream `stream` come before this stream's next step:
+    /// its own, or another's it is known to follow.
+    pub fn follows(&self, stream: u64, steps: u64) -> bool {
+        (stream == self.0.id && steps <= self.steps())
+            || self.0.follows.lock().follows(stream, steps)
+    }
+
+    /// Records that this stream's next steps follow `order` (after a wait for it was queued).
+    pub(crate) fn note_order(&self, order: &Order) {
+        self.0.follows.lock().merge(order);
     }
 
     /// The last step's signal, if it has not completed yet.
@@ -214,6 +285,7 @@ impl Stream {
             return Err(ctx.error(what, e));
         }
         *self.0.last.lock() = Some(signal);
+        self.0.steps.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }
 
@@ -389,6 +461,8 @@ struct EventInner {
 #[derive(Debug, Default)]
 struct EventState {
     signal: Option<SignalHandle>,
+    /// What the event is ordered after (its stream's steps up to it, and what they follow).
+    order: Order,
     time: Arc<Mutex<Option<Instant>>>,
     /// The device of the stream it was last recorded on, whose sticky error it reports.
     device: Weak<DeviceContext>,
@@ -435,7 +509,10 @@ impl Event {
             }),
         )?;
         let ctx = stream.context()?;
+        // Read before the signal, so the event never claims more order than its signal waits for.
+        let order = stream.order();
         let mut state = self.0.state.lock();
+        state.order = order;
         state.signal = stream.last_signal();
         state.time = time;
         state.device = Arc::downgrade(&ctx);
@@ -507,16 +584,22 @@ impl Event {
     /// # Errors
     /// The stream's submission errors.
     pub fn make_wait(&self, stream: &Stream) -> RuntimeResult<()> {
-        let (signal, device) = {
+        let (signal, device, order) = {
             let state = self.0.state.lock();
-            (state.signal.clone(), state.device.clone())
+            (
+                state.signal.clone(),
+                state.device.clone(),
+                state.order.clone(),
+            )
         };
         let Some(signal) = signal else {
             return Ok(());
         };
         let ctx = stream.context()?;
         if device.upgrade().is_some_and(|d| Arc::ptr_eq(&d, &ctx)) {
-            return stream.wait_for(&signal);
+            stream.wait_for(&signal)?;
+            stream.note_order(&order);
+            return Ok(());
         }
         // Another device's signal: its handle names a signal of that device's backend, which
         // this device's queue may not know (a barrier there would wait on whatever signal has
@@ -535,7 +618,9 @@ impl Event {
                     Err(DeviceError::Timeout(SYNC_TIMEOUT))
                 }
             }),
-        )
+        )?;
+        stream.note_order(&order);
+        Ok(())
     }
 
     /// Milliseconds from `start` to `self` (`hipEventElapsedTime`).

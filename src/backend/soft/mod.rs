@@ -339,16 +339,21 @@ impl Device for SoftAgent {
 
     fn free(&self, base: u64) -> Result<Allocation, DeviceError> {
         // User memory goes to quarantine, so a use after free is caught; runtime-internal
-        // memory (kernarg segments, hostcall buffers) is released at once.
-        let quarantine = self.state.table.find(base).is_some_and(|a| {
-            matches!(
-                a.kind,
-                MemoryKind::Device
-                    | MemoryKind::PinnedHost
-                    | MemoryKind::Managed
-                    | MemoryKind::Array
-            )
-        });
+        // memory (kernarg segments, hostcall buffers) is released at once. A memory pool's
+        // parked block is user memory too.
+        let table = &self.state.table;
+        let quarantine = table
+            .find(base)
+            .or_else(|| table.parked(base))
+            .is_some_and(|a| {
+                matches!(
+                    a.kind,
+                    MemoryKind::Device
+                        | MemoryKind::PinnedHost
+                        | MemoryKind::Managed
+                        | MemoryKind::Array
+                )
+            });
         self.state.memory.free(&self.state.table, base, quarantine)
     }
 
