@@ -38,6 +38,12 @@ pub enum MemoryKind {
     Hostcall,
     /// The heap of device `malloc`.
     Heap,
+    /// Physical memory mapped at a reserved address (`hipMemMap`), entered by
+    /// `hipMemSetAccess` with the access it gave this device.
+    Mapped,
+    /// Device memory of another process (or of this one), opened from an IPC handle
+    /// (`hipIpcOpenMemHandle`).
+    Imported,
 }
 
 impl fmt::Display for MemoryKind {
@@ -52,6 +58,8 @@ impl fmt::Display for MemoryKind {
             MemoryKind::Queue => "queue",
             MemoryKind::Hostcall => "hostcall buffer",
             MemoryKind::Heap => "device heap",
+            MemoryKind::Mapped => "mapped device memory",
+            MemoryKind::Imported => "device memory opened from an IPC handle",
         })
     }
 }
