@@ -136,6 +136,8 @@ pub struct Runtime {
     tools: Arc<Tools>,
     /// Flags, sync-memops and managed-memory hints recorded per allocation.
     pub(crate) attributes: Arc<super::attributes::AllocationAttributes>,
+    /// Virtual memory management: allocation handles, reservations, mappings.
+    pub(crate) vmm: super::vmm::VmmState,
 }
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
@@ -222,6 +224,7 @@ impl Runtime {
             stats: Arc::new(Stats::default()),
             tools,
             attributes: Arc::default(),
+            vmm: super::vmm::VmmState::default(),
         }
     }
 
