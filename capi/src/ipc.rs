@@ -45,8 +45,17 @@ fn lazy_enable_peer_access_ok(flags: c_uint) -> bool {
     }
 }
 
-/// A failure to reach memory through a handle, as clr reports it.
+/// A failure to reach memory through a handle, as clr reports it (a backend that cannot
+/// share memory at all says so instead).
 fn invalid_device_pointer(e: RuntimeError) -> Failure {
+    if let RuntimeError::Device { error, .. } = &e {
+        if matches!(
+            **error,
+            rocload_lib::device::DeviceError::Unsupported { .. }
+        ) {
+            return e.into();
+        }
+    }
     Failure {
         code: hipErrorInvalidDevicePointer,
         message: e.to_string(),
