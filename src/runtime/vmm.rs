@@ -16,11 +16,13 @@
 //!   waits) and takes every device's access away first;
 //! - `hipMemAddressFree` takes a reservation's base and size and refuses while it has mappings.
 //!
-//! What differs from clr 5.2.3, on purpose: clr refuses a non-zero offset in `hipMemMap`
-//! (ROCr and CUDA take granule-aligned offsets, as here); clr's `hipMemAddressFree` returned
-//! success when ROCr refused (here the refusal is reported); clr's `hipMemRetainAllocationHandle`
-//! did not count a reference (later versions and CUDA do, as here). IPC memory handles name a
-//! whole device allocation and the pointer's offset in it, as clr's since 5.3.
+//! What differs from clr 5.x's `hip_vm.cpp`, on purpose: it refuses a non-zero offset in
+//! `hipMemMap` (ROCr and CUDA take granule-aligned offsets, as here); its `hipMemAddressFree`
+//! returned success when ROCr refused (here the refusal is reported); its
+//! `hipMemRetainAllocationHandle` counts no reference (CUDA's does, and a retained handle is to
+//! be released, as here: a program that never releases it keeps the memory until exit, never
+//! loses it early). IPC memory handles name a whole device allocation and the pointer's offset
+//! in it, as clr's since 5.3.
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::fd::{BorrowedFd, OwnedFd};
