@@ -316,6 +316,32 @@ fn stream_memory_operations() {
     check("stream_values");
 }
 
+/// Two software agents as two GPUs of one node: kernels and memory on each, peer copies,
+/// memory allocated under one device used and freed under the other, links, and both
+/// multi-device launches (the cooperative one syncing grids across devices). Not through
+/// libhsa_soft.so: link information is not read from ROCr.
+#[test]
+fn several_devices_and_multi_device_launches() {
+    let Some(dir) = programs() else { return };
+    let env = [("ROCLOAD_SOFT_ISA", "gfx1030,gfx1030".to_owned())];
+    for opt in ["O0", "O2", "O3"] {
+        let (ok, stdout, stderr) = run(&dir.join(format!("multi_device.{opt}")), &env);
+        let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(
+            ok && failures.is_empty() && stdout.contains("PASS"),
+            "multi_device.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+}
+
+/// Eight threads for six seconds: correct kernels checked against the host, faulting
+/// kernels, module load/launch/unload, fat-binary registration/launch/unregistration and
+/// device resets; no crash, no unexpected status, the resident set bounded.
+#[test]
+fn soak_of_eight_threads() {
+    check("soak");
+}
+
 #[test]
 fn the_per_thread_default_stream() {
     check("per_thread");

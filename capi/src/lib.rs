@@ -133,6 +133,7 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         | RuntimeError::HostMemory { .. }
         | RuntimeError::NotDeviceMemory { .. }
         | RuntimeError::InvalidRange { .. }
+        | RuntimeError::MultiDevice { .. }
         | RuntimeError::StreamDeviceGone { .. }
         | RuntimeError::EventWithoutTiming
         | RuntimeError::EventNotRecorded

@@ -475,13 +475,16 @@ pub(crate) fn check_kind(kind: c_int) -> Result<(), Failure> {
     }
 }
 
-/// The stream a synchronous copy runs on: the null stream of the device holding one of its
-/// device-side ranges, else of the current device.
+/// The stream a synchronous copy runs on: the null stream of the device whose own memory
+/// (`hipMalloc`) one of its ranges is, else of the current device (pinned, registered and
+/// managed memory is every device's, so the copy is ordered after the current device's work,
+/// as clr orders it on the current device's null stream).
 fn sync_stream(addresses: &[u64]) -> Result<Stream, Failure> {
     let rt = runtime();
     let device = addresses
         .iter()
-        .find_map(|&a| rt.pointer_info(a))
+        .filter_map(|&a| rt.pointer_info(a))
+        .find(|i| i.allocation.kind == MemoryKind::Device)
         .map_or_else(current_device, |i| i.device as i64);
     Ok(rt.device(device)?.null_stream()?)
 }

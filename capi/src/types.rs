@@ -278,6 +278,28 @@ pub struct dim3 {
     pub z: u32,
 }
 
+/// `hipLaunchParams`: one launch of a multi-device launch (56 bytes in every HIP release).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipLaunchParams {
+    /// The host function of the kernel.
+    pub func: *mut c_void,
+    /// Grid, in work-groups.
+    pub gridDim: dim3,
+    /// Work-group size.
+    pub blockDim: dim3,
+    /// One pointer per argument.
+    pub args: *mut *mut c_void,
+    /// Dynamic shared memory in bytes.
+    pub sharedMem: usize,
+    /// The stream, of the device this launch runs on.
+    pub stream: hipStream_t,
+}
+const _: () = assert!(std::mem::size_of::<hipLaunchParams>() == 56);
+const _: () = assert!(std::mem::offset_of!(hipLaunchParams, blockDim) == 20);
+const _: () = assert!(std::mem::offset_of!(hipLaunchParams, args) == 32);
+const _: () = assert!(std::mem::offset_of!(hipLaunchParams, stream) == 48);
+
 /// `hipStream_t` (opaque).
 pub type hipStream_t = *mut c_void;
 /// `hipModule_t` (opaque: the address of a runtime module).

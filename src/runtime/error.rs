@@ -230,6 +230,13 @@ pub enum RuntimeError {
         /// What bounds them.
         reason: String,
     },
+    /// A multi-device launch that cannot be made as asked (no launches, too many, two on one
+    /// device).
+    #[error("multi-device launch: {reason}")]
+    MultiDevice {
+        /// What is wrong.
+        reason: String,
+    },
     /// A wait that ran out of time.
     #[error("{what}: not complete after {waited:?}")]
     Timeout {

@@ -61,21 +61,30 @@ impl Runtime {
                         )
                     })?;
             }
+            self.shared_owners
+                .lock()
+                .insert(allocation.base, ctx.index());
         }
         Ok(allocation.base)
     }
 
-    /// The allocation holding `address`, on whichever device knows it (its allocator first).
+    /// The allocation holding `address`, on whichever device knows it: for pinned and managed
+    /// memory, which every device's table records, the device that allocated it.
     pub fn pointer_info(&self, address: u64) -> Option<PointerInfo> {
-        let mut found = None;
+        let mut found: Option<PointerInfo> = None;
         for ctx in self.contexts() {
             if let Some(a) = ctx.device().allocations().find(address) {
-                let owner = PointerInfo {
+                let owner = self.shared_owners.lock().get(&a.base).copied();
+                if owner.is_none_or(|o| o == ctx.index()) {
+                    return Some(PointerInfo {
+                        device: ctx.index(),
+                        allocation: a,
+                    });
+                }
+                found.get_or_insert(PointerInfo {
                     device: ctx.index(),
                     allocation: a,
-                };
-                // Shared memory is recorded everywhere; report the first device.
-                found.get_or_insert(owner);
+                });
             }
         }
         found
@@ -131,8 +140,11 @@ impl Runtime {
         let ctx = self.device(info.device as i64)?;
         ctx.device()
             .free(address)
-            .map(|_| ())
-            .map_err(|e| ctx.error("freeing", e))
+            .map_err(|e| ctx.error("freeing", e))?;
+        if shared {
+            self.shared_owners.lock().remove(&address);
+        }
+        Ok(())
     }
 
     /// Records the caller's host memory with every device, so kernels may use it

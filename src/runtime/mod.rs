@@ -37,6 +37,7 @@ mod launch;
 mod memops;
 mod memory;
 mod module;
+mod multi_device;
 pub mod occupancy;
 mod options;
 mod printf;
@@ -58,6 +59,7 @@ pub use launch::{
 pub use memops::WaitCondition;
 pub use memory::PointerInfo;
 pub use module::{FatBinaryHandle, Module};
+pub use multi_device::{DeviceLaunch, MultiDeviceOrder, MAX_DEVICES};
 pub use options::{Loading, RuntimeOptions};
 pub use registry::{agents_from_env, Runtime};
 pub use stats::{Stats, StatsSnapshot};

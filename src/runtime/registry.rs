@@ -138,6 +138,9 @@ pub struct Runtime {
     pub(crate) attributes: Arc<super::attributes::AllocationAttributes>,
     /// Virtual memory management: allocation handles, reservations, mappings.
     pub(crate) vmm: super::vmm::VmmState,
+    /// Which device allocated each live pinned or managed allocation (every device's table
+    /// records them; only the allocator can free them).
+    pub(crate) shared_owners: parking_lot::Mutex<std::collections::HashMap<u64, usize>>,
 }
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
@@ -225,6 +228,7 @@ impl Runtime {
             tools,
             attributes: Arc::default(),
             vmm: super::vmm::VmmState::default(),
+            shared_owners: Default::default(),
         }
     }
 
@@ -329,34 +333,46 @@ impl Runtime {
                 .device(kernel.loaded().device() as i64)?
                 .null_stream()?,
         };
-        let ctx = stream.context()?;
-        let block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
-        // Saturated: (2^32 - 1)^3 work-groups overflow a u64, and are too many anyway.
-        let blocks: u64 = (0..3)
-            .map(|d| u64::from(config.grid[d]) + u64::from(config.partial[d] != 0))
-            .fold(1, u64::saturating_mul);
-        let (per_cu, limit) = occupancy::blocks_per_cu(
-            kernel.info(),
-            u32::try_from(block).unwrap_or(u32::MAX),
-            u64::from(config.dynamic_lds),
-        );
-        let most = u64::from(per_cu) * u64::from(ctx.device().compute_units());
-        if blocks > most {
-            return Err(RuntimeError::CooperativeLaunchTooLarge {
-                kernel: kernel.info().name.clone(),
-                blocks,
-                most,
-                reason: format!("{per_cu} work-groups per compute unit ({limit:?} bound)"),
-            });
-        }
-        launch::launch_with(&stream, kernel, config, args, true)
+        check_cooperative_fit(&stream, kernel, config)?;
+        launch::launch_with(&stream, kernel, config, args, launch::Cooperation::Grid)
     }
 
     /// Every device context (`None` where the backend cannot run kernels).
     pub fn devices(&self) -> &[Option<Arc<DeviceContext>>] {
         self.discovered().map_or(&[], |a| a.contexts.as_slice())
     }
+}
 
+/// Refuses a cooperative grid that cannot be resident on its device at once.
+pub(super) fn check_cooperative_fit(
+    stream: &Stream,
+    kernel: &KernelRef,
+    config: &LaunchConfig,
+) -> RuntimeResult<()> {
+    let ctx = stream.context()?;
+    let block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
+    // Saturated: (2^32 - 1)^3 work-groups overflow a u64, and are too many anyway.
+    let blocks: u64 = (0..3)
+        .map(|d| u64::from(config.grid[d]) + u64::from(config.partial[d] != 0))
+        .fold(1, u64::saturating_mul);
+    let (per_cu, limit) = occupancy::blocks_per_cu(
+        kernel.info(),
+        u32::try_from(block).unwrap_or(u32::MAX),
+        u64::from(config.dynamic_lds),
+    );
+    let most = u64::from(per_cu) * u64::from(ctx.device().compute_units());
+    if blocks > most {
+        return Err(RuntimeError::CooperativeLaunchTooLarge {
+            kernel: kernel.info().name.clone(),
+            blocks,
+            most,
+            reason: format!("{per_cu} work-groups per compute unit ({limit:?} bound)"),
+        });
+    }
+    Ok(())
+}
+
+impl Runtime {
     /// The agents, in device order.
     pub fn agents(&self) -> &[Arc<dyn Agent>] {
         self.agent_list().unwrap_or(&[])

@@ -587,11 +587,35 @@ impl Event {
                 }),
             );
         }
-        let signal = self.0.state.lock().signal.clone();
-        match signal {
-            Some(s) => stream.wait_for(&s),
-            None => Ok(()),
+        let (signal, device) = {
+            let state = self.0.state.lock();
+            (state.signal.clone(), state.device.clone())
+        };
+        let Some(signal) = signal else {
+            return Ok(());
+        };
+        let ctx = stream.context()?;
+        if device.upgrade().is_some_and(|d| Arc::ptr_eq(&d, &ctx)) {
+            return stream.wait_for(&signal);
         }
+        // Another device's signal: its handle names a signal of that device's backend, which
+        // this device's queue may not know (a barrier there would wait on whatever signal has
+        // that number in its own table, or on none). The host waits for it in stream order.
+        tracing::debug!(
+            stream = stream.id(),
+            "waiting for another device's event on the host"
+        );
+        stream.host_work(
+            "waiting for another device's event",
+            Box::new(move || {
+                let (_, done) = signal.signal.wait(Condition::Lt, 1, Some(SYNC_TIMEOUT));
+                if done {
+                    Ok(())
+                } else {
+                    Err(DeviceError::Timeout(SYNC_TIMEOUT))
+                }
+            }),
+        )
     }
 
     /// Milliseconds from `start` to `self` (`hipEventElapsedTime`).

@@ -257,10 +257,15 @@ impl HsaQueue {
     ) -> Result<(), DeviceError> {
         let i = &self.inner;
         let _producer = i.producer.lock();
-        if let Some(reason) = i.failed() {
-            return Err(DeviceError::Queue(format!(
-                "the queue has failed: {reason}"
-            )));
+        // Refused with the status that failed the queue, so the caller reports what happened
+        // (a memory fault on the agent fails every queue, possibly before the faulting
+        // dispatch's completion made the device's error sticky).
+        if let (Some(reason), Some((status, _))) = (i.failed(), i.failure_status()) {
+            return Err(DeviceError::Runtime {
+                op: "submitting to a queue".into(),
+                status,
+                message: format!("the queue has failed: {reason}"),
+            });
         }
         // Every packet gets a completion signal the watcher can wait on.
         let mut completion = u64::from_le_bytes(packet[56..64].try_into().unwrap_or_default());
