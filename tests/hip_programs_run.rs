@@ -377,7 +377,8 @@ fn memory_hints_pointer_attributes_and_allocation_flags() {
 /// again) opens the parent's hipMalloc memory and interprocess event from their handles and
 /// imports its exported VMM allocation, and the parent, waiting on the event alone, sees the
 /// child's kernel's writes; after hipMemUnmap a kernel reading the old address faults, reported
-/// on stderr with the unmapped range, and the program goes on. Through the software HSA library
+/// on stderr with the unmapped range, and the program goes on. With two software agents, a
+/// mapping accessible to device 1 alone is filled by a kernel there. Through the software HSA library
 /// (ROCr 5.2.3's API, which has no virtual memory and shares no memory here), the calls must
 /// say they are not supported.
 #[test]
@@ -401,6 +402,13 @@ fn vmm_and_ipc_between_two_processes() {
             "vmm_ipc.{opt}: the fault after hipMemUnmap was not reported with the mapping\nstderr:\n{stderr}"
         );
     }
+    // Two software agents: access given to device 1 alone, a kernel there.
+    let two = [("ROCLOAD_SOFT_ISA", "gfx1030,gfx1030".to_owned())];
+    let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &two);
+    assert!(
+        ok && !stdout.contains("FAIL") && stdout.matches("PASS two devices:").count() == 3,
+        "vmm_ipc.O2 with two devices: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     let hsa = [
         ("ROCLOAD_BACKEND", "hsa".to_owned()),
         (

@@ -9,6 +9,7 @@
 //   wrote; the child also writes through the parent's exported VMM allocation;
 // - after hipMemUnmap, a kernel reading the old address faults: hipErrorIllegalAddress,
 //   sticky, reported on stderr, the host alive.
+// With two devices (ROCLOAD_SOFT_ISA=gfx1030,gfx1030), access is also given to device 1 alone.
 // With VMM_EXPECT_UNSUPPORTED=1 (the run through ROCr's API, whose 5.2.3 library has no
 // virtual memory or shareable memory here) it checks that the calls say so instead.
 #include "check.h"
@@ -79,12 +80,47 @@ static hipMemAllocationProp device_prop(bool shareable) {
   return prop;
 }
 
-static hipMemAccessDesc access(hipMemAccessFlags flags) {
+static hipMemAccessDesc access(hipMemAccessFlags flags, int device = 0) {
   hipMemAccessDesc d = {};
   d.location.type = hipMemLocationTypeDevice;
-  d.location.id = 0;
+  d.location.id = device;
   d.flags = flags;
   return d;
+}
+
+// With two devices: physical memory of device 0 mapped, access given to device 1 only; a
+// kernel on device 1 fills it, device 0 has no access, and the host reads the result.
+static void two_devices(size_t g) {
+  int count = 0;
+  HIP_CHECK(hipGetDeviceCount(&count));
+  if (count < 2) return;
+  hipMemAllocationProp prop = device_prop(false);
+  hipMemGenericAllocationHandle_t h;
+  HIP_CHECK(hipMemCreate(&h, g, &prop, 0));
+  void* va = nullptr;
+  HIP_CHECK(hipMemAddressReserve(&va, g, 0, nullptr, 0));
+  HIP_CHECK(hipMemMap(va, g, 0, h, 0));
+  hipMemAccessDesc d1 = access(hipMemAccessFlagsProtReadWrite, 1);
+  HIP_CHECK(hipMemSetAccess(va, g, &d1, 1));
+  unsigned long long flags = 9;
+  hipMemLocation l0 = {hipMemLocationTypeDevice, 0}, l1 = {hipMemLocationTypeDevice, 1};
+  HIP_CHECK(hipMemGetAccess(&flags, &l0, va));
+  report("two devices: device 0 has no access", flags == hipMemAccessFlagsProtNone);
+  HIP_CHECK(hipMemGetAccess(&flags, &l1, va));
+  report("two devices: device 1 has read-write access", flags == hipMemAccessFlagsProtReadWrite);
+  int m = (int)(g / sizeof(int));
+  HIP_CHECK(hipSetDevice(1));
+  fill<<<(m + 255) / 256, 256>>>((int*)va, m, 9);
+  HIP_CHECK(hipDeviceSynchronize());
+  std::vector<int> host(m);
+  HIP_CHECK(hipMemcpy(host.data(), va, g, hipMemcpyDeviceToHost));
+  HIP_CHECK(hipSetDevice(0));
+  bool same = true;
+  for (int i = 0; i < m; i++) same &= host[i] == i * 9 + 1;
+  report("two devices: a kernel on device 1 fills device 0's memory", same);
+  HIP_CHECK(hipMemUnmap(va, g));
+  HIP_CHECK(hipMemRelease(h));
+  HIP_CHECK(hipMemAddressFree(va, g));
 }
 
 // ------------------------------------------------------------------------------ the child
@@ -222,6 +258,8 @@ int main(int argc, char** argv) {
          hipMemAddressFree(base, 4 * size) == hipErrorInvalidValue);
   report("a part of a mapping is not unmapped", hipMemUnmap(a, g) == hipErrorInvalidValue);
   report("hipFree of mapped memory is refused", hipFree(a) == hipErrorInvalidValue);
+
+  two_devices(g);
 
   // Exported for the child, which inherits the descriptor (close-on-exec cleared).
   int vmm_fd = -1;
