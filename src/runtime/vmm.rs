@@ -281,8 +281,8 @@ impl Runtime {
     /// `hipMemCreate`: `size` bytes of physical memory on `props.device`; returns its handle.
     ///
     /// # Errors
-    /// [`RuntimeError::Vmm`] for a size that is 0 or not a multiple of the granularity; the
-    /// backend's errors (out of memory).
+    /// [`RuntimeError::Vmm`] for a size that is 0 or not a multiple of the granularity; out of
+    /// memory for more than the device has, and the backend's errors.
     pub fn vmm_create(&self, size: u64, props: AllocationProps) -> RuntimeResult<u64> {
         let vm = self.virtual_memory(props.device)?;
         let g = vm.granularity();
@@ -293,6 +293,17 @@ impl Runtime {
             ));
         }
         let ctx = self.device(props.device as i64)?;
+        // As clr's check against the device's largest allocation: no more than it has.
+        let total = ctx.device().properties().total_memory;
+        if size > total {
+            return Err(ctx.error(
+                "creating physical memory",
+                crate::device::DeviceError::OutOfMemory {
+                    size,
+                    kind: MemoryKind::Mapped,
+                },
+            ));
+        }
         let physical = vm
             .create(size)
             .map_err(|e| ctx.error("creating physical memory", e))?;
@@ -670,6 +681,11 @@ mod tests {
         let base = rt.vmm_reserve(0, 4 * g, 0, 0).unwrap();
         let h = rt.vmm_create(2 * g, props(0)).unwrap();
         assert!(is_vmm(rt.vmm_create(g + 1, props(0))));
+        assert!(matches!(
+            rt.vmm_create(1 << 44, props(0)),
+            Err(RuntimeError::Device { ref error, .. })
+                if matches!(**error, crate::device::DeviceError::OutOfMemory { .. })
+        ));
         assert!(is_vmm(rt.vmm_reserve(0, g / 2, 0, 0)));
         assert!(
             is_vmm(rt.vmm_reserve(0, g, 3 * g, 0)),
