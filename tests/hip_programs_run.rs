@@ -409,3 +409,55 @@ fn the_per_thread_default_stream() {
 fn memory_hints_pointer_attributes_and_allocation_flags() {
     check("memory_attributes");
 }
+
+/// Virtual memory management and IPC: one allocation mapped at two addresses and read-only at
+/// a third, kernels over them checked against the host; a child process (the program run
+/// again) opens the parent's hipMalloc memory and interprocess event from their handles and
+/// imports its exported VMM allocation, and the parent, waiting on the event alone, sees the
+/// child's kernel's writes; after hipMemUnmap a kernel reading the old address faults, reported
+/// on stderr with the unmapped range, and the program goes on. With two software agents, a
+/// mapping accessible to device 1 alone is filled by a kernel there. Through the software HSA library
+/// (ROCr 5.2.3's API, which has no virtual memory and shares no memory here), the calls must
+/// say they are not supported.
+#[test]
+fn vmm_and_ipc_between_two_processes() {
+    let Some(dir) = programs() else { return };
+    for opt in ["O0", "O2", "O3"] {
+        let (ok, stdout, stderr) = run(&dir.join(format!("vmm_ipc.{opt}")), &[]);
+        let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(
+            ok && failures.is_empty() && stdout.contains("PASS the child exited cleanly"),
+            "vmm_ipc.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+        assert!(
+            stdout.contains("PASS child:"),
+            "vmm_ipc.{opt}: the child reported nothing\nstdout:\n{stdout}"
+        );
+        assert!(
+            stderr.contains("Memory access fault by GPU")
+                && stderr.contains("use after free of allocation")
+                && stderr.contains("mapped device memory"),
+            "vmm_ipc.{opt}: the fault after hipMemUnmap was not reported with the mapping\nstderr:\n{stderr}"
+        );
+    }
+    // Two software agents: access given to device 1 alone, a kernel there.
+    let two = [("ROCLOAD_SOFT_ISA", "gfx1030,gfx1030".to_owned())];
+    let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &two);
+    assert!(
+        ok && !stdout.contains("FAIL") && stdout.matches("PASS two devices:").count() == 3,
+        "vmm_ipc.O2 with two devices: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let hsa = [
+        ("ROCLOAD_BACKEND", "hsa".to_owned()),
+        (
+            "ROCLOAD_HSA_LIBRARY",
+            common::built("libhsa_soft.so").display().to_string(),
+        ),
+        ("VMM_EXPECT_UNSUPPORTED", "1".to_owned()),
+    ];
+    let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &hsa);
+    assert!(
+        ok && !stdout.contains("FAIL") && stdout.matches("PASS").count() == 3,
+        "vmm_ipc.O2 through the software HSA library: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}

@@ -153,6 +153,12 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::NotReady => hipErrorNotReady,
         RuntimeError::NotSupported { .. } => hipErrorNotSupported,
         RuntimeError::Pool(e) => pool_code(e),
+        RuntimeError::Vmm { .. } => hipErrorInvalidValue,
+        // clr: an IPC event handle opened in its own process, an event without
+        // hipEventInterprocess asked for one.
+        RuntimeError::IpcSameProcess { .. } => hipErrorInvalidContext,
+        RuntimeError::NotInterprocess => hipErrorInvalidConfiguration,
+        RuntimeError::RecorderGone { .. } => hipErrorLaunchFailure,
         _ => hipErrorUnknown,
     }
 }
@@ -178,6 +184,8 @@ fn device_code(e: &DeviceError) -> hipError_t {
         | DeviceError::Access(_) => hipErrorInvalidValue,
         DeviceError::Unsupported { .. } => hipErrorNotSupported,
         DeviceError::Timeout(_) => hipErrorLaunchTimeOut,
+        DeviceError::Shared(e) if e.is_exhaustion() => hipErrorOutOfMemory,
+        DeviceError::Shared(_) | DeviceError::Vmm { .. } => hipErrorInvalidValue,
         DeviceError::Runtime { status, .. } => hip_error_for_status(*status),
         _ => hipErrorUnknown,
     }
@@ -396,6 +404,7 @@ mod array;
 mod device;
 mod hiprtc;
 mod hiprtc_link;
+mod ipc;
 mod launch;
 mod managed;
 mod memory;
@@ -407,6 +416,7 @@ mod register;
 mod rocload_api;
 mod stream;
 mod symbol;
+mod vmm;
 
 // ------------------------------------------------------------------------------ errors
 

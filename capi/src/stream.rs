@@ -13,12 +13,14 @@ use crate::*;
 /// Streams created through `hipStreamCreate*`: handle -> stream.
 static STREAMS: HandleTable<Stream> = HandleTable::new(kind::STREAM);
 /// Events created through `hipEventCreate*`: handle -> event.
-static EVENTS: HandleTable<Event> = HandleTable::new(kind::EVENT);
+pub(crate) static EVENTS: HandleTable<Event> = HandleTable::new(kind::EVENT);
 
 /// `hipStreamNonBlocking`.
 const STREAM_NON_BLOCKING: c_uint = 1;
 /// `hipEventDisableTiming`.
 const EVENT_DISABLE_TIMING: c_uint = 2;
+/// `hipEventInterprocess`.
+const EVENT_INTERPROCESS: c_uint = 4;
 /// Every flag of `hipEventCreateWithFlags` (default, blocking sync, disable timing,
 /// interprocess, release-to-device, release-to-system).
 const EVENT_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x4000_0000 | 0x8000_0000;
@@ -47,7 +49,7 @@ pub(crate) fn current_context() -> Result<Arc<DeviceContext>, Failure> {
     Ok(runtime().device(current_device())?.clone())
 }
 
-fn event_of(event: hipEvent_t) -> Result<Event, Failure> {
+pub(crate) fn event_of(event: hipEvent_t) -> Result<Event, Failure> {
     EVENTS.get(event as u64).ok_or_else(|| {
         RuntimeError::InvalidHandle {
             what: "event",
@@ -478,7 +480,13 @@ fn create_event(event: *mut hipEvent_t, flags: c_uint) -> Result<(), Failure> {
             format!("unknown event flags {flags:#x}"),
         ));
     }
-    let e = Event::new(flags & EVENT_DISABLE_TIMING == 0);
+    // An interprocess event keeps its state in memory other processes map; it has no timing
+    // (clr accepts hipEventInterprocess without hipEventDisableTiming; CUDA asks for both).
+    let e = if flags & EVENT_INTERPROCESS != 0 {
+        Event::new_interprocess()?
+    } else {
+        Event::new(flags & EVENT_DISABLE_TIMING == 0)
+    };
     let handle = EVENTS
         .insert(e)
         .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 events are live"))?;

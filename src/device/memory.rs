@@ -44,6 +44,12 @@ pub enum MemoryKind {
     /// The storage of a HIP array (`hipMallocArray`, `hipArrayCreate`, mipmapped arrays):
     /// device memory the runtime lays out (`runtime::array`), freed only as an array.
     Array,
+    /// Physical memory mapped at a reserved address (`hipMemMap`), entered by
+    /// `hipMemSetAccess` with the access it gave this device.
+    Mapped,
+    /// Device memory of another process (or of this one), opened from an IPC handle
+    /// (`hipIpcOpenMemHandle`).
+    Imported,
 }
 
 impl fmt::Display for MemoryKind {
@@ -59,6 +65,8 @@ impl fmt::Display for MemoryKind {
             MemoryKind::Hostcall => "hostcall buffer",
             MemoryKind::Heap => "device heap",
             MemoryKind::Array => "array storage",
+            MemoryKind::Mapped => "mapped device memory",
+            MemoryKind::Imported => "device memory opened from an IPC handle",
         })
     }
 }

@@ -274,6 +274,36 @@ pub enum RuntimeError {
         /// Why it is refused.
         reason: String,
     },
+    /// A virtual-memory or IPC call HIP refuses with these arguments or in this state (an
+    /// unknown or released allocation handle, a range that is not whole mappings, a
+    /// reservation that still has mappings).
+    #[error("{what}: {reason}")]
+    Vmm {
+        /// The operation.
+        what: &'static str,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// An IPC event handle opened in the process that made it (`hipErrorInvalidContext`, as
+    /// clr returns).
+    #[error("an IPC event handle cannot be opened in the process that made it (pid {pid})")]
+    IpcSameProcess {
+        /// This process.
+        pid: u32,
+    },
+    /// An IPC handle asked of an event created without `hipEventInterprocess`
+    /// (`hipErrorInvalidConfiguration`, as clr returns).
+    #[error("the event was not created with hipEventInterprocess")]
+    NotInterprocess,
+    /// An interprocess event whose last record will never complete: the process that recorded
+    /// it exited before its stream reached the record.
+    #[error(
+        "the event's last record will never complete: process {pid}, which recorded it, exited"
+    )]
+    RecorderGone {
+        /// The process that recorded it.
+        pid: u32,
+    },
     /// Work that has not completed yet (`hipErrorNotReady`).
     #[error("not ready")]
     NotReady,

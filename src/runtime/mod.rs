@@ -33,6 +33,7 @@ mod device;
 mod error;
 pub mod fat_binary;
 pub mod hostcall;
+mod ipc_event;
 mod kernel;
 mod launch;
 mod memops;
@@ -47,6 +48,7 @@ mod registry;
 mod stats;
 pub mod stream;
 pub mod tools;
+mod vmm;
 
 pub use array::{
     Array, ArrayDescriptor, ArrayFlags, ArrayFormat, ArrayShape, ArrayView, CopyEnd, Extent, Level,
@@ -71,3 +73,4 @@ pub use registry::{agents_from_env, Runtime};
 pub use stats::{Stats, StatsSnapshot};
 pub use stream::{Event, Stream, StreamKind};
 pub use tools::{CodeObjectEvent, DispatchEvent, Tool, ToolId, ToolSymbol, Tools};
+pub use vmm::{AllocationProps, HANDLE_TYPE_POSIX_FD};

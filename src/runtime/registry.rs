@@ -136,6 +136,8 @@ pub struct Runtime {
     tools: Arc<Tools>,
     /// Flags, sync-memops and managed-memory hints recorded per allocation.
     pub(crate) attributes: Arc<super::attributes::AllocationAttributes>,
+    /// Virtual memory management: allocation handles, reservations, mappings.
+    pub(crate) vmm: super::vmm::VmmState,
     /// Which device allocated each live pinned or managed allocation (every device's table
     /// records them; only the allocator can free them).
     pub(crate) shared_owners: parking_lot::Mutex<std::collections::HashMap<u64, usize>>,
@@ -225,6 +227,7 @@ impl Runtime {
             stats: Arc::new(Stats::default()),
             tools,
             attributes: Arc::default(),
+            vmm: super::vmm::VmmState::default(),
             shared_owners: Default::default(),
         }
     }

@@ -456,6 +456,9 @@ pub struct Event(Arc<EventInner>);
 struct EventInner {
     timing: bool,
     state: Mutex<EventState>,
+    /// The shared state of an interprocess event (`hipEventInterprocess`), which records
+    /// made in other processes complete too.
+    ipc: Option<Arc<super::ipc_event::IpcEvent>>,
 }
 
 #[derive(Debug, Default)]
@@ -480,7 +483,48 @@ impl Event {
         Event(Arc::new(EventInner {
             timing,
             state: Mutex::new(EventState::default()),
+            ipc: None,
         }))
+    }
+
+    /// A new interprocess event (`hipEventInterprocess`): its state lives in memory another
+    /// process can map ([`ipc_handle`](Self::ipc_handle)); it has no timing.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Vmm`] when the shared memory cannot be made.
+    pub fn new_interprocess() -> RuntimeResult<Event> {
+        Ok(Event::with_ipc(super::ipc_event::IpcEvent::create()?))
+    }
+
+    /// The interprocess event another process made, named by `handle`
+    /// (`hipIpcOpenEventHandle`): it behaves as an event of this process created with
+    /// `hipEventDisableTiming | hipEventInterprocess`.
+    ///
+    /// # Errors
+    /// [`RuntimeError::IpcSameProcess`] for a handle this process made; [`RuntimeError::Vmm`]
+    /// for a malformed handle or one naming no event.
+    pub fn open_interprocess(handle: &crate::device::vmm::IpcHandle) -> RuntimeResult<Event> {
+        Ok(Event::with_ipc(super::ipc_event::IpcEvent::open(handle)?))
+    }
+
+    fn with_ipc(ipc: super::ipc_event::IpcEvent) -> Event {
+        Event(Arc::new(EventInner {
+            timing: false,
+            state: Mutex::new(EventState::default()),
+            ipc: Some(Arc::new(ipc)),
+        }))
+    }
+
+    /// The handle another process opens (`hipIpcGetEventHandle`).
+    ///
+    /// # Errors
+    /// [`RuntimeError::NotInterprocess`] for an event created without `hipEventInterprocess`.
+    pub fn ipc_handle(&self) -> RuntimeResult<crate::device::vmm::IpcHandle> {
+        self.0
+            .ipc
+            .as_ref()
+            .map(|i| i.handle())
+            .ok_or(RuntimeError::NotInterprocess)
     }
 
     /// Records the event at the current end of `stream` (`hipEventRecord`).
@@ -495,7 +539,14 @@ impl Event {
         let failure = FailureSlot::default();
         let (seen, own) = (failure.clone(), failure.clone());
         let stream_failure = stream.0.failure.clone();
-        stream.host_work_then(
+        // An interprocess record completes in the shared page when the step is over, run or
+        // failed (another process waiting for it must not wait for ever).
+        let shared = match &self.0.ipc {
+            Some(ipc) => Some((ipc.clone(), ipc.begin_record()?)),
+            None => None,
+        };
+        let shared_done = shared.clone();
+        let submitted = stream.host_work_then(
             "recording an event",
             Box::new(move || {
                 *stamp.lock() = Some(Instant::now());
@@ -506,8 +557,15 @@ impl Event {
                 if let Completion::Failed(e) = c {
                     own.lock().get_or_insert_with(|| e.clone());
                 }
+                if let Some((ipc, seq)) = shared_done {
+                    ipc.complete(seq);
+                }
             }),
-        )?;
+        );
+        if let (Err(_), Some((ipc, seq))) = (&submitted, &shared) {
+            ipc.complete(*seq);
+        }
+        submitted?;
         let ctx = stream.context()?;
         // Read before the signal, so the event never claims more order than its signal waits for.
         let order = stream.order();
@@ -551,6 +609,9 @@ impl Event {
     /// Whether the event was recorded and reached (`hipEventQuery`); an event never recorded
     /// counts as reached, as in HIP.
     pub fn is_complete(&self) -> bool {
+        if let Some(ipc) = &self.0.ipc {
+            return ipc.is_done(ipc.latest());
+        }
         self.0
             .state
             .lock()
@@ -565,6 +626,9 @@ impl Event {
     /// [`RuntimeError::Timeout`]; [`RuntimeError::KernelFailed`] after a kernel failed on the
     /// event's device (work before the event did not all happen).
     pub fn synchronize(&self) -> RuntimeResult<()> {
+        if let Some(ipc) = &self.0.ipc {
+            ipc.wait_for(ipc.latest(), SYNC_TIMEOUT)?;
+        }
         let signal = self.0.state.lock().signal.clone();
         if let Some(s) = signal {
             let start = Instant::now();
@@ -584,6 +648,22 @@ impl Event {
     /// # Errors
     /// The stream's submission errors.
     pub fn make_wait(&self, stream: &Stream) -> RuntimeResult<()> {
+        if let Some(ipc) = &self.0.ipc {
+            // Records of other processes are in no stream of this one: the stream waits on
+            // the host, in its order, for the latest record there is now.
+            let seq = ipc.latest();
+            if ipc.is_done(seq) {
+                return Ok(());
+            }
+            let ipc = ipc.clone();
+            return stream.host_work(
+                "waiting for an interprocess event",
+                Box::new(move || {
+                    ipc.wait_for(seq, SYNC_TIMEOUT)
+                        .map_err(super::ipc_event::as_device_error)
+                }),
+            );
+        }
         let (signal, device, order) = {
             let state = self.0.state.lock();
             (

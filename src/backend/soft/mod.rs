@@ -14,6 +14,8 @@ pub mod emu;
 pub mod exec;
 mod memory;
 pub mod queue;
+mod slab;
+pub mod vmm;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -58,6 +60,8 @@ pub(crate) struct State {
     /// The kernel descriptors of every loaded code object, copied when it was loaded: a
     /// dispatch runs only a kernel the loader loaded, as it was loaded.
     pub(crate) descriptors: RwLock<HashMap<u64, [u8; 64]>>,
+    /// Memory this agent opened from IPC handles.
+    pub(crate) ipc: Mutex<vmm::IpcOpened>,
 }
 
 /// What the software agent reports about itself: the host's clock, caches and memory (its
@@ -232,6 +236,7 @@ impl SoftAgent {
                 properties: soft_properties(),
                 processor: isa.processor().name,
                 descriptors: RwLock::new(HashMap::new()),
+                ipc: Mutex::new(vmm::IpcOpened::default()),
             }),
         }
     }
@@ -460,6 +465,25 @@ impl Device for SoftAgent {
     ) -> Result<(), DeviceError> {
         self.state.hostcall.add(event_id, handler);
         Ok(())
+    }
+
+    fn virtual_memory(&self) -> Result<Arc<dyn crate::device::vmm::VirtualMemory>, DeviceError> {
+        Ok(Arc::new(vmm::SoftVirtualMemory::new(
+            vmm::SoftAddressSpace::global(),
+            self.clone(),
+        )))
+    }
+
+    fn ipc_export(&self, address: u64) -> Result<crate::device::vmm::IpcHandle, DeviceError> {
+        self.soft_ipc_export(address)
+    }
+
+    fn ipc_open(&self, handle: &crate::device::vmm::IpcHandle) -> Result<u64, DeviceError> {
+        self.soft_ipc_open(handle)
+    }
+
+    fn ipc_close(&self, address: u64) -> Result<(), DeviceError> {
+        self.soft_ipc_close(address)
     }
 
     fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
