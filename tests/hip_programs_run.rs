@@ -14,9 +14,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Longest a program may run (the -O0 builds are the slow ones).
 const TIMEOUT: Duration = Duration::from_secs(600);
@@ -68,28 +68,15 @@ fn run(program: &Path, env: &[(&str, String)]) -> (bool, String, String) {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            panic!("{} ran longer than {TIMEOUT:?}", program.display());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = common::run_with_deadline(&mut cmd, TIMEOUT);
+    assert!(
+        !out.timed_out,
+        "{} ran longer than {TIMEOUT:?}\nstdout:\n{}\nstderr:\n{}",
+        program.display(),
+        out.stdout,
+        out.stderr
+    );
+    (out.success, out.stdout, out.stderr)
 }
 
 /// Runs `name` at every optimisation level and checks its own verdicts.
