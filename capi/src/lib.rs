@@ -378,6 +378,7 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
 }
 
 mod device;
+mod gl_interop;
 mod hiprtc;
 mod hiprtc_link;
 mod launch;
