@@ -402,6 +402,7 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
 
 mod array;
 mod device;
+mod gl_interop;
 mod hiprtc;
 mod hiprtc_link;
 mod ipc;

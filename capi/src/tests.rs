@@ -16,7 +16,8 @@ use super::array::{hipMemset2D, hipMemset2DAsync};
 use super::types::*;
 use super::*;
 use super::{
-    device::*, launch::*, memory::*, module::*, register::*, rocload_api::*, stream::*, symbol::*,
+    device::*, gl_interop::*, launch::*, memory::*, module::*, register::*, rocload_api::*,
+    stream::*, symbol::*,
 };
 use rocload_lib::code_object::CodeObject;
 
@@ -59,7 +60,8 @@ fn hip(name: &str) -> i32 {
             "hipErrorNotFound" => hipErrorNotFound,
             "hipErrorMissingConfiguration" => hipErrorMissingConfiguration,
             "hipErrorInvalidDevice" => hipErrorInvalidDevice,
-            other => panic!("{other}"),
+            "hipErrorNoDevice" => hipErrorNoDevice,
+            other => panic!("{other}: the HIP header is needed"),
         })
 }
 
@@ -1498,5 +1500,59 @@ fn cu_masks_link_queries_and_occupancy_flags() {
             hip("hipErrorInvalidValue")
         );
         assert_eq!(hipModuleUnload(m), hipSuccess);
+    }
+}
+
+#[test]
+fn gl_interop_is_refused_with_hips_codes() {
+    unsafe {
+        let mut count = 7u32;
+        let mut devices = [0i32; 4];
+        assert_eq!(
+            hipGLGetDevices(&mut count, devices.as_mut_ptr(), 4, 1),
+            hip("hipErrorNoDevice")
+        );
+        assert_eq!(count, 0, "no device corresponds to a GL context");
+        assert_eq!(
+            hipGLGetDevices(null_mut(), devices.as_mut_ptr(), 4, 1),
+            hip("hipErrorInvalidValue")
+        );
+        let mut resource: *mut c_void = null_mut();
+        assert_eq!(
+            hipGraphicsGLRegisterBuffer(&mut resource, 1, 0),
+            hip("hipErrorInvalidGraphicsContext")
+        );
+        assert_eq!(
+            hipGraphicsGLRegisterImage(&mut resource, 1, 0x0DE1, 0),
+            hip("hipErrorInvalidGraphicsContext")
+        );
+        assert!(resource.is_null(), "nothing registered");
+        assert_eq!(
+            hipGraphicsGLRegisterBuffer(null_mut(), 1, 0),
+            hip("hipErrorInvalidValue")
+        );
+        let mut forged = [0x1234usize as *mut c_void];
+        assert_eq!(
+            hipGraphicsMapResources(1, forged.as_mut_ptr(), null_mut()),
+            hip("hipErrorInvalidHandle")
+        );
+        assert_eq!(
+            hipGraphicsUnmapResources(0, forged.as_mut_ptr(), null_mut()),
+            hip("hipErrorInvalidValue")
+        );
+        let (mut p, mut size) = (null_mut(), 0usize);
+        assert_eq!(
+            hipGraphicsResourceGetMappedPointer(&mut p, &mut size, forged[0]),
+            hip("hipErrorInvalidHandle")
+        );
+        let mut array: *mut c_void = null_mut();
+        assert_eq!(
+            hipGraphicsSubResourceGetMappedArray(&mut array, null_mut(), 0, 0),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipGraphicsUnregisterResource(forged[0]),
+            hip("hipErrorInvalidHandle")
+        );
     }
 }
