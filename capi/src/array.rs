@@ -712,7 +712,8 @@ fn create_array(
         return Err(Failure::null("array"));
     }
     let array = runtime().create_array(current_device(), descriptor, 1)?;
-    let view = ArrayView::new(array.clone(), 0).expect("an array has level 0");
+    let view = ArrayView::new(array.clone(), 0)
+        .ok_or_else(|| Failure::new(hipErrorUnknown, "a new array has no level 0"))?;
     let record = array_record(&view, driver);
     let address = match ARRAYS.insert(
         record,
