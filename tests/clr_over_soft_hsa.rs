@@ -15,7 +15,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Longest a program may run.
 const TIMEOUT: Duration = Duration::from_secs(300);
@@ -71,32 +71,15 @@ fn programs() -> Option<&'static Path> {
 /// (exit status success, stdout, stderr).
 fn with_soft_hsa(program: &Path) -> (bool, String, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh");
-    let mut child = Command::new("bash")
-        .arg(script)
-        .arg(program)
-        .env("HSA_SOFT_LIBRARY", common::built("libhsa_soft.so"))
-        .env_remove("ROCLOAD_LOG")
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run with-soft-hsa.sh");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = common::run_with_deadline(
+        Command::new("bash")
+            .arg(script)
+            .arg(program)
+            .env("HSA_SOFT_LIBRARY", common::built("libhsa_soft.so"))
+            .env_remove("ROCLOAD_LOG"),
+        TIMEOUT,
+    );
+    (out.success, out.stdout, out.stderr)
 }
 
 fn passes(name: &str) {

@@ -30,7 +30,7 @@ static DEPENDENCY_ARRAYS: Mutex<BTreeMap<u64, Box<[u64]>>> = Mutex::new(BTreeMap
 /// HIP's code for a capture error.
 pub(crate) fn capture_code(e: &CaptureError) -> hipError_t {
     match e {
-        CaptureError::Unsupported { .. } => 900,
+        CaptureError::Unsupported { .. } => crate::graph::hipErrorStreamCaptureUnsupported,
         CaptureError::Invalidated { .. } => 901,
         CaptureError::Merge { .. } => 902,
         CaptureError::Unmatched { .. } => 903,

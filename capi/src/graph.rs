@@ -239,6 +239,7 @@ const _: () = assert!(std::mem::offset_of!(hipMemcpy3DParms, kind) == 152);
 
 /// `hipErrorIllegalState`, `hipErrorGraphExecUpdateFailure` and the capture codes.
 pub(crate) const hipErrorIllegalState: hipError_t = 401;
+pub(crate) const hipErrorStreamCaptureUnsupported: hipError_t = 900;
 pub(crate) const hipErrorGraphExecUpdateFailure: hipError_t = 910;
 
 /// `hipGraphInstantiateFlagAutoFreeOnLaunch` (5.2) and `...UseNodePriority` (5.6): the flags

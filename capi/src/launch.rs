@@ -6,12 +6,14 @@
 //! submitted.
 
 use rocload_ffi::export;
-use std::ffi::{c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 
 use rocload_lib::device::kernarg::explicit_args;
 use rocload_lib::device::ExplicitArgs;
 use rocload_lib::runtime::graph::{KernelArgs, KernelNode};
-use rocload_lib::runtime::{KernelRef, LaunchConfig, NodeOp, Stream};
+use rocload_lib::runtime::{
+    DeviceLaunch, KernelRef, LaunchConfig, MultiDeviceOrder, NodeOp, Stream,
+};
 
 use crate::module::function_handle;
 use crate::stream::stream_of;
@@ -299,6 +301,113 @@ pub unsafe extern "C" fn hipLaunchCooperativeKernel(
                 true,
             )
         }
+    })
+}
+
+/// `hipCooperativeLaunchMultiDeviceNoPreSync` and `hipCooperativeLaunchMultiDeviceNoPostSync`.
+const MULTI_DEVICE_NO_PRE_SYNC: c_uint = 1;
+const MULTI_DEVICE_NO_POST_SYNC: c_uint = 2;
+
+/// One kernel per device from the caller's `hipLaunchParams` list.
+///
+/// # Safety
+/// `list` holds `count` launch parameters whose `args` hold one pointer per argument.
+unsafe fn launch_multi_device(
+    list: *mut hipLaunchParams,
+    count: c_int,
+    flags: c_uint,
+    cooperative: bool,
+) -> Result<(), Failure> {
+    if list.is_null() {
+        return Err(Failure::null("launchParamsList"));
+    }
+    let devices = runtime().agents().len();
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|&n| n >= 1 && n <= devices)
+        .ok_or_else(|| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("numDevices {count}: there are {devices} devices"),
+            )
+        })?;
+    if flags & !(MULTI_DEVICE_NO_PRE_SYNC | MULTI_DEVICE_NO_POST_SYNC) != 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown multi-device launch flags {flags:#x}"),
+        ));
+    }
+    // Read first (at most one per device), then the argument values, which borrow nothing
+    // of the caller's but their own bytes.
+    let params: Vec<hipLaunchParams> = (0..count)
+        // SAFETY: `count` entries by the caller's contract.
+        .map(|i| unsafe { list.add(i).read_unaligned() })
+        .collect();
+    let mut kernels = Vec::with_capacity(count);
+    let mut values = Vec::with_capacity(count);
+    for p in &params {
+        let k = kernel_for(p.func, p.stream)?;
+        // SAFETY: the caller's contract: one pointer per argument.
+        values.push(unsafe { read_pointers(&k, p.args) }?);
+        kernels.push(k);
+    }
+    let mut launches = Vec::with_capacity(count);
+    for ((p, k), v) in params.iter().zip(kernels).zip(&values) {
+        let dynamic_lds = u32::try_from(p.sharedMem).map_err(|_| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("{} bytes of dynamic shared memory", p.sharedMem),
+            )
+        })?;
+        launches.push(DeviceLaunch {
+            kernel: k,
+            config: LaunchConfig {
+                grid: dims(p.gridDim),
+                block: dims(p.blockDim),
+                dynamic_lds,
+                partial: [0; 3],
+            },
+            args: ExplicitArgs::Values(v),
+            stream: stream_of(p.stream)?,
+        });
+    }
+    runtime().launch_multi_device(
+        launches,
+        cooperative,
+        MultiDeviceOrder {
+            wait_before: flags & MULTI_DEVICE_NO_PRE_SYNC == 0,
+            wait_after: flags & MULTI_DEVICE_NO_POST_SYNC == 0,
+        },
+    )?;
+    Ok(())
+}
+
+/// `hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* launchParamsList, int
+/// numDevices, unsigned flags)`: one cooperative grid per device, each resident at once; the
+/// grids may sync with each other (`multi_grid_group::sync()`).
+#[export]
+pub unsafe extern "C" fn hipLaunchCooperativeKernelMultiDevice(
+    list: *mut hipLaunchParams,
+    count: c_int,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipLaunchCooperativeKernelMultiDevice", || {
+        // SAFETY: forwarded.
+        unsafe { launch_multi_device(list, count, flags, true) }
+    })
+}
+
+/// `hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* launchParamsList, int
+/// numDevices, unsigned flags)`: one kernel per device, ordered like the cooperative form.
+#[export]
+pub unsafe extern "C" fn hipExtLaunchMultiKernelMultiDevice(
+    list: *mut hipLaunchParams,
+    count: c_int,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipExtLaunchMultiKernelMultiDevice", || {
+        // SAFETY: forwarded.
+        unsafe { launch_multi_device(list, count, flags, false) }
     })
 }
 

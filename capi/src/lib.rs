@@ -47,6 +47,8 @@ pub(crate) mod kind {
     pub const GRAPH_EXEC: Tag = Tag(0x6B);
     /// `hipUserObject_t`.
     pub const USER_OBJECT: Tag = Tag(0x75);
+    /// `hipMemPool_t`.
+    pub const MEM_POOL: Tag = Tag(0x3C);
 }
 
 #[cfg(test)]
@@ -138,7 +140,12 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         | RuntimeError::PitchTooSmall { .. }
         | RuntimeError::ExtentOverflow { .. }
         | RuntimeError::AddressWraps { .. }
+        | RuntimeError::InvalidArray { .. }
+        | RuntimeError::BadRegion { .. }
+        | RuntimeError::HostMemory { .. }
+        | RuntimeError::NotDeviceMemory { .. }
         | RuntimeError::InvalidRange { .. }
+        | RuntimeError::MultiDevice { .. }
         | RuntimeError::StreamDeviceGone { .. }
         | RuntimeError::EventWithoutTiming
         | RuntimeError::EventNotRecorded
@@ -160,7 +167,24 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
             _ => hipErrorInvalidValue,
         },
         RuntimeError::Capture(e) => capture::capture_code(e),
+        RuntimeError::Pool(e) => pool_code(e),
+        RuntimeError::Vmm { .. } => hipErrorInvalidValue,
+        // clr: an IPC event handle opened in its own process, an event without
+        // hipEventInterprocess asked for one.
+        RuntimeError::IpcSameProcess { .. } => hipErrorInvalidContext,
+        RuntimeError::NotInterprocess => hipErrorInvalidConfiguration,
+        RuntimeError::RecorderGone { .. } => hipErrorLaunchFailure,
         _ => hipErrorUnknown,
+    }
+}
+
+/// The `hipError_t` of a memory pool operation that cannot be done.
+fn pool_code(e: &rocload_lib::runtime::PoolError) -> hipError_t {
+    use rocload_lib::runtime::PoolError;
+    match e {
+        PoolError::OtherDevice { .. } | PoolError::OwnerAccess { .. } => hipErrorInvalidDevice,
+        PoolError::PeerAccess { .. } => hipErrorNotSupported,
+        _ => hipErrorInvalidValue,
     }
 }
 
@@ -175,6 +199,8 @@ fn device_code(e: &DeviceError) -> hipError_t {
         | DeviceError::Access(_) => hipErrorInvalidValue,
         DeviceError::Unsupported { .. } => hipErrorNotSupported,
         DeviceError::Timeout(_) => hipErrorLaunchTimeOut,
+        DeviceError::Shared(e) if e.is_exhaustion() => hipErrorOutOfMemory,
+        DeviceError::Shared(_) | DeviceError::Vmm { .. } => hipErrorInvalidValue,
         DeviceError::Runtime { status, .. } => hip_error_for_status(*status),
         _ => hipErrorUnknown,
     }
@@ -389,15 +415,19 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
     Ok(())
 }
 
+mod array;
 mod capture;
 mod device;
+mod gl_interop;
 mod graph;
 mod graph_later;
 mod hiprtc;
 mod hiprtc_link;
+mod ipc;
 mod launch;
 mod managed;
 mod memory;
+mod mempool;
 mod module;
 mod per_thread;
 mod pointer;
@@ -405,6 +435,7 @@ mod register;
 mod rocload_api;
 mod stream;
 mod symbol;
+mod vmm;
 
 // ------------------------------------------------------------------------------ errors
 

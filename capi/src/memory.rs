@@ -3,9 +3,13 @@
 //! the allocation that holds it (a copy past an allocation's end, or into freed memory, is
 //! `hipErrorInvalidValue`); an address no device knows is the caller's host memory, as in HIP.
 //!
-//! `hipMemcpyKind` is checked for range only: the pointers decide the direction, as
-//! `hipMemcpyDefault` does (the software agent's device memory is host memory, so a kind that
-//! disagrees with the pointers still copies the right bytes).
+//! `hipMemcpyKind` is checked for range, and a side the kind says is the device's must be
+//! memory a device knows (`hipErrorInvalidValue` otherwise: it would be read or written as the
+//! caller's host memory); then the pointers decide the direction, as `hipMemcpyDefault` does
+//! (the software agent's device memory is host memory, so a host side that is device memory
+//! still copies the right bytes). Host sides are checked to be mapped for the copy, fills and
+//! registrations as the runtime says; every check is made at the call, before anything is
+//! queued.
 
 use rocload_ffi::export;
 use std::ffi::{c_int, c_uint, c_void};
@@ -21,6 +25,12 @@ use crate::*;
 const HOST_MALLOC_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
 /// `hipHostRegisterPortable | Mapped | IoMemory` (and `ReadOnly`, 0x8).
 const HOST_REGISTER_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x8;
+/// `hipHostRegisterReadOnly`: kernels only read the memory.
+const HOST_REGISTER_READ_ONLY: c_uint = 0x8;
+/// `hipMemcpyHostToDevice`, `hipMemcpyDeviceToHost`, `hipMemcpyDeviceToDevice`.
+const MEMCPY_HOST_TO_DEVICE: c_int = 1;
+const MEMCPY_DEVICE_TO_HOST: c_int = 2;
+const MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
 /// `hipMemAttachGlobal`.
 const MEM_ATTACH_GLOBAL: c_uint = 0x1;
 /// `hipMemAttachHost`.
@@ -117,31 +127,6 @@ pub unsafe extern "C" fn hipExtMallocWithFlags(
             }
         }
         allocate_with_flags(ptr, size, MemoryKind::Device, flags)
-    })
-}
-
-/// `hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height)`: rows
-/// padded to 256 bytes.
-#[export]
-pub unsafe extern "C" fn hipMallocPitch(
-    ptr: *mut *mut c_void,
-    pitch: *mut usize,
-    width: usize,
-    height: usize,
-) -> hipError_t {
-    call("hipMallocPitch", || {
-        if pitch.is_null() {
-            return Err(Failure::null("pitch"));
-        }
-        let padded = width
-            .checked_next_multiple_of(256)
-            .ok_or_else(|| Failure::new(hipErrorInvalidValue, "width overflows"))?;
-        let size = padded
-            .checked_mul(height)
-            .ok_or_else(|| Failure::new(hipErrorInvalidValue, "pitch x height overflows"))?;
-        allocate(ptr, size, MemoryKind::Device)?;
-        // SAFETY: non-null, writable by the caller's contract.
-        unsafe { out(pitch, "pitch", padded) }
     })
 }
 
@@ -263,27 +248,38 @@ pub unsafe extern "C" fn hipHostRegister(
                 format!("{host_ptr:p} is already known to the runtime"),
             ));
         }
-        runtime()
-            .register_host(host_ptr as u64, size as u64)
-            .map_err(|e| match e {
-                RuntimeError::Device { .. } => Failure {
-                    code: hipErrorHostMemoryAlreadyRegistered,
-                    message: e.to_string(),
-                    error: Some(e),
-                },
-                e => e.into(),
-            })?;
+        // Unmapped, PROT_NONE or wrapping ranges are hipErrorInvalidValue (clr: the pinning
+        // fails), before any device records them.
+        let (base, bytes) = (host_ptr as u64, size as u64);
+        let registered = if flags & HOST_REGISTER_READ_ONLY != 0 {
+            runtime().register_host_read_only(base, bytes)
+        } else {
+            runtime().register_host(base, bytes)
+        };
+        registered.map_err(|e| match e {
+            RuntimeError::Device { .. } => Failure {
+                code: hipErrorHostMemoryAlreadyRegistered,
+                message: e.to_string(),
+                error: Some(e),
+            },
+            e => e.into(),
+        })?;
         if flags != 0 {
-            runtime().set_allocation_flags(host_ptr as u64, flags)?;
+            runtime().set_allocation_flags(base, flags)?;
         }
         Ok(())
     })
 }
 
-/// `hipError_t hipHostUnregister(void* hostPtr)`.
+/// `hipError_t hipHostUnregister(void* hostPtr)`: returns once no running kernel can still
+/// touch the memory; NULL is `hipErrorInvalidValue`, memory not registered
+/// `hipErrorHostMemoryNotRegistered`.
 #[export]
 pub unsafe extern "C" fn hipHostUnregister(host_ptr: *mut c_void) -> hipError_t {
     call("hipHostUnregister", || {
+        if host_ptr.is_null() {
+            return Err(Failure::null("hostPtr"));
+        }
         runtime()
             .unregister_host(host_ptr as u64)
             .map_err(|e| match e {
@@ -457,13 +453,16 @@ pub(crate) fn check_kind(kind: c_int) -> Result<(), Failure> {
     }
 }
 
-/// The stream a synchronous copy runs on: the null stream of the device holding one of its
-/// device-side ranges, else of the current device.
+/// The stream a synchronous copy runs on: the null stream of the device whose own memory
+/// (`hipMalloc`) one of its ranges is, else of the current device (pinned, registered and
+/// managed memory is every device's, so the copy is ordered after the current device's work,
+/// as clr orders it on the current device's null stream).
 fn sync_stream(addresses: &[u64]) -> Result<Stream, Failure> {
     let rt = runtime();
     let device = addresses
         .iter()
-        .find_map(|&a| rt.pointer_info(a))
+        .filter_map(|&a| rt.pointer_info(a))
+        .find(|i| i.allocation.kind == MemoryKind::Device)
         .map_or_else(current_device, |i| i.device as i64);
     Ok(rt.device(device)?.null_stream()?)
 }
@@ -475,6 +474,53 @@ fn target(stream: Option<hipStream_t>, addresses: &[u64]) -> Result<(Stream, boo
         Some(h) => (stream_of(h)?, false),
         None => (sync_stream(addresses)?, true),
     })
+}
+
+/// Refuses a copy whose `kind` says a side is the device's when no device knows that side's
+/// address (it would be taken for the caller's host memory).
+pub(crate) fn check_sides(
+    dst: *const c_void,
+    src: *const c_void,
+    kind: c_int,
+) -> Result<(), Failure> {
+    let (dst_device, src_device) = match kind {
+        MEMCPY_HOST_TO_DEVICE => (true, false),
+        MEMCPY_DEVICE_TO_HOST => (false, true),
+        MEMCPY_DEVICE_TO_DEVICE => (true, true),
+        _ => (false, false),
+    };
+    for (address, device, side) in [(dst, dst_device, "dst"), (src, src_device, "src")] {
+        if device && !address.is_null() && runtime().pointer_info(address as u64).is_none() {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!(
+                    "{side} {address:p} is not memory of any device, and hipMemcpyKind {kind} \
+                     says it is"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A copy of `kind` (checked with [`check_kind`] and [`check_sides`]); with `stream` `None`
+/// synchronous on [`sync_stream`].
+///
+/// # Safety
+/// Host-side ranges must be valid for `len` bytes until the copy is done.
+pub(crate) unsafe fn copy_of_kind(
+    dst: *mut c_void,
+    src: *const c_void,
+    len: usize,
+    stream: Option<hipStream_t>,
+    kind: c_int,
+) -> Result<(), Failure> {
+    check_kind(kind)?;
+    if len != 0 {
+        check_sides(dst, src, kind)?;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { copy(dst, src, len, kind, stream) }
 }
 
 /// A copy; with `stream` `None` synchronous on [`sync_stream`].
@@ -521,9 +567,8 @@ pub unsafe extern "C" fn hipMemcpy(
     kind: c_int,
 ) -> hipError_t {
     call("hipMemcpy", || {
-        check_kind(kind)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, kind, None) }
+        unsafe { copy_of_kind(dst, src, size, None, kind) }
     })
 }
 
@@ -537,9 +582,8 @@ pub unsafe extern "C" fn hipMemcpyAsync(
     stream: hipStream_t,
 ) -> hipError_t {
     call("hipMemcpyAsync", || {
-        check_kind(kind)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, kind, Some(stream)) }
+        unsafe { copy_of_kind(dst, src, size, Some(stream), kind) }
     })
 }
 
@@ -554,11 +598,10 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
     stream: hipStream_t,
 ) -> hipError_t {
     call("hipMemcpyWithStream", || {
-        check_kind(kind)?;
         // Synchronous: nothing to wait for on a capturing stream.
         crate::capture::check_stream_wait(&stream_of(stream)?, "hipMemcpyWithStream")?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, kind, Some(stream)) }?;
+        unsafe { copy_of_kind(dst, src, size, Some(stream), kind) }?;
         Ok(stream_of(stream)?.synchronize()?)
     })
 }
@@ -566,7 +609,7 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
 /// Declares copies between typed ends (`hipMemcpyHtoD` and the like): `(dst, src, size)`, and
 /// the `Async` form with a stream.
 macro_rules! typed_copies {
-    ($( $(#[$doc:meta])* fn $name:ident($dst:ty, $src:ty, $kind:expr) $(, $async:ident)?; )*) => { $(
+    ($( $(#[$doc:meta])* fn $name:ident($dst:ty, $src:ty) = $kind:expr $(, $async:ident)?; )*) => { $(
         $(#[$doc])*
         #[export]
         pub unsafe extern "C" fn $name(
@@ -578,7 +621,7 @@ macro_rules! typed_copies {
             let stream: Option<hipStream_t> = None $(.or(Some($async)))?;
             // SAFETY: HIP's contract on host ranges.
             call(stringify!($name), || unsafe {
-                copy(dst as *mut c_void, src as *const c_void, size, $kind, stream)
+                copy_of_kind(dst as *mut c_void, src as *const c_void, size, stream, $kind)
             })
         }
     )* };
@@ -586,17 +629,17 @@ macro_rules! typed_copies {
 
 typed_copies! {
     /// `hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes)`.
-    fn hipMemcpyHtoD(hipDeviceptr_t, *mut c_void, memcpy_kind::HOST_TO_DEVICE);
+    fn hipMemcpyHtoD(hipDeviceptr_t, *mut c_void) = MEMCPY_HOST_TO_DEVICE;
     /// `hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    fn hipMemcpyDtoH(*mut c_void, hipDeviceptr_t, memcpy_kind::DEVICE_TO_HOST);
+    fn hipMemcpyDtoH(*mut c_void, hipDeviceptr_t) = MEMCPY_DEVICE_TO_HOST;
     /// `hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    fn hipMemcpyDtoD(hipDeviceptr_t, hipDeviceptr_t, memcpy_kind::DEVICE_TO_DEVICE);
+    fn hipMemcpyDtoD(hipDeviceptr_t, hipDeviceptr_t) = MEMCPY_DEVICE_TO_DEVICE;
     /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void*, size_t, hipStream_t)`.
-    fn hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void, memcpy_kind::HOST_TO_DEVICE), stream;
+    fn hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void) = MEMCPY_HOST_TO_DEVICE, stream;
     /// `hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t)`.
-    fn hipMemcpyDtoHAsync(*mut c_void, hipDeviceptr_t, memcpy_kind::DEVICE_TO_HOST), stream;
+    fn hipMemcpyDtoHAsync(*mut c_void, hipDeviceptr_t) = MEMCPY_DEVICE_TO_HOST, stream;
     /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)`.
-    fn hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, memcpy_kind::DEVICE_TO_DEVICE), stream;
+    fn hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t) = MEMCPY_DEVICE_TO_DEVICE, stream;
 }
 
 fn check_device(device: c_int) -> Result<(), Failure> {
@@ -618,7 +661,7 @@ pub unsafe extern "C" fn hipMemcpyPeer(
         check_device(dst_device)?;
         check_device(src_device)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, memcpy_kind::DEVICE_TO_DEVICE, None) }
+        unsafe { copy_of_kind(dst, src, size, None, MEMCPY_DEVICE_TO_DEVICE) }
     })
 }
 
@@ -636,7 +679,7 @@ pub unsafe extern "C" fn hipMemcpyPeerAsync(
         check_device(dst_device)?;
         check_device(src_device)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, memcpy_kind::DEVICE_TO_DEVICE, Some(stream)) }
+        unsafe { copy_of_kind(dst, src, size, Some(stream), MEMCPY_DEVICE_TO_DEVICE) }
     })
 }
 
@@ -662,6 +705,7 @@ unsafe fn copy_2d(
     if dst.is_null() || src.is_null() {
         return Err(Failure::new(hipErrorInvalidValue, "dst or src is NULL"));
     }
+    check_sides(dst, src, kind)?;
     if dpitch < width || spitch < width {
         return Err(Failure::new(
             hipErrorInvalidPitchValue,
@@ -776,8 +820,8 @@ fn fill(
         };
         return crate::capture::add(&c, &st, NodeOp::Memset(node));
     }
-    // SAFETY: a fill of host memory is the caller's contract (HIP fills device memory; an
-    // address no device knows is refused by the runtime only if it was freed).
+    // SAFETY: the runtime refuses an address no device knows (HIP fills device memory) and a
+    // range past its allocation, before anything is queued.
     unsafe { runtime().fill(&st, d, pattern, width, len, wait) }?;
     Ok(())
 }
@@ -835,92 +879,4 @@ element_fills! {
     fn hipMemsetD16Async(u16, 2), stream;
     /// `hipError_t hipMemsetD32Async(hipDeviceptr_t, int value, size_t count, hipStream_t)`.
     fn hipMemsetD32Async(c_int, 4), stream;
-}
-
-fn fill_2d(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-    stream: Option<hipStream_t>,
-) -> Result<(), Failure> {
-    if width == 0 || height == 0 {
-        return Ok(());
-    }
-    if pitch < width {
-        return Err(Failure::new(
-            hipErrorInvalidPitchValue,
-            format!("pitch {pitch} is smaller than the width {width}"),
-        ));
-    }
-    let extent = pitch
-        .checked_mul(height - 1)
-        .and_then(|v| v.checked_add(width))
-        .ok_or_else(|| Failure::new(hipErrorInvalidValue, "2D extent overflows"))?;
-    // The whole extent first, so a bad last row fails before any row is written.
-    if let Some(info) = runtime().pointer_info(dst as u64) {
-        if !info.allocation.contains(dst as u64, extent as u64) {
-            return Err(Failure::new(
-                hipErrorInvalidValue,
-                format!(
-                    "{height} rows of pitch {pitch} from {dst:p} run past {}",
-                    info.allocation
-                ),
-            ));
-        }
-    }
-    let (st, wait) = target(stream, &[dst as u64])?;
-    if wait {
-        crate::capture::check_synchronous("a synchronous 2D fill")?;
-    } else if let Some(c) = crate::capture::intercept(&st, "a 2D fill")? {
-        let node = MemsetNode {
-            dst: dst as u64,
-            value: value as u32 & 0xff,
-            element_size: 1,
-            width: width as u64,
-            height: height as u64,
-            pitch: pitch as u64,
-        };
-        return crate::capture::add(&c, &st, NodeOp::Memset(node));
-    }
-    for row in 0..height as u64 {
-        let at = dst as u64 + row * pitch as u64;
-        // SAFETY: as in `fill`; the extent was checked above.
-        unsafe { runtime().fill(&st, at, value as u32 & 0xff, 1, width as u64, false) }?;
-    }
-    if wait {
-        st.synchronize()?;
-    }
-    Ok(())
-}
-
-/// `hipError_t hipMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height)`.
-#[export]
-pub unsafe extern "C" fn hipMemset2D(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-) -> hipError_t {
-    call("hipMemset2D", || {
-        fill_2d(dst, pitch, value, width, height, None)
-    })
-}
-
-/// `hipError_t hipMemset2DAsync(void*, size_t pitch, int value, size_t width, size_t height,
-/// hipStream_t)`.
-#[export]
-pub unsafe extern "C" fn hipMemset2DAsync(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    call("hipMemset2DAsync", || {
-        fill_2d(dst, pitch, value, width, height, Some(stream))
-    })
 }

@@ -3,7 +3,8 @@
 //! STREAM`) call instead of the plain ones. As clr makes it, it is one blocking stream per
 //! thread and device, created at first use: it synchronises with the legacy null stream but
 //! not with other threads' per-thread streams. The synchronous `_spt` forms (`hipMemcpy_spt`,
-//! `hipMemset_spt`, ...) run on it and wait for it.
+//! `hipMemset_spt`, ...) run on it and wait for it. The `_spt` forms of array, 2D fill and 3D
+//! calls live with their plain forms in `array.rs`.
 //!
 //! A `hipDeviceReset` gives the device a new null stream; the thread's per-thread stream is
 //! then made anew too (the old one may hold a queue that failed, and the program cannot
@@ -16,9 +17,7 @@ use std::ffi::{c_int, c_uint, c_void};
 use rocload_lib::runtime::{Stream, StreamKind};
 
 use crate::launch::{hipLaunchCooperativeKernel, hipLaunchKernel};
-use crate::memory::{
-    hipMemcpy2DAsync, hipMemcpyAsync, hipMemcpyWithStream, hipMemset2DAsync, hipMemsetAsync,
-};
+use crate::memory::{hipMemcpy2DAsync, hipMemcpyAsync, hipMemcpyWithStream, hipMemsetAsync};
 use crate::stream::{
     current_context, hipEventRecord, hipLaunchHostFunc, hipStreamAddCallback, hipStreamGetFlags,
     hipStreamGetPriority, hipStreamQuery, hipStreamSynchronize, hipStreamWaitEvent,
@@ -278,44 +277,6 @@ pub unsafe extern "C" fn hipMemsetAsync_spt(
 ) -> hipError_t {
     // SAFETY: the caller's contract is hipMemsetAsync's.
     unsafe { hipMemsetAsync(dst, value, size, spt(stream)) }
-}
-
-/// `hipError_t hipMemset2D_spt(void* dst, size_t pitch, int value, size_t width, size_t
-/// height)`.
-#[export]
-pub unsafe extern "C" fn hipMemset2D_spt(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-) -> hipError_t {
-    // SAFETY: the caller's contract is hipMemset2D's; waited for before returning.
-    then_wait(unsafe {
-        hipMemset2DAsync(
-            dst,
-            pitch,
-            value,
-            width,
-            height,
-            STREAM_PER_THREAD as hipStream_t,
-        )
-    })
-}
-
-/// `hipError_t hipMemset2DAsync_spt(void*, size_t pitch, int value, size_t width, size_t
-/// height, hipStream_t)` (HIP 5.3).
-#[export]
-pub unsafe extern "C" fn hipMemset2DAsync_spt(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    // SAFETY: the caller's contract is hipMemset2DAsync's.
-    unsafe { hipMemset2DAsync(dst, pitch, value, width, height, spt(stream)) }
 }
 
 /// `hipError_t hipStreamSynchronize_spt(hipStream_t)`.

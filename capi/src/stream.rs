@@ -7,7 +7,7 @@ use std::ffi::{c_float, c_int, c_uint, c_void};
 
 use rocload_lib::runtime::capture;
 use rocload_lib::runtime::graph::HostNode;
-use rocload_lib::runtime::{DeviceContext, Event, NodeOp, Stream, StreamKind};
+use rocload_lib::runtime::{DeviceContext, Event, NodeOp, Stream, StreamKind, WaitCondition};
 
 use crate::per_thread::{per_thread_stream, STREAM_PER_THREAD};
 use crate::*;
@@ -15,12 +15,14 @@ use crate::*;
 /// Streams created through `hipStreamCreate*`: handle -> stream.
 static STREAMS: HandleTable<Stream> = HandleTable::new(kind::STREAM);
 /// Events created through `hipEventCreate*`: handle -> event.
-static EVENTS: HandleTable<Event> = HandleTable::new(kind::EVENT);
+pub(crate) static EVENTS: HandleTable<Event> = HandleTable::new(kind::EVENT);
 
 /// `hipStreamNonBlocking`.
 const STREAM_NON_BLOCKING: c_uint = 1;
 /// `hipEventDisableTiming`.
 const EVENT_DISABLE_TIMING: c_uint = 2;
+/// `hipEventInterprocess`.
+const EVENT_INTERPROCESS: c_uint = 4;
 /// Every flag of `hipEventCreateWithFlags` (default, blocking sync, disable timing,
 /// interprocess, release-to-device, release-to-system).
 const EVENT_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x4000_0000 | 0x8000_0000;
@@ -70,6 +72,16 @@ pub(crate) fn event_handle(event: &Event) -> Option<hipEvent_t> {
 }
 
 fn create_stream(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> Result<(), Failure> {
+    create_stream_with(stream, flags, priority, None)
+}
+
+/// A stream, on the compute units of `cu_mask` when given.
+fn create_stream_with(
+    stream: *mut hipStream_t,
+    flags: c_uint,
+    priority: c_int,
+    cu_mask: Option<&[u32]>,
+) -> Result<(), Failure> {
     if stream.is_null() {
         return Err(Failure::null("stream"));
     }
@@ -85,7 +97,11 @@ fn create_stream(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> Re
         StreamKind::Blocking
     };
     // HIP's priorities run from 0 (lowest) to -1 (highest); others are clamped, as HIP does.
-    let s = current_context()?.create_stream(kind, priority.clamp(-1, 0))?;
+    let ctx = current_context()?;
+    let s = match cu_mask {
+        None => ctx.create_stream(kind, priority.clamp(-1, 0))?,
+        Some(mask) => ctx.create_stream_with_cu_mask(kind, priority.clamp(-1, 0), mask)?,
+    };
     let handle = STREAMS
         .insert(s)
         .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 streams are live"))?;
@@ -120,6 +136,72 @@ pub unsafe extern "C" fn hipStreamCreateWithPriority(
 ) -> hipError_t {
     call("hipStreamCreateWithPriority", || {
         create_stream(stream, flags, priority)
+    })
+}
+
+/// Reads the words of a caller's CU mask that can name CUs of `units` (no more, whatever
+/// `words` says: the rest cannot select anything).
+///
+/// # Safety
+/// `mask` points to `words` readable `u32`s.
+unsafe fn read_cu_mask(mask: *const u32, words: u32, units: u32) -> Vec<u32> {
+    let n = words.min(units.div_ceil(32)) as usize;
+    // SAFETY: `n <= words` words, readable by the caller's contract.
+    (0..n)
+        .map(|i| unsafe { mask.add(i).read_unaligned() })
+        .collect()
+}
+
+/// `hipError_t hipExtStreamCreateWithCUMask(hipStream_t*, uint32_t cuMaskSize, const
+/// uint32_t* cuMask)`: a blocking stream whose kernels run only on the compute units set in
+/// the mask (32 per word). A mask that leaves none of the device's CUs is hipErrorInvalidValue.
+#[export]
+pub unsafe extern "C" fn hipExtStreamCreateWithCUMask(
+    stream: *mut hipStream_t,
+    cu_mask_size: u32,
+    cu_mask: *const u32,
+) -> hipError_t {
+    call("hipExtStreamCreateWithCUMask", || {
+        if cu_mask_size == 0 || cu_mask.is_null() {
+            return Err(Failure::new(hipErrorInvalidValue, "an empty CU mask"));
+        }
+        let units = current_context()?.device().compute_units();
+        // SAFETY: `cu_mask_size` words by the caller's contract.
+        let mask = unsafe { read_cu_mask(cu_mask, cu_mask_size, units) };
+        create_stream_with(stream, 0, 0, Some(&mask))
+    })
+}
+
+/// `hipError_t hipExtStreamGetCUMask(hipStream_t, uint32_t cuMaskSize, uint32_t* cuMask)`: the
+/// compute units the stream may use (every CU for streams made without a mask and for the null
+/// and per-thread streams), in as many words as the device's CUs need; `cuMaskSize` must be at
+/// least that (clr's rule) and the words after them are left as they were.
+#[export]
+pub unsafe extern "C" fn hipExtStreamGetCUMask(
+    stream: hipStream_t,
+    cu_mask_size: u32,
+    cu_mask: *mut u32,
+) -> hipError_t {
+    call("hipExtStreamGetCUMask", || {
+        if cu_mask.is_null() {
+            return Err(Failure::null("cuMask"));
+        }
+        let mask = stream_of(stream)?.cu_mask()?;
+        if (cu_mask_size as usize) < mask.len() {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!(
+                    "cuMaskSize {cu_mask_size}: the device's CUs need {} words",
+                    mask.len()
+                ),
+            ));
+        }
+        for (i, word) in mask.iter().enumerate() {
+            // SAFETY: `i < mask.len() <= cu_mask_size` words, writable by the caller's
+            // contract.
+            unsafe { cu_mask.add(i).write_unaligned(*word) };
+        }
+        Ok(())
     })
 }
 
@@ -167,7 +249,10 @@ pub unsafe extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t
     call("hipStreamSynchronize", || {
         let s = stream_of(stream)?;
         crate::capture::check_stream_wait(&s, "hipStreamSynchronize")?;
-        Ok(s.synchronize()?)
+        let done = s.synchronize();
+        // A synchronisation point: pools give back what they keep beyond their threshold.
+        runtime().release_pool_memory(s.device_index().ok());
+        Ok(done?)
     })
 }
 
@@ -325,6 +410,106 @@ pub unsafe extern "C" fn hipLaunchHostFunc(
     })
 }
 
+// --------------------------------------------------------------- stream memory operations
+
+/// A stream wait on `width` bytes at `ptr` (the runtime checks the memory and the alignment).
+fn wait_value(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    mask: u64,
+    width: u8,
+) -> Result<(), Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null("ptr"));
+    }
+    let condition = WaitCondition::from_flags(flags).ok_or_else(|| {
+        Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown wait condition {flags}"),
+        )
+    })?;
+    let s = stream_of(stream)?;
+    runtime().wait_value(&s, ptr as u64, condition, value, mask, width)?;
+    Ok(())
+}
+
+/// A stream write of `width` bytes at `ptr`.
+fn write_value(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    width: u8,
+) -> Result<(), Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null("ptr"));
+    }
+    if flags != 0 {
+        return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
+    }
+    let s = stream_of(stream)?;
+    runtime().write_value(&s, ptr as u64, value, width)?;
+    Ok(())
+}
+
+/// `hipError_t hipStreamWaitValue32(hipStream_t, void* ptr, uint32_t value, unsigned flags,
+/// uint32_t mask)`: work after it waits until the value at `ptr` meets the condition.
+#[export]
+pub unsafe extern "C" fn hipStreamWaitValue32(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u32,
+    flags: c_uint,
+    mask: u32,
+) -> hipError_t {
+    call("hipStreamWaitValue32", || {
+        wait_value(stream, ptr, value.into(), flags, mask.into(), 4)
+    })
+}
+
+/// `hipError_t hipStreamWaitValue64(hipStream_t, void* ptr, uint64_t value, unsigned flags,
+/// uint64_t mask)`.
+#[export]
+pub unsafe extern "C" fn hipStreamWaitValue64(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    mask: u64,
+) -> hipError_t {
+    call("hipStreamWaitValue64", || {
+        wait_value(stream, ptr, value, flags, mask, 8)
+    })
+}
+
+/// `hipError_t hipStreamWriteValue32(hipStream_t, void* ptr, uint32_t value, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipStreamWriteValue32(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u32,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipStreamWriteValue32", || {
+        write_value(stream, ptr, value.into(), flags, 4)
+    })
+}
+
+/// `hipError_t hipStreamWriteValue64(hipStream_t, void* ptr, uint64_t value, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipStreamWriteValue64(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipStreamWriteValue64", || {
+        write_value(stream, ptr, value, flags, 8)
+    })
+}
+
 // ------------------------------------------------------------------------------ events
 
 fn create_event(event: *mut hipEvent_t, flags: c_uint) -> Result<(), Failure> {
@@ -337,7 +522,13 @@ fn create_event(event: *mut hipEvent_t, flags: c_uint) -> Result<(), Failure> {
             format!("unknown event flags {flags:#x}"),
         ));
     }
-    let e = Event::new(flags & EVENT_DISABLE_TIMING == 0);
+    // An interprocess event keeps its state in memory other processes map; it has no timing
+    // (clr accepts hipEventInterprocess without hipEventDisableTiming; CUDA asks for both).
+    let e = if flags & EVENT_INTERPROCESS != 0 {
+        Event::new_interprocess()?
+    } else {
+        Event::new(flags & EVENT_DISABLE_TIMING == 0)
+    };
     let handle = EVENTS
         .insert(e)
         .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 events are live"))?;
@@ -373,7 +564,10 @@ pub unsafe extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {
         let e = event_of(event)?;
         capture::check_event(&e)?;
         capture::check_unsafe("hipEventSynchronize")?;
-        Ok(e.synchronize()?)
+        let done = e.synchronize();
+        // A synchronisation point (of whichever device the event is on).
+        runtime().release_pool_memory(None);
+        Ok(done?)
     })
 }
 

@@ -87,7 +87,7 @@ pub unsafe extern "C" fn hipMemcpyToSymbol(
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
         // SAFETY: `src` is valid for `size` bytes by the caller's contract.
-        unsafe { crate::memory::copy(at as *mut c_void, src, size, kind, None) }
+        unsafe { crate::memory::copy_of_kind(at as *mut c_void, src, size, None, kind) }
     })
 }
 
@@ -119,7 +119,7 @@ pub unsafe extern "C" fn hipMemcpyToSymbolAsync(
             }
         }
         // SAFETY: `src` is valid until the copy is done by the caller's contract.
-        unsafe { crate::memory::copy(at as *mut c_void, src, size, kind, Some(stream)) }
+        unsafe { crate::memory::copy_of_kind(at as *mut c_void, src, size, Some(stream), kind) }
     })
 }
 
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn hipMemcpyFromSymbol(
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
         // SAFETY: `dst` is valid for `size` bytes by the caller's contract.
-        unsafe { crate::memory::copy(dst, at as *const c_void, size, kind, None) }
+        unsafe { crate::memory::copy_of_kind(dst, at as *const c_void, size, None, kind) }
     })
 }
 
@@ -169,6 +169,6 @@ pub unsafe extern "C" fn hipMemcpyFromSymbolAsync(
             }
         }
         // SAFETY: `dst` is valid until the copy is done by the caller's contract.
-        unsafe { crate::memory::copy(dst, at as *const c_void, size, kind, Some(stream)) }
+        unsafe { crate::memory::copy_of_kind(dst, at as *const c_void, size, Some(stream), kind) }
     })
 }

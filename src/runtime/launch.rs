@@ -229,24 +229,57 @@ pub(crate) fn launch(
     config: &LaunchConfig,
     args: ExplicitArgs<'_>,
 ) -> RuntimeResult<()> {
-    launch_with(stream, kernel, config, args, false)
+    launch_with(stream, kernel, config, args, Cooperation::None)
 }
 
-/// [`launch`], cooperatively when `cooperative` (the grid-sync state is given to the kernel).
+/// How a launch's work-groups cooperate.
+#[derive(Clone)]
+pub(crate) enum Cooperation {
+    /// An ordinary launch.
+    None,
+    /// A cooperative launch: the grid syncs with `ds_gws_barrier` (the device library's
+    /// `__ockl_grid_sync`); `hidden_multigrid_sync_arg` is 1, which makes
+    /// `grid_group::is_valid()` true and `multi_grid_group::is_valid()` false, as clr sets it.
+    Grid,
+    /// One grid of a multi-device cooperative launch: `hidden_multigrid_sync_arg` is the
+    /// address of this grid's multi-grid record, which `keep` holds until every grid ended.
+    MultiGrid {
+        sync_arg: u64,
+        keep: Arc<dyn std::any::Any + Send + Sync>,
+    },
+}
+
+impl Cooperation {
+    fn sync_arg(&self) -> u64 {
+        match self {
+            Cooperation::None => 0,
+            Cooperation::Grid => 1,
+            Cooperation::MultiGrid { sync_arg, .. } => *sync_arg,
+        }
+    }
+}
+
+/// [`launch`], with its work-groups cooperating as `cooperation` says.
 pub(crate) fn launch_with(
     stream: &Stream,
     kernel: &KernelRef,
     config: &LaunchConfig,
     args: ExplicitArgs<'_>,
-    cooperative: bool,
+    cooperation: Cooperation,
 ) -> RuntimeResult<()> {
-    // A cooperative grid syncs with `ds_gws_barrier` (clang's code for HIP 5.2's grid groups):
-    // the grid fits on the device at once (checked by the caller), and every backend keeps
-    // all of its work-groups resident, so nothing more is set up here.
-    tracing::debug!(cooperative, "launch kind");
+    // A cooperative grid fits on the device at once (checked by the caller), and every backend
+    // keeps all of its work-groups resident, so the barrier opens once all of them arrive.
+    tracing::debug!(multigrid_sync_arg = cooperation.sync_arg(), "launch kind");
     let ctx = stream.context()?;
     ctx.check_sticky()?;
-    let prepared = prepare(&ctx, stream.queue_address(), kernel, config, args)?;
+    let prepared = prepare(
+        &ctx,
+        stream.queue_address(),
+        kernel,
+        config,
+        args,
+        cooperation.sync_arg(),
+    )?;
     let Prepared {
         packet,
         segment,
@@ -268,6 +301,9 @@ pub(crate) fn launch_with(
         vec![Box::new(kernel.loaded().clone()), Box::new(segment)];
     if let Some(hostcall) = hostcall {
         keep_alive.push(Box::new(hostcall));
+    }
+    if let Cooperation::MultiGrid { keep, .. } = cooperation {
+        keep_alive.push(Box::new(keep));
     }
     stream.dispatch(
         packet,
@@ -322,7 +358,8 @@ pub(crate) struct Prepared {
 
 /// Forms the dispatch of `kernel` on a queue of `ctx` at `queue_address` (what the kernel's
 /// `hidden_queue_ptr` holds): every check of a launch, the kernarg segment written into
-/// device memory, the packet. Nothing is submitted.
+/// device memory (with `multigrid_sync_arg` as the cooperative-launch argument, 0 for an
+/// ordinary launch), the packet. Nothing is submitted.
 ///
 /// # Errors
 /// [`RuntimeError::WrongDevice`], [`RuntimeError::InvalidConfiguration`],
@@ -333,6 +370,7 @@ pub(crate) fn prepare(
     kernel: &KernelRef,
     config: &LaunchConfig,
     args: ExplicitArgs<'_>,
+    multigrid_sync_arg: u64,
 ) -> RuntimeResult<Prepared> {
     // The kernel's own context, not its ordinal: device 0 of another runtime is another device.
     if !kernel
@@ -381,6 +419,7 @@ pub(crate) fn prepare(
         queue_ptr: queue_address,
         private_base,
         shared_base,
+        multigrid_sync_arg,
         ..Default::default()
     };
     let segment = kernarg::pack(info, args, &hidden)?;

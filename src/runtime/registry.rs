@@ -136,6 +136,11 @@ pub struct Runtime {
     tools: Arc<Tools>,
     /// Flags, sync-memops and managed-memory hints recorded per allocation.
     pub(crate) attributes: Arc<super::attributes::AllocationAttributes>,
+    /// Virtual memory management: allocation handles, reservations, mappings.
+    pub(crate) vmm: super::vmm::VmmState,
+    /// Which device allocated each live pinned or managed allocation (every device's table
+    /// records them; only the allocator can free them).
+    pub(crate) shared_owners: parking_lot::Mutex<std::collections::HashMap<u64, usize>>,
 }
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
@@ -222,6 +227,8 @@ impl Runtime {
             stats: Arc::new(Stats::default()),
             tools,
             attributes: Arc::default(),
+            vmm: super::vmm::VmmState::default(),
+            shared_owners: Default::default(),
         }
     }
 
@@ -328,14 +335,16 @@ impl Runtime {
         };
         let ctx = stream.context()?;
         launch::check_cooperative(&ctx, kernel, config)?;
-        launch::launch_with(&stream, kernel, config, args, true)
+        launch::launch_with(&stream, kernel, config, args, launch::Cooperation::Grid)
     }
 
     /// Every device context (`None` where the backend cannot run kernels).
     pub fn devices(&self) -> &[Option<Arc<DeviceContext>>] {
         self.discovered().map_or(&[], |a| a.contexts.as_slice())
     }
+}
 
+impl Runtime {
     /// The agents, in device order.
     pub fn agents(&self) -> &[Arc<dyn Agent>] {
         self.agent_list().unwrap_or(&[])
@@ -735,11 +744,19 @@ impl Runtime {
             })
     }
 
-    /// Unloads a module: the runtime forgets it; its code lives on while handles use it.
+    /// Unloads a module: the runtime forgets it, after its device is idle (as `hipFree` waits:
+    /// kernels of other modules may use its variables); its code lives on while handles use
+    /// it, and its memory goes back to the host only after the dispatches running when it is
+    /// freed have ended.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidHandle`] for an unknown or already unloaded module.
+    /// [`RuntimeError::InvalidHandle`] for an unknown or already unloaded module; a timeout
+    /// waiting for the device.
     pub fn unload_module(&self, id: u64) -> RuntimeResult<()> {
+        let module = self.module(id)?;
+        if let Ok(ctx) = self.device(module.device() as i64) {
+            ctx.synchronize_ignoring_errors()?;
+        }
         self.modules
             .remove(&id)
             .map(|_| ())

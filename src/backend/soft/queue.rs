@@ -364,6 +364,18 @@ impl Queue for SoftQueue {
     fn address(&self) -> u64 {
         self.shared.base
     }
+
+    /// The mask is kept by the stream that asked for it (`hipExtStreamGetCUMask` answers from
+    /// there); the emulator runs work-groups on its own worker threads, not on compute units,
+    /// so no result and no order depends on it, as with `libhsa_soft.so`'s queues.
+    fn set_cu_mask(&self, mask: &[u32]) -> Result<(), DeviceError> {
+        tracing::debug!(
+            queue = format_args!("{:#x}", self.shared.base),
+            ?mask,
+            "CU mask recorded (the emulator has no compute units to restrict)"
+        );
+        Ok(())
+    }
 }
 
 impl Drop for SoftQueue {
@@ -553,6 +565,8 @@ fn dispatch(
         hostcall: &s.state.hostcall,
     };
     let start = Instant::now();
+    // What the kernel may touch stays allocated until it ends, whatever is freed meanwhile.
+    let _active = s.state.memory.epochs().begin();
     match executor.run(&job) {
         Ok(mut report) => {
             report.duration = start.elapsed();

@@ -600,7 +600,7 @@ impl GraphExec {
                         holds,
                     )?;
                     if let Some(s) = signal {
-                        e.recorded_at(s.clone(), time, Arc::downgrade(&ctx));
+                        e.recorded_at(s.clone(), time, &ctx);
                     }
                 }
                 StepOp::Wait(e) => {
@@ -965,7 +965,9 @@ fn prepare_for(
         Some(p) => ExplicitArgs::Packed(p),
         None => ExplicitArgs::Values(&values),
     };
-    let p = launch::prepare(ctx, queue, &node.kernel, &node.config, args)?;
+    // A cooperative node's kernel sees `hidden_multigrid_sync_arg` 1, as a cooperative launch.
+    let sync_arg = u64::from(node.cooperative);
+    let p = launch::prepare(ctx, queue, &node.kernel, &node.config, args, sync_arg)?;
     let setup = p.packet.setup;
     // SAFETY: a dispatch packet is 64 bytes of plain data (the kernarg pointer is an address).
     let packet: [u8; aql::PACKET_SIZE] = unsafe { std::mem::transmute(p.packet) };
