@@ -3,7 +3,7 @@
 # (reference readers and fixture compiler), the real ROCr library and headers (HSA backend
 # tests), HIP headers and device libraries (real HIP fixtures), zstd, Debian's rocminfo (run
 # against the software HSA library by tests/hsa_soft.rs), Debian's AMD-built rocRAND and
-# rocSPARSE (tests/debian_libraries.rs), python3 and prlimit (tests/bad_input.rs).
+# rocSPARSE (tests/debian_libraries.rs), Debian's clr and comgr (tests/clr_over_soft_hsa.rs), python3 and prlimit (tests/bad_input.rs).
 # Then a Python virtual environment, target/pyenv, with AMD's PyPI builds for ROCm 7 that
 # tests/python_clients.rs runs under `rocload run`: hip-python and CuPy (see pip_clients).
 # Building rocload itself needs none of this. Each step is skipped when already done.
@@ -31,7 +31,7 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 }
 
-packages=(clang-19 lld-19 llvm-19 libhsa-runtime64-1 libhsa-runtime-dev libamdhip64-dev rocm-device-libs zstd
+packages=(clang-19 lld-19 llvm-19 libhsa-runtime64-1 libhsa-runtime-dev libamdhip64-dev libamdhip64-5 libamd-comgr2 rocm-device-libs zstd
           librocrand1 librocsparse0 librocrand-dev librocsparse-dev rocminfo python3 util-linux)
 apt_install "${packages[@]}"
 echo "setup: Debian packages present"

@@ -204,8 +204,13 @@ fn owner(name: &str, debian: &BTreeMap<String, String>) -> Option<&'static str> 
         "hipPointerSetAttribute",
         "hipRegisterTracerCallback",
     ];
+    // Graph nodes that need what #23 brings first (external semaphores, stream memory
+    // operations), and OpenGL interop, whose names only look like graphs.
+    const GRAPHS_AFTER_23: &[&str] = &["ExternalSemaphores", "BatchMemOp", "hipGraphics"];
     let has = |parts: &[&str]| parts.iter().any(|p| name.contains(p));
-    if has(GRAPHS) {
+    if has(GRAPHS_AFTER_23) {
+        Some("#23 memory and the rest of HIP 5.2")
+    } else if has(GRAPHS) {
         Some("#22 graphs")
     } else if has(TEXTURES) {
         Some("#25 textures")

@@ -3,7 +3,8 @@
 //! headers), linked against the thin `libamdhip64.so.5`, `.so.6` and `.so.7` next to
 //! librocload.so, each checking what differs between generations (version, last-error
 //! semantics, `hipMemoryType` numbering, the 1,472-byte device properties field by field,
-//! `hipGetProcAddress`, 6.x/7.x entry points and a launch through `hipDrvLaunchKernelEx`), and a
+//! `hipGetProcAddress`, 6.x/7.x entry points and a launch through `hipDrvLaunchKernelEx`; graph
+//! node types per generation and the graph calls added after HIP 5.2), and a
 //! process holding a HIP 5 and a HIP 7 library that must share devices and memory. Needs a C
 //! compiler (the one the build uses).
 //!
@@ -178,4 +179,36 @@ fn a_hip5_and_a_hip7_library_share_one_runtime() {
     ]);
     let (ok, stdout, stderr) = run(&program, &[]);
     assert!(ok && stdout.contains("PASS mixed"), "{stdout}\n{stderr}");
+}
+
+/// Graphs through each soname: node types numbered per generation, and the graph calls HIP
+/// added after 5.2 (`tests/hip_generations/graphs.c`).
+#[test]
+fn graphs_in_every_generation() {
+    let lib = common::built("librocload.so");
+    let dir = lib.parent().unwrap().to_str().unwrap().to_owned();
+    let out = out_dir();
+    let code_object = common::fixture("codeobj/hf_cov5.gfx1030.co");
+    for generation in [5, 6, 7] {
+        let soname = format!("libamdhip64.so.{generation}");
+        let program = out.join(format!("graphs{generation}"));
+        cc(&[
+            "-O1",
+            "-Wall",
+            &format!("-DGENERATION={generation}"),
+            &format!("-I{}", sources().display()),
+            sources().join("graphs.c").to_str().unwrap(),
+            "-o",
+            program.to_str().unwrap(),
+            &format!("-L{}", link_stub(generation, "graphs").display()),
+            &format!("-l:{soname}"),
+            &format!("-Wl,-rpath,{dir}"),
+        ]);
+        let (ok, stdout, stderr) = run(&program, &[code_object.to_str().unwrap()]);
+        let failed: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(
+            ok && failed.is_empty() && stdout.contains(&format!("PASS graphs {generation}")),
+            "generation {generation}: {failed:?}\n{stdout}\n{stderr}"
+        );
+    }
 }

@@ -1,5 +1,5 @@
 //! Ordinary HIP programs (`tests/hip_programs/emu/*.hip`: `hipMalloc`, `<<<>>>`, `hipMemcpy`,
-//! streams, events, device printf, ...), compiled by clang-19 at -O0, -O2 and -O3, linked
+//! streams, events, device printf, graphs and stream capture, ...), compiled by clang-19 at -O0, -O2 and -O3, linked
 //! against librocload.so and run on the software agent. Each program computes the same thing
 //! on the host and prints `PASS name` or `FAIL name: ...`; this test requires a clean exit,
 //! at least one PASS and no FAIL. The printf programs' device lines must equal what the
@@ -14,9 +14,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Longest a program may run (the -O0 builds are the slow ones).
 const TIMEOUT: Duration = Duration::from_secs(600);
@@ -68,28 +68,15 @@ fn run(program: &Path, env: &[(&str, String)]) -> (bool, String, String) {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            panic!("{} ran longer than {TIMEOUT:?}", program.display());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("output");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = common::run_with_deadline(&mut cmd, TIMEOUT);
+    assert!(
+        !out.timed_out,
+        "{} ran longer than {TIMEOUT:?}\nstdout:\n{}\nstderr:\n{}",
+        program.display(),
+        out.stdout,
+        out.stderr
+    );
+    (out.success, out.stdout, out.stderr)
 }
 
 /// Runs `name` at every optimisation level and checks its own verdicts.
@@ -270,4 +257,233 @@ fn runtime_compilation_with_hiprtc() {
 #[test]
 fn cooperative_grid_sync() {
     check("cooperative");
+}
+
+/// An explicit graph with every node kind, its queries, parameters, clone, update and errors
+/// (issue #22).
+#[test]
+fn graphs_built_explicitly() {
+    check("graph_nodes");
+}
+
+/// The same computation captured from forked and joined streams, and capture misuse with
+/// HIP's codes (issue #22).
+#[test]
+fn graphs_captured_from_streams() {
+    check("graph_capture");
+}
+
+/// A graph launched 1,000 times with its kernel's parameters changed between launches.
+#[test]
+fn graphs_replayed_with_new_parameters() {
+    check("graph_replay");
+}
+
+/// Diamonds and fans of dependencies whose branches run on several queues, in order.
+#[test]
+fn graph_dependencies_keep_their_order() {
+    check("graph_diamond");
+}
+
+/// Pitched and 3D memory and HIP arrays: every copy and fill checked against a host model,
+/// kernels reading the pitched and 3D data, and bad regions and handles refused.
+#[test]
+fn arrays_pitched_and_3d_memory() {
+    check("arrays");
+}
+
+/// Stream-ordered allocation (`mempool.hip`): two streams with kernels, a pool of the
+/// program's own, reuse through stream order and events, the pool's accounting; a kernel that
+/// writes after `hipFreeAsync` faults and the memory checker reports it as it reports a write
+/// after `hipFree`: a use after free naming the allocation the program freed.
+#[test]
+fn stream_ordered_allocation() {
+    check("mempool");
+    let Some(dir) = programs() else { return };
+    let (ok, stdout, stderr) = run(&dir.join("mempool.O2"), &[]);
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    for what in ["hipFree", "hipFreeAsync"] {
+        let prefix = format!("freed {what} ");
+        let address = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .unwrap_or_else(|| panic!("no `{prefix}` line\nstdout:\n{stdout}"));
+        let reports: Vec<&str> = stderr
+            .lines()
+            .filter(|l| {
+                l.contains("use after free of allocation")
+                    && l.contains(&format!("bytes at {address})"))
+            })
+            .collect();
+        assert_eq!(
+            reports.len(),
+            1,
+            "one report of the write after {what} to {address}\nstderr:\n{stderr}"
+        );
+        assert!(
+            reports[0].starts_with("rocload: kernel ") && reports[0].contains("touch"),
+            "{}",
+            reports[0]
+        );
+    }
+}
+
+/// hipDeviceSynchronize waits for non-blocking streams, and hipMemcpyAsync to or from
+/// pageable host memory is done when it returns (200 rounds of each).
+#[test]
+fn synchronisation_synchronises() {
+    check("sync");
+}
+
+/// Threads launch faulting kernels and check their own stream's and event's result while
+/// another thread resets the device: every accepted launch's failure is reported.
+#[test]
+fn a_failed_launch_is_reported_by_its_stream_and_event_across_resets() {
+    check("lost_failures");
+}
+
+/// A kernel of one module keeps storing into another module's global while the host unloads
+/// that module: no crash; the stores land before the unload or fault (hipErrorIllegalAddress).
+/// Also with every lane's access checked, where the race is between the check and the store.
+#[test]
+fn unloading_a_module_whose_global_a_running_kernel_stores_to() {
+    check("unload_race");
+    let Some(dir) = programs() else { return };
+    let every = [("ROCLOAD_MEMCHECK", "every-access".to_owned())];
+    let (ok, stdout, stderr) = run(&dir.join("unload_race.O2"), &every);
+    assert!(
+        ok && stdout.contains("PASS") && !stdout.contains("FAIL"),
+        "unload_race.O2 with every access checked: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
+/// Unmapped, PROT_NONE, read-only and wrapping host ranges, fills and copies of memory no
+/// device knows, symbol offsets: HIP errors at the call, never a crash of the host.
+#[test]
+fn calls_check_their_pointers_before_touching_memory() {
+    check("bad_pointers");
+}
+
+/// hipStreamWaitValue32/64 and hipStreamWriteValue32/64: a stream held until another
+/// stream's kernel, another stream's write or the host sets a flag; every condition and mask
+/// against the host's reading of HIP's definition; refusals.
+#[test]
+fn stream_memory_operations() {
+    check("stream_values");
+}
+
+/// Two software agents as two GPUs of one node: kernels and memory on each, peer copies,
+/// memory allocated under one device used and freed under the other, links, and both
+/// multi-device launches (the cooperative one syncing grids across devices). Not through
+/// libhsa_soft.so: link information is not read from ROCr.
+#[test]
+fn several_devices_and_multi_device_launches() {
+    let Some(dir) = programs() else { return };
+    let env = [("ROCLOAD_SOFT_ISA", "gfx1030,gfx1030".to_owned())];
+    for opt in ["O0", "O2", "O3"] {
+        let (ok, stdout, stderr) = run(&dir.join(format!("multi_device.{opt}")), &env);
+        let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(
+            ok && failures.is_empty() && stdout.contains("PASS"),
+            "multi_device.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+}
+
+/// Eight threads for six seconds: correct kernels checked against the host, faulting
+/// kernels, module load/launch/unload, fat-binary registration/launch/unregistration and
+/// device resets; no crash, no unexpected status, the resident set bounded.
+#[test]
+fn soak_of_eight_threads() {
+    check("soak");
+}
+
+#[test]
+fn the_per_thread_default_stream() {
+    check("per_thread");
+    // Built with -fgpu-default-stream=per-thread, the program calls the `_spt` entry points.
+    let Some(dir) = programs() else { return };
+    let bytes = std::fs::read(dir.join("per_thread.O2")).expect("read per_thread.O2");
+    let file = object::File::parse(&*bytes).expect("an ELF executable");
+    use object::{Object, ObjectSymbol};
+    let imports: Vec<String> = file
+        .dynamic_symbols()
+        .filter(|s| s.is_undefined())
+        .filter_map(|s| s.name().ok().map(str::to_owned))
+        .collect();
+    for name in [
+        "hipLaunchKernel_spt",
+        "hipMemcpy_spt",
+        "hipStreamSynchronize_spt",
+        "hipMemcpy2D_spt",
+        "hipMemset2D_spt",
+        "hipMemcpy3D_spt",
+        "hipMemset3D_spt",
+        "hipMemcpy2DToArray_spt",
+        "hipMemcpy2DFromArray_spt",
+        "hipMemcpy3DAsync_spt",
+        "hipMemset3DAsync_spt",
+    ] {
+        assert!(
+            imports.iter().any(|i| i == name),
+            "{name} not in {imports:?}"
+        );
+    }
+}
+
+#[test]
+fn memory_hints_pointer_attributes_and_allocation_flags() {
+    check("memory_attributes");
+}
+
+/// Virtual memory management and IPC: one allocation mapped at two addresses and read-only at
+/// a third, kernels over them checked against the host; a child process (the program run
+/// again) opens the parent's hipMalloc memory and interprocess event from their handles and
+/// imports its exported VMM allocation, and the parent, waiting on the event alone, sees the
+/// child's kernel's writes; after hipMemUnmap a kernel reading the old address faults, reported
+/// on stderr with the unmapped range, and the program goes on. With two software agents, a
+/// mapping accessible to device 1 alone is filled by a kernel there. Through the software HSA library
+/// (ROCr 5.2.3's API, which has no virtual memory and shares no memory here), the calls must
+/// say they are not supported.
+#[test]
+fn vmm_and_ipc_between_two_processes() {
+    let Some(dir) = programs() else { return };
+    for opt in ["O0", "O2", "O3"] {
+        let (ok, stdout, stderr) = run(&dir.join(format!("vmm_ipc.{opt}")), &[]);
+        let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(
+            ok && failures.is_empty() && stdout.contains("PASS the child exited cleanly"),
+            "vmm_ipc.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+        assert!(
+            stdout.contains("PASS child:"),
+            "vmm_ipc.{opt}: the child reported nothing\nstdout:\n{stdout}"
+        );
+        assert!(
+            stderr.contains("Memory access fault by GPU")
+                && stderr.contains("use after free of allocation")
+                && stderr.contains("mapped device memory"),
+            "vmm_ipc.{opt}: the fault after hipMemUnmap was not reported with the mapping\nstderr:\n{stderr}"
+        );
+    }
+    // Two software agents: access given to device 1 alone, a kernel there.
+    let two = [("ROCLOAD_SOFT_ISA", "gfx1030,gfx1030".to_owned())];
+    let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &two);
+    assert!(
+        ok && !stdout.contains("FAIL") && stdout.matches("PASS two devices:").count() == 3,
+        "vmm_ipc.O2 with two devices: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let hsa = [
+        ("ROCLOAD_BACKEND", "hsa".to_owned()),
+        (
+            "ROCLOAD_HSA_LIBRARY",
+            common::built("libhsa_soft.so").display().to_string(),
+        ),
+        ("VMM_EXPECT_UNSUPPORTED", "1".to_owned()),
+    ];
+    let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &hsa);
+    assert!(
+        ok && !stdout.contains("FAIL") && stdout.matches("PASS").count() == 3,
+        "vmm_ipc.O2 through the software HSA library: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
 }

@@ -15,7 +15,7 @@
 mod common;
 
 use std::ffi::c_void;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -934,4 +934,287 @@ fn relocation_types_and_kernel_facts_follow_the_rocr_version() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What AMD's HIP runtime (clr 5.2.3) asks, answered as ROCr 5.2.3 answers.
+
+/// ROCr 5.2.3's answer to each query of `tests/hsa_programs/rocr_answers.c`, with where it
+/// comes from (`src/core/runtime/` at rocm-5.2.3). Each was a difference before #26.
+const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
+    (
+        "gpu.hdp_flush.status",
+        "0",
+        "amd_gpu_agent.cpp GetInfo: HDP_FLUSH",
+    ),
+    (
+        "gpu.hdp_flush.null",
+        "1",
+        "amd_gpu_agent.h: HDP_flush_ defaults to NULLs (no MMIO page)",
+    ),
+    (
+        "gpu.coop_cu_count.status",
+        "0",
+        "GetInfo: COOPERATIVE_COMPUTE_UNIT_COUNT",
+    ),
+    (
+        "gpu.coop_cu_count_is_cu_count",
+        "1",
+        "GetInfo: the CU count but on gfx90a",
+    ),
+    (
+        "gpu.cacheline",
+        "64",
+        "GetInfo: the cache loop's break leaves it, 64 follows",
+    ),
+    ("cpu.cacheline", "64", "amd_cpu_agent.cpp GetInfo: 64"),
+    (
+        "gpu.ext.images",
+        "0",
+        "hsa_ext_interface.cpp: HSA_DISABLE_IMAGE=1 leaves the table NULL",
+    ),
+    (
+        "gpu.ext.amd_profiler",
+        "1",
+        "GetInfo: EXTENSIONS always sets the AMD profiler",
+    ),
+    (
+        "system.ext.amd_profiler",
+        "1",
+        "runtime.cpp GetSystemInfo: EXTENSIONS",
+    ),
+    (
+        "gpu.image_2d_max.status",
+        "4107",
+        "hsa_ext_null stand-in: NOT_INITIALIZED",
+    ),
+    (
+        "gpu.image_rd_handles",
+        "128",
+        "GetInfo: MAX_IMAGE_RD_HANDLES",
+    ),
+    (
+        "gpu.sampler_handlers_is_chip_id",
+        "1",
+        "GetInfo: MAX_SAMPLER_HANDLERS falls through",
+    ),
+    (
+        "gpu.cooperative_queues",
+        "1",
+        "GetInfo: NumGws != 0 (the emulator has GWS barriers)",
+    ),
+    (
+        "system.svm_supported",
+        "0",
+        "GetSystemInfo: SVMAPISupported of every GPU",
+    ),
+    (
+        "link.status",
+        "0",
+        "amd_memory_region.cpp GetAgentPoolInfo: LINK_INFO",
+    ),
+    ("link.type_pcie", "1", "amd_topology.cpp: a PCIe io link"),
+    (
+        "link.own_pool_zero",
+        "1",
+        "GetAgentPoolInfo: zeros without a link",
+    ),
+    (
+        "system.loader_1_2",
+        "0",
+        "hsa.cpp hsa_system_extension_supported: minor 0 only",
+    ),
+    (
+        "system.images_1_0",
+        "1",
+        "hsa_system_extension_supported: any valid id at 1.0",
+    ),
+    (
+        "system.ext_bad_id.status",
+        "4097",
+        "hsa_system_extension_supported: id range",
+    ),
+    (
+        "system.major_aqlprofile",
+        "1/0",
+        "hsa_system_major_extension_supported",
+    ),
+    (
+        "gpu.ext_aqlprofile",
+        "1",
+        "hsa_agent_extension_supported: GPU agents",
+    ),
+    (
+        "cpu.ext_aqlprofile",
+        "0",
+        "hsa_agent_extension_supported: false on CPUs",
+    ),
+    (
+        "pool_free_null.status",
+        "0",
+        "runtime.cpp FreeMemory: NULL succeeds",
+    ),
+    ("ptrinfo.status", "0", "runtime.cpp PtrInfo"),
+    (
+        "ptrinfo.type",
+        "1",
+        "PtrInfo: HSA_EXT_POINTER_TYPE_HSA for pool memory",
+    ),
+    (
+        "ptrinfo.base_is_allocation",
+        "1",
+        "PtrInfo: the allocation map's fragment",
+    ),
+    ("ptrinfo.owner_is_gpu", "1", "PtrInfo: the node's agent"),
+    (
+        "ptrinfo.accessible",
+        "1/1",
+        "PtrInfo: the mapped nodes' agents",
+    ),
+    ("ptrinfo.unknown.type", "0", "PtrInfo: UNKNOWN"),
+    (
+        "ptrinfo.unknown.owner_is_cpu",
+        "1",
+        "PtrInfo: node 0 from the thunk's zeroed answer",
+    ),
+    (
+        "lock_to_gpu_pool.status",
+        "40",
+        "hsa_ext_amd.cpp lock_to_pool: INVALID_MEMORY_POOL",
+    ),
+    (
+        "lock_to_gpu_pool.null",
+        "1",
+        "lock_to_pool: *agent_ptr = NULL first",
+    ),
+    (
+        "register_zero.status",
+        "4097",
+        "hsa.cpp hsa_memory_register: size 0",
+    ),
+    (
+        "svm_set.status",
+        "4096",
+        "runtime.cpp SetSvmAttrib: hsaKmtSVMSetAttr fails",
+    ),
+    (
+        "value_pointer.interrupt.status",
+        "4097",
+        "hsa_amd_signal_value_pointer: busy-wait only",
+    ),
+    (
+        "value_pointer.default.status",
+        "0",
+        "hsa_amd_signal_create: GPU consumers only",
+    ),
+    (
+        "value_pointer.at_handle_plus_8",
+        "1",
+        "amd_hsa_signal.h: the value at +8",
+    ),
+    (
+        "handle.value_at_plus_8",
+        "1",
+        "amd_hsa_signal.h: a handle is an amd_signal_t",
+    ),
+    (
+        "async_handler.default.status",
+        "4102",
+        "hsa_amd_signal_async_handler: INVALID_SIGNAL",
+    ),
+    (
+        "async_handler.interrupt.status",
+        "0",
+        "hsa_amd_signal_async_handler",
+    ),
+    (
+        "async_handler.ran_with",
+        "100",
+        "the handler sees the value that satisfied it",
+    ),
+    ("priority_high.status", "0", "hsa_amd_queue_set_priority"),
+    (
+        "priority_bad.status",
+        "4097",
+        "hsa_amd_queue_set_priority: unknown priority",
+    ),
+    (
+        "cu_mask_odd.status",
+        "4097",
+        "hsa_amd_queue_cu_set_mask: not a multiple of 32",
+    ),
+    ("cu_mask.status", "0", "amd_aql_queue.cpp SetCUMasking"),
+    (
+        "cu_mask.clipped_to_cus",
+        "1",
+        "SetCUMasking: limited to the physical CUs",
+    ),
+    (
+        "profiler.status",
+        "0",
+        "hsa_amd_profiling_set_profiler_enabled",
+    ),
+    (
+        "dispatch_time.cpu.status",
+        "4100",
+        "hsa_amd_profiling_get_dispatch_time: GPUs only",
+    ),
+    (
+        "copy_time.none.status",
+        "4096",
+        "get_async_copy_time: no copy agent",
+    ),
+    (
+        "sampler_create.status",
+        "4107",
+        "hsa_ext_null stand-in: NOT_INITIALIZED",
+    ),
+    ("done", "1", "the program reached its end"),
+];
+
+#[test]
+fn the_library_answers_what_clr_asks_as_rocr_5_2_3_does() {
+    if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "libhsa-runtime-dev missing in CI"
+        );
+        eprintln!("skipped: /usr/include/hsa missing (Debian package libhsa-runtime-dev)");
+        return;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hsa_programs/rocr_answers.c");
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("rocr_answers");
+    let cc = std::process::Command::new("cc")
+        .args(["-O1", "-D_POSIX_C_SOURCE=200809L", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-lhsa-runtime64")
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let out = std::process::Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
+        .arg(&exe)
+        .env("HSA_SOFT_LIBRARY", library())
+        .env_remove("ROCLOAD_LOG")
+        .output()
+        .expect("run rocr_answers");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let answers: std::collections::HashMap<&str, &str> =
+        stdout.lines().filter_map(|l| l.split_once('=')).collect();
+    let wrong: Vec<String> = ROCR_5_2_3_ANSWERS
+        .iter()
+        .filter(|(k, v, _)| answers.get(k) != Some(v))
+        .map(|(k, v, why)| format!("{k}: {:?}, ROCr 5.2.3: {v} ({why})", answers.get(k)))
+        .collect();
+    assert!(
+        out.status.success() && wrong.is_empty(),
+        "{}\n{stdout}\n{}",
+        wrong.join("\n"),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

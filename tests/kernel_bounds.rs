@@ -11,9 +11,9 @@ mod common;
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Longest a program may run: every case here ends in seconds, or the bound it tests failed.
 const TIMEOUT: Duration = Duration::from_secs(120);
@@ -114,31 +114,17 @@ fn run(name: &str, mode: &str, env: &[(&str, &str)], data_limit: Option<u64>) ->
             });
         }
     }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e}", program.display()));
-    let start = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if start.elapsed() > TIMEOUT {
-            let _ = child.kill();
-            let out = child.wait_with_output().expect("output");
-            panic!(
-                "{name} {mode} ran longer than {TIMEOUT:?}\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let elapsed = start.elapsed();
-    let out = child.wait_with_output().expect("output");
+    let out = common::run_with_deadline(&mut cmd, TIMEOUT);
+    assert!(
+        !out.timed_out,
+        "{name} {mode} ran longer than {TIMEOUT:?}\nstdout:\n{}\nstderr:\n{}",
+        out.stdout, out.stderr
+    );
     Some(Outcome {
-        success: out.status.success(),
-        elapsed,
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        success: out.success,
+        elapsed: out.elapsed,
+        stdout: out.stdout,
+        stderr: out.stderr,
     })
 }
 

@@ -177,7 +177,7 @@ fn cupy_random_kernels_match_a_host_philox_and_their_distributions() {
 }
 
 /// HIP entry points CuPy's extension modules import from `libamdhip64.so.7` that rocload does
-/// not export yet (graphs, stream capture, IPC, surfaces, memory advice). Python loads
+/// not export yet (graphs, stream capture, surfaces, memory advice). Python loads
 /// extension modules with RTLD_NOW, so each of these alone would stop `import cupy` once the
 /// ROCm libraries it needs exist. A symbol missing that is not listed here fails the test; one
 /// listed that rocload now exports is reported, to be removed from the list.
@@ -191,9 +191,6 @@ const KNOWN_MISSING: &[&str] = &[
     "hipGraphExecDestroy@hip_4.3",
     "hipGraphInstantiate@hip_4.3",
     "hipGraphLaunch@hip_4.3",
-    "hipIpcCloseMemHandle@hip_4.2",
-    "hipIpcGetMemHandle@hip_4.2",
-    "hipIpcOpenMemHandle@hip_4.2",
     "hipMemAdvise@hip_4.2",
     "hipMemPrefetchAsync@hip_4.2",
     "hipStreamBeginCapture@hip_4.3",

@@ -198,6 +198,7 @@ fn properties_r0600(device: i64) -> Result<hipDeviceProp_tR0600, Failure> {
     p.canUseHostPointerForRegisteredMem = 1;
     p.sharedMemPerBlockOptin = old.sharedMemPerBlock;
     p.maxBlocksPerMultiProcessor = attribute(25, device)?;
+    p.memoryPoolsSupported = attribute(88, device)?;
     p.hostRegisterSupported = 1;
     p.unifiedFunctionPointers = 1;
     Ok(p)
@@ -397,14 +398,14 @@ fn attribute(attr: c_int, device: i64) -> Result<c_int, Failure> {
         84 => sz(p.totalGlobalMem),
         85 => 1, // unified addressing
         87 => p.warpSize,
-        88 => 0, // memory pools
+        88 => 1, // memory pools (stream-ordered allocation)
         10000 => p.clockInstructionRate,
         10002 => sz(p.maxSharedMemoryPerMultiProcessor),
         10003 => p.gcnArch,
         10007..=10010 => 0,
         10011 => p.isLargeBar,
         10012 => p.asicRevision,
-        10013 => 0, // stream wait value
+        10013 => 1, // stream wait value (src/runtime/memops.rs)
         10014 => 0, // images
         10015 => p.multiProcessorCount,
         10016 => 1, // fine-grained memory
@@ -533,7 +534,12 @@ pub unsafe extern "C" fn hipDeviceGetPCIBusId(
 #[export]
 pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     call("hipDeviceSynchronize", || {
-        Ok(crate::stream::current_context()?.synchronize()?)
+        rocload_lib::runtime::capture::check_device_synchronize("hipDeviceSynchronize")?;
+        let ctx = crate::stream::current_context()?;
+        let done = ctx.synchronize();
+        // A synchronisation point: pools give back what they keep beyond their threshold.
+        runtime().release_pool_memory(Some(ctx.index()));
+        Ok(done?)
     })
 }
 
@@ -902,10 +908,69 @@ pub unsafe extern "C" fn hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     f: *const c_void,
     block_size: c_int,
     dynamic_lds: usize,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> hipError_t {
-    // SAFETY: same contract.
-    unsafe { hipOccupancyMaxActiveBlocksPerMultiprocessor(num_blocks, f, block_size, dynamic_lds) }
+    call(
+        "hipOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        || {
+            occupancy_flags(flags)?;
+            let v = max_active_blocks(&host_kernel(f, current_device())?, block_size, dynamic_lds)?;
+            // SAFETY: writable by the caller's contract (NULL rejected).
+            unsafe { out(num_blocks, "numBlocks", v) }
+        },
+    )
+}
+
+/// `hipOccupancyDefault` and `hipOccupancyDisableCachingOverride`, the flags the `WithFlags`
+/// occupancy calls take (the second changes nothing: there is no cache to configure).
+fn occupancy_flags(flags: c_uint) -> Result<(), Failure> {
+    if flags > 1 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown occupancy flags {flags:#x}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int*,
+/// hipFunction_t, int, size_t, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    num_blocks: *mut c_int,
+    f: hipFunction_t,
+    block_size: c_int,
+    dynamic_lds: usize,
+    flags: c_uint,
+) -> hipError_t {
+    call(
+        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+        || {
+            occupancy_flags(flags)?;
+            let k = crate::module::function_handle(f)?;
+            let v = max_active_blocks(&k, block_size, dynamic_lds)?;
+            // SAFETY: writable by the caller's contract (NULL rejected).
+            unsafe { out(num_blocks, "numBlocks", v) }
+        },
+    )
+}
+
+/// `hipError_t hipModuleOccupancyMaxPotentialBlockSizeWithFlags(int*, int*, hipFunction_t,
+/// size_t, int, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipModuleOccupancyMaxPotentialBlockSizeWithFlags(
+    grid: *mut c_int,
+    block: *mut c_int,
+    f: hipFunction_t,
+    dynamic_lds: usize,
+    limit: c_int,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipModuleOccupancyMaxPotentialBlockSizeWithFlags", || {
+        occupancy_flags(flags)?;
+        let k = crate::module::function_handle(f)?;
+        potential_block_size(grid, block, &k, dynamic_lds, limit)
+    })
 }
 
 /// `hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int*, hipFunction_t, int,
@@ -960,6 +1025,51 @@ pub unsafe extern "C" fn hipModuleOccupancyMaxPotentialBlockSize(
     call("hipModuleOccupancyMaxPotentialBlockSize", || {
         let k = crate::module::function_handle(f)?;
         potential_block_size(grid, block, &k, dynamic_lds, limit)
+    })
+}
+
+/// `HSA_AMD_LINK_INFO_TYPE_XGMI`.
+const LINK_TYPE_XGMI: u32 = 4;
+
+/// `hipError_t hipExtGetLinkTypeAndHopCount(int device1, int device2, uint32_t* linktype,
+/// uint32_t* hopcount)`: how two devices are connected. NULL outputs, the same device twice
+/// or a negative ordinal are hipErrorInvalidValue and an ordinal past the last device
+/// hipErrorInvalidDevice, as in clr. Two devices whose memory is the host's (software agents)
+/// reach each other's memory directly, as GPUs of one XGMI hive do: one hop of XGMI. Between
+/// ROCr's agents the link is not read (`HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO`):
+/// hipErrorNotSupported.
+#[export]
+pub unsafe extern "C" fn hipExtGetLinkTypeAndHopCount(
+    device1: c_int,
+    device2: c_int,
+    link_type: *mut u32,
+    hop_count: *mut u32,
+) -> hipError_t {
+    call("hipExtGetLinkTypeAndHopCount", || {
+        if link_type.is_null() || hop_count.is_null() {
+            return Err(Failure::null("linktype or hopcount"));
+        }
+        if device1 < 0 || device2 < 0 || device1 == device2 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("devices {device1} and {device2}"),
+            ));
+        }
+        let shared_memory = |d: c_int| -> Result<bool, Failure> {
+            Ok(runtime().device(d.into())?.device().properties().integrated)
+        };
+        if !(shared_memory(device1)? && shared_memory(device2)?) {
+            return Err(Failure::new(
+                hipErrorNotSupported,
+                format!("no link information between devices {device1} and {device2}: ROCr's link info is not read"),
+            ));
+        }
+        // SAFETY: non-null (checked), writable by the caller's contract.
+        unsafe {
+            link_type.write(LINK_TYPE_XGMI);
+            hop_count.write(1);
+        }
+        Ok(())
     })
 }
 

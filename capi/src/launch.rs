@@ -6,11 +6,14 @@
 //! submitted.
 
 use rocload_ffi::export;
-use std::ffi::{c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 
 use rocload_lib::device::kernarg::explicit_args;
 use rocload_lib::device::ExplicitArgs;
-use rocload_lib::runtime::{KernelRef, LaunchConfig};
+use rocload_lib::runtime::graph::{KernelArgs, KernelNode};
+use rocload_lib::runtime::{
+    DeviceLaunch, KernelRef, LaunchConfig, MultiDeviceOrder, NodeOp, Stream,
+};
 
 use crate::module::function_handle;
 use crate::stream::stream_of;
@@ -36,7 +39,7 @@ enum Args {
 /// # Safety
 /// `args` must hold a valid pointer per explicit argument of `kernel`, each to at least that
 /// argument's size in bytes (what clang and HIP's headers pass).
-unsafe fn read_pointers(
+pub(crate) unsafe fn read_pointers(
     kernel: &KernelRef,
     args: *mut *mut c_void,
 ) -> Result<Vec<&'static [u8]>, Failure> {
@@ -75,7 +78,7 @@ unsafe fn read_pointers(
 ///
 /// # Safety
 /// `extra` must be such an array; the buffer valid for `size` bytes.
-unsafe fn read_extra(extra: *mut *mut c_void) -> Result<&'static [u8], Failure> {
+pub(crate) unsafe fn read_extra(extra: *mut *mut c_void) -> Result<&'static [u8], Failure> {
     let bad = |m: &str| Failure::new(hipErrorInvalidValue, format!("extra: {m}"));
     let (mut buffer, mut size): (*const u8, Option<usize>) = (std::ptr::null(), None);
     let mut i = 0;
@@ -115,7 +118,7 @@ unsafe fn read_extra(extra: *mut *mut c_void) -> Result<&'static [u8], Failure> 
     Ok(unsafe { std::slice::from_raw_parts(buffer, size) })
 }
 
-fn dims(d: dim3) -> [u32; 3] {
+pub(crate) fn dims(d: dim3) -> [u32; 3] {
     [d.x, d.y, d.z]
 }
 
@@ -123,7 +126,9 @@ fn dims(d: dim3) -> [u32; 3] {
 ///
 /// # Safety
 /// `args` as [`read_pointers`] / [`read_extra`] require.
+#[allow(clippy::too_many_arguments)]
 unsafe fn launch(
+    function: *const c_void,
     kernel: &KernelRef,
     grid: [u32; 3],
     block: [u32; 3],
@@ -135,6 +140,7 @@ unsafe fn launch(
     // SAFETY: forwarded.
     unsafe {
         launch_with_partial(
+            function,
             kernel,
             (grid, [0; 3]),
             block,
@@ -151,7 +157,9 @@ unsafe fn launch(
 ///
 /// # Safety
 /// As [`launch`].
+#[allow(clippy::too_many_arguments)]
 unsafe fn launch_with_partial(
+    function: *const c_void,
     kernel: &KernelRef,
     (grid, partial): ([u32; 3], [u32; 3]),
     block: [u32; 3],
@@ -186,12 +194,45 @@ unsafe fn launch_with_partial(
             ExplicitArgs::Packed(packed)
         }
     };
+    if captured(&s, function, kernel, &config, &explicit, cooperative)? {
+        return Ok(());
+    }
     if cooperative {
         runtime().launch_cooperative(kernel, &config, explicit, Some(&s))?;
     } else {
         runtime().launch(kernel, &config, explicit, Some(&s))?;
     }
     Ok(())
+}
+
+/// A launch on a capturing stream becomes a kernel node with copies of the argument values,
+/// checked as a launch would be; returns whether it was captured (else it is to run).
+fn captured(
+    s: &Stream,
+    function: *const c_void,
+    kernel: &KernelRef,
+    config: &LaunchConfig,
+    explicit: &ExplicitArgs<'_>,
+    cooperative: bool,
+) -> Result<bool, Failure> {
+    let Some(c) = crate::capture::intercept(s, "a kernel launch")? else {
+        return Ok(false);
+    };
+    kernel.check_launch(config)?;
+    let args = match explicit {
+        ExplicitArgs::Packed(p) => KernelArgs::packed((*p).into()),
+        ExplicitArgs::Values(v) => KernelArgs::values(v.iter().map(|a| Box::from(*a)).collect()),
+    };
+    let node = KernelNode {
+        kernel: kernel.clone(),
+        config: *config,
+        args,
+        cooperative,
+        function: function as u64,
+        priority: 0,
+    };
+    crate::capture::add(&c, s, NodeOp::Kernel(node))?;
+    Ok(true)
 }
 
 /// The kernel behind a host function, on the device of `stream`.
@@ -220,6 +261,7 @@ pub unsafe extern "C" fn hipLaunchKernel(
         // SAFETY: clang passes one pointer per argument.
         unsafe {
             launch(
+                function_address,
                 &k,
                 dims(num_blocks),
                 dims(dim_blocks),
@@ -249,6 +291,7 @@ pub unsafe extern "C" fn hipLaunchCooperativeKernel(
         // SAFETY: one pointer per argument by the caller's contract.
         unsafe {
             launch(
+                f,
                 &k,
                 dims(grid_dim),
                 dims(block_dim),
@@ -258,6 +301,113 @@ pub unsafe extern "C" fn hipLaunchCooperativeKernel(
                 true,
             )
         }
+    })
+}
+
+/// `hipCooperativeLaunchMultiDeviceNoPreSync` and `hipCooperativeLaunchMultiDeviceNoPostSync`.
+const MULTI_DEVICE_NO_PRE_SYNC: c_uint = 1;
+const MULTI_DEVICE_NO_POST_SYNC: c_uint = 2;
+
+/// One kernel per device from the caller's `hipLaunchParams` list.
+///
+/// # Safety
+/// `list` holds `count` launch parameters whose `args` hold one pointer per argument.
+unsafe fn launch_multi_device(
+    list: *mut hipLaunchParams,
+    count: c_int,
+    flags: c_uint,
+    cooperative: bool,
+) -> Result<(), Failure> {
+    if list.is_null() {
+        return Err(Failure::null("launchParamsList"));
+    }
+    let devices = runtime().agents().len();
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|&n| n >= 1 && n <= devices)
+        .ok_or_else(|| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("numDevices {count}: there are {devices} devices"),
+            )
+        })?;
+    if flags & !(MULTI_DEVICE_NO_PRE_SYNC | MULTI_DEVICE_NO_POST_SYNC) != 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown multi-device launch flags {flags:#x}"),
+        ));
+    }
+    // Read first (at most one per device), then the argument values, which borrow nothing
+    // of the caller's but their own bytes.
+    let params: Vec<hipLaunchParams> = (0..count)
+        // SAFETY: `count` entries by the caller's contract.
+        .map(|i| unsafe { list.add(i).read_unaligned() })
+        .collect();
+    let mut kernels = Vec::with_capacity(count);
+    let mut values = Vec::with_capacity(count);
+    for p in &params {
+        let k = kernel_for(p.func, p.stream)?;
+        // SAFETY: the caller's contract: one pointer per argument.
+        values.push(unsafe { read_pointers(&k, p.args) }?);
+        kernels.push(k);
+    }
+    let mut launches = Vec::with_capacity(count);
+    for ((p, k), v) in params.iter().zip(kernels).zip(&values) {
+        let dynamic_lds = u32::try_from(p.sharedMem).map_err(|_| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("{} bytes of dynamic shared memory", p.sharedMem),
+            )
+        })?;
+        launches.push(DeviceLaunch {
+            kernel: k,
+            config: LaunchConfig {
+                grid: dims(p.gridDim),
+                block: dims(p.blockDim),
+                dynamic_lds,
+                partial: [0; 3],
+            },
+            args: ExplicitArgs::Values(v),
+            stream: stream_of(p.stream)?,
+        });
+    }
+    runtime().launch_multi_device(
+        launches,
+        cooperative,
+        MultiDeviceOrder {
+            wait_before: flags & MULTI_DEVICE_NO_PRE_SYNC == 0,
+            wait_after: flags & MULTI_DEVICE_NO_POST_SYNC == 0,
+        },
+    )?;
+    Ok(())
+}
+
+/// `hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* launchParamsList, int
+/// numDevices, unsigned flags)`: one cooperative grid per device, each resident at once; the
+/// grids may sync with each other (`multi_grid_group::sync()`).
+#[export]
+pub unsafe extern "C" fn hipLaunchCooperativeKernelMultiDevice(
+    list: *mut hipLaunchParams,
+    count: c_int,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipLaunchCooperativeKernelMultiDevice", || {
+        // SAFETY: forwarded.
+        unsafe { launch_multi_device(list, count, flags, true) }
+    })
+}
+
+/// `hipError_t hipExtLaunchMultiKernelMultiDevice(hipLaunchParams* launchParamsList, int
+/// numDevices, unsigned flags)`: one kernel per device, ordered like the cooperative form.
+#[export]
+pub unsafe extern "C" fn hipExtLaunchMultiKernelMultiDevice(
+    list: *mut hipLaunchParams,
+    count: c_int,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipExtLaunchMultiKernelMultiDevice", || {
+        // SAFETY: forwarded.
+        unsafe { launch_multi_device(list, count, flags, false) }
     })
 }
 
@@ -298,6 +448,7 @@ pub unsafe extern "C" fn hipModuleLaunchKernel(
         // SAFETY: HIP's contract on kernelParams / extra.
         unsafe {
             launch(
+                f,
                 &k,
                 [gx, gy, gz],
                 [bx, by, bz],
@@ -330,6 +481,7 @@ pub unsafe extern "C" fn hipModuleLaunchCooperativeKernel(
         // SAFETY: HIP's contract on kernelParams.
         unsafe {
             launch(
+                f,
                 &k,
                 [gx, gy, gz],
                 [bx, by, bz],
@@ -370,12 +522,12 @@ unsafe fn ext_launch(
         let partial = [0, 1, 2].map(|d| global[d] % local[d]);
         let args = module_args(params, extra)?;
         if !start.is_null() {
-            crate::stream::record(start, stream)?;
+            crate::stream::record_external(start, stream)?;
         }
         // SAFETY: HIP's contract on kernelParams / extra.
-        unsafe { launch_with_partial(&k, (grid, partial), local, shared, stream, args, false) }?;
+        unsafe { launch_with_partial(f, &k, (grid, partial), local, shared, stream, args, false) }?;
         if !stop.is_null() {
-            crate::stream::record(stop, stream)?;
+            crate::stream::record_external(stop, stream)?;
         }
         Ok(())
     })
@@ -597,6 +749,7 @@ pub unsafe extern "C" fn hipLaunchKernelGGLImpl(
         // SAFETY: C++ references (non-null, checked) and one pointer per argument.
         unsafe {
             launch(
+                function_address as *const c_void,
                 &k,
                 dims(*num_blocks),
                 dims(*dim_blocks),
@@ -628,11 +781,12 @@ pub unsafe extern "C" fn hipExtLaunchKernel(
     call("hipExtLaunchKernel", || {
         let k = kernel_for(function_address, stream)?;
         if !start.is_null() {
-            crate::stream::record(start, stream)?;
+            crate::stream::record_external(start, stream)?;
         }
         // SAFETY: one pointer per argument by the caller's contract.
         unsafe {
             launch(
+                function_address,
                 &k,
                 dims(num_blocks),
                 dims(dim_blocks),
@@ -643,7 +797,7 @@ pub unsafe extern "C" fn hipExtLaunchKernel(
             )
         }?;
         if !stop.is_null() {
-            crate::stream::record(stop, stream)?;
+            crate::stream::record_external(stop, stream)?;
         }
         Ok(())
     })
@@ -776,6 +930,7 @@ pub unsafe extern "C" fn hipLaunchKernelExC(
         // SAFETY: HIP's contract on `args`.
         unsafe {
             launch(
+                function,
                 &k,
                 dims(c.gridDim),
                 dims(c.blockDim),
@@ -810,6 +965,7 @@ pub unsafe extern "C" fn hipDrvLaunchKernelEx(
         // SAFETY: HIP's contract on params / extra.
         unsafe {
             launch(
+                f,
                 &k,
                 [c.gridDimX, c.gridDimY, c.gridDimZ],
                 [c.blockDimX, c.blockDimY, c.blockDimZ],
@@ -819,5 +975,114 @@ pub unsafe extern "C" fn hipDrvLaunchKernelEx(
                 cooperative,
             )
         }
+    })
+}
+
+// ------------------------------------------------ HIP 5.2's legacy launch (hipConfigureCall)
+
+thread_local! {
+    /// The arguments `hipSetupArgument` placed for the next `hipLaunchByPtr`, packed as the
+    /// kernel's argument segment (offsets as the caller gave them).
+    static SETUP_ARGUMENTS: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Most bytes of explicit arguments a legacy launch may set up (the kernarg limit).
+const MAX_SETUP_BYTES: usize = 4096;
+
+/// `hipError_t hipConfigureCall(dim3 gridDim, dim3 blockDim, size_t sharedMem, hipStream_t
+/// stream)`: the configuration of the next `hipLaunchByPtr` on this thread (as `<<<>>>` pushes
+/// it); its arguments start empty.
+#[export]
+pub extern "C" fn hipConfigureCall(
+    grid: dim3,
+    block: dim3,
+    shared: usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipConfigureCall", || {
+        CALL_CONFIGURATION
+            .try_with(|c| c.borrow_mut().push((grid, block, shared, stream)))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        SETUP_ARGUMENTS
+            .try_with(|a| a.borrow_mut().clear())
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
+    })
+}
+
+/// `hipError_t hipSetupArgument(const void* arg, size_t size, size_t offset)`: `size` bytes of
+/// one argument at `offset` of the argument segment of the next `hipLaunchByPtr`.
+#[export]
+pub unsafe extern "C" fn hipSetupArgument(
+    arg: *const c_void,
+    size: usize,
+    offset: usize,
+) -> hipError_t {
+    call("hipSetupArgument", || {
+        if arg.is_null() {
+            return Err(Failure::null("arg"));
+        }
+        let end = offset
+            .checked_add(size)
+            .filter(|&e| e <= MAX_SETUP_BYTES)
+            .ok_or_else(|| {
+                Failure::new(
+                    hipErrorInvalidValue,
+                    format!(
+                        "argument of {size} bytes at offset {offset}: past {MAX_SETUP_BYTES} bytes"
+                    ),
+                )
+            })?;
+        // SAFETY: `size` readable bytes by the caller's contract.
+        let bytes = unsafe { std::slice::from_raw_parts(arg.cast::<u8>(), size) };
+        SETUP_ARGUMENTS
+            .try_with(|a| {
+                let mut a = a.borrow_mut();
+                if a.len() < end {
+                    a.resize(end, 0);
+                }
+                a[offset..end].copy_from_slice(bytes);
+            })
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))
+    })
+}
+
+/// `hipError_t hipLaunchByPtr(const void* func)`: launches the kernel of host function `func`
+/// with the configuration of the last `hipConfigureCall` and the arguments set up since.
+#[export]
+pub unsafe extern "C" fn hipLaunchByPtr(function: *const c_void) -> hipError_t {
+    call("hipLaunchByPtr", || {
+        let (grid, block, shared, stream) = CALL_CONFIGURATION
+            .try_with(|c| c.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .ok_or_else(|| {
+                Failure::new(
+                    hipErrorMissingConfiguration,
+                    "no hipConfigureCall before it",
+                )
+            })?;
+        let packed = SETUP_ARGUMENTS
+            .try_with(|a| std::mem::take(&mut *a.borrow_mut()))
+            .map_err(|_| Failure::new(hipErrorNotInitialized, "thread is exiting"))?;
+        let k = kernel_for(function, stream)?;
+        let s = stream_of(stream)?;
+        let dynamic_lds = u32::try_from(shared).map_err(|_| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("{shared} bytes of dynamic shared memory"),
+            )
+        })?;
+        let config = LaunchConfig {
+            grid: dims(grid),
+            block: dims(block),
+            dynamic_lds,
+            partial: [0; 3],
+        };
+        let explicit = ExplicitArgs::Packed(&packed);
+        if captured(&s, function, &k, &config, &explicit, false)? {
+            return Ok(());
+        }
+        runtime().launch(&k, &config, explicit, Some(&s))?;
+        Ok(())
     })
 }

@@ -39,6 +39,16 @@ pub(crate) mod kind {
     pub const CONTEXT: Tag = Tag(0xD6);
     /// `hiprtcProgram`.
     pub const RTC_PROGRAM: Tag = Tag(0x97);
+    /// `hipGraph_t`.
+    pub const GRAPH: Tag = Tag(0x68);
+    /// `hipGraphNode_t`.
+    pub const GRAPH_NODE: Tag = Tag(0x69);
+    /// `hipGraphExec_t`.
+    pub const GRAPH_EXEC: Tag = Tag(0x6B);
+    /// `hipUserObject_t`.
+    pub const USER_OBJECT: Tag = Tag(0x75);
+    /// `hipMemPool_t`.
+    pub const MEM_POOL: Tag = Tag(0x3C);
 }
 
 #[cfg(test)]
@@ -130,6 +140,12 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         | RuntimeError::PitchTooSmall { .. }
         | RuntimeError::ExtentOverflow { .. }
         | RuntimeError::AddressWraps { .. }
+        | RuntimeError::InvalidArray { .. }
+        | RuntimeError::BadRegion { .. }
+        | RuntimeError::HostMemory { .. }
+        | RuntimeError::NotDeviceMemory { .. }
+        | RuntimeError::InvalidRange { .. }
+        | RuntimeError::MultiDevice { .. }
         | RuntimeError::StreamDeviceGone { .. }
         | RuntimeError::EventWithoutTiming
         | RuntimeError::EventNotRecorded
@@ -144,7 +160,31 @@ pub fn code_of(e: &RuntimeError) -> hipError_t {
         RuntimeError::Timeout { .. } => hipErrorLaunchTimeOut,
         RuntimeError::NotReady => hipErrorNotReady,
         RuntimeError::NotSupported { .. } => hipErrorNotSupported,
+        RuntimeError::Graph(e) => match e {
+            rocload_lib::runtime::GraphError::Update { .. } => {
+                graph::hipErrorGraphExecUpdateFailure
+            }
+            _ => hipErrorInvalidValue,
+        },
+        RuntimeError::Capture(e) => capture::capture_code(e),
+        RuntimeError::Pool(e) => pool_code(e),
+        RuntimeError::Vmm { .. } => hipErrorInvalidValue,
+        // clr: an IPC event handle opened in its own process, an event without
+        // hipEventInterprocess asked for one.
+        RuntimeError::IpcSameProcess { .. } => hipErrorInvalidContext,
+        RuntimeError::NotInterprocess => hipErrorInvalidConfiguration,
+        RuntimeError::RecorderGone { .. } => hipErrorLaunchFailure,
         _ => hipErrorUnknown,
+    }
+}
+
+/// The `hipError_t` of a memory pool operation that cannot be done.
+fn pool_code(e: &rocload_lib::runtime::PoolError) -> hipError_t {
+    use rocload_lib::runtime::PoolError;
+    match e {
+        PoolError::OtherDevice { .. } | PoolError::OwnerAccess { .. } => hipErrorInvalidDevice,
+        PoolError::PeerAccess { .. } => hipErrorNotSupported,
+        _ => hipErrorInvalidValue,
     }
 }
 
@@ -159,6 +199,8 @@ fn device_code(e: &DeviceError) -> hipError_t {
         | DeviceError::Access(_) => hipErrorInvalidValue,
         DeviceError::Unsupported { .. } => hipErrorNotSupported,
         DeviceError::Timeout(_) => hipErrorLaunchTimeOut,
+        DeviceError::Shared(e) if e.is_exhaustion() => hipErrorOutOfMemory,
+        DeviceError::Shared(_) | DeviceError::Vmm { .. } => hipErrorInvalidValue,
         DeviceError::Runtime { status, .. } => hip_error_for_status(*status),
         _ => hipErrorUnknown,
     }
@@ -281,7 +323,7 @@ fn call_void(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) {
 /// the tool libraries of `ROCLOAD_TOOLS`.
 fn runtime() -> &'static Runtime {
     static LOGGING: std::sync::Once = std::sync::Once::new();
-    LOGGING.call_once(init_logging);
+    LOGGING.call_once(|| rocload_ffi::logging::init(Config::global().log.as_deref()));
     let rt = Runtime::global();
     tools::load_tool_libraries();
     rt
@@ -373,16 +415,27 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
     Ok(())
 }
 
+mod array;
+mod capture;
 mod device;
+mod gl_interop;
+mod graph;
+mod graph_later;
 mod hiprtc;
 mod hiprtc_link;
+mod ipc;
 mod launch;
+mod managed;
 mod memory;
+mod mempool;
 mod module;
+mod per_thread;
+mod pointer;
 mod register;
 mod rocload_api;
 mod stream;
 mod symbol;
+mod vmm;
 
 // ------------------------------------------------------------------------------ errors
 
@@ -422,70 +475,4 @@ pub extern "C" fn hipGetErrorString(error: hipError_t) -> *const c_char {
 #[export]
 pub extern "C" fn hipGetErrorName(error: hipError_t) -> *const c_char {
     error_strings(error).0.as_ptr()
-}
-
-// ------------------------------------------------------------------------------ logging
-
-/// Marks whether this thread's thread-locals are still alive: after they are destroyed
-/// (at thread exit, and on the main thread at `exit()`, before the atexit handlers that
-/// unregister fat binaries), the fmt layer's own thread-local buffer is gone and it would
-/// panic, so events are filtered out.
-///
-/// Thread-local destructors run in the reverse order of registration, so the sentinel is
-/// first touched only after the fmt layer has formatted an event on this thread (see
-/// [`ArmSentinel`]): it is then destroyed before the fmt layer's buffer.
-struct TlsSentinel;
-
-impl Drop for TlsSentinel {
-    fn drop(&mut self) {}
-}
-
-thread_local! {
-    static TLS_SENTINEL: TlsSentinel = const { TlsSentinel };
-    /// Whether [`TLS_SENTINEL`] was registered on this thread (no destructor: always readable).
-    static ARMED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Drops every event once this thread's thread-locals are gone (a global filter: it needs no
-/// thread-local of its own), and registers the thread's sentinel after the fmt layer's first
-/// event on the thread.
-struct ArmSentinel;
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ArmSentinel {
-    fn event_enabled(
-        &self,
-        _event: &tracing::Event<'_>,
-        _ctx: tracing_subscriber::layer::Context<'_, S>,
-    ) -> bool {
-        !ARMED.with(Cell::get) || TLS_SENTINEL.try_with(|_| ()).is_ok()
-    }
-
-    fn on_event(
-        &self,
-        _event: &tracing::Event<'_>,
-        _ctx: tracing_subscriber::layer::Context<'_, S>,
-    ) {
-        if !ARMED.with(Cell::get) && TLS_SENTINEL.try_with(|_| ()).is_ok() {
-            ARMED.with(|a| a.set(true));
-        }
-    }
-}
-
-/// Logs go to stderr, filtered by `ROCLOAD_LOG`; nothing is printed without it.
-fn init_logging() {
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    use tracing_subscriber::Layer;
-    if let Some(filter) = &Config::global().log {
-        let layer = tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-            .with_filter(tracing_subscriber::EnvFilter::new(filter));
-        // Outermost, so its global `event_enabled` decides before any layer (per-layer filter
-        // state lives in a thread-local of its own, gone at exit).
-        let _ = tracing_subscriber::registry()
-            .with(layer)
-            .with(ArmSentinel)
-            .try_init();
-    }
 }

@@ -3,15 +3,20 @@
 //! the allocation that holds it (a copy past an allocation's end, or into freed memory, is
 //! `hipErrorInvalidValue`); an address no device knows is the caller's host memory, as in HIP.
 //!
-//! `hipMemcpyKind` is checked for range only: the pointers decide the direction, as
-//! `hipMemcpyDefault` does (the software agent's device memory is host memory, so a kind that
-//! disagrees with the pointers still copies the right bytes).
+//! `hipMemcpyKind` is checked for range, and a side the kind says is the device's must be
+//! memory a device knows (`hipErrorInvalidValue` otherwise: it would be read or written as the
+//! caller's host memory); then the pointers decide the direction, as `hipMemcpyDefault` does
+//! (the software agent's device memory is host memory, so a host side that is device memory
+//! still copies the right bytes). Host sides are checked to be mapped for the copy, fills and
+//! registrations as the runtime says; every check is made at the call, before anything is
+//! queued.
 
 use rocload_ffi::export;
 use std::ffi::{c_int, c_uint, c_void};
 
 use rocload_lib::device::MemoryKind;
-use rocload_lib::runtime::Stream;
+use rocload_lib::runtime::graph::{CopyForm, CopyNode, MemsetNode, PitchedPtr};
+use rocload_lib::runtime::{NodeOp, Stream};
 
 use crate::stream::{current_context, stream_of};
 use crate::*;
@@ -20,10 +25,29 @@ use crate::*;
 const HOST_MALLOC_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
 /// `hipHostRegisterPortable | Mapped | IoMemory` (and `ReadOnly`, 0x8).
 const HOST_REGISTER_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x8;
-/// `hipMemAttachGlobal | hipMemAttachHost`.
-const MANAGED_FLAGS: c_uint = 0x1 | 0x2;
+/// `hipHostRegisterReadOnly`: kernels only read the memory.
+const HOST_REGISTER_READ_ONLY: c_uint = 0x8;
+/// `hipMemcpyHostToDevice`, `hipMemcpyDeviceToHost`, `hipMemcpyDeviceToDevice`.
+const MEMCPY_HOST_TO_DEVICE: c_int = 1;
+const MEMCPY_DEVICE_TO_HOST: c_int = 2;
+const MEMCPY_DEVICE_TO_DEVICE: c_int = 3;
+/// `hipMemAttachGlobal`.
+const MEM_ATTACH_GLOBAL: c_uint = 0x1;
+/// `hipMemAttachHost`.
+const MEM_ATTACH_HOST: c_uint = 0x2;
 
 fn allocate(ptr: *mut *mut c_void, size: usize, kind: MemoryKind) -> Result<(), Failure> {
+    allocate_with_flags(ptr, size, kind, 0)
+}
+
+/// An allocation, with the flags it was made with recorded (`hipHostGetFlags` returns them).
+fn allocate_with_flags(
+    ptr: *mut *mut c_void,
+    size: usize,
+    kind: MemoryKind,
+    flags: c_uint,
+) -> Result<(), Failure> {
+    crate::capture::check_unsafe("allocating memory")?;
     if ptr.is_null() {
         return Err(Failure::null("ptr"));
     }
@@ -31,13 +55,38 @@ fn allocate(ptr: *mut *mut c_void, size: usize, kind: MemoryKind) -> Result<(), 
     let address = if size == 0 {
         0
     } else {
-        runtime().allocate(current_device(), size as u64, kind)?
+        let rt = runtime();
+        let address = rt.allocate(current_device(), size as u64, kind)?;
+        if flags != 0 {
+            rt.set_allocation_flags(address, flags)?;
+        }
+        address
     };
     // SAFETY: non-null, writable by the caller's contract.
     unsafe { out(ptr, "ptr", address as *mut c_void) }
 }
 
+/// `hipHostMallocCoherent | hipHostMallocNonCoherent`: at most one of them.
+const COHERENCE_FLAGS: c_uint = 0x4000_0000 | 0x8000_0000;
+
+fn check_host_malloc_flags(flags: c_uint) -> Result<(), Failure> {
+    if flags & !HOST_MALLOC_FLAGS != 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown host allocation flags {flags:#x}"),
+        ));
+    }
+    if flags & COHERENCE_FLAGS == COHERENCE_FLAGS {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            "hipHostMallocCoherent and hipHostMallocNonCoherent together",
+        ));
+    }
+    Ok(())
+}
+
 fn free(ptr: *mut c_void) -> Result<(), Failure> {
+    crate::capture::check_unsafe("freeing memory")?;
     if ptr.is_null() {
         return Ok(());
     }
@@ -50,41 +99,34 @@ pub unsafe extern "C" fn hipMalloc(ptr: *mut *mut c_void, size: usize) -> hipErr
     call("hipMalloc", || allocate(ptr, size, MemoryKind::Device))
 }
 
-/// `hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned flags)`: device memory
-/// (the fine-grained flags change nothing on the software agent).
+/// `hipError_t hipExtMallocWithFlags(void** ptr, size_t size, unsigned flags)`: device memory;
+/// `hipDeviceMallocDefault` (0), `hipDeviceMallocFinegrained` (1) or `hipMallocSignalMemory`
+/// (2, exactly 8 bytes), as clr accepts them. Fine-grained memory is what every allocation is
+/// on the software agent (the host and kernels see each other's writes as they happen).
 #[export]
 pub unsafe extern "C" fn hipExtMallocWithFlags(
     ptr: *mut *mut c_void,
     size: usize,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> hipError_t {
     call("hipExtMallocWithFlags", || {
-        allocate(ptr, size, MemoryKind::Device)
-    })
-}
-
-/// `hipError_t hipMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height)`: rows
-/// padded to 256 bytes.
-#[export]
-pub unsafe extern "C" fn hipMallocPitch(
-    ptr: *mut *mut c_void,
-    pitch: *mut usize,
-    width: usize,
-    height: usize,
-) -> hipError_t {
-    call("hipMallocPitch", || {
-        if pitch.is_null() {
-            return Err(Failure::null("pitch"));
+        match flags {
+            0 | 1 => {}
+            2 if size == 8 => {}
+            2 => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("signal memory is 8 bytes, not {size}"),
+                ))
+            }
+            f => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("hipExtMallocWithFlags flags {f:#x}"),
+                ))
+            }
         }
-        let padded = width
-            .checked_next_multiple_of(256)
-            .ok_or_else(|| Failure::new(hipErrorInvalidValue, "width overflows"))?;
-        let size = padded
-            .checked_mul(height)
-            .ok_or_else(|| Failure::new(hipErrorInvalidValue, "pitch x height overflows"))?;
-        allocate(ptr, size, MemoryKind::Device)?;
-        // SAFETY: non-null, writable by the caller's contract.
-        unsafe { out(pitch, "pitch", padded) }
+        allocate_with_flags(ptr, size, MemoryKind::Device, flags)
     })
 }
 
@@ -105,13 +147,8 @@ pub unsafe extern "C" fn hipHostMalloc(
     flags: c_uint,
 ) -> hipError_t {
     call("hipHostMalloc", || {
-        if flags & !HOST_MALLOC_FLAGS != 0 {
-            return Err(Failure::new(
-                hipErrorInvalidValue,
-                format!("unknown hipHostMalloc flags {flags:#x}"),
-            ));
-        }
-        allocate(ptr, size, MemoryKind::PinnedHost)
+        check_host_malloc_flags(flags)?;
+        allocate_with_flags(ptr, size, MemoryKind::PinnedHost, flags)
     })
 }
 
@@ -128,9 +165,19 @@ pub unsafe extern "C" fn hipMallocHost(ptr: *mut *mut c_void, size: usize) -> hi
 pub unsafe extern "C" fn hipHostAlloc(
     ptr: *mut *mut c_void,
     size: usize,
-    _flags: c_uint,
+    flags: c_uint,
 ) -> hipError_t {
     call("hipHostAlloc", || {
+        check_host_malloc_flags(flags)?;
+        allocate_with_flags(ptr, size, MemoryKind::PinnedHost, flags)
+    })
+}
+
+/// `hipError_t hipMemAllocHost(void** ptr, size_t size)`: the driver API's pinned host
+/// memory (`hipHostMalloc` with no flags).
+#[export]
+pub unsafe extern "C" fn hipMemAllocHost(ptr: *mut *mut c_void, size: usize) -> hipError_t {
+    call("hipMemAllocHost", || {
         allocate(ptr, size, MemoryKind::PinnedHost)
     })
 }
@@ -155,7 +202,8 @@ pub unsafe extern "C" fn hipMallocManaged(
     flags: c_uint,
 ) -> hipError_t {
     call("hipMallocManaged", || {
-        if flags & !MANAGED_FLAGS != 0 || flags == 0 {
+        // clr 5.2.3: exactly one of the two flags, and no empty allocation.
+        if flags != MEM_ATTACH_GLOBAL && flags != MEM_ATTACH_HOST {
             return Err(Failure::new(
                 hipErrorInvalidValue,
                 format!(
@@ -163,7 +211,13 @@ pub unsafe extern "C" fn hipMallocManaged(
                 ),
             ));
         }
-        allocate(ptr, size, MemoryKind::Managed)
+        if size == 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                "hipMallocManaged of 0 bytes",
+            ));
+        }
+        allocate_with_flags(ptr, size, MemoryKind::Managed, flags)
     })
 }
 
@@ -194,23 +248,38 @@ pub unsafe extern "C" fn hipHostRegister(
                 format!("{host_ptr:p} is already known to the runtime"),
             ));
         }
-        runtime()
-            .register_host(host_ptr as u64, size as u64)
-            .map_err(|e| match e {
-                RuntimeError::Device { .. } => Failure {
-                    code: hipErrorHostMemoryAlreadyRegistered,
-                    message: e.to_string(),
-                    error: Some(e),
-                },
-                e => e.into(),
-            })
+        // Unmapped, PROT_NONE or wrapping ranges are hipErrorInvalidValue (clr: the pinning
+        // fails), before any device records them.
+        let (base, bytes) = (host_ptr as u64, size as u64);
+        let registered = if flags & HOST_REGISTER_READ_ONLY != 0 {
+            runtime().register_host_read_only(base, bytes)
+        } else {
+            runtime().register_host(base, bytes)
+        };
+        registered.map_err(|e| match e {
+            RuntimeError::Device { .. } => Failure {
+                code: hipErrorHostMemoryAlreadyRegistered,
+                message: e.to_string(),
+                error: Some(e),
+            },
+            e => e.into(),
+        })?;
+        if flags != 0 {
+            runtime().set_allocation_flags(base, flags)?;
+        }
+        Ok(())
     })
 }
 
-/// `hipError_t hipHostUnregister(void* hostPtr)`.
+/// `hipError_t hipHostUnregister(void* hostPtr)`: returns once no running kernel can still
+/// touch the memory; NULL is `hipErrorInvalidValue`, memory not registered
+/// `hipErrorHostMemoryNotRegistered`.
 #[export]
 pub unsafe extern "C" fn hipHostUnregister(host_ptr: *mut c_void) -> hipError_t {
     call("hipHostUnregister", || {
+        if host_ptr.is_null() {
+            return Err(Failure::null("hostPtr"));
+        }
         runtime()
             .unregister_host(host_ptr as u64)
             .map_err(|e| match e {
@@ -257,18 +326,23 @@ pub unsafe extern "C" fn hipHostGetDevicePointer(
     })
 }
 
-/// `hipError_t hipHostGetFlags(unsigned* flagsPtr, void* hostPtr)`: 0 (rocload keeps no flags).
+/// `hipError_t hipHostGetFlags(unsigned* flagsPtr, void* hostPtr)`: the flags the memory
+/// holding `hostPtr` was allocated or registered with (0 when none were given), as clr
+/// answers for any memory it knows.
 #[export]
 pub unsafe extern "C" fn hipHostGetFlags(flags: *mut c_uint, host_ptr: *mut c_void) -> hipError_t {
     call("hipHostGetFlags", || {
-        match runtime().pointer_info(host_ptr as u64) {
-            Some(info) if info.allocation.kind == MemoryKind::PinnedHost => {
+        if host_ptr.is_null() {
+            return Err(Failure::null("hostPtr"));
+        }
+        match runtime().allocation_flags(host_ptr as u64) {
+            Some(f) => {
                 // SAFETY: writable by the caller's contract (NULL rejected).
-                unsafe { out(flags, "flagsPtr", 0) }
+                unsafe { out(flags, "flagsPtr", f) }
             }
-            _ => Err(Failure::new(
+            None => Err(Failure::new(
                 hipErrorInvalidValue,
-                format!("{host_ptr:p} is not memory from hipHostMalloc"),
+                format!("{host_ptr:p} is not memory the runtime allocated or registered"),
             )),
         }
     })
@@ -306,21 +380,9 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
             )
         })?;
         let kind = info.allocation.kind;
-        let host_side = matches!(
-            kind,
-            MemoryKind::PinnedHost | MemoryKind::RegisteredHost | MemoryKind::Managed
-        );
-        let host = matches!(kind, MemoryKind::PinnedHost | MemoryKind::RegisteredHost);
-        // HIP 5.2 has no managed type (managed memory reports device); 6.0 renumbered.
-        let memory_type = match (crate::generation::current(), host, kind) {
-            (crate::generation::Generation::Hip5, true, _) => memory_type::HOST,
-            (crate::generation::Generation::Hip5, false, _) => memory_type::DEVICE,
-            (_, true, _) => memory_type::HOST_6,
-            (_, false, MemoryKind::Managed) => memory_type::MANAGED_6,
-            (_, false, _) => memory_type::DEVICE_6,
-        };
+        let host_side = crate::pointer::host_side(kind);
         let a = hipPointerAttribute_t {
-            memoryType: memory_type,
+            memoryType: crate::pointer::memory_type_of(kind),
             device: info.device as c_int,
             devicePointer: ptr as *mut c_void,
             hostPointer: if host_side {
@@ -329,7 +391,7 @@ pub unsafe extern "C" fn hipPointerGetAttributes(
                 std::ptr::null_mut()
             },
             isManaged: c_int::from(kind == MemoryKind::Managed),
-            allocationFlags: 0,
+            allocationFlags: runtime().allocation_flags(ptr as u64).unwrap_or(0),
         };
         // SAFETY: non-null, writable by the caller's contract.
         unsafe { out(attributes, "attributes", a) }
@@ -391,13 +453,16 @@ pub(crate) fn check_kind(kind: c_int) -> Result<(), Failure> {
     }
 }
 
-/// The stream a synchronous copy runs on: the null stream of the device holding one of its
-/// device-side ranges, else of the current device.
+/// The stream a synchronous copy runs on: the null stream of the device whose own memory
+/// (`hipMalloc`) one of its ranges is, else of the current device (pinned, registered and
+/// managed memory is every device's, so the copy is ordered after the current device's work,
+/// as clr orders it on the current device's null stream).
 fn sync_stream(addresses: &[u64]) -> Result<Stream, Failure> {
     let rt = runtime();
     let device = addresses
         .iter()
-        .find_map(|&a| rt.pointer_info(a))
+        .filter_map(|&a| rt.pointer_info(a))
+        .find(|i| i.allocation.kind == MemoryKind::Device)
         .map_or_else(current_device, |i| i.device as i64);
     Ok(rt.device(device)?.null_stream()?)
 }
@@ -411,6 +476,53 @@ fn target(stream: Option<hipStream_t>, addresses: &[u64]) -> Result<(Stream, boo
     })
 }
 
+/// Refuses a copy whose `kind` says a side is the device's when no device knows that side's
+/// address (it would be taken for the caller's host memory).
+pub(crate) fn check_sides(
+    dst: *const c_void,
+    src: *const c_void,
+    kind: c_int,
+) -> Result<(), Failure> {
+    let (dst_device, src_device) = match kind {
+        MEMCPY_HOST_TO_DEVICE => (true, false),
+        MEMCPY_DEVICE_TO_HOST => (false, true),
+        MEMCPY_DEVICE_TO_DEVICE => (true, true),
+        _ => (false, false),
+    };
+    for (address, device, side) in [(dst, dst_device, "dst"), (src, src_device, "src")] {
+        if device && !address.is_null() && runtime().pointer_info(address as u64).is_none() {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!(
+                    "{side} {address:p} is not memory of any device, and hipMemcpyKind {kind} \
+                     says it is"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A copy of `kind` (checked with [`check_kind`] and [`check_sides`]); with `stream` `None`
+/// synchronous on [`sync_stream`].
+///
+/// # Safety
+/// Host-side ranges must be valid for `len` bytes until the copy is done.
+pub(crate) unsafe fn copy_of_kind(
+    dst: *mut c_void,
+    src: *const c_void,
+    len: usize,
+    stream: Option<hipStream_t>,
+    kind: c_int,
+) -> Result<(), Failure> {
+    check_kind(kind)?;
+    if len != 0 {
+        check_sides(dst, src, kind)?;
+    }
+    // SAFETY: the caller's contract.
+    unsafe { copy(dst, src, len, kind, stream) }
+}
+
 /// A copy; with `stream` `None` synchronous on [`sync_stream`].
 ///
 /// # Safety
@@ -419,6 +531,7 @@ pub(crate) unsafe fn copy(
     dst: *mut c_void,
     src: *const c_void,
     len: usize,
+    kind: c_int,
     stream: Option<hipStream_t>,
 ) -> Result<(), Failure> {
     if len == 0 {
@@ -429,6 +542,16 @@ pub(crate) unsafe fn copy(
     }
     let (d, s) = (dst as u64, src as u64);
     let (st, wait) = target(stream, &[d, s])?;
+    if wait {
+        crate::capture::check_synchronous("a synchronous copy")?;
+    } else if let Some(c) = crate::capture::intercept(&st, "a copy")? {
+        let form = CopyForm::Linear {
+            dst: d,
+            src: s,
+            len: len as u64,
+        };
+        return crate::capture::add(&c, &st, NodeOp::Copy(CopyNode { form, kind }));
+    }
     // SAFETY: host-side ranges by the caller's contract; device-side ones are checked.
     unsafe { runtime().copy(&st, d, s, len as u64, wait) }?;
     Ok(())
@@ -444,9 +567,8 @@ pub unsafe extern "C" fn hipMemcpy(
     kind: c_int,
 ) -> hipError_t {
     call("hipMemcpy", || {
-        check_kind(kind)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, None) }
+        unsafe { copy_of_kind(dst, src, size, None, kind) }
     })
 }
 
@@ -460,9 +582,8 @@ pub unsafe extern "C" fn hipMemcpyAsync(
     stream: hipStream_t,
 ) -> hipError_t {
     call("hipMemcpyAsync", || {
-        check_kind(kind)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, Some(stream)) }
+        unsafe { copy_of_kind(dst, src, size, Some(stream), kind) }
     })
 }
 
@@ -477,9 +598,10 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
     stream: hipStream_t,
 ) -> hipError_t {
     call("hipMemcpyWithStream", || {
-        check_kind(kind)?;
+        // Synchronous: nothing to wait for on a capturing stream.
+        crate::capture::check_stream_wait(&stream_of(stream)?, "hipMemcpyWithStream")?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, Some(stream)) }?;
+        unsafe { copy_of_kind(dst, src, size, Some(stream), kind) }?;
         Ok(stream_of(stream)?.synchronize()?)
     })
 }
@@ -487,7 +609,7 @@ pub unsafe extern "C" fn hipMemcpyWithStream(
 /// Declares copies between typed ends (`hipMemcpyHtoD` and the like): `(dst, src, size)`, and
 /// the `Async` form with a stream.
 macro_rules! typed_copies {
-    ($( $(#[$doc:meta])* fn $name:ident($dst:ty, $src:ty) $(, $async:ident)?; )*) => { $(
+    ($( $(#[$doc:meta])* fn $name:ident($dst:ty, $src:ty) = $kind:expr $(, $async:ident)?; )*) => { $(
         $(#[$doc])*
         #[export]
         pub unsafe extern "C" fn $name(
@@ -499,7 +621,7 @@ macro_rules! typed_copies {
             let stream: Option<hipStream_t> = None $(.or(Some($async)))?;
             // SAFETY: HIP's contract on host ranges.
             call(stringify!($name), || unsafe {
-                copy(dst as *mut c_void, src as *const c_void, size, stream)
+                copy_of_kind(dst as *mut c_void, src as *const c_void, size, stream, $kind)
             })
         }
     )* };
@@ -507,17 +629,17 @@ macro_rules! typed_copies {
 
 typed_copies! {
     /// `hipError_t hipMemcpyHtoD(hipDeviceptr_t dst, void* src, size_t sizeBytes)`.
-    fn hipMemcpyHtoD(hipDeviceptr_t, *mut c_void);
+    fn hipMemcpyHtoD(hipDeviceptr_t, *mut c_void) = MEMCPY_HOST_TO_DEVICE;
     /// `hipError_t hipMemcpyDtoH(void* dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    fn hipMemcpyDtoH(*mut c_void, hipDeviceptr_t);
+    fn hipMemcpyDtoH(*mut c_void, hipDeviceptr_t) = MEMCPY_DEVICE_TO_HOST;
     /// `hipError_t hipMemcpyDtoD(hipDeviceptr_t dst, hipDeviceptr_t src, size_t sizeBytes)`.
-    fn hipMemcpyDtoD(hipDeviceptr_t, hipDeviceptr_t);
+    fn hipMemcpyDtoD(hipDeviceptr_t, hipDeviceptr_t) = MEMCPY_DEVICE_TO_DEVICE;
     /// `hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t, void*, size_t, hipStream_t)`.
-    fn hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void), stream;
+    fn hipMemcpyHtoDAsync(hipDeviceptr_t, *mut c_void) = MEMCPY_HOST_TO_DEVICE, stream;
     /// `hipError_t hipMemcpyDtoHAsync(void*, hipDeviceptr_t, size_t, hipStream_t)`.
-    fn hipMemcpyDtoHAsync(*mut c_void, hipDeviceptr_t), stream;
+    fn hipMemcpyDtoHAsync(*mut c_void, hipDeviceptr_t) = MEMCPY_DEVICE_TO_HOST, stream;
     /// `hipError_t hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t, size_t, hipStream_t)`.
-    fn hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t), stream;
+    fn hipMemcpyDtoDAsync(hipDeviceptr_t, hipDeviceptr_t) = MEMCPY_DEVICE_TO_DEVICE, stream;
 }
 
 fn check_device(device: c_int) -> Result<(), Failure> {
@@ -539,7 +661,7 @@ pub unsafe extern "C" fn hipMemcpyPeer(
         check_device(dst_device)?;
         check_device(src_device)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, None) }
+        unsafe { copy_of_kind(dst, src, size, None, MEMCPY_DEVICE_TO_DEVICE) }
     })
 }
 
@@ -557,7 +679,7 @@ pub unsafe extern "C" fn hipMemcpyPeerAsync(
         check_device(dst_device)?;
         check_device(src_device)?;
         // SAFETY: HIP's contract on host ranges.
-        unsafe { copy(dst, src, size, Some(stream)) }
+        unsafe { copy_of_kind(dst, src, size, Some(stream), MEMCPY_DEVICE_TO_DEVICE) }
     })
 }
 
@@ -583,6 +705,7 @@ unsafe fn copy_2d(
     if dst.is_null() || src.is_null() {
         return Err(Failure::new(hipErrorInvalidValue, "dst or src is NULL"));
     }
+    check_sides(dst, src, kind)?;
     if dpitch < width || spitch < width {
         return Err(Failure::new(
             hipErrorInvalidPitchValue,
@@ -591,6 +714,24 @@ unsafe fn copy_2d(
     }
     let (d, s) = (dst as u64, src as u64);
     let (st, wait) = target(stream, &[d, s])?;
+    if wait {
+        crate::capture::check_synchronous("a synchronous 2D copy")?;
+    } else if let Some(c) = crate::capture::intercept(&st, "a 2D copy")? {
+        let ptr = |p: u64, pitch: usize| PitchedPtr {
+            ptr: p,
+            pitch: pitch as u64,
+            xsize: width as u64,
+            ysize: height as u64,
+        };
+        let form = CopyForm::Pitched {
+            src: ptr(s, spitch),
+            src_pos: [0; 3],
+            dst: ptr(d, dpitch),
+            dst_pos: [0; 3],
+            extent: [width as u64, height as u64, 1],
+        };
+        return crate::capture::add(&c, &st, NodeOp::Copy(CopyNode { form, kind }));
+    }
     // SAFETY: host rows by the caller's contract; device extents are checked.
     unsafe {
         runtime().copy_2d(
@@ -666,8 +807,21 @@ fn fill(
         .ok_or_else(|| Failure::new(hipErrorInvalidValue, "size overflows"))?;
     let d = dst as u64;
     let (st, wait) = target(stream, &[d])?;
-    // SAFETY: a fill of host memory is the caller's contract (HIP fills device memory; an
-    // address no device knows is refused by the runtime only if it was freed).
+    if wait {
+        crate::capture::check_synchronous("a synchronous fill")?;
+    } else if let Some(c) = crate::capture::intercept(&st, "a fill")? {
+        let node = MemsetNode {
+            dst: d,
+            value: pattern,
+            element_size: width,
+            width: count as u64,
+            height: 1,
+            pitch: len,
+        };
+        return crate::capture::add(&c, &st, NodeOp::Memset(node));
+    }
+    // SAFETY: the runtime refuses an address no device knows (HIP fills device memory) and a
+    // range past its allocation, before anything is queued.
     unsafe { runtime().fill(&st, d, pattern, width, len, wait) }?;
     Ok(())
 }
@@ -725,79 +879,4 @@ element_fills! {
     fn hipMemsetD16Async(u16, 2), stream;
     /// `hipError_t hipMemsetD32Async(hipDeviceptr_t, int value, size_t count, hipStream_t)`.
     fn hipMemsetD32Async(c_int, 4), stream;
-}
-
-fn fill_2d(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-    stream: Option<hipStream_t>,
-) -> Result<(), Failure> {
-    if width == 0 || height == 0 {
-        return Ok(());
-    }
-    if pitch < width {
-        return Err(Failure::new(
-            hipErrorInvalidPitchValue,
-            format!("pitch {pitch} is smaller than the width {width}"),
-        ));
-    }
-    let extent = pitch
-        .checked_mul(height - 1)
-        .and_then(|v| v.checked_add(width))
-        .ok_or_else(|| Failure::new(hipErrorInvalidValue, "2D extent overflows"))?;
-    // The whole extent first, so a bad last row fails before any row is written.
-    if let Some(info) = runtime().pointer_info(dst as u64) {
-        if !info.allocation.contains(dst as u64, extent as u64) {
-            return Err(Failure::new(
-                hipErrorInvalidValue,
-                format!(
-                    "{height} rows of pitch {pitch} from {dst:p} run past {}",
-                    info.allocation
-                ),
-            ));
-        }
-    }
-    let (st, wait) = target(stream, &[dst as u64])?;
-    for row in 0..height as u64 {
-        let at = dst as u64 + row * pitch as u64;
-        // SAFETY: as in `fill`; the extent was checked above.
-        unsafe { runtime().fill(&st, at, value as u32 & 0xff, 1, width as u64, false) }?;
-    }
-    if wait {
-        st.synchronize()?;
-    }
-    Ok(())
-}
-
-/// `hipError_t hipMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height)`.
-#[export]
-pub unsafe extern "C" fn hipMemset2D(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-) -> hipError_t {
-    call("hipMemset2D", || {
-        fill_2d(dst, pitch, value, width, height, None)
-    })
-}
-
-/// `hipError_t hipMemset2DAsync(void*, size_t pitch, int value, size_t width, size_t height,
-/// hipStream_t)`.
-#[export]
-pub unsafe extern "C" fn hipMemset2DAsync(
-    dst: *mut c_void,
-    pitch: usize,
-    value: c_int,
-    width: usize,
-    height: usize,
-    stream: hipStream_t,
-) -> hipError_t {
-    call("hipMemset2DAsync", || {
-        fill_2d(dst, pitch, value, width, height, Some(stream))
-    })
 }

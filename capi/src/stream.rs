@@ -1,35 +1,41 @@
 //! Streams and events: `hipStream*`, `hipEvent*`, host callbacks. A `hipStream_t` is a handle
-//! (NULL and `hipStreamPerThread` name the current device's null stream); the null stream's
-//! blocking rules live in the runtime's streams.
+//! (NULL names the current device's null stream, `hipStreamPerThread` the calling thread's
+//! per-thread stream); the null stream's blocking rules live in the runtime's streams.
 
 use rocload_ffi::export;
 use std::ffi::{c_float, c_int, c_uint, c_void};
 
-use rocload_lib::runtime::{DeviceContext, Event, Stream, StreamKind};
+use rocload_lib::runtime::capture;
+use rocload_lib::runtime::graph::HostNode;
+use rocload_lib::runtime::{DeviceContext, Event, NodeOp, Stream, StreamKind, WaitCondition};
 
+use crate::per_thread::{per_thread_stream, STREAM_PER_THREAD};
 use crate::*;
 
 /// Streams created through `hipStreamCreate*`: handle -> stream.
 static STREAMS: HandleTable<Stream> = HandleTable::new(kind::STREAM);
 /// Events created through `hipEventCreate*`: handle -> event.
-static EVENTS: HandleTable<Event> = HandleTable::new(kind::EVENT);
+pub(crate) static EVENTS: HandleTable<Event> = HandleTable::new(kind::EVENT);
 
-/// `hipStreamPerThread`: HIP 5.2's per-thread default stream, here the null stream.
-const STREAM_PER_THREAD: u64 = 2;
 /// `hipStreamNonBlocking`.
 const STREAM_NON_BLOCKING: c_uint = 1;
 /// `hipEventDisableTiming`.
 const EVENT_DISABLE_TIMING: c_uint = 2;
+/// `hipEventInterprocess`.
+const EVENT_INTERPROCESS: c_uint = 4;
 /// Every flag of `hipEventCreateWithFlags` (default, blocking sync, disable timing,
 /// interprocess, release-to-device, release-to-system).
 const EVENT_FLAGS: c_uint = 0x1 | 0x2 | 0x4 | 0x4000_0000 | 0x8000_0000;
 
-/// The stream a `hipStream_t` names: NULL and `hipStreamPerThread` are the current device's
-/// null stream.
+/// The stream a `hipStream_t` names: NULL is the current device's null stream,
+/// `hipStreamPerThread` the calling thread's default stream on it.
 pub(crate) fn stream_of(stream: hipStream_t) -> Result<Stream, Failure> {
     let handle = stream as u64;
-    if handle == 0 || handle == STREAM_PER_THREAD {
+    if handle == 0 {
         return Ok(current_context()?.null_stream()?);
+    }
+    if handle == STREAM_PER_THREAD {
+        return per_thread_stream();
     }
     STREAMS.get(handle).ok_or_else(|| {
         RuntimeError::InvalidHandle {
@@ -45,7 +51,7 @@ pub(crate) fn current_context() -> Result<Arc<DeviceContext>, Failure> {
     Ok(runtime().device(current_device())?.clone())
 }
 
-fn event_of(event: hipEvent_t) -> Result<Event, Failure> {
+pub(crate) fn event_of(event: hipEvent_t) -> Result<Event, Failure> {
     EVENTS.get(event as u64).ok_or_else(|| {
         RuntimeError::InvalidHandle {
             what: "event",
@@ -55,7 +61,27 @@ fn event_of(event: hipEvent_t) -> Result<Event, Failure> {
     })
 }
 
+/// The handle of a live event (graph nodes keep the runtime's event and hand its handle
+/// back), if it still has one.
+pub(crate) fn event_handle(event: &Event) -> Option<hipEvent_t> {
+    EVENTS
+        .entries()
+        .into_iter()
+        .find(|(_, e)| e.id() == event.id())
+        .map(|(h, _)| h as hipEvent_t)
+}
+
 fn create_stream(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> Result<(), Failure> {
+    create_stream_with(stream, flags, priority, None)
+}
+
+/// A stream, on the compute units of `cu_mask` when given.
+fn create_stream_with(
+    stream: *mut hipStream_t,
+    flags: c_uint,
+    priority: c_int,
+    cu_mask: Option<&[u32]>,
+) -> Result<(), Failure> {
     if stream.is_null() {
         return Err(Failure::null("stream"));
     }
@@ -71,7 +97,11 @@ fn create_stream(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> Re
         StreamKind::Blocking
     };
     // HIP's priorities run from 0 (lowest) to -1 (highest); others are clamped, as HIP does.
-    let s = current_context()?.create_stream(kind, priority.clamp(-1, 0))?;
+    let ctx = current_context()?;
+    let s = match cu_mask {
+        None => ctx.create_stream(kind, priority.clamp(-1, 0))?,
+        Some(mask) => ctx.create_stream_with_cu_mask(kind, priority.clamp(-1, 0), mask)?,
+    };
     let handle = STREAMS
         .insert(s)
         .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 streams are live"))?;
@@ -109,6 +139,72 @@ pub unsafe extern "C" fn hipStreamCreateWithPriority(
     })
 }
 
+/// Reads the words of a caller's CU mask that can name CUs of `units` (no more, whatever
+/// `words` says: the rest cannot select anything).
+///
+/// # Safety
+/// `mask` points to `words` readable `u32`s.
+unsafe fn read_cu_mask(mask: *const u32, words: u32, units: u32) -> Vec<u32> {
+    let n = words.min(units.div_ceil(32)) as usize;
+    // SAFETY: `n <= words` words, readable by the caller's contract.
+    (0..n)
+        .map(|i| unsafe { mask.add(i).read_unaligned() })
+        .collect()
+}
+
+/// `hipError_t hipExtStreamCreateWithCUMask(hipStream_t*, uint32_t cuMaskSize, const
+/// uint32_t* cuMask)`: a blocking stream whose kernels run only on the compute units set in
+/// the mask (32 per word). A mask that leaves none of the device's CUs is hipErrorInvalidValue.
+#[export]
+pub unsafe extern "C" fn hipExtStreamCreateWithCUMask(
+    stream: *mut hipStream_t,
+    cu_mask_size: u32,
+    cu_mask: *const u32,
+) -> hipError_t {
+    call("hipExtStreamCreateWithCUMask", || {
+        if cu_mask_size == 0 || cu_mask.is_null() {
+            return Err(Failure::new(hipErrorInvalidValue, "an empty CU mask"));
+        }
+        let units = current_context()?.device().compute_units();
+        // SAFETY: `cu_mask_size` words by the caller's contract.
+        let mask = unsafe { read_cu_mask(cu_mask, cu_mask_size, units) };
+        create_stream_with(stream, 0, 0, Some(&mask))
+    })
+}
+
+/// `hipError_t hipExtStreamGetCUMask(hipStream_t, uint32_t cuMaskSize, uint32_t* cuMask)`: the
+/// compute units the stream may use (every CU for streams made without a mask and for the null
+/// and per-thread streams), in as many words as the device's CUs need; `cuMaskSize` must be at
+/// least that (clr's rule) and the words after them are left as they were.
+#[export]
+pub unsafe extern "C" fn hipExtStreamGetCUMask(
+    stream: hipStream_t,
+    cu_mask_size: u32,
+    cu_mask: *mut u32,
+) -> hipError_t {
+    call("hipExtStreamGetCUMask", || {
+        if cu_mask.is_null() {
+            return Err(Failure::null("cuMask"));
+        }
+        let mask = stream_of(stream)?.cu_mask()?;
+        if (cu_mask_size as usize) < mask.len() {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!(
+                    "cuMaskSize {cu_mask_size}: the device's CUs need {} words",
+                    mask.len()
+                ),
+            ));
+        }
+        for (i, word) in mask.iter().enumerate() {
+            // SAFETY: `i < mask.len() <= cu_mask_size` words, writable by the caller's
+            // contract.
+            unsafe { cu_mask.add(i).write_unaligned(*word) };
+        }
+        Ok(())
+    })
+}
+
 /// `hipError_t hipDeviceGetStreamPriorityRange(int* least, int* greatest)`: 0 and -1.
 #[export]
 pub unsafe extern "C" fn hipDeviceGetStreamPriorityRange(
@@ -139,6 +235,7 @@ pub unsafe extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
                 handle: stream as u64,
             })
         })?;
+        crate::capture::stream_destroyed(&s);
         // HIP waits for the stream's work before releasing it.
         let _ = s.synchronize();
         Ok(())
@@ -150,7 +247,12 @@ pub unsafe extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
 #[export]
 pub unsafe extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t {
     call("hipStreamSynchronize", || {
-        Ok(stream_of(stream)?.synchronize()?)
+        let s = stream_of(stream)?;
+        crate::capture::check_stream_wait(&s, "hipStreamSynchronize")?;
+        let done = s.synchronize();
+        // A synchronisation point: pools give back what they keep beyond their threshold.
+        runtime().release_pool_memory(s.device_index().ok());
+        Ok(done?)
     })
 }
 
@@ -158,7 +260,9 @@ pub unsafe extern "C" fn hipStreamSynchronize(stream: hipStream_t) -> hipError_t
 #[export]
 pub unsafe extern "C" fn hipStreamQuery(stream: hipStream_t) -> hipError_t {
     call("hipStreamQuery", || {
-        if stream_of(stream)?.is_idle() {
+        let s = stream_of(stream)?;
+        crate::capture::check_stream_wait(&s, "hipStreamQuery")?;
+        if s.is_idle() {
             Ok(())
         } else {
             Err(RuntimeError::NotReady.into())
@@ -179,7 +283,11 @@ pub unsafe extern "C" fn hipStreamWaitEvent(
             return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
         }
         let s = stream_of(stream)?;
-        Ok(event_of(event)?.make_wait(&s)?)
+        let e = event_of(event)?;
+        if capture::wait_event(&s, &e)? {
+            return Ok(());
+        }
+        Ok(e.make_wait(&s)?)
     })
 }
 
@@ -224,6 +332,9 @@ pub unsafe extern "C" fn hipStreamGetDevice(stream: hipStream_t, device: *mut c_
 struct UserData(*mut c_void);
 // SAFETY: HIP hands the user's pointer to the callback on another thread by definition.
 unsafe impl Send for UserData {}
+// SAFETY: as above (a captured callback may run from several launches of its graph; the
+// runtime only passes the pointer on).
+unsafe impl Sync for UserData {}
 
 /// `hipError_t hipStreamAddCallback(hipStream_t, hipStreamCallback_t, void* userData,
 /// unsigned flags)`: runs the callback on a host thread after the work before it, with the
@@ -243,8 +354,22 @@ pub unsafe extern "C" fn hipStreamAddCallback(
             return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
         }
         let s = stream_of(stream)?;
-        let data = UserData(user_data);
         let handle = stream as usize;
+        if let Some(c) = crate::capture::intercept(&s, "a stream callback")? {
+            // Captured as a host node calling the callback as the stream would (no error).
+            let data = UserData(user_data);
+            let node = HostNode {
+                call: Arc::new(move || {
+                    let data = &data;
+                    // SAFETY: the application's callback with its own data, as HIP calls it.
+                    unsafe { f(handle as hipStream_t, hipSuccess, data.0) }
+                }),
+                function: f as usize as u64,
+                data: user_data as u64,
+            };
+            return crate::capture::add(&c, &s, NodeOp::Host(node));
+        }
+        let data = UserData(user_data);
         let ctx = s.device_index()?;
         s.add_callback(Box::new(move || {
             let data = data;
@@ -270,13 +395,118 @@ pub unsafe extern "C" fn hipLaunchHostFunc(
         let Some(f) = f else {
             return Err(Failure::null("fn"));
         };
+        let s = stream_of(stream)?;
+        if let Some(c) = crate::capture::intercept(&s, "a host function")? {
+            let node = crate::graph::host_node(Some(f), user_data)?;
+            return crate::capture::add(&c, &s, NodeOp::Host(node));
+        }
         let data = UserData(user_data);
-        stream_of(stream)?.add_callback(Box::new(move || {
+        s.add_callback(Box::new(move || {
             let data = data;
             // SAFETY: the application's function with its own data.
             unsafe { f(data.0) }
         }))?;
         Ok(())
+    })
+}
+
+// --------------------------------------------------------------- stream memory operations
+
+/// A stream wait on `width` bytes at `ptr` (the runtime checks the memory and the alignment).
+fn wait_value(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    mask: u64,
+    width: u8,
+) -> Result<(), Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null("ptr"));
+    }
+    let condition = WaitCondition::from_flags(flags).ok_or_else(|| {
+        Failure::new(
+            hipErrorInvalidValue,
+            format!("unknown wait condition {flags}"),
+        )
+    })?;
+    let s = stream_of(stream)?;
+    runtime().wait_value(&s, ptr as u64, condition, value, mask, width)?;
+    Ok(())
+}
+
+/// A stream write of `width` bytes at `ptr`.
+fn write_value(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    width: u8,
+) -> Result<(), Failure> {
+    if ptr.is_null() {
+        return Err(Failure::null("ptr"));
+    }
+    if flags != 0 {
+        return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
+    }
+    let s = stream_of(stream)?;
+    runtime().write_value(&s, ptr as u64, value, width)?;
+    Ok(())
+}
+
+/// `hipError_t hipStreamWaitValue32(hipStream_t, void* ptr, uint32_t value, unsigned flags,
+/// uint32_t mask)`: work after it waits until the value at `ptr` meets the condition.
+#[export]
+pub unsafe extern "C" fn hipStreamWaitValue32(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u32,
+    flags: c_uint,
+    mask: u32,
+) -> hipError_t {
+    call("hipStreamWaitValue32", || {
+        wait_value(stream, ptr, value.into(), flags, mask.into(), 4)
+    })
+}
+
+/// `hipError_t hipStreamWaitValue64(hipStream_t, void* ptr, uint64_t value, unsigned flags,
+/// uint64_t mask)`.
+#[export]
+pub unsafe extern "C" fn hipStreamWaitValue64(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+    mask: u64,
+) -> hipError_t {
+    call("hipStreamWaitValue64", || {
+        wait_value(stream, ptr, value, flags, mask, 8)
+    })
+}
+
+/// `hipError_t hipStreamWriteValue32(hipStream_t, void* ptr, uint32_t value, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipStreamWriteValue32(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u32,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipStreamWriteValue32", || {
+        write_value(stream, ptr, value.into(), flags, 4)
+    })
+}
+
+/// `hipError_t hipStreamWriteValue64(hipStream_t, void* ptr, uint64_t value, unsigned flags)`.
+#[export]
+pub unsafe extern "C" fn hipStreamWriteValue64(
+    stream: hipStream_t,
+    ptr: *mut c_void,
+    value: u64,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipStreamWriteValue64", || {
+        write_value(stream, ptr, value, flags, 8)
     })
 }
 
@@ -292,7 +522,13 @@ fn create_event(event: *mut hipEvent_t, flags: c_uint) -> Result<(), Failure> {
             format!("unknown event flags {flags:#x}"),
         ));
     }
-    let e = Event::new(flags & EVENT_DISABLE_TIMING == 0);
+    // An interprocess event keeps its state in memory other processes map; it has no timing
+    // (clr accepts hipEventInterprocess without hipEventDisableTiming; CUDA asks for both).
+    let e = if flags & EVENT_INTERPROCESS != 0 {
+        Event::new_interprocess()?
+    } else {
+        Event::new(flags & EVENT_DISABLE_TIMING == 0)
+    };
     let handle = EVENTS
         .insert(e)
         .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 events are live"))?;
@@ -318,26 +554,30 @@ pub unsafe extern "C" fn hipEventCreateWithFlags(
 /// `hipError_t hipEventRecord(hipEvent_t, hipStream_t)`.
 #[export]
 pub unsafe extern "C" fn hipEventRecord(event: hipEvent_t, stream: hipStream_t) -> hipError_t {
-    call("hipEventRecord", || {
-        let e = event_of(event)?;
-        Ok(e.record(&stream_of(stream)?)?)
-    })
+    call("hipEventRecord", || record(event, stream))
 }
 
 /// `hipError_t hipEventSynchronize(hipEvent_t)`.
 #[export]
 pub unsafe extern "C" fn hipEventSynchronize(event: hipEvent_t) -> hipError_t {
-    call(
-        "hipEventSynchronize",
-        || Ok(event_of(event)?.synchronize()?),
-    )
+    call("hipEventSynchronize", || {
+        let e = event_of(event)?;
+        capture::check_event(&e)?;
+        capture::check_unsafe("hipEventSynchronize")?;
+        let done = e.synchronize();
+        // A synchronisation point (of whichever device the event is on).
+        runtime().release_pool_memory(None);
+        Ok(done?)
+    })
 }
 
 /// `hipError_t hipEventQuery(hipEvent_t)`: `hipSuccess` once reached, else `hipErrorNotReady`.
 #[export]
 pub unsafe extern "C" fn hipEventQuery(event: hipEvent_t) -> hipError_t {
     call("hipEventQuery", || {
-        if event_of(event)?.query()? {
+        let e = event_of(event)?;
+        capture::check_event(&e)?;
+        if e.query()? {
             Ok(())
         } else {
             Err(RuntimeError::NotReady.into())
@@ -383,10 +623,27 @@ pub unsafe extern "C" fn hipEventDestroy(event: hipEvent_t) -> hipError_t {
     })
 }
 
+/// Records `event` on `stream` as a point other work can wait for; in a capture, as a node of
+/// the graph (an event record node: `hipEventRecordExternal`, and the events of
+/// `hipExtLaunchKernel`, which clr captures so).
+pub(crate) fn record_external(event: hipEvent_t, stream: hipStream_t) -> Result<(), Failure> {
+    let e = event_of(event)?;
+    let s = stream_of(stream)?;
+    if let Some(c) = crate::capture::intercept(&s, "recording an event")? {
+        return crate::capture::add(&c, &s, NodeOp::EventRecord(e));
+    }
+    Ok(e.record(&s)?)
+}
+
 /// Records `event` on `stream` (for the launches that take events).
 pub(crate) fn record(event: hipEvent_t, stream: hipStream_t) -> Result<(), Failure> {
     let e = event_of(event)?;
-    Ok(e.record(&stream_of(stream)?)?)
+    let s = stream_of(stream)?;
+    // Recorded in a capture: the event remembers the stream's dependency set; nothing runs.
+    if capture::record_event(&s, &e)? {
+        return Ok(());
+    }
+    Ok(e.record(&s)?)
 }
 
 // ------------------------------------------------------------------- HIP 6.4 and 7.1 additions
@@ -395,8 +652,9 @@ pub(crate) fn record(event: hipEvent_t, stream: hipStream_t) -> Result<(), Failu
 const EVENT_RECORD_EXTERNAL: c_uint = 1;
 
 /// `hipError_t hipEventRecordWithFlags(hipEvent_t, hipStream_t, unsigned int flags)` (HIP
-/// 6.4): `hipEventRecord` with `hipEventRecordDefault` (0) or `hipEventRecordExternal` (1,
-/// which only matters inside a graph capture); other flags are `hipErrorInvalidValue`.
+/// 6.4): `hipEventRecord` with `hipEventRecordDefault` (0) or `hipEventRecordExternal` (1:
+/// inside a capture, an event record node of the graph); other flags are
+/// `hipErrorInvalidValue`.
 #[export]
 pub unsafe extern "C" fn hipEventRecordWithFlags(
     event: hipEvent_t,
@@ -410,7 +668,11 @@ pub unsafe extern "C" fn hipEventRecordWithFlags(
                 format!("event record flags {flags:#x}"),
             ));
         }
-        record(event, stream)
+        if flags & EVENT_RECORD_EXTERNAL != 0 {
+            record_external(event, stream)
+        } else {
+            record(event, stream)
+        }
     })
 }
 

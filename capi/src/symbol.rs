@@ -3,6 +3,9 @@
 use rocload_ffi::export;
 use std::ffi::{c_int, c_void};
 
+use rocload_lib::runtime::graph::{CopyForm, CopyNode};
+use rocload_lib::runtime::NodeOp;
+
 use crate::*;
 
 // ------------------------------------------------------------------------------ symbols
@@ -54,7 +57,11 @@ pub unsafe extern "C" fn hipGetSymbolSize(size: *mut usize, sym: *const c_void) 
 }
 
 /// The device range `[address + offset, + count)` of a variable, checked against its size.
-fn symbol_range(sym: *const c_void, count: usize, offset: usize) -> Result<u64, Failure> {
+pub(crate) fn symbol_range(
+    sym: *const c_void,
+    count: usize,
+    offset: usize,
+) -> Result<u64, Failure> {
     let (address, size) = symbol(sym)?;
     let end = offset.checked_add(count).map(|e| e as u64);
     if end.is_none_or(|e| e > size) {
@@ -80,7 +87,7 @@ pub unsafe extern "C" fn hipMemcpyToSymbol(
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
         // SAFETY: `src` is valid for `size` bytes by the caller's contract.
-        unsafe { crate::memory::copy(at as *mut c_void, src, size, None) }
+        unsafe { crate::memory::copy_of_kind(at as *mut c_void, src, size, None, kind) }
     })
 }
 
@@ -98,8 +105,21 @@ pub unsafe extern "C" fn hipMemcpyToSymbolAsync(
     call("hipMemcpyToSymbolAsync", || {
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
+        if size > 0 && !src.is_null() {
+            let s = crate::stream::stream_of(stream)?;
+            if let Some(c) = crate::capture::intercept(&s, "a copy to a device variable")? {
+                let form = CopyForm::ToSymbol {
+                    symbol: sym as u64,
+                    address: at,
+                    src: src as u64,
+                    offset: offset as u64,
+                    len: size as u64,
+                };
+                return crate::capture::add(&c, &s, NodeOp::Copy(CopyNode { form, kind }));
+            }
+        }
         // SAFETY: `src` is valid until the copy is done by the caller's contract.
-        unsafe { crate::memory::copy(at as *mut c_void, src, size, Some(stream)) }
+        unsafe { crate::memory::copy_of_kind(at as *mut c_void, src, size, Some(stream), kind) }
     })
 }
 
@@ -117,7 +137,7 @@ pub unsafe extern "C" fn hipMemcpyFromSymbol(
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
         // SAFETY: `dst` is valid for `size` bytes by the caller's contract.
-        unsafe { crate::memory::copy(dst, at as *const c_void, size, None) }
+        unsafe { crate::memory::copy_of_kind(dst, at as *const c_void, size, None, kind) }
     })
 }
 
@@ -135,7 +155,20 @@ pub unsafe extern "C" fn hipMemcpyFromSymbolAsync(
     call("hipMemcpyFromSymbolAsync", || {
         crate::memory::check_kind(kind)?;
         let at = symbol_range(sym, size, offset)?;
+        if size > 0 && !dst.is_null() {
+            let s = crate::stream::stream_of(stream)?;
+            if let Some(c) = crate::capture::intercept(&s, "a copy from a device variable")? {
+                let form = CopyForm::FromSymbol {
+                    dst: dst as u64,
+                    symbol: sym as u64,
+                    address: at,
+                    offset: offset as u64,
+                    len: size as u64,
+                };
+                return crate::capture::add(&c, &s, NodeOp::Copy(CopyNode { form, kind }));
+            }
+        }
         // SAFETY: `dst` is valid until the copy is done by the caller's contract.
-        unsafe { crate::memory::copy(dst, at as *const c_void, size, Some(stream)) }
+        unsafe { crate::memory::copy_of_kind(dst, at as *const c_void, size, Some(stream), kind) }
     })
 }

@@ -12,10 +12,12 @@ use std::ffi::{c_char, c_void, CStr, CString};
 use std::process::Command;
 use std::ptr::{null, null_mut};
 
+use super::array::{hipMemset2D, hipMemset2DAsync};
 use super::types::*;
 use super::*;
 use super::{
-    device::*, launch::*, memory::*, module::*, register::*, rocload_api::*, stream::*, symbol::*,
+    device::*, gl_interop::*, launch::*, memory::*, module::*, register::*, rocload_api::*,
+    stream::*, symbol::*,
 };
 use rocload_lib::code_object::CodeObject;
 
@@ -58,7 +60,8 @@ fn hip(name: &str) -> i32 {
             "hipErrorNotFound" => hipErrorNotFound,
             "hipErrorMissingConfiguration" => hipErrorMissingConfiguration,
             "hipErrorInvalidDevice" => hipErrorInvalidDevice,
-            other => panic!("{other}"),
+            "hipErrorNoDevice" => hipErrorNoDevice,
+            other => panic!("{other}: the HIP header is needed"),
         })
 }
 
@@ -987,6 +990,19 @@ fn runtime_errors_map_to_hip_codes() {
             size: 2,
         },
         RuntimeError::StreamDeviceGone { stream: 1 },
+        RuntimeError::HostMemory {
+            what: "copy source",
+            error: rocload_lib::device::host_memory::HostRangeError::Unmapped {
+                address: 0x1000,
+                len: 8,
+                at: 0x1000,
+            },
+        },
+        RuntimeError::NotDeviceMemory {
+            what: "fill destination",
+            address: 0x1000,
+            detail: None,
+        },
         RuntimeError::EventWithoutTiming,
         RuntimeError::EventNotRecorded,
         RuntimeError::from(KernargError::Count {
@@ -1052,6 +1068,124 @@ fn elapsed_time_of_an_unrecorded_or_untimed_event_is_an_invalid_handle() {
     }
 }
 
+/// Pointers and ranges are checked at the call, before anything is read or written or queued:
+/// fills of memory no device knows (NULL for the 2D form, which the queue thread once wrote),
+/// copies whose kind says a side is the device's when it is not, host sides that are not
+/// mapped, registrations of unmapped, PROT_NONE or wrapping ranges. Each is
+/// hipErrorInvalidValue (or the registration's own codes), and the device stays usable.
+#[test]
+fn pointers_and_ranges_are_checked_before_anything_is_touched() {
+    unsafe {
+        let inv = hip("hipErrorInvalidValue");
+        let page = libc::sysconf(libc::_SC_PAGESIZE) as usize;
+        let map = |prot| {
+            let p = libc::mmap(
+                null_mut(),
+                2 * page,
+                prot,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            p.cast::<u8>()
+        };
+        let none = map(libc::PROT_NONE);
+        let ro = map(libc::PROT_READ);
+        let rw = map(libc::PROT_READ | libc::PROT_WRITE);
+        // `rw`'s second page is unmapped; `gone` is unmapped altogether.
+        assert_eq!(libc::munmap(rw.add(page).cast(), page), 0);
+        let gone = map(libc::PROT_READ | libc::PROT_WRITE);
+        assert_eq!(libc::munmap(gone.cast(), 2 * page), 0);
+        let bogus = gone.cast::<c_void>();
+        let mut dev: *mut c_void = null_mut();
+        assert_eq!(hipMalloc(&mut dev, 256), hipSuccess);
+        let mut host = [0u8; 256];
+        let h = host.as_mut_ptr().cast::<c_void>();
+
+        // Fills.
+        assert_eq!(hipMemset(bogus, 0, 64), inv);
+        assert!(
+            last_message().contains("not memory of any device"),
+            "{}",
+            last_message()
+        );
+        assert_eq!(hipMemset(h, 0, 64), inv, "pageable host memory");
+        assert_eq!(hipMemsetAsync(bogus, 0, 64, null_mut()), inv);
+        assert_eq!(hipMemsetD32(bogus, 0, 16), inv);
+        assert_eq!(hipMemsetD16Async(bogus, 0, 16, null_mut()), inv);
+        assert_eq!(hipMemset(dev.cast::<u8>().add(128).cast(), 0, 200), inv);
+        assert_eq!(hipMemset2D(null_mut(), 64, 0, 64, 2), inv);
+        assert_eq!(hipMemset2DAsync(bogus, 64, 0, 64, 2, null_mut()), inv);
+        assert_eq!(hipMemset2D(dev, 64, 0, 64, 5), inv, "past the allocation");
+        assert_eq!(hipMemset(null_mut(), 0, 0), hipSuccess);
+
+        // Copies: kinds and host sides.
+        let (h2d, d2h, d2d, default) = (1, 2, 3, 4);
+        assert_eq!(hipMemcpy(bogus, h, 64, h2d), inv);
+        assert_eq!(hipMemcpy(h, bogus, 64, d2h), inv);
+        assert_eq!(hipMemcpy(dev, h, 64, d2d), inv);
+        assert_eq!(hipMemcpyAsync(h, bogus, 64, d2h, null_mut()), inv);
+        assert_eq!(hipMemcpyHtoD(h, h, 64), inv);
+        assert_eq!(hipMemcpyDtoHAsync(h, bogus, 64, null_mut()), inv);
+        assert_eq!(hipMemcpy2D(dev, 64, bogus, 64, 64, 2, d2d), inv);
+        assert_eq!(hipMemcpy(dev, bogus, 64, h2d), inv, "unmapped source");
+        assert_eq!(
+            hipMemcpy(dev, none.cast(), 64, default),
+            inv,
+            "PROT_NONE source"
+        );
+        assert_eq!(
+            hipMemcpy(ro.cast(), dev, 64, d2h),
+            inv,
+            "read-only destination"
+        );
+        assert_eq!(
+            hipMemcpy(dev, rw.add(page - 32).cast(), 64, h2d),
+            inv,
+            "a source running into unmapped memory"
+        );
+        assert!(
+            last_message().contains("nothing is mapped"),
+            "{}",
+            last_message()
+        );
+
+        // Registration.
+        assert_eq!(hipHostRegister(none.cast(), page, 0), inv);
+        assert_eq!(hipHostRegister(bogus, page, 0), inv);
+        assert_eq!(hipHostRegister(rw.cast(), 2 * page, 0), inv);
+        assert_eq!(hipHostRegister(rw.cast(), usize::MAX, 0), inv);
+        assert_eq!(
+            hipHostRegister(ro.cast(), page, 0),
+            inv,
+            "read-only, for writing"
+        );
+        assert_eq!(hipHostRegister(rw.cast(), page, 0), hipSuccess);
+        assert_eq!(
+            hipHostRegister(rw.cast(), page, 0),
+            hipErrorHostMemoryAlreadyRegistered
+        );
+        assert_eq!(hipHostUnregister(null_mut()), inv);
+        assert_eq!(hipHostUnregister(rw.cast()), hipSuccess);
+        assert_eq!(
+            hipHostUnregister(rw.cast()),
+            hipErrorHostMemoryNotRegistered
+        );
+
+        // Nothing reached the device; valid calls work.
+        assert_eq!(hipDeviceSynchronize(), hipSuccess);
+        assert_eq!(hipMemset(dev, 0x3c, 256), hipSuccess);
+        assert_eq!(hipMemcpy(h, dev, 256, d2h), hipSuccess);
+        assert!(host.iter().all(|&b| b == 0x3c));
+        assert_eq!(hipFree(dev), hipSuccess);
+        for p in [none, ro] {
+            libc::munmap(p.cast(), 2 * page);
+        }
+        libc::munmap(rw.cast(), page);
+    }
+}
+
 /// The rest of the context API and the device lookups of HIP 5.2.
 #[test]
 fn contexts_push_and_pop_and_devices_are_found_by_bus_id() {
@@ -1099,6 +1233,326 @@ fn contexts_push_and_pop_and_devices_are_found_by_bus_id() {
         assert_eq!(
             hipDeviceGetP2PAttribute(&mut v, 1, 0, 0),
             hipErrorInvalidDevice
+        );
+    }
+}
+
+#[test]
+fn the_legacy_launch_forms_run_a_registered_kernel() {
+    unsafe {
+        // The clang-19 fat binary of vadd, registered as its program would register it.
+        let bytes: &'static [u8] = Box::leak(fixture("hip/vadd.hip_fatbin").into_boxed_slice());
+        let wrapper: &'static [usize; 3] = Box::leak(Box::new([
+            0x4849_5046 | (1 << 32),
+            bytes.as_ptr() as usize,
+            0,
+        ]));
+        let h = __hipRegisterFatBinary(wrapper.as_ptr().cast());
+        let host_stub: &'static u8 = Box::leak(Box::new(0u8));
+        let stub = (host_stub as *const u8).cast::<c_void>();
+        let name = c"vadd";
+        __hipRegisterFunction(
+            h,
+            stub,
+            name.as_ptr() as *mut c_char,
+            name.as_ptr(),
+            u32::MAX,
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+            null_mut(),
+        );
+        assert_eq!(hipGetLastError(), hipSuccess);
+
+        const N: usize = 77;
+        let a: Vec<f32> = (0..N).map(|i| i as f32 * 0.25).collect();
+        let b: Vec<f32> = (0..N).map(|i| 3.0 * i as f32 - 9.0).collect();
+        let expected: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        let (mut da, mut db, mut dc): (*mut c_void, *mut c_void, *mut c_void) =
+            (null_mut(), null_mut(), null_mut());
+        for p in [&mut da, &mut db, &mut dc] {
+            assert_eq!(hipMalloc(p, N * 4), hipSuccess);
+        }
+        assert_eq!(hipMemcpy(da, a.as_ptr().cast(), N * 4, 1), hipSuccess);
+        assert_eq!(hipMemcpy(db, b.as_ptr().cast(), N * 4, 1), hipSuccess);
+
+        // No configuration: refused, nothing runs.
+        assert_eq!(hipLaunchByPtr(stub), hipErrorMissingConfiguration);
+        let one = dim3 { x: 1, y: 1, z: 1 };
+        assert_eq!(
+            hipConfigureCall(
+                dim3 { x: 3, y: 1, z: 1 },
+                dim3 { x: 32, ..one },
+                0,
+                null_mut()
+            ),
+            hipSuccess
+        );
+        let n = N as i32;
+        for (i, p) in [da, db, dc].iter().enumerate() {
+            let p = *p as u64;
+            assert_eq!(
+                hipSetupArgument((&p as *const u64).cast(), 8, i * 8),
+                hipSuccess
+            );
+        }
+        assert_eq!(
+            hipSetupArgument((&n as *const i32).cast(), 4, 24),
+            hipSuccess
+        );
+        assert_eq!(
+            hipSetupArgument((&n as *const i32).cast(), 4, 4094),
+            hipErrorInvalidValue,
+            "past the argument segment"
+        );
+        assert_eq!(hipSetupArgument(null(), 4, 0), hipErrorInvalidValue);
+        assert_eq!(hipLaunchByPtr(stub), hipSuccess, "{}", last_message());
+        assert_eq!(hipDeviceSynchronize(), hipSuccess, "{}", last_message());
+        let mut c = vec![0f32; N];
+        assert_eq!(hipMemcpy(c.as_mut_ptr().cast(), dc, N * 4, 2), hipSuccess);
+        assert_eq!(c, expected);
+        // The configuration was used up.
+        assert_eq!(hipLaunchByPtr(stub), hipErrorMissingConfiguration);
+        // A pointer that is no registered kernel.
+        assert_eq!(hipConfigureCall(one, one, 0, null_mut()), hipSuccess);
+        assert_eq!(
+            hipLaunchByPtr((&n as *const i32).cast()),
+            hipErrorInvalidDeviceFunction
+        );
+        for p in [da, db, dc] {
+            assert_eq!(hipFree(p), hipSuccess);
+        }
+        __hipUnregisterFatBinary(h);
+    }
+}
+
+#[test]
+fn cu_masks_link_queries_and_occupancy_flags() {
+    unsafe {
+        let mut units = 0;
+        assert_eq!(
+            hipDeviceGetAttribute(&mut units, 63, 0), // multiProcessorCount
+            hipSuccess
+        );
+        assert!(units > 0);
+        let words = (units as usize).div_ceil(32);
+        // Every CU of a stream made without a mask, of the null stream, and of hipStreamPerThread.
+        let all: Vec<u32> = (0..words)
+            .map(|i| {
+                let here = (units as usize - i * 32).min(32);
+                if here == 32 {
+                    u32::MAX
+                } else {
+                    (1u32 << here) - 1
+                }
+            })
+            .collect();
+        let mut plain: hipStream_t = null_mut();
+        assert_eq!(hipStreamCreate(&mut plain), hipSuccess);
+        for s in [plain, null_mut(), 2usize as hipStream_t] {
+            let mut got = vec![0xdead_beefu32; words + 1];
+            assert_eq!(
+                hipExtStreamGetCUMask(s, got.len() as u32, got.as_mut_ptr()),
+                hipSuccess,
+                "{}",
+                last_message()
+            );
+            assert_eq!(&got[..words], &all[..], "stream {s:p}");
+            assert_eq!(
+                got[words], 0xdead_beef,
+                "the word past the device's CUs is untouched"
+            );
+        }
+        // A mask: kept, clipped to the device's CUs; a longer mask's extra words ignored.
+        let mut mask = vec![0u32; words + 3];
+        mask[0] = 0b1011;
+        mask[words + 2] = u32::MAX;
+        let mut masked: hipStream_t = null_mut();
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut masked, mask.len() as u32, mask.as_ptr()),
+            hipSuccess,
+            "{}",
+            last_message()
+        );
+        let mut got = vec![0u32; words];
+        assert_eq!(
+            hipExtStreamGetCUMask(masked, words as u32, got.as_mut_ptr()),
+            hipSuccess
+        );
+        let mut want = vec![0u32; words];
+        want[0] = 0b1011 & all[0];
+        assert_eq!(got, want);
+        // A stream with a CU mask runs work like any other.
+        let mut flag = 0u32;
+        let mut d: *mut c_void = null_mut();
+        assert_eq!(hipMalloc(&mut d, 4), hipSuccess);
+        assert_eq!(hipMemsetAsync(d, 0x5a, 4, masked), hipSuccess);
+        assert_eq!(
+            hipMemcpyAsync((&mut flag as *mut u32).cast(), d, 4, 2, masked),
+            hipSuccess
+        );
+        assert_eq!(hipStreamSynchronize(masked), hipSuccess);
+        assert_eq!(flag, 0x5a5a_5a5a);
+        assert_eq!(hipFree(d), hipSuccess);
+        // Refusals: too few words to answer, NULL, an empty mask, a mask with none of the CUs.
+        if words > 0 {
+            assert_eq!(
+                hipExtStreamGetCUMask(masked, words as u32 - 1, got.as_mut_ptr()),
+                hip("hipErrorInvalidValue")
+            );
+        }
+        assert_eq!(
+            hipExtStreamGetCUMask(masked, words as u32, null_mut()),
+            hip("hipErrorInvalidValue")
+        );
+        let mut none: hipStream_t = null_mut();
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut none, 0, mask.as_ptr()),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut none, 1, null()),
+            hip("hipErrorInvalidValue")
+        );
+        let zeros = vec![0u32; words];
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut none, words as u32, zeros.as_ptr()),
+            hip("hipErrorInvalidValue")
+        );
+        assert!(none.is_null(), "no stream is made for a refused mask");
+        assert_eq!(hipStreamDestroy(masked), hipSuccess);
+        assert_eq!(hipStreamDestroy(plain), hipSuccess);
+
+        // Link queries: clr's argument rules, then no link information.
+        let (mut t, mut h) = (7u32, 7u32);
+        let mut count = 0;
+        assert_eq!(hipGetDeviceCount(&mut count), hipSuccess);
+        assert_eq!(
+            hipExtGetLinkTypeAndHopCount(0, 0, &mut t, &mut h),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipExtGetLinkTypeAndHopCount(0, -1, &mut t, &mut h),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipExtGetLinkTypeAndHopCount(0, count, &mut t, &mut h),
+            hip("hipErrorInvalidDevice")
+        );
+        assert_eq!(
+            hipExtGetLinkTypeAndHopCount(0, 1, null_mut(), &mut h),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!((t, h), (7, 7), "nothing written");
+
+        // Occupancy with flags: the module forms answer as the plain ones; unknown flags refused.
+        let co_bytes = fixture("codeobj/kernels_static.co");
+        let mut m: hipModule_t = null_mut();
+        assert_eq!(
+            hipModuleLoadData(&mut m, co_bytes.as_ptr().cast()),
+            hipSuccess
+        );
+        let co = CodeObject::parse(&co_bytes).unwrap();
+        let name = CString::new(co.kernels()[0].name).unwrap();
+        let mut f: hipFunction_t = null_mut();
+        assert_eq!(hipModuleGetFunction(&mut f, m, name.as_ptr()), hipSuccess);
+        let (mut plain_blocks, mut flagged_blocks) = (0, 0);
+        assert_eq!(
+            hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&mut plain_blocks, f, 128, 0),
+            hipSuccess
+        );
+        assert_eq!(
+            hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+                &mut flagged_blocks,
+                f,
+                128,
+                0,
+                1
+            ),
+            hipSuccess
+        );
+        assert!(plain_blocks > 0);
+        assert_eq!(plain_blocks, flagged_blocks);
+        let (mut g1, mut b1, mut g2, mut b2) = (0, 0, 0, 0);
+        assert_eq!(
+            hipModuleOccupancyMaxPotentialBlockSize(&mut g1, &mut b1, f, 0, 0),
+            hipSuccess
+        );
+        assert_eq!(
+            hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&mut g2, &mut b2, f, 0, 0, 0),
+            hipSuccess
+        );
+        assert_eq!((g1, b1), (g2, b2));
+        assert!(b1 > 0 && g1 > 0);
+        assert_eq!(
+            hipModuleOccupancyMaxPotentialBlockSizeWithFlags(&mut g2, &mut b2, f, 0, 0, 2),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+                &mut flagged_blocks,
+                f,
+                128,
+                0,
+                4
+            ),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(hipModuleUnload(m), hipSuccess);
+    }
+}
+
+#[test]
+fn gl_interop_is_refused_with_hips_codes() {
+    unsafe {
+        let mut count = 7u32;
+        let mut devices = [0i32; 4];
+        assert_eq!(
+            hipGLGetDevices(&mut count, devices.as_mut_ptr(), 4, 1),
+            hip("hipErrorNoDevice")
+        );
+        assert_eq!(count, 0, "no device corresponds to a GL context");
+        assert_eq!(
+            hipGLGetDevices(null_mut(), devices.as_mut_ptr(), 4, 1),
+            hip("hipErrorInvalidValue")
+        );
+        let mut resource: *mut c_void = null_mut();
+        assert_eq!(
+            hipGraphicsGLRegisterBuffer(&mut resource, 1, 0),
+            hip("hipErrorInvalidGraphicsContext")
+        );
+        assert_eq!(
+            hipGraphicsGLRegisterImage(&mut resource, 1, 0x0DE1, 0),
+            hip("hipErrorInvalidGraphicsContext")
+        );
+        assert!(resource.is_null(), "nothing registered");
+        assert_eq!(
+            hipGraphicsGLRegisterBuffer(null_mut(), 1, 0),
+            hip("hipErrorInvalidValue")
+        );
+        let mut forged = [0x1234usize as *mut c_void];
+        assert_eq!(
+            hipGraphicsMapResources(1, forged.as_mut_ptr(), null_mut()),
+            hip("hipErrorInvalidHandle")
+        );
+        assert_eq!(
+            hipGraphicsUnmapResources(0, forged.as_mut_ptr(), null_mut()),
+            hip("hipErrorInvalidValue")
+        );
+        let (mut p, mut size) = (null_mut(), 0usize);
+        assert_eq!(
+            hipGraphicsResourceGetMappedPointer(&mut p, &mut size, forged[0]),
+            hip("hipErrorInvalidHandle")
+        );
+        let mut array: *mut c_void = null_mut();
+        assert_eq!(
+            hipGraphicsSubResourceGetMappedArray(&mut array, null_mut(), 0, 0),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipGraphicsUnregisterResource(forged[0]),
+            hip("hipErrorInvalidHandle")
         );
     }
 }

@@ -89,6 +89,12 @@ pub const HIP_VERSION: c_int = 50221153;
 pub mod memcpy_kind {
     /// `hipMemcpyHostToHost`.
     pub const HOST_TO_HOST: i32 = 0;
+    /// `hipMemcpyHostToDevice`.
+    pub const HOST_TO_DEVICE: i32 = 1;
+    /// `hipMemcpyDeviceToHost`.
+    pub const DEVICE_TO_HOST: i32 = 2;
+    /// `hipMemcpyDeviceToDevice`.
+    pub const DEVICE_TO_DEVICE: i32 = 3;
     /// `hipMemcpyDefault` (the largest valid kind).
     pub const DEFAULT: i32 = 4;
 }
@@ -278,12 +284,95 @@ pub struct dim3 {
     pub z: u32,
 }
 
+/// `hipLaunchParams`: one launch of a multi-device launch (56 bytes in every HIP release).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipLaunchParams {
+    /// The host function of the kernel.
+    pub func: *mut c_void,
+    /// Grid, in work-groups.
+    pub gridDim: dim3,
+    /// Work-group size.
+    pub blockDim: dim3,
+    /// One pointer per argument.
+    pub args: *mut *mut c_void,
+    /// Dynamic shared memory in bytes.
+    pub sharedMem: usize,
+    /// The stream, of the device this launch runs on.
+    pub stream: hipStream_t,
+}
+const _: () = assert!(std::mem::size_of::<hipLaunchParams>() == 56);
+const _: () = assert!(std::mem::offset_of!(hipLaunchParams, blockDim) == 20);
+const _: () = assert!(std::mem::offset_of!(hipLaunchParams, args) == 32);
+const _: () = assert!(std::mem::offset_of!(hipLaunchParams, stream) == 48);
+
 /// `hipStream_t` (opaque).
 pub type hipStream_t = *mut c_void;
 /// `hipModule_t` (opaque: the address of a runtime module).
 pub type hipModule_t = *mut c_void;
 /// `hipFunction_t` (opaque: the address of a function handle).
 pub type hipFunction_t = *mut c_void;
+/// `hipMemPool_t` (an opaque handle).
+pub type hipMemPool_t = *mut c_void;
+
+/// `hipMemLocation`: where memory is (`type_` 1 is a device, `id` its ordinal).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct hipMemLocation {
+    /// `hipMemLocationType type`.
+    pub type_: c_int,
+    /// `int id`.
+    pub id: c_int,
+}
+
+/// `hipMemAccessDesc`: the access one location gets.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct hipMemAccessDesc {
+    /// `hipMemLocation location`.
+    pub location: hipMemLocation,
+    /// `hipMemAccessFlags flags` (0 none, 1 read, 3 read-write).
+    pub flags: c_int,
+}
+
+/// `hipMemPoolProps`: what `hipMemPoolCreate` makes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipMemPoolProps {
+    /// `hipMemAllocationType allocType` (1: pinned).
+    pub allocType: c_int,
+    /// `hipMemAllocationHandleType handleTypes`.
+    pub handleTypes: c_int,
+    /// `hipMemLocation location`.
+    pub location: hipMemLocation,
+    /// `void* win32SecurityAttributes`.
+    pub win32SecurityAttributes: *mut c_void,
+    /// `unsigned char reserved[64]`.
+    pub reserved: [u8; 64],
+}
+
+/// `hipMemPoolPtrExportData`: 64 opaque bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipMemPoolPtrExportData {
+    /// `unsigned char reserved[64]`.
+    pub reserved: [u8; 64],
+}
+
+// Sizes and offsets from clang-19 compiling Debian's HIP 5.2.3 header.
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<hipMemLocation>() == 8);
+    assert!(size_of::<hipMemAccessDesc>() == 12);
+    assert!(offset_of!(hipMemAccessDesc, flags) == 8);
+    assert!(size_of::<hipMemPoolProps>() == 88);
+    assert!(offset_of!(hipMemPoolProps, handleTypes) == 4);
+    assert!(offset_of!(hipMemPoolProps, location) == 8);
+    assert!(offset_of!(hipMemPoolProps, win32SecurityAttributes) == 16);
+    assert!(offset_of!(hipMemPoolProps, reserved) == 24);
+    assert!(size_of::<hipMemPoolPtrExportData>() == 64);
+};
+
 /// `hipDeviceptr_t`.
 pub type hipDeviceptr_t = *mut c_void;
 

@@ -263,7 +263,8 @@ impl Layout {
 
         let lo = |v: u64| SgprValue::Const(v as u32);
         let hi = |v: u64| SgprValue::Const((v >> 32) as u32);
-        let mut vals: Vec<SgprValue> = Vec::new();
+        // At most 16 user SGPRs and 5 system ones: sized once (this runs for every dispatch).
+        let mut vals: Vec<SgprValue> = Vec::with_capacity(16);
         let p = kd.code_properties;
         if p & kcp::PRIVATE_SEGMENT_BUFFER != 0 {
             // A swizzled V# over this wave's scratch: base, stride 0 with swizzle_enable (bit 31
@@ -304,11 +305,8 @@ impl Layout {
                 vals.len()
             )));
         }
-        let mut sgprs: Vec<(u8, SgprValue)> = vals
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (i as u8, v))
-            .collect();
+        let mut sgprs: Vec<(u8, SgprValue)> = Vec::with_capacity(vals.len() + 5);
+        sgprs.extend(vals.into_iter().enumerate().map(|(i, v)| (i as u8, v)));
         let mut next = user;
         let r2 = kd.rsrc2;
         for dim in 0..3u8 {

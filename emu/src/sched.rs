@@ -89,9 +89,63 @@ pub struct Emulator {
     config: Config,
     program: Program,
     scratch: ScratchPool,
+    /// Waves kept from one dispatch for the next, with the kernel (descriptor address) that
+    /// last ran on them (see [`SPARE_WAVES`]).
+    spare: Mutex<Spare>,
     /// The timeout of dispatches that start from now on, in nanoseconds ([`NO_TIMEOUT`]:
     /// none).
     timeout_ns: AtomicU64,
+}
+
+/// Waves an emulator keeps between dispatches. A wave's register files are 33 KiB; making and
+/// zeroing them for every dispatch was the largest part of an empty kernel's cost (a graph of
+/// empty kernels is mostly that). A wave kept from a dispatch of the same kernel is set up as
+/// a wave reused within a dispatch is: the registers the kernel is granted are zeroed, the
+/// others hold what an earlier wave of that kernel left (on the hardware they are undefined).
+/// A wave that ran another kernel has all its registers zeroed, so no dispatch sees another
+/// kernel's values.
+const SPARE_WAVES: usize = 64;
+
+/// The waves an emulator keeps, and the kernel that last ran on them: a `Vec<Wave<N>>` of
+/// the width that kernel ran at (a dispatch of the other width makes new waves).
+#[derive(Debug, Default)]
+struct Spare {
+    kernel: u64,
+    waves: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl Spare {
+    /// The kept waves if they are `N` lanes wide.
+    fn take<const N: usize>(&mut self) -> Vec<Wave<N>> {
+        self.waves
+            .take()
+            .and_then(|w| w.downcast::<Vec<Wave<N>>>().ok())
+            .map_or_else(Vec::new, |w| *w)
+    }
+}
+
+/// Waves for one thread's work-groups: its own (this dispatch's kernel ran on them, or the
+/// same kernel in an earlier dispatch) and others kept from another kernel, zeroed when used.
+struct Pool<const N: usize> {
+    own: Vec<Wave<N>>,
+    other: Vec<Wave<N>>,
+}
+
+impl<const N: usize> Pool<N> {
+    /// A wave whose registers hold nothing of another kernel; `granted` VGPRs zeroed.
+    fn wave(&mut self, granted: usize) -> Wave<N> {
+        let (mut w, granted) = match self.own.pop() {
+            Some(w) => (w, granted),
+            None => match self.other.pop() {
+                Some(w) => (w, usize::MAX),
+                None => return Wave::new(),
+            },
+        };
+        for r in w.v.iter_mut().take(granted) {
+            *r = [0; N];
+        }
+        w
+    }
 }
 
 /// [`Emulator::timeout_ns`] when dispatches may run forever.
@@ -266,6 +320,8 @@ struct Shared<'a> {
     services: &'a dyn Services,
     config: &'a Config,
     scratch: &'a ScratchPool,
+    /// The emulator's waves kept between dispatches.
+    spare: &'a Mutex<Spare>,
     /// Scratch bytes one work-group reserves (all its waves' private segments).
     group_scratch: u64,
     next: AtomicU64,
@@ -344,6 +400,7 @@ impl Emulator {
     pub fn new(config: Config) -> Emulator {
         Emulator {
             scratch: ScratchPool::new(config.scratch_budget),
+            spare: Mutex::new(Spare::default()),
             timeout_ns: AtomicU64::new(timeout_ns(config.timeout)),
             config,
             program: Program::new(),
@@ -415,6 +472,11 @@ impl Emulator {
     /// Forgets decoded code overlapping `[start, start + len)`; call it when code is unloaded.
     pub fn forget_code(&self, start: u64, len: u64) {
         self.program.forget(start, len);
+        // A kernel loaded later at a freed descriptor's address is another kernel.
+        let mut spare = self.spare.lock().unwrap_or_else(|p| p.into_inner());
+        if spare.kernel >= start && spare.kernel - start < len {
+            spare.waves = None;
+        }
     }
 
     /// Runs one dispatch to completion.
@@ -482,6 +544,7 @@ impl Emulator {
             services,
             config: &self.config,
             scratch: &self.scratch,
+            spare: &self.spare,
             group_scratch,
             next: AtomicU64::new(0),
             done: AtomicU64::new(0),
@@ -680,14 +743,49 @@ fn retire<const N: usize>(sh: &Shared<'_>, g: &mut Group<N>) {
     }
 }
 
-/// One host thread's loop.
+/// One host thread's loop, with the waves the emulator kept from earlier dispatches (the
+/// first thread takes them). The waves this kernel ran on are kept for later dispatches, up
+/// to [`SPARE_WAVES`], when it ends; kept waves of another kernel it did not use go.
 fn worker<const N: usize>(sh: &Shared<'_>, table: &Table<N>) -> Stats {
+    let kernel = sh.d.descriptor_address;
+    let (kept_kernel, kept) = {
+        let mut spare = sh.spare.lock().unwrap_or_else(|p| p.into_inner());
+        (spare.kernel, spare.take::<N>())
+    };
+    let mut pool = if kept_kernel == kernel {
+        Pool {
+            own: kept,
+            other: Vec::new(),
+        }
+    } else {
+        Pool {
+            own: Vec::new(),
+            other: kept,
+        }
+    };
+    let stats = work(sh, table, &mut pool);
+    let mut spare = sh.spare.lock().unwrap_or_else(|p| p.into_inner());
+    let mut waves = if spare.kernel == kernel {
+        spare.take::<N>()
+    } else {
+        // Another thread kept waves of another dispatch meanwhile: the newer ones stay.
+        Vec::new()
+    };
+    let room = SPARE_WAVES.saturating_sub(waves.len());
+    waves.extend(pool.own.into_iter().take(room));
+    *spare = Spare {
+        kernel,
+        waves: Some(Box::new(waves)),
+    };
+    stats
+}
+
+fn work<const N: usize>(sh: &Shared<'_>, table: &Table<N>, pool: &mut Pool<N>) -> Stats {
     let mut stats = Stats::default();
     let mut resident = Resident {
         sh,
         groups: Vec::new(),
     };
-    let mut pool: Vec<Wave<N>> = Vec::new();
     let mut local = Code::default();
     let spans = Spans::default();
     let total = sh.layout.workgroup_count();
@@ -728,7 +826,7 @@ fn worker<const N: usize>(sh: &Shared<'_>, table: &Table<N>) -> Stats {
                 // The reservation comes first, so a claimed work-group never waits for memory.
                 let n = sh.next.fetch_add(1, Ordering::SeqCst);
                 if n < total {
-                    groups.push(new_group(sh, n, &mut pool, &mut local));
+                    groups.push(new_group(sh, n, pool, &mut local));
                     stats.groups += 1;
                 } else {
                     sh.scratch.release(sh.group_scratch);
@@ -758,7 +856,7 @@ fn worker<const N: usize>(sh: &Shared<'_>, table: &Table<N>) -> Stats {
                 let mut g = groups.swap_remove(i);
                 retire(sh, &mut g);
                 stats.waves += g.waves.len() as u64;
-                pool.extend(g.waves.into_iter().map(|s| s.wave));
+                pool.own.extend(g.waves.into_iter().map(|s| s.wave));
                 sh.done.fetch_add(1, Ordering::SeqCst);
             } else {
                 i += 1;
@@ -784,7 +882,7 @@ fn worker<const N: usize>(sh: &Shared<'_>, table: &Table<N>) -> Stats {
 fn new_group<const N: usize>(
     sh: &Shared<'_>,
     n: u64,
-    pool: &mut Vec<Wave<N>>,
+    pool: &mut Pool<N>,
     local: &mut Code,
 ) -> Group<N> {
     let l = &sh.layout;
@@ -795,13 +893,10 @@ fn new_group<const N: usize>(
     let entry_block = local.at(sh, l.entry);
     let mut waves = Vec::with_capacity(nwaves as usize);
     for wi in 0..nwaves {
-        let mut w = pool.pop().unwrap_or_default();
+        // VGPRs start undefined on the hardware; the ones the kernel may use are zeroed so
+        // runs are deterministic (a pooled wave may hold an earlier group's values).
+        let mut w = pool.wave(l.kd.vgprs(N as u32) as usize);
         w.s = [0; crate::wave::SREGS];
-        // VGPRs start undefined on the hardware; zero the ones the kernel may use so runs are
-        // deterministic (a pooled wave may hold an earlier group's values).
-        for r in w.v.iter_mut().take(l.kd.vgprs(N as u32) as usize) {
-            *r = [0; N];
-        }
         for &(i, v) in &l.sgprs {
             w.s[i as usize] = match v {
                 SgprValue::Const(c) => c,
@@ -811,20 +906,25 @@ fn new_group<const N: usize>(
         let first = wi * N as u32;
         let live = (items - first).min(N as u32);
         w.set_exec(Mask::first(live));
-        for lane in 0..N {
-            let f = first + lane as u32;
-            let (x, y, z) = (
-                f % ext[0],
-                f / ext[0] % ext[1].max(1),
-                f / (ext[0] * ext[1]).max(1),
-            );
-            if (lane as u32) < live {
-                w.v[0][lane] = x;
-                if l.id_vgprs >= 2 {
-                    w.v[1][lane] = y;
-                }
-                if l.id_vgprs >= 3 {
-                    w.v[2][lane] = z;
+        // The first lane's work-item id, then the next lane's by counting on: three divisions
+        // per lane were most of setting up a small work-group.
+        let (ex, ey) = (ext[0].max(1), ext[1].max(1));
+        let (mut x, mut y, mut z) = (first % ex, first / ex % ey, first / (ex * ey));
+        for lane in 0..live as usize {
+            w.v[0][lane] = x;
+            if l.id_vgprs >= 2 {
+                w.v[1][lane] = y;
+            }
+            if l.id_vgprs >= 3 {
+                w.v[2][lane] = z;
+            }
+            x += 1;
+            if x == ex {
+                x = 0;
+                y += 1;
+                if y == ey {
+                    y = 0;
+                    z += 1;
                 }
             }
         }

@@ -195,6 +195,109 @@ fn spin_waits_on_later_groups_make_progress() {
     }
 }
 
+/// Three-dimensional work-item ids (v0, v1, v2) in a 5 x 3 x 4 work-group: the second wave
+/// starts mid-row (lane 32 is x 2, y 0, z 2) and has 28 live lanes. Each lane stores
+/// x | y << 8 | z << 16 at its flat index.
+#[test]
+fn work_item_ids_in_three_dimensions() {
+    let mut prog = assemble(vec![
+        I("s_load_dwordx2", [s(8), N], [s(4), N, N], 0),
+        I("v_mul_u32_u24", [v(3), N], [k(5), v(1), N], 0),
+        I("v_add_nc_u32", [v(3), N], [v(3), v(0), N], 0),
+        I("v_mul_u32_u24", [v(4), N], [k(15), v(2), N], 0),
+        I("v_add_nc_u32", [v(3), N], [v(3), v(4), N], 0),
+        I("v_lshlrev_b32", [v(3), N], [k(2), v(3), N], 0),
+        I("v_lshlrev_b32", [v(5), N], [k(8), v(1), N], 0),
+        I("v_lshlrev_b32", [v(6), N], [k(16), v(2), N], 0),
+        I("v_or_b32", [v(5), N], [v(5), v(0), N], 0),
+        I("v_or_b32", [v(5), N], [v(5), v(6), N], 0),
+        I("global_store_dword", [N, N], [v(3), v(5), N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    prog[10].mem.saddr = s(8);
+    let emu = Emulator::new(config(1));
+    load(&emu, prog);
+    let m = memory(4 * 64);
+    m.write_bytes(DATA, &[0xff; 4 * 64]).unwrap();
+    let mut d = dispatch(1, 1, 0);
+    d.grid = [5, 3, 4];
+    d.workgroup = [5, 3, 4];
+    // ENABLE_VGPR_WORKITEM_ID = 2: ids in v0, v1 and v2.
+    let rsrc2 = u32::from_le_bytes(d.descriptor[52..56].try_into().unwrap()) | 2 << 11;
+    d.descriptor[52..56].copy_from_slice(&rsrc2.to_le_bytes());
+    let r = emu.run(&d, &m, &NoServices).unwrap();
+    assert_eq!(r.waves, 2);
+    let out = words(&m, 64);
+    for (f, &got) in out.iter().enumerate().take(60) {
+        let (x, y, z) = (f % 5, f / 5 % 3, f / 15);
+        assert_eq!(got as usize, x | y << 8 | z << 16, "work-item {f}");
+    }
+    assert_eq!(
+        out[60..],
+        [u32::MAX; 4],
+        "lanes past the work-group store nothing"
+    );
+}
+
+/// The emulator keeps waves from one dispatch for the next. A kept wave starts with the
+/// registers its kernel is granted zeroed; one that ran another kernel starts with every
+/// register zeroed (v100 is past the 8 VGPRs the test descriptor grants).
+#[test]
+fn kept_waves_hold_nothing_of_another_kernel() {
+    // Stores v5 and v100, then leaves values in them.
+    let mut both = assemble(vec![
+        I("s_load_dwordx2", [s(8), N], [s(4), N, N], 0),
+        I("v_lshlrev_b32", [v(4), N], [k(3), v(0), N], 0),
+        I("global_store_dword", [N, N], [v(4), v(5), N], 0),
+        I("global_store_dword", [N, N], [v(4), v(100), N], 4),
+        I("v_mov_b32", [v(5), N], [k(0x1234), N, N], 0),
+        I("v_mov_b32", [v(100), N], [k(0x5678), N, N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    both[2].mem.saddr = s(8);
+    both[3].mem.saddr = s(8);
+    both[3].mem.offset = 4;
+    // Another kernel, at another descriptor address, that leaves values in v5 and v100.
+    const OTHER: u64 = 0x1000;
+    let mut dirty = assemble(vec![
+        I("v_mov_b32", [v(5), N], [k(0x9abc), N, N], 0),
+        I("v_mov_b32", [v(100), N], [k(0xdef0), N, N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    for u in &mut dirty {
+        u.pc += OTHER;
+    }
+    let stored = |m: &FlatMemory| -> (Vec<u32>, Vec<u32>) {
+        let w = words(m, 128);
+        (
+            w.iter().step_by(2).copied().collect(),
+            w.iter().skip(1).step_by(2).copied().collect(),
+        )
+    };
+    for threads in [1, 2] {
+        let emu = Emulator::new(config(threads));
+        load(&emu, both.clone());
+        load(&emu, dirty.clone());
+        let m = memory(8 * 64);
+        let mut other = dispatch(4, 64, 0);
+        other.descriptor_address = CODE + OTHER;
+        // The same kernel twice: its granted v5 starts at zero; v100 holds what it left.
+        emu.run(&dispatch(1, 64, 0), &m, &NoServices).unwrap();
+        emu.run(&dispatch(1, 64, 0), &m, &NoServices).unwrap();
+        let (v5, v100) = stored(&m);
+        assert_eq!(v5, vec![0; 64], "{threads} threads");
+        assert_eq!(
+            v100,
+            vec![0x5678; 64],
+            "{threads} threads: the same kernel's own values"
+        );
+        // After another kernel: nothing of it.
+        emu.run(&other, &m, &NoServices).unwrap();
+        emu.run(&dispatch(1, 64, 0), &m, &NoServices).unwrap();
+        assert_eq!(stored(&m), (vec![0; 64], vec![0; 64]), "{threads} threads");
+    }
+}
+
 /// Cooperative groups' grid sync: each group writes its flag, passes `ds_gws_barrier`
 /// (awaiting every group's wave), then copies the next group's flag. Correct only if no group
 /// reads before every group has written.

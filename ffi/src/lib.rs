@@ -4,6 +4,7 @@
 //! - [`handles`]: generational handle tables for every opaque handle given to C;
 //! - [`boundary`]: running an entry point's body so that a panic never unwinds into C;
 //! - [`cabi`]: reading C strings and writing through out-pointers, checked for NULL and size;
+//! - [`logging`]: each library's subscriber (stderr, `ROCLOAD_LOG`'s filter);
 //! - [`versions`] and [`export`]: symbol versions from data, placed beside each entry point.
 //!
 //! Not for what the APIs mean: HIP's error codes live with the HIP surface, HSA's with the HSA
@@ -14,6 +15,7 @@
 pub mod boundary;
 pub mod cabi;
 pub mod handles;
+pub mod logging;
 pub mod versions;
 
 pub use handles::{HandleTable, Tag};

@@ -107,6 +107,18 @@ fn isa_index(isa: hsa_isa_t, agents: &[AgentEntry]) -> Status<usize> {
         .ok_or(HSA_STATUS_ERROR_INVALID_ISA)
 }
 
+/// The extension mask of the system and of GPU agents (`HSA_SYSTEM_INFO_EXTENSIONS`,
+/// `HSA_AGENT_INFO_EXTENSIONS`): the AMD profiler, which ROCr always sets. ROCr also sets the
+/// images bit when its image library is loaded; this library answers as ROCr with
+/// `HSA_DISABLE_IMAGE=1` (the emulator executes no image instructions), so the bit is clear
+/// and the image entry points answer NOT_INITIALIZED. No AQL profile library, no finalizer.
+pub(crate) fn extension_mask() -> [u8; 128] {
+    let mut mask = [0u8; 128];
+    let bit = HSA_EXTENSION_AMD_PROFILER as usize;
+    mask[bit / 8] |= 1 << (bit % 8);
+    mask
+}
+
 /// # Safety
 /// `value` is writable for the attribute's type.
 unsafe fn gpu_info(
@@ -160,14 +172,28 @@ unsafe fn gpu_info(
                     handle: handle(tag::ISA, index as u64),
                 },
             ),
-            HSA_AGENT_INFO_EXTENSIONS => put(value, [0u8; 128]),
+            HSA_AGENT_INFO_EXTENSIONS => put(value, extension_mask()),
             HSA_AGENT_INFO_VERSION_MAJOR | HSA_AGENT_INFO_VERSION_MINOR => put(value, 1u16),
-            HSA_AMD_AGENT_INFO_CHIP_ID => put(value, 0u32),
-            HSA_AMD_AGENT_INFO_CACHELINE_SIZE => put(value, props.cacheline),
-            HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT => put(value, props.compute_units),
+            // Image limits come from the image library, which is not loaded (see
+            // `extension_mask`): ROCr's stand-in answers NOT_INITIALIZED.
+            HSA_EXT_AGENT_INFO_IMAGE_1D_MAX_ELEMENTS
+                ..=HSA_EXT_AGENT_INFO_IMAGE_ARRAY_MAX_LAYERS => {
+                Err(HSA_STATUS_ERROR_NOT_INITIALIZED)
+            }
+            HSA_EXT_AGENT_INFO_MAX_IMAGE_RD_HANDLES => put(value, 128u32),
+            HSA_EXT_AGENT_INFO_MAX_IMAGE_RORW_HANDLES => put(value, 64u32),
+            // ROCr 5.2.3 writes 16 and falls through to the chip id, which overwrites it.
+            HSA_EXT_AGENT_INFO_MAX_SAMPLER_HANDLERS | HSA_AMD_AGENT_INFO_CHIP_ID => {
+                put(value, 0u32)
+            }
+            // ROCr 5.2.3's loop over the caches breaks out of the loop only; 64 always follows.
+            HSA_AMD_AGENT_INFO_CACHELINE_SIZE => put(value, 64u32),
+            HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT
+            | HSA_AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT => put(value, props.compute_units),
             // ROCr answers clocks in MHz.
             HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY => put(value, props.clock_khz / 1000),
-            HSA_AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(value, 0u32),
+            // `1 << WatchPointsTotalBits`: no watch points is 1 << 0.
+            HSA_AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(value, 1u32),
             HSA_AMD_AGENT_INFO_BDFID => put(value, 0u32),
             HSA_AMD_AGENT_INFO_MEMORY_WIDTH => put(value, props.memory_bus_width),
             HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY => put(value, props.memory_clock_khz / 1000),
@@ -178,11 +204,21 @@ unsafe fn gpu_info(
                 put(value, 1u32)
             }
             HSA_AMD_AGENT_INFO_DOMAIN => put(value, 0u32),
-            HSA_AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(value, false),
+            // `NumGws != 0`: the emulator implements the global wave sync barrier that
+            // cooperative launches use.
+            HSA_AMD_AGENT_INFO_COOPERATIVE_QUEUES => put(value, true),
             // ROCr's answer for a device without a unique id.
             HSA_AMD_AGENT_INFO_UUID => put_fixed_str(value, "GPU-XX", 7),
             HSA_AMD_AGENT_INFO_ASIC_REVISION => put(value, 0u32),
             HSA_AMD_AGENT_INFO_SVM_DIRECT_HOST_ACCESS => put(value, true),
+            // ROCr's answer for an agent without the HDP registers' MMIO page (its default).
+            HSA_AMD_AGENT_INFO_HDP_FLUSH => put(
+                value,
+                hsa_amd_hdp_flush_t {
+                    HDP_MEM_FLUSH_CNTL: std::ptr::null_mut(),
+                    HDP_REG_FLUSH_CNTL: std::ptr::null_mut(),
+                },
+            ),
             _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
         }
     }
@@ -220,10 +256,30 @@ unsafe fn cpu_info(name: &str, attribute: u32, value: *mut c_void) -> Status {
             HSA_AGENT_INFO_ISA => put(value, hsa_isa_t { handle: 0 }),
             HSA_AGENT_INFO_EXTENSIONS => put(value, [0u8; 128]),
             HSA_AGENT_INFO_VERSION_MAJOR | HSA_AGENT_INFO_VERSION_MINOR => put(value, 1u16),
+            HSA_EXT_AGENT_INFO_IMAGE_1D_MAX_ELEMENTS
+            | HSA_EXT_AGENT_INFO_IMAGE_1DA_MAX_ELEMENTS
+            | HSA_EXT_AGENT_INFO_IMAGE_1DB_MAX_ELEMENTS
+            | HSA_EXT_AGENT_INFO_IMAGE_ARRAY_MAX_LAYERS
+            | HSA_EXT_AGENT_INFO_MAX_IMAGE_RD_HANDLES
+            | HSA_EXT_AGENT_INFO_MAX_IMAGE_RORW_HANDLES
+            | HSA_EXT_AGENT_INFO_MAX_SAMPLER_HANDLERS => put(value, 0u32),
+            HSA_EXT_AGENT_INFO_IMAGE_2D_MAX_ELEMENTS
+            | HSA_EXT_AGENT_INFO_IMAGE_2DA_MAX_ELEMENTS
+            | HSA_EXT_AGENT_INFO_IMAGE_2DDEPTH_MAX_ELEMENTS
+            | HSA_EXT_AGENT_INFO_IMAGE_2DADEPTH_MAX_ELEMENTS => put(value, [0u32; 2]),
+            HSA_EXT_AGENT_INFO_IMAGE_3D_MAX_ELEMENTS => put(value, [0u32; 3]),
+            HSA_AMD_AGENT_INFO_CACHELINE_SIZE => put(value, 64u32),
+            HSA_AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS => put(value, 1u32),
+            HSA_AMD_AGENT_INFO_HDP_FLUSH => put(
+                value,
+                hsa_amd_hdp_flush_t {
+                    HDP_MEM_FLUSH_CNTL: std::ptr::null_mut(),
+                    HDP_REG_FLUSH_CNTL: std::ptr::null_mut(),
+                },
+            ),
             HSA_AMD_AGENT_INFO_CHIP_ID
-            | HSA_AMD_AGENT_INFO_CACHELINE_SIZE
+            | HSA_AMD_AGENT_INFO_ASIC_REVISION
             | HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY
-            | HSA_AMD_AGENT_INFO_MAX_ADDRESS_WATCH_POINTS
             | HSA_AMD_AGENT_INFO_BDFID
             | HSA_AMD_AGENT_INFO_NUM_SIMDS_PER_CU
             | HSA_AMD_AGENT_INFO_NUM_SHADER_ENGINES

@@ -16,6 +16,9 @@
 //! - [`queues`]: AQL queues whose packets the software agent's packet processor runs: kernels
 //!   on the agent's emulator, barriers, and ROCr's failure semantics (a failed packet calls the
 //!   queue's error callback and suspends the queue);
+//! - [`amd_ext`]: the rest of the AMD extensions AMD's HIP runtime calls (pointer info, locking
+//!   to a pool, rectangular copies, copy profiling, and what a software agent lacks, answered
+//!   as ROCr answers without it: SVM, IPC, graphics interop, images);
 //! - [`loader`]: code object readers, executables loaded through rocload's loader with ROCr's
 //!   rules (`rocload::loader::rocr`) and status codes, symbols, loaded code objects.
 //!
@@ -37,11 +40,22 @@ macro_rules! hsa_api {
         /// writable for the attribute's type, buffers valid for their stated sizes); handles
         /// are checked.
         #[rocload_ffi::export]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret $body
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            // The body as a function of its own, so that a `return` in it gives the result.
+            #[allow(clippy::too_many_arguments)] // as many as the C function has
+            unsafe fn body($($arg: $ty),*) -> $ret $body
+            // SAFETY: the same arguments under the same contract.
+            let result: $ret = unsafe { body($($arg),*) };
+            // Every call with its arguments and result (`ROCLOAD_LOG=hsa_soft::api=debug`):
+            // what a client such as AMD's HIP runtime asks, in order.
+            tracing::debug!(target: "hsa_soft::api", "{}{:?} -> {:?}", stringify!($name), ($($arg,)*), result);
+            result
+        }
     )* };
 }
 
 pub mod agents;
+pub mod amd_ext;
 pub mod loader;
 pub mod memory;
 pub mod queues;

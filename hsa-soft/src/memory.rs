@@ -16,17 +16,21 @@
 //!   host address, as with a large-BAR GPU).
 //!
 //! Everything the library hands out is host memory of this process: what differs from a GPU is
-//! who may touch it, and that is what the allocation tables enforce.
+//! who may touch it, and that is what the allocation tables enforce. It is owned by the software
+//! agents' memory (system pools by the first GPU agent's, device pools by their agent's), so a
+//! free goes back to the host only after every dispatch running at the free has ended, as
+//! through librocload.so; `hsa_amd_memory_unlock` returns once no running dispatch can still
+//! touch the range, and copies and fills hold off frees from their check to their last byte.
+//! The caller's host memory is checked before it is used: a copy's side must be mapped for the
+//! copy, and locked memory mapped (writable for kernels only if the host may write it).
 
-use std::alloc::Layout;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::ptr::NonNull;
 use std::sync::Arc;
 
 use hsa_sys::*;
 use parking_lot::Mutex;
-use rocload::device::HostFacts;
+use rocload::device::{host_memory, HostFacts};
 use rocload::device::{Condition, Device, MemoryKind};
 
 use crate::agents::{agent_index, AgentEntry};
@@ -100,7 +104,7 @@ fn pool_handle(agent: usize, slot: usize) -> u64 {
 }
 
 /// The (owner agent, kind) of a pool handle.
-fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
+pub(crate) fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
     let v = unhandle(tag::POOL, pool).ok_or(HSA_STATUS_ERROR_INVALID_MEMORY_POOL)?;
     let (agent, slot) = ((v >> 8) as usize, (v & 0xff) as usize);
     let kind = rt
@@ -111,24 +115,12 @@ fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
     Ok((agent, kind))
 }
 
-/// Host memory the library owns (system pools).
+/// A block of a system pool (its memory is the first GPU agent's: [`system_owner`]).
 struct SystemBlock {
-    ptr: NonNull<u8>,
-    layout: Layout,
     size: u64,
     kind: PoolKind,
     /// GPU agents allowed to access it.
     access: Vec<usize>,
-}
-
-// SAFETY: the block is plain heap memory owned by this value, freed only in Drop.
-unsafe impl Send for SystemBlock {}
-
-impl Drop for SystemBlock {
-    fn drop(&mut self) {
-        // SAFETY: allocated with this layout in `allocate_system`, freed once here.
-        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
-    }
 }
 
 struct DeviceBlock {
@@ -141,6 +133,8 @@ struct LockEntry {
     size: u64,
     refs: u32,
     agents: Vec<usize>,
+    /// Whether the host may write it (a read-only mapping is locked read-only).
+    writable: bool,
 }
 
 #[derive(Default)]
@@ -214,6 +208,80 @@ impl Memory {
     }
 }
 
+/// The software agent whose memory holds the system pools' blocks (the first GPU agent; all
+/// of them share one dispatch tracker, so its frees wait for every agent's dispatches).
+fn system_owner(rt: &Runtime) -> Status<&rocload::backend::SoftAgent> {
+    rt.agents
+        .iter()
+        .find_map(|a| a.gpu().map(|(soft, _)| soft))
+        .ok_or_else(|| {
+            tracing::debug!("no software GPU agent owns system memory");
+            HSA_STATUS_ERROR_OUT_OF_RESOURCES
+        })
+}
+
+impl Memory {
+    /// Whether `address` lies in locked memory the host may not write.
+    fn read_only_lock(&self, address: u64) -> bool {
+        self.inner.lock().locks.iter().any(|(&base, l)| {
+            !l.writable && address >= base && address < base.saturating_add(l.size)
+        })
+    }
+}
+
+// ---- For `hsa_amd_pointer_info` (crate::amd_ext): a read-only view of the tables above. ----
+
+/// What the library knows of the block (pool allocation or locked range) holding an address.
+pub(crate) struct BlockInfo {
+    pub(crate) base: u64,
+    pub(crate) size: u64,
+    /// Locked host memory (else a pool allocation).
+    pub(crate) locked: bool,
+    /// The agent owning it (the CPU agent, 0, for system memory and locked ranges).
+    pub(crate) owner: usize,
+    /// Coarse-grained (device memory, the coarse system pool).
+    pub(crate) coarse: bool,
+    /// Agents that may access it besides the owner.
+    pub(crate) agents: Vec<usize>,
+}
+
+impl Memory {
+    /// The block holding `address`, if the library handed it out or locked it.
+    pub(crate) fn block_info(&self, address: u64) -> Option<BlockInfo> {
+        let inner = self.inner.lock();
+        let inside = |base: u64, size: u64| address >= base && address - base < size;
+        if let Some((&base, b)) = inner.system.iter().find(|(&b, s)| inside(b, s.size)) {
+            return Some(BlockInfo {
+                base,
+                size: b.size,
+                locked: false,
+                owner: 0,
+                coarse: b.kind == PoolKind::SystemCoarse,
+                agents: b.access.clone(),
+            });
+        }
+        if let Some((&base, b)) = inner.device.iter().find(|(&b, d)| inside(b, d.size)) {
+            return Some(BlockInfo {
+                base,
+                size: b.size,
+                locked: false,
+                owner: b.owner,
+                coarse: true,
+                agents: b.access.iter().copied().filter(|&a| a != b.owner).collect(),
+            });
+        }
+        let (&base, l) = inner.locks.iter().find(|(&b, l)| inside(b, l.size))?;
+        Some(BlockInfo {
+            base,
+            size: l.size,
+            locked: true,
+            owner: 0,
+            coarse: false,
+            agents: l.agents.clone(),
+        })
+    }
+}
+
 fn gpu_table(rt: &Runtime, index: usize) -> Option<&rocload::device::AllocationTable> {
     rt.agents
         .get(index)?
@@ -233,17 +301,12 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
         .map(|s| s & !(GRANULE - 1))
         .ok_or(HSA_STATUS_ERROR_INVALID_ALLOCATION)?;
     if kind.system() {
-        let layout = Layout::from_size_align(rounded, GRANULE)
-            .map_err(|_| HSA_STATUS_ERROR_INVALID_ALLOCATION)?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) })
-            .ok_or(HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
-        let base = ptr.as_ptr() as u64;
+        let base = system_owner(rt)?
+            .allocate_system(rounded as u64, GRANULE)
+            .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
         rt.memory.inner.lock().system.insert(
             base,
             SystemBlock {
-                ptr,
-                layout,
                 size: rounded as u64,
                 kind,
                 access: Vec::new(),
@@ -255,7 +318,7 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
             ?kind,
             "system memory allocated"
         );
-        return Ok(ptr.as_ptr().cast());
+        return Ok(base as *mut c_void);
     }
     let (soft, _) = rt.agents[agent]
         .gpu()
@@ -275,16 +338,22 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
 }
 
 fn free(rt: &Runtime, ptr: u64) -> Status {
+    // ROCr's `Runtime::FreeMemory`: freeing NULL succeeds.
+    if ptr == 0 {
+        return Ok(());
+    }
     let mut inner = rt.memory.inner.lock();
     if let Some(block) = inner.system.remove(&ptr) {
         drop(inner);
+        // Out of every table first: the release then waits for the dispatches running now.
         for &a in &block.access {
             if let Some(t) = gpu_table(rt, a) {
                 t.remove(ptr, true);
             }
         }
-        drop(block);
-        return Ok(());
+        return system_owner(rt)?
+            .free_system(ptr)
+            .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT);
     }
     if let Some(block) = inner.device.remove(&ptr) {
         drop(inner);
@@ -412,8 +481,18 @@ unsafe fn checked_copy(rt: &Runtime, dst: u64, src: u64, size: u64, require_know
     if size == 0 {
         return Ok(());
     }
+    // From the check to the last byte, a concurrent free cannot give the memory back (with no
+    // GPU agent nothing runs and nothing was allocated: no tracker needed).
+    let _active = system_owner(rt).ok().map(|soft| soft.epochs().begin());
     let d = rt.memory.place(rt, dst, size)?;
     let s = rt.memory.place(rt, src, size)?;
+    if rt.memory.read_only_lock(dst) {
+        tracing::debug!(
+            dst = format_args!("{dst:#x}"),
+            "copy into a read-only mapping"
+        );
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
     if require_known && (d == Place::Unknown || s == Place::Unknown) {
         tracing::debug!(
             dst = format_args!("{dst:#x}"),
@@ -421,6 +500,15 @@ unsafe fn checked_copy(rt: &Runtime, dst: u64, src: u64, size: u64, require_know
             "async copy of memory that is neither pool memory nor locked"
         );
         return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
+    // The caller's host memory must be mapped for the copy (an error, not a crash).
+    for (address, place, write) in [(dst, d, true), (src, s, false)] {
+        if place == Place::Unknown {
+            host_memory::check_mapped(address, size, write).map_err(|e| {
+                tracing::debug!(error = %e, "copy of host memory that is not mapped for it");
+                HSA_STATUS_ERROR_INVALID_ARGUMENT
+            })?;
+        }
     }
     let n = usize::try_from(size).map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
     // SAFETY: known ranges lie inside live allocations (checked); unknown ones are the
@@ -487,6 +575,23 @@ hsa_api! {
                     HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS => put(value, access),
                     HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS => {
                         put(value, u32::from(access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED && index != owner))
+                    }
+                    // ROCr: zeros without a link (same agent, or never allowed), else the
+                    // link's facts; the software agents hang off the host as a PCIe device
+                    // would (KFD's weight for a PCIe link is 20; no bandwidth figures).
+                    HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO => {
+                        let linked = access != HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED && index != owner;
+                        put(value, hsa_amd_memory_pool_link_info_t {
+                            min_latency: 0,
+                            max_latency: 0,
+                            min_bandwidth: 0,
+                            max_bandwidth: 0,
+                            atomic_support_32bit: linked,
+                            atomic_support_64bit: linked,
+                            coherent_support: linked,
+                            link_type: if linked { HSA_AMD_LINK_INFO_TYPE_PCIE } else { 0 },
+                            numa_distance: if linked { 20 } else { 0 },
+                        })
                     }
                     _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
                 }
@@ -632,8 +737,10 @@ hsa_api! {
                 }
             }
             if deps.iter().all(|dep| dep.load() == 0) {
+                let start = rocload::device::timestamp_ns();
                 // SAFETY: both ranges are known memory (checked above).
                 unsafe { checked_copy(&rt, d, s, n, true)? };
+                crate::amd_ext::copy_completed(&rt, completion_signal.handle, &completion, start);
                 completion.subtract(1);
                 return Ok(());
             }
@@ -644,11 +751,13 @@ hsa_api! {
                     for dep in &deps {
                         while !dep.wait(Condition::Eq, 0, Some(std::time::Duration::from_millis(100))).1 {}
                     }
+                    let start = rocload::device::timestamp_ns();
                     // SAFETY: as above; the application keeps the memory until the completion
                     // signal says the copy is done.
                     if let Err(status) = unsafe { checked_copy(&worker, d, s, n, true) } {
                         tracing::debug!(status, "async copy failed");
                     }
+                    crate::amd_ext::copy_completed(&worker, completion_signal.handle, &completion, start);
                     completion.subtract(1);
                 })
                 .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
@@ -670,6 +779,22 @@ hsa_api! {
                 agents_from(&rt, agents, num_agent as usize)?
             };
             let base = host_ptr as u64;
+            // Locked memory is what kernels will touch: all of it must be mapped; kernels may
+            // write it only if the host may (a GPU maps a read-only page read-only).
+            let writable = match host_memory::check_mapped_exact(base, size as u64, true) {
+                Ok(()) => true,
+                Err(host_memory::HostRangeError::Protection { needed: "writable", .. }) => {
+                    host_memory::check_mapped_exact(base, size as u64, false).map_err(|e| {
+                        tracing::debug!(error = %e, "lock of host memory that is not mapped");
+                        HSA_STATUS_ERROR_INVALID_ARGUMENT
+                    })?;
+                    false
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "lock of host memory that is not mapped");
+                    return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+                }
+            };
             let mut inner = rt.memory.inner.lock();
             if let Some(lock) = inner.locks.get_mut(&base) {
                 if lock.size != size as u64 {
@@ -680,12 +805,12 @@ hsa_api! {
                 let mut granted = Vec::new();
                 for &a in &list {
                     if let Some(t) = gpu_table(&rt, a) {
-                        t.insert(base, size as u64, MemoryKind::RegisteredHost, true)
+                        t.insert(base, size as u64, MemoryKind::RegisteredHost, writable)
                             .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
                         granted.push(a);
                     }
                 }
-                inner.locks.insert(base, LockEntry { size: size as u64, refs: 1, agents: granted });
+                inner.locks.insert(base, LockEntry { size: size as u64, refs: 1, agents: granted, writable });
             }
             // SAFETY: non-NULL out-pointer.
             unsafe { put(agent_ptr.cast(), host_ptr) }
@@ -707,6 +832,9 @@ hsa_api! {
                             t.remove(base, false);
                         }
                     }
+                    drop(inner);
+                    // The caller may unmap the range once this returns.
+                    system_owner(&rt)?.wait_for_running_dispatches();
                 }
             }
             Ok(())
@@ -725,7 +853,8 @@ hsa_api! {
             if bytes == 0 {
                 return Ok(());
             }
-            if rt.memory.place(&rt, base, bytes as u64)? != Place::Known {
+            let _active = system_owner(&rt).ok().map(|soft| soft.epochs().begin());
+            if rt.memory.place(&rt, base, bytes as u64)? != Place::Known || rt.memory.read_only_lock(base) {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
             // SAFETY: `count` aligned words inside one known allocation (checked).

@@ -7,12 +7,10 @@
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
-use std::time::Instant;
 
 use hsa_sys::*;
 use parking_lot::Mutex;
 use rocload::backend::soft::SignalTable;
-use rocload::device::SignalHandle;
 use rocload::loader::RocrCapabilities;
 use rocload::runtime::config::Config;
 
@@ -77,12 +75,14 @@ pub(crate) struct Runtime {
     /// Every signal (created ones and queue doorbells), shared by all agents.
     pub(crate) signals: Arc<SignalTable>,
     /// Signals made with `hsa_signal_create`, kept alive until `hsa_signal_destroy`.
-    pub(crate) owned_signals: Mutex<HashMap<u64, SignalHandle>>,
+    pub(crate) owned_signals: Mutex<HashMap<u64, crate::signals::OwnedSignal>>,
+    /// `hsa_amd_signal_async_handler`'s handlers and their thread.
+    pub(crate) async_handlers: crate::signals::AsyncHandlers,
     pub(crate) queues: Mutex<HashMap<u64, crate::queues::QueueEntry>>,
     pub(crate) memory: crate::memory::Memory,
     pub(crate) loader: crate::loader::Loader,
     pub(crate) events: Arc<EventHandlers>,
-    pub(crate) start: Instant,
+    pub(crate) amd_ext: crate::amd_ext::State,
 }
 
 struct State {
@@ -120,10 +120,11 @@ fn init() -> Status {
             agents,
             signals,
             owned_signals: Mutex::new(HashMap::new()),
+            async_handlers: crate::signals::AsyncHandlers::default(),
             queues: Mutex::new(HashMap::new()),
             loader: crate::loader::Loader::default(),
             events: Arc::new(EventHandlers::default()),
-            start: Instant::now(),
+            amd_ext: crate::amd_ext::State::default(),
         }));
     }
     state.refs += 1;
@@ -145,6 +146,7 @@ fn shut_down() -> Status {
     // Dropped outside the lock: queue processors may call back into the runtime while they
     // stop. Queues first (their threads use the agents), then everything else.
     if let Some(rt) = last {
+        rt.async_handlers.stop();
         let queues: Vec<_> = rt.queues.lock().drain().collect();
         drop(queues);
         rt.loader.clear();
@@ -219,6 +221,8 @@ fn loader_table() -> hsa_ven_amd_loader_1_02_pfn_t {
 hsa_api! {
     /// `hsa_init`: takes a reference; the first one discovers the agents (`ROCLOAD_SOFT_ISA`).
     fn hsa_init() -> hsa_status_t {
+        static LOGGING: std::sync::Once = std::sync::Once::new();
+        LOGGING.call_once(|| rocload_ffi::logging::init(Config::global().log.as_deref()));
         guard(init)
     }
 
@@ -243,29 +247,28 @@ hsa_api! {
     /// `hsa_system_get_info`.
     fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t {
         guard(|| {
-            let rt = runtime()?;
+            runtime()?;
             // SAFETY: (all writes) the attribute's type is the caller's contract.
             unsafe {
                 match attribute {
                     HSA_SYSTEM_INFO_VERSION_MAJOR => put(value, 1u16),
                     HSA_SYSTEM_INFO_VERSION_MINOR => put(value, 1u16),
                     HSA_SYSTEM_INFO_TIMESTAMP => {
-                        put(value, u64::try_from(rt.start.elapsed().as_nanos()).unwrap_or(u64::MAX))
+                        put(value, rocload::device::timestamp_ns())
                     }
                     // Timestamps and wait timeouts count nanoseconds.
                     HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY => put(value, 1_000_000_000u64),
                     HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT => put(value, u64::MAX),
                     HSA_SYSTEM_INFO_ENDIANNESS => put(value, HSA_ENDIANNESS_LITTLE),
                     HSA_SYSTEM_INFO_MACHINE_MODEL => put(value, HSA_MACHINE_MODEL_LARGE),
-                    HSA_SYSTEM_INFO_EXTENSIONS => {
-                        // Bit HSA_EXTENSION_AMD_LOADER is past the 128-byte mask's standard
-                        // extensions; ROCr sets only standard ones here.
-                        put(value, [0u8; 128])
-                    }
+                    // ROCr sets the profiler bit, not the loader's (see `extension_mask`).
+                    HSA_SYSTEM_INFO_EXTENSIONS => put(value, crate::agents::extension_mask()),
                     HSA_AMD_SYSTEM_INFO_BUILD_VERSION => {
                         put(value, c"hsa-soft (rocload)".as_ptr())
                     }
-                    HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED => put(value, true),
+                    // ROCr's answer over a driver without the SVM API (`SVMAPISupported` 0): the
+                    // software agent has no shared virtual memory (see amd_ext).
+                    HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED => put(value, false),
                     HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT => put(value, false),
                     _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
                 }
@@ -273,7 +276,9 @@ hsa_api! {
         })
     }
 
-    /// `hsa_system_extension_supported` (HSA 1.0): the AMD loader extension, version 1.0.
+    /// `hsa_system_extension_supported` (HSA 1.0), as ROCr answers it: any valid extension
+    /// id but performance counters and profiling events, at major version 1 or below and
+    /// minor 0 (ROCr compares with the system's version and a minor of 0).
     fn hsa_system_extension_supported(
         extension: u16,
         version_major: u16,
@@ -282,16 +287,22 @@ hsa_api! {
     ) -> hsa_status_t {
         guard(|| {
             runtime()?;
-            let supported = u32::from(extension) == HSA_EXTENSION_AMD_LOADER
-                && version_major == 1
-                && version_minor <= 2;
+            if !crate::amd_ext::extension_id_valid(extension) || result.is_null() {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            let e = u32::from(extension);
+            let supported = e != HSA_EXTENSION_PERFORMANCE_COUNTERS
+                && e != HSA_EXTENSION_PROFILING_EVENTS
+                && version_major <= 1
+                && version_minor == 0;
             // SAFETY: a C bool out-pointer.
             unsafe { put(result.cast(), supported) }
         })
     }
 
-    /// `hsa_system_major_extension_supported`: the AMD loader extension at major version 1
-    /// (ROCr answers minor 0 and hands out the 1.02 table all the same).
+    /// `hsa_system_major_extension_supported`: images, the finalizer, the AMD loader and the
+    /// AQL profiler at major version 1, minor 0, as ROCr answers (it hands out the loader's
+    /// 1.02 table all the same; of the tables only the loader's is provided here).
     fn hsa_system_major_extension_supported(
         extension: u16,
         version_major: u16,
@@ -303,7 +314,13 @@ hsa_api! {
             if version_minor.is_null() || result.is_null() {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            let supported = u32::from(extension) == HSA_EXTENSION_AMD_LOADER && version_major == 1;
+            let supported = matches!(
+                u32::from(extension),
+                HSA_EXTENSION_IMAGES
+                    | HSA_EXTENSION_FINALIZER
+                    | HSA_EXTENSION_AMD_LOADER
+                    | HSA_EXTENSION_AMD_AQLPROFILE
+            ) && version_major == 1;
             // SAFETY: non-NULL out-pointers of the documented types.
             unsafe {
                 if supported {

@@ -1,18 +1,222 @@
-//! Signals (`core/runtime/signal.cpp`, `default_signal.cpp`): 64-bit values in the software
-//! agents' shared signal table, so packets on any agent's queue can name them. Waits follow
-//! `hsa_signal_wait_*`: the condition against the value, a timeout hint in timestamp ticks
-//! (nanoseconds here; `UINT64_MAX` waits for ever), the value observed last returned whether
-//! or not the condition held. Loads and stores of an unknown handle do nothing and read 0 (the
-//! API has no way to fail them; ROCr would crash).
+//! Signals (`core/runtime/signal.cpp`, `default_signal.cpp`, `interrupt_signal.cpp`): 64-bit
+//! values in the software agents' shared signal table, so packets on any agent's queue can name
+//! them. Waits follow `hsa_signal_wait_*`: the condition against the value, a timeout hint in
+//! timestamp ticks (nanoseconds here; `UINT64_MAX` waits for ever), the value observed last
+//! returned whether or not the condition held. Loads and stores of an unknown handle do nothing
+//! and read 0 (the API has no way to fail them; ROCr would crash).
+//!
+//! Handles are the addresses of the signals' `amd_signal_t` layout, as ROCr's are, and those
+//! 64 bytes are in every GPU agent's allocation table: device code uses signals (a hostcall
+//! doorbell is one, which `__ockl_hsa_signal_add` increments).
+//!
+//! ROCr makes two kinds of signal (`hsa_amd_signal_create` in `hsa_ext_amd.cpp`, with its
+//! default of interrupt waits): an *interrupt* signal unless the signal is for IPC, for GPUs
+//! only (`HSA_AMD_SIGNAL_AMD_GPU_ONLY`), or its consumers name no CPU agent; else a *default*
+//! (busy-wait) signal. Only interrupt signals take asynchronous handlers
+//! (`hsa_amd_signal_async_handler`), only default ones give their value's address
+//! (`hsa_amd_signal_value_pointer`). Asynchronous handlers run on one thread of the runtime, as
+//! ROCr's async-events thread runs them: a handler returning true stays registered.
 
 use hsa_sys::*;
-use rocload::device::{Condition, Signal};
+use parking_lot::{Condvar, Mutex};
+use rocload::device::{Condition, Device, MemoryKind, Signal, SignalHandle};
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::agents::agent_index;
 use crate::runtime::runtime;
-use crate::util::{guard, guard_value, put};
+use crate::util::{guard, guard_value, put, Status};
+
+/// A signal `hsa_signal_create` or `hsa_amd_signal_create` made, kept until destroyed.
+pub(crate) struct OwnedSignal {
+    /// Keeps the table entry alive.
+    _handle: SignalHandle,
+    /// ROCr's `InterruptSignal` (else `DefaultSignal`).
+    interrupt: bool,
+}
+
+/// Most asynchronous handlers one runtime holds at once (ROCr's are bounded by its signals).
+const MAX_ASYNC_HANDLERS: usize = 1 << 16;
+/// How long the handler thread waits on one pending signal before looking at the others.
+const HANDLER_POLL: Duration = Duration::from_micros(500);
+
+struct AsyncHandler {
+    signal: Arc<Signal>,
+    condition: Condition,
+    value: i64,
+    handler: unsafe extern "C" fn(hsa_signal_value_t, *mut c_void) -> bool,
+    arg: usize,
+}
+
+/// `hsa_amd_signal_async_handler`'s registrations and the thread that runs them.
+#[derive(Default)]
+pub(crate) struct AsyncHandlers {
+    state: Arc<HandlerState>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct HandlerState {
+    pending: Mutex<Vec<AsyncHandler>>,
+    added: Condvar,
+    stop: AtomicBool,
+}
+
+impl AsyncHandlers {
+    fn register(&self, handler: AsyncHandler) -> Status {
+        {
+            let mut pending = self.state.pending.lock();
+            if pending.len() >= MAX_ASYNC_HANDLERS {
+                return Err(HSA_STATUS_ERROR_OUT_OF_RESOURCES);
+            }
+            pending.push(handler);
+            self.state.added.notify_all();
+        }
+        let mut thread = self.thread.lock();
+        if thread.is_none() {
+            let state = self.state.clone();
+            *thread = Some(
+                std::thread::Builder::new()
+                    .name("hsa-soft-async".into())
+                    .spawn(move || run_handlers(&state))
+                    .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?,
+            );
+        }
+        Ok(())
+    }
+
+    /// Stops the thread (at `hsa_shut_down`); handlers still pending never run.
+    pub(crate) fn stop(&self) {
+        self.state.stop.store(true, Ordering::Release);
+        {
+            let _pending = self.state.pending.lock();
+            self.state.added.notify_all();
+        }
+        if let Some(t) = self.thread.lock().take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The handler thread: runs every handler whose condition holds (outside the lock, since a
+/// handler may register another), keeps those that return true, and waits for the rest.
+fn run_handlers(state: &HandlerState) {
+    while !state.stop.load(Ordering::Acquire) {
+        let (ready, first) = {
+            let mut pending = state.pending.lock();
+            if pending.is_empty() {
+                state
+                    .added
+                    .wait_for(&mut pending, Duration::from_millis(50));
+                continue;
+            }
+            let mut ready = Vec::new();
+            let mut i = 0;
+            while i < pending.len() {
+                let h = &pending[i];
+                let value = h.signal.load();
+                if h.condition.holds(value, h.value) {
+                    ready.push((pending.swap_remove(i), value));
+                } else {
+                    i += 1;
+                }
+            }
+            let first = pending
+                .first()
+                .map(|h| (h.signal.clone(), h.condition, h.value));
+            (ready, first)
+        };
+        if ready.is_empty() {
+            if let Some((signal, condition, value)) = first {
+                signal.wait(condition, value, Some(HANDLER_POLL));
+            }
+            continue;
+        }
+        for (h, value) in ready {
+            // SAFETY: the application's handler with its own argument, as registered.
+            let again = unsafe { (h.handler)(value, h.arg as *mut c_void) };
+            if again {
+                let mut pending = state.pending.lock();
+                if pending.len() < MAX_ASYNC_HANDLERS {
+                    pending.push(h);
+                }
+            }
+        }
+    }
+}
+
+fn condition_of(condition: hsa_signal_condition_t) -> Option<Condition> {
+    Some(match condition {
+        HSA_SIGNAL_CONDITION_EQ => Condition::Eq,
+        HSA_SIGNAL_CONDITION_NE => Condition::Ne,
+        HSA_SIGNAL_CONDITION_LT => Condition::Lt,
+        HSA_SIGNAL_CONDITION_GTE => Condition::Gte,
+        _ => return None,
+    })
+}
+
+/// `hsa_amd_signal_create`'s work (`hsa_signal_create` is it with no attributes).
+///
+/// # Safety
+/// `consumers` holds `num_consumers` agents when non-NULL; `signal` is writable.
+unsafe fn create(
+    initial_value: hsa_signal_value_t,
+    num_consumers: u32,
+    consumers: *const hsa_agent_t,
+    attributes: u64,
+    signal: *mut hsa_signal_t,
+) -> Status {
+    let rt = runtime()?;
+    if signal.is_null() || (num_consumers > 0 && consumers.is_null()) {
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
+    if num_consumers as usize > rt.agents.len() * 4 {
+        return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+    }
+    let ipc = attributes & u64::from(HSA_AMD_SIGNAL_IPC) != 0;
+    let mut interrupt = !ipc && attributes & u64::from(HSA_AMD_SIGNAL_AMD_GPU_ONLY) == 0;
+    if interrupt && num_consumers > 0 {
+        // SAFETY: `num_consumers` agents by the API's contract (bounded above).
+        let list = unsafe { std::slice::from_raw_parts(consumers, num_consumers as usize) };
+        let mut indices = Vec::with_capacity(list.len());
+        for &a in list {
+            indices.push(agent_index(a, rt.agents.len())?);
+        }
+        let mut unique = indices.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        if unique.len() != indices.len() {
+            return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+        }
+        interrupt = indices.iter().any(|&i| rt.agents[i].gpu().is_none());
+    }
+    // ROCr's handle is the address of the signal's amd_signal_t, which device code uses (a
+    // hostcall doorbell): the same here, and every GPU agent may reach those 64 bytes.
+    let created = rt.signals.create_addressed(initial_value);
+    let handle = created.handle;
+    for agent in &rt.agents {
+        if let Some((soft, _)) = agent.gpu() {
+            if let Err(e) =
+                soft.allocations()
+                    .insert(handle, Signal::ABI_SIZE, MemoryKind::PinnedHost, true)
+            {
+                tracing::debug!(error = %e, "a signal's amd_signal_t is not reachable by an agent");
+            }
+        }
+    }
+    rt.owned_signals.lock().insert(
+        handle,
+        OwnedSignal {
+            _handle: created,
+            interrupt,
+        },
+    );
+    // SAFETY: non-NULL out-pointer.
+    unsafe { put(signal.cast(), hsa_signal_t { handle }) }
+}
 
 fn find(handle: u64) -> Option<Arc<Signal>> {
     let rt = runtime().ok()?;
@@ -53,12 +257,8 @@ fn wait(
         let Some(s) = find(signal.handle) else {
             return 0;
         };
-        let c = match condition {
-            HSA_SIGNAL_CONDITION_EQ => Condition::Eq,
-            HSA_SIGNAL_CONDITION_NE => Condition::Ne,
-            HSA_SIGNAL_CONDITION_LT => Condition::Lt,
-            HSA_SIGNAL_CONDITION_GTE => Condition::Gte,
-            _ => return s.load(),
+        let Some(c) = condition_of(condition) else {
+            return s.load();
         };
         let timeout = (timeout_hint != u64::MAX).then(|| Duration::from_nanos(timeout_hint));
         s.wait(c, compare, timeout).0
@@ -66,29 +266,53 @@ fn wait(
 }
 
 hsa_api! {
-    /// `hsa_signal_create`: a signal holding `initial_value`; consumers are checked, not
-    /// restricted (every agent may wait on every signal).
+    /// `hsa_signal_create`: a signal holding `initial_value`; consumers decide its kind (see
+    /// the module documentation), they do not restrict who may wait on it.
     fn hsa_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, signal: *mut hsa_signal_t) -> hsa_status_t {
+        // SAFETY: the API's contract for the pointers.
+        guard(|| unsafe { create(initial_value, num_consumers, consumers, 0, signal) })
+    }
+
+    /// `hsa_amd_signal_create`: as `hsa_signal_create`, with ROCr's attributes
+    /// (`HSA_AMD_SIGNAL_AMD_GPU_ONLY`, `HSA_AMD_SIGNAL_IPC`: default signals).
+    fn hsa_amd_signal_create(initial_value: hsa_signal_value_t, num_consumers: u32, consumers: *const hsa_agent_t, attributes: u64, signal: *mut hsa_signal_t) -> hsa_status_t {
+        // SAFETY: the API's contract for the pointers.
+        guard(|| unsafe { create(initial_value, num_consumers, consumers, attributes, signal) })
+    }
+
+    /// `hsa_amd_signal_value_pointer`: the address of a default signal's value; an interrupt
+    /// signal is `INVALID_ARGUMENT`, as in ROCr (only busy-wait signals expose it).
+    fn hsa_amd_signal_value_pointer(signal: hsa_signal_t, value_ptr: *mut *mut hsa_signal_value_t) -> hsa_status_t {
         guard(|| {
             let rt = runtime()?;
-            if signal.is_null() || (num_consumers > 0 && consumers.is_null()) {
+            if value_ptr.is_null() {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            if num_consumers as usize > rt.agents.len() * 4 {
+            let interrupt = rt.owned_signals.lock().get(&signal.handle).map(|s| s.interrupt);
+            let s = rt.signals.get(signal.handle).ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)?;
+            if interrupt != Some(false) {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            if num_consumers > 0 {
-                // SAFETY: `num_consumers` agents by the API's contract (bounded above).
-                let list = unsafe { std::slice::from_raw_parts(consumers, num_consumers as usize) };
-                for &a in list {
-                    agent_index(a, rt.agents.len())?;
-                }
+            let address = s.value_address().ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            // SAFETY: non-NULL out-pointer; the value lives as long as the signal.
+            unsafe { put(value_ptr.cast(), address as *mut hsa_signal_value_t) }
+        })
+    }
+
+    /// `hsa_amd_signal_async_handler`: runs `handler(value, arg)` on the runtime's handler
+    /// thread once `condition` holds for `value`; again while it returns true. Interrupt
+    /// signals only (`INVALID_SIGNAL` otherwise), as ROCr with interrupt waits.
+    fn hsa_amd_signal_async_handler(signal: hsa_signal_t, cond: hsa_signal_condition_t, value: hsa_signal_value_t, handler: hsa_amd_signal_handler, arg: *mut c_void) -> hsa_status_t {
+        guard(|| {
+            let rt = runtime()?;
+            let handler = handler.ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            let s = rt.signals.get(signal.handle).ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)?;
+            let interrupt = rt.owned_signals.lock().get(&signal.handle).map(|s| s.interrupt);
+            if interrupt != Some(true) {
+                return Err(HSA_STATUS_ERROR_INVALID_SIGNAL);
             }
-            let created = rt.signals.create(initial_value);
-            let handle = created.handle;
-            rt.owned_signals.lock().insert(handle, created);
-            // SAFETY: non-NULL out-pointer.
-            unsafe { put(signal.cast(), hsa_signal_t { handle }) }
+            let condition = condition_of(cond).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            rt.async_handlers.register(AsyncHandler { signal: s, condition, value, handler, arg: arg as usize })
         })
     }
 
@@ -97,7 +321,13 @@ hsa_api! {
         guard(|| {
             let rt = runtime()?;
             let removed = rt.owned_signals.lock().remove(&signal.handle);
-            removed.map(|_| ()).ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)
+            removed.ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)?;
+            for agent in &rt.agents {
+                if let Some((soft, _)) = agent.gpu() {
+                    soft.allocations().remove(signal.handle, false);
+                }
+            }
+            Ok(())
         })
     }
 

@@ -60,6 +60,10 @@ backend_functions! {
     hsa_amd_memory_pool_allocate,
     hsa_amd_memory_pool_free,
     hsa_amd_agents_allow_access,
+    // Memory shared with other processes.
+    hsa_amd_ipc_memory_create,
+    hsa_amd_ipc_memory_attach,
+    hsa_amd_ipc_memory_detach,
     // Copies and host memory.
     hsa_memory_copy,
     hsa_amd_memory_async_copy,

@@ -8,7 +8,8 @@
 //!   load failure.
 //! - [`result`]: one checked call per runtime function a loader backend uses, each returning
 //!   `Result<_, HsaError>` naming the call and its status.
-//! - [`Hsa`]: an initialised runtime that shuts down on drop, and its [`Agent`]s.
+//! - [`Hsa`]: an initialised runtime that shuts down on drop, and its [`Agent`]s;
+//! - [`vmem`]: ROCr 6's virtual memory API, which the 5.2.3 headers lack, resolved by name.
 //!
 //! # Examples
 //! ```
@@ -66,6 +67,8 @@ mod functions;
 mod library;
 pub mod result;
 mod safe;
+#[allow(non_camel_case_types)]
+pub mod vmem;
 
 pub use bindings::*;
 pub use error::{

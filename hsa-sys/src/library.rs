@@ -135,6 +135,21 @@ impl HsaLibrary {
         unsafe { lib.get::<*const std::ffi::c_void>(&symbol) }.is_ok()
     }
 
+    /// The address of the exported function `name`, as a function pointer of type `F`; `None`
+    /// when the library does not export it (functions of newer ROCr versions than the 5.2.3
+    /// headers the generated table comes from).
+    ///
+    /// # Safety
+    /// `F` must be an `extern "C"` function pointer type with the function's real signature.
+    pub(crate) unsafe fn function<F: Copy>(&self, name: &str) -> Option<F> {
+        let lib = self.probe.as_ref()?;
+        let mut symbol = name.as_bytes().to_vec();
+        symbol.push(0);
+        // SAFETY: the caller vouches that `F` is the function's type; the library is never
+        // unloaded, so the pointer stays valid.
+        unsafe { lib.get::<F>(&symbol) }.ok().map(|s| *s)
+    }
+
     /// The path or soname that was opened, as handed to the dynamic loader.
     pub fn name(&self) -> &str {
         &self.name

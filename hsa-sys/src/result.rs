@@ -593,6 +593,57 @@ pub unsafe fn agents_allow_access(
     check(lib, call, status)
 }
 
+/// `hsa_amd_ipc_memory_create`: a handle another process attaches to reach the `len` bytes of
+/// pool memory at `ptr` (`len` a multiple of the pool's allocation granule).
+///
+/// # Safety
+/// `ptr` came from [`memory_pool_allocate`] and its allocation holds `len` bytes.
+pub unsafe fn ipc_memory_create(
+    lib: &HsaLibrary,
+    ptr: *mut c_void,
+    len: usize,
+) -> Result<hsa_amd_ipc_memory_t, HsaError> {
+    let f = func!(lib, hsa_amd_ipc_memory_create);
+    let mut handle = hsa_amd_ipc_memory_t { handle: [0; 8] };
+    // SAFETY: contract above; `handle` is a valid out-parameter.
+    let status = unsafe { f(ptr, len, &mut handle) };
+    check(lib, "hsa_amd_ipc_memory_create", status)?;
+    Ok(handle)
+}
+
+/// `hsa_amd_ipc_memory_attach`: maps the memory another process's `handle` names, of `len`
+/// bytes, for `agents`; returns its address here.
+///
+/// # Safety
+/// Module contract for `agents`; the result is released with [`ipc_memory_detach`].
+pub unsafe fn ipc_memory_attach(
+    lib: &HsaLibrary,
+    handle: &hsa_amd_ipc_memory_t,
+    len: usize,
+    agents: &[hsa_agent_t],
+) -> Result<*mut c_void, HsaError> {
+    let f = func!(lib, hsa_amd_ipc_memory_attach);
+    let call = "hsa_amd_ipc_memory_attach";
+    let n = u32::try_from(agents.len())
+        .map_err(|_| HsaError::invalid_argument(call, "too many agents".to_owned()))?;
+    let mut ptr: *mut c_void = std::ptr::null_mut();
+    // SAFETY: contract above; `agents` has `n` elements; `ptr` is a valid out-parameter.
+    let status = unsafe { f(handle, len, n, agents.as_ptr(), &mut ptr) };
+    check(lib, call, status)?;
+    Ok(ptr)
+}
+
+/// `hsa_amd_ipc_memory_detach`.
+///
+/// # Safety
+/// `ptr` came from [`ipc_memory_attach`] and is not used afterwards.
+pub unsafe fn ipc_memory_detach(lib: &HsaLibrary, ptr: *mut c_void) -> Result<(), HsaError> {
+    let f = func!(lib, hsa_amd_ipc_memory_detach);
+    // SAFETY: contract above.
+    let status = unsafe { f(ptr) };
+    check(lib, "hsa_amd_ipc_memory_detach", status)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Code objects and executables.
 
@@ -1247,6 +1298,35 @@ pub unsafe fn queue_destroy(lib: &HsaLibrary, queue: *mut hsa_queue_t) -> Result
     // SAFETY: contract above.
     let status = unsafe { f(queue) };
     check(lib, "hsa_queue_destroy", status)
+}
+
+/// `hsa_amd_queue_cu_set_mask`: the compute units the queue's dispatches may use, one bit per
+/// CU in 32-bit words. `Ok(true)` when the runtime reduced the mask (`HSA_STATUS_CU_MASK_REDUCED`:
+/// a global mask or the agent's CU count removed some bits).
+///
+/// # Safety
+/// `queue` is a live queue from [`queue_create`].
+pub unsafe fn queue_cu_set_mask(
+    lib: &HsaLibrary,
+    queue: *const hsa_queue_t,
+    mask: &[u32],
+) -> Result<bool, HsaError> {
+    let f = func!(lib, hsa_amd_queue_cu_set_mask);
+    let bits = u32::try_from(mask.len())
+        .ok()
+        .and_then(|n| n.checked_mul(32))
+        .ok_or_else(|| {
+            HsaError::invalid_argument(
+                "hsa_amd_queue_cu_set_mask",
+                format!("{} mask words do not fit a 32-bit bit count", mask.len()),
+            )
+        })?;
+    // SAFETY: contract above; `mask` holds `bits / 32` words.
+    let status = unsafe { f(queue, bits, mask.as_ptr()) };
+    if status == crate::HSA_STATUS_CU_MASK_REDUCED {
+        return Ok(true);
+    }
+    check(lib, "hsa_amd_queue_cu_set_mask", status).map(|()| false)
 }
 
 /// `hsa_queue_load_read_index_scacquire`.

@@ -6,8 +6,11 @@
 //! `hipPointerGetAttributes` need) and "may this access happen" (the memory checker: every
 //! emulator access is checked against it). Recently freed allocations are remembered, so a
 //! use-after-free is reported with the allocation it hit (the software device also keeps freed
-//! memory in quarantine for a while, so the address is not reused at once). Not for allocating
-//! memory (the device does) or for the emulator's LDS and scratch, which it keeps itself.
+//! memory in quarantine for a while, so the address is not reused at once). A memory pool's
+//! block that the program freed in stream order is *parked*: still the device's memory, out of
+//! every kernel's and copy's reach, reported as freed until the pool hands it out again
+//! ([`AllocationTable::park`], [`AllocationTable::revive`]). Not for allocating memory (the
+//! device does) or for the emulator's LDS and scratch, which it keeps itself.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
@@ -38,6 +41,15 @@ pub enum MemoryKind {
     Hostcall,
     /// The heap of device `malloc`.
     Heap,
+    /// The storage of a HIP array (`hipMallocArray`, `hipArrayCreate`, mipmapped arrays):
+    /// device memory the runtime lays out (`runtime::array`), freed only as an array.
+    Array,
+    /// Physical memory mapped at a reserved address (`hipMemMap`), entered by
+    /// `hipMemSetAccess` with the access it gave this device.
+    Mapped,
+    /// Device memory of another process (or of this one), opened from an IPC handle
+    /// (`hipIpcOpenMemHandle`).
+    Imported,
 }
 
 impl fmt::Display for MemoryKind {
@@ -52,6 +64,9 @@ impl fmt::Display for MemoryKind {
             MemoryKind::Queue => "queue",
             MemoryKind::Hostcall => "hostcall buffer",
             MemoryKind::Heap => "device heap",
+            MemoryKind::Array => "array storage",
+            MemoryKind::Mapped => "mapped device memory",
+            MemoryKind::Imported => "device memory opened from an IPC handle",
         })
     }
 }
@@ -299,6 +314,8 @@ const FREED_REMEMBERED: usize = 4096;
 #[derive(Debug, Default)]
 pub struct AllocationTable {
     live: RwLock<BTreeMap<u64, Allocation>>,
+    /// Pool blocks freed in stream order, still owned by the device (see [`park`](Self::park)).
+    parked: Mutex<BTreeMap<u64, Allocation>>,
     freed: Mutex<VecDeque<Allocation>>,
     next_id: AtomicU64,
 }
@@ -370,8 +387,14 @@ impl AllocationTable {
     /// Forgets the range starting exactly at `base`; when `remember`, it is kept in the list of
     /// freed allocations that use-after-free reports name (user allocations, not runtime-internal
     /// ranges that nothing can reach any more).
+    ///
+    /// A parked block (see [`park`](Self::park)) is removed too: its memory is being released.
     pub fn remove(&self, base: u64, remember: bool) -> Option<Allocation> {
-        let removed = self.live.write().remove(&base)?;
+        let live = self.live.write().remove(&base);
+        let removed = match live {
+            Some(a) => a,
+            None => self.parked.lock().remove(&base)?,
+        };
         if !remember {
             return Some(removed);
         }
@@ -387,6 +410,49 @@ impl AllocationTable {
     /// allocator, which may hand it out again as ordinary host memory).
     pub fn forget_freed(&self, base: u64) {
         self.freed.lock().retain(|a| a.base != base);
+    }
+
+    /// Takes the live allocation at `base` out of reach, if it is still allocation `id`: a pool
+    /// block the program freed in stream order. The device keeps its memory; kernels and copies
+    /// that touch it are refused as a use after free of that allocation until
+    /// [`revive`](Self::revive) hands the block out again, and [`remove`](Self::remove)
+    /// releases it. `false` when the allocation there is another one (the pool handed the block
+    /// out again before the stream reached the free) or there is none.
+    pub fn park(&self, base: u64, id: u64) -> bool {
+        let mut live = self.live.write();
+        if live.get(&base).is_none_or(|a| a.id != id) {
+            return false;
+        }
+        let Some(allocation) = live.remove(&base) else {
+            return false;
+        };
+        self.parked.lock().insert(base, allocation);
+        true
+    }
+
+    /// Hands the pool block at `base` out again as a new allocation of `size` bytes of `kind`
+    /// (the pool keeps `size` within the block): parked, or still live because the stream has
+    /// not reached its free yet (that free then finds another allocation and leaves it alone).
+    /// Bytes of the block past `size` are out of reach.
+    pub fn revive(&self, base: u64, size: u64, kind: MemoryKind) -> Allocation {
+        let mut live = self.live.write();
+        live.remove(&base);
+        self.parked.lock().remove(&base);
+        let allocation = Allocation {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed) + 1,
+            base,
+            size,
+            kind,
+            writable: true,
+            segments: None,
+        };
+        live.insert(base, allocation.clone());
+        allocation
+    }
+
+    /// The parked block starting at `base` (see [`park`](Self::park)).
+    pub fn parked(&self, base: u64) -> Option<Allocation> {
+        self.parked.lock().get(&base).cloned()
     }
 
     /// The live allocation holding `address`.
@@ -455,6 +521,15 @@ impl AllocationTable {
                 None if !a.contains(address, len) => ViolationReason::PastEnd(a.clone()),
                 None => ViolationReason::OutsideSegments(a.clone()),
             }
+        } else if let Some(p) = self
+            .parked
+            .lock()
+            .range(..=address)
+            .next_back()
+            .map(|(_, p)| p)
+            .filter(|p| p.contains(address, 1))
+        {
+            ViolationReason::Freed(p.clone())
         } else if let Some(f) = self
             .freed
             .lock()
@@ -496,14 +571,13 @@ impl AllocationTable {
             .collect()
     }
 
-    /// Bytes held by live allocations of `kind`.
+    /// Bytes held by live allocations of `kind`, and by parked pool blocks of it (the device
+    /// still holds their memory).
     pub fn bytes_of_kind(&self, kind: MemoryKind) -> u64 {
-        self.live
-            .read()
-            .values()
-            .filter(|a| a.kind == kind)
-            .map(|a| a.size)
-            .sum()
+        let of = |m: &BTreeMap<u64, Allocation>| -> u64 {
+            m.values().filter(|a| a.kind == kind).map(|a| a.size).sum()
+        };
+        of(&self.live.read()) + of(&self.parked.lock())
     }
 }
 
@@ -544,6 +618,50 @@ mod tests {
         assert!(t.insert(0x2020, 16, MemoryKind::Device, true).is_err());
         assert!(t.insert(0x1f00, 0x101, MemoryKind::Device, true).is_err());
         assert!(t.insert(0x1f00, 0x100, MemoryKind::Device, true).is_ok());
+    }
+
+    /// A parked pool block is a use after free for kernels and copies, is not live for
+    /// pointer queries, comes back under a new id with the size asked for, and a late park of
+    /// an allocation already handed out again changes nothing.
+    #[test]
+    fn parked_blocks_are_freed_until_revived() {
+        let t = AllocationTable::new();
+        let a = t.insert(0x1000, 512, MemoryKind::Device, true).unwrap();
+        assert!(!t.park(0x1000, a.id + 1), "another allocation's park");
+        assert!(t.park(0x1000, a.id));
+        assert_eq!(t.find(0x1010), None);
+        assert_eq!(t.parked(0x1000), Some(a.clone()));
+        assert_eq!(
+            t.check(0x1100, 4, AccessKind::Write).unwrap_err().reason,
+            ViolationReason::Freed(a.clone())
+        );
+        assert!(matches!(
+            t.not_freeable(0x1000),
+            crate::device::DeviceError::AlreadyFreed { .. }
+        ));
+        assert_eq!(t.bytes_of_kind(MemoryKind::Device), 512);
+        let b = t.revive(0x1000, 100, MemoryKind::Device);
+        assert_ne!(b.id, a.id);
+        assert_eq!(t.find(0x1000), Some(b.clone()));
+        assert!(t.check(0x1000, 100, AccessKind::Write).is_ok());
+        assert!(
+            t.check(0x1060, 8, AccessKind::Read).is_err(),
+            "past the new size"
+        );
+        // The stream reaches the old free only now: the new allocation stays.
+        assert!(!t.park(0x1000, a.id));
+        assert_eq!(t.find(0x1000), Some(b.clone()));
+        // Revived while still live (its free not reached yet): replaced, not duplicated.
+        let c = t.revive(0x1000, 200, MemoryKind::Device);
+        assert_eq!(t.find(0x10c0), Some(c.clone()));
+        assert!(t.park(0x1000, c.id));
+        // Releasing a parked block removes it and remembers it as freed.
+        assert_eq!(t.remove(0x1000, true), Some(c.clone()));
+        assert_eq!(t.parked(0x1000), None);
+        assert_eq!(
+            t.check(0x1000, 4, AccessKind::Read).unwrap_err().reason,
+            ViolationReason::Freed(c)
+        );
     }
 
     /// A code object executes only its code segment, writes only its variables, and nothing

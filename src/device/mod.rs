@@ -1,9 +1,17 @@
 //! The device layer: what running kernels needs from an agent, in one shape for every backend.
 //!
 //! - [`aql`]: dispatch and barrier packets, built once by the runtime for every backend;
+//! - [`epoch`]: when freed memory may go back to the host (after the dispatches that could
+//!   touch it);
+//! - [`host_memory`]: whether a range of the caller's host memory is mapped with the protection
+//!   an access needs, checked before a copy or a registration touches it;
 //! - [`kernarg`]: kernel argument segments laid out from the kernel's metadata;
 //! - [`memory`]: the allocation table (interior pointers, the memory checker's truth);
+//! - [`shared`]: host memory another process can map (memory objects, reservations);
 //! - [`signal`]: software signals with bounded waits;
+//! - [`vmm`]: virtual memory management (reservations, physical allocations, mappings with
+//!   per-device access) and memory shared between processes (IPC handles), as backends
+//!   provide them;
 //! - [`Device`]: the trait a backend implements: memory, copies, queues that take AQL packets,
 //!   completion signals. The software agent implements it in process (its queue processor runs
 //!   packets on the emulator); ROCr's agents implement it over HSA queues, pools and signals
@@ -13,10 +21,14 @@
 //! knows HIP's API. Not for loading code (the loader) or choosing agents (the backends).
 
 pub mod aql;
+pub mod epoch;
+pub mod host_memory;
 pub mod kernarg;
 pub mod memory;
 pub mod properties;
+pub mod shared;
 pub mod signal;
+pub mod vmm;
 
 use std::fmt;
 use std::sync::Arc;
@@ -30,7 +42,7 @@ pub use memory::{
     AccessKind, AccessViolation, Allocation, AllocationTable, MemoryKind, Perms, Segment,
 };
 pub use properties::{DeviceProperties, HostFacts, MemoryInfo};
-pub use signal::{Condition, Signal, SignalBackend};
+pub use signal::{timestamp_ns, Condition, Signal, SignalBackend};
 
 /// Which wave of a dispatch: its work-group's id and its index in the work-group.
 pub use rocload_emu::WaveId;
@@ -95,6 +107,20 @@ pub enum DeviceError {
         /// given.
         limit: u64,
     },
+    /// Shareable memory (a memory object, a reservation, a mapping, another process's memory)
+    /// could not be made, mapped or opened.
+    #[error("{0}")]
+    Shared(shared::SharedMemoryError),
+    /// A virtual-memory or IPC operation on something the backend does not know or that is in
+    /// the wrong state (an address that is no reservation or mapping, a mapping over another,
+    /// a reservation that still has mappings, a handle of another backend).
+    #[error("{what}: {reason}")]
+    Vmm {
+        /// The operation.
+        what: &'static str,
+        /// Why it cannot be done.
+        reason: String,
+    },
     /// A call into the backend's runtime failed (ROCr: the HSA call and its status).
     #[error("{op}: {message}")]
     Runtime {
@@ -105,6 +131,18 @@ pub enum DeviceError {
         /// The failed call, status and message.
         message: String,
     },
+}
+
+/// [`DeviceError::Unsupported`] for `op` on `device`'s backend.
+fn unsupported<D: Device + ?Sized>(device: &D, op: &'static str, reason: &str) -> DeviceError {
+    DeviceError::Unsupported {
+        op,
+        backend: match device.backend() {
+            crate::loader::BackendKind::Soft => "soft",
+            crate::loader::BackendKind::Hsa => "hsa",
+        },
+        reason: reason.into(),
+    }
 }
 
 fn scratch_too_large(per_workitem: u64, workgroup_bytes: Option<u64>, limit: u64) -> String {
@@ -365,6 +403,14 @@ pub trait Queue: Send + Sync + fmt::Debug {
 
     /// Address of the `hsa_queue_t` (what `hidden_queue_ptr` and the queue-pointer SGPRs hold).
     fn address(&self) -> u64;
+
+    /// Restricts the queue's dispatches to the compute units whose bits are set in `mask`
+    /// (32 per word, CU 0 in bit 0 of word 0), as `hsa_amd_queue_cu_set_mask` does; the caller
+    /// has clipped the mask to the device's CUs and refused an empty one.
+    ///
+    /// # Errors
+    /// The backend's refusal.
+    fn set_cu_mask(&self, mask: &[u32]) -> Result<(), DeviceError>;
 }
 
 /// Serves one hostcall buffer (answers every packet on its ready stack); returns how many.
@@ -393,7 +439,9 @@ pub trait Device: Agent {
     /// [`DeviceError::OutOfMemory`].
     fn allocate(&self, size: u64, kind: MemoryKind) -> Result<Allocation, DeviceError>;
 
-    /// Frees the allocation starting at `base`.
+    /// Frees the allocation starting at `base`: kernels cannot reach it once this returns;
+    /// where kernels run in the process, its bytes go back to the host only after the
+    /// dispatches running at the free have ended ([`epoch`]).
     ///
     /// # Errors
     /// [`DeviceError::InvalidAddress`] for anything but the start of a live allocation made by
@@ -406,7 +454,8 @@ pub trait Device: Agent {
     /// [`DeviceError::InvalidAddress`] when it overlaps memory already known.
     fn register_host(&self, base: u64, size: u64) -> Result<Allocation, DeviceError>;
 
-    /// Forgets host memory recorded by [`register_host`](Self::register_host).
+    /// Forgets host memory recorded by [`register_host`](Self::register_host); returns only
+    /// once no running dispatch can still touch it (the caller may unmap it then).
     ///
     /// # Errors
     /// [`DeviceError::InvalidAddress`].
@@ -494,6 +543,62 @@ pub trait Device: Agent {
     fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
         let _ = (per_workitem, workgroup_items);
         Ok(())
+    }
+
+    /// The device's virtual memory management (`hipMemAddressReserve`, `hipMemCreate`,
+    /// `hipMemMap`, `hipMemSetAccess` and the rest).
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] saying why where the backend has none.
+    fn virtual_memory(&self) -> Result<Arc<dyn vmm::VirtualMemory>, DeviceError> {
+        Err(unsupported(
+            self,
+            "virtual memory management",
+            "this backend has no virtual memory API",
+        ))
+    }
+
+    /// An IPC handle another process opens to reach the device allocation holding `address`
+    /// (`hipIpcGetMemHandle`): the whole allocation, with `address`'s offset in it.
+    ///
+    /// # Errors
+    /// [`DeviceError::InvalidAddress`] for an address in no device allocation of this device;
+    /// [`DeviceError::Unsupported`] where the backend cannot share memory.
+    fn ipc_export(&self, address: u64) -> Result<vmm::IpcHandle, DeviceError> {
+        let _ = address;
+        Err(unsupported(
+            self,
+            "IPC memory handles",
+            "this backend cannot share memory with other processes",
+        ))
+    }
+
+    /// Maps the memory `handle` names into this process for this device
+    /// (`hipIpcOpenMemHandle`) and returns the address of the pointer the handle was made
+    /// for. Opening a handle that is already open returns the same address (and counts).
+    ///
+    /// # Errors
+    /// [`DeviceError::Vmm`] for a malformed handle or one of another backend; the backend's
+    /// error when the memory cannot be reached (the process exited, the allocation is gone).
+    fn ipc_open(&self, handle: &vmm::IpcHandle) -> Result<u64, DeviceError> {
+        let _ = handle;
+        Err(unsupported(
+            self,
+            "IPC memory handles",
+            "this backend cannot share memory with other processes",
+        ))
+    }
+
+    /// Undoes one [`ipc_open`](Self::ipc_open) of the memory at `address`
+    /// (`hipIpcCloseMemHandle`); the last one unmaps it once no running dispatch can touch it.
+    ///
+    /// # Errors
+    /// [`DeviceError::InvalidAddress`] for an address no open IPC handle returned.
+    fn ipc_close(&self, address: u64) -> Result<(), DeviceError> {
+        Err(DeviceError::InvalidAddress {
+            address,
+            detail: Some("not memory opened from an IPC handle".into()),
+        })
     }
 
     /// Has `handler` serve the hostcall buffer whose doorbell signal carries `event_id`

@@ -1,6 +1,6 @@
 //! What the runtime keeps per device: the backend's [`Device`], its null stream (created at
 //! first use: a queue has a processor thread), the streams that synchronise with it, the
-//! hostcall buffer, and the device's sticky error (a failed kernel makes later calls fail, as
+//! hostcall buffer, its memory pools, and the device's sticky error (a failed kernel makes later calls fail, as
 //! in HIP, until the device is reset).
 //!
 //! Not for memory bookkeeping across devices (the runtime's memory module) or launches.
@@ -23,11 +23,15 @@ pub struct DeviceContext {
     device: Arc<dyn Device>,
     /// Created at first use; replaced by [`reset`](Self::reset) (a failed queue stays failed).
     null_stream: Mutex<Option<Stream>>,
+    /// Every stream the program created (blocking and non-blocking), while it lives: what
+    /// `hipDeviceSynchronize` waits for, besides the null stream.
     streams: Mutex<Vec<Weak<super::stream::StreamInner>>>,
     sticky: Mutex<Option<Arc<ExecutionError>>>,
     tools: Arc<Tools>,
     /// The hostcall buffer kernels that print get, made at the first such launch.
     hostcall: OnceCell<Arc<HostcallBuffer>>,
+    /// Its memory pools (stream-ordered allocation).
+    pools: super::mempool::DevicePools,
 }
 
 /// The event id the device's hostcall doorbell carries (one buffer per device).
@@ -47,6 +51,7 @@ impl DeviceContext {
             sticky: Mutex::new(None),
             tools,
             hostcall: OnceCell::new(),
+            pools: super::mempool::DevicePools::default(),
         })
     }
 
@@ -88,6 +93,11 @@ impl DeviceContext {
         &self.device
     }
 
+    /// The device's memory pools.
+    pub(crate) fn mem_pools(&self) -> &super::mempool::DevicePools {
+        &self.pools
+    }
+
     /// The null stream, created on first use.
     ///
     /// # Errors
@@ -97,7 +107,7 @@ impl DeviceContext {
         if let Some(s) = &*slot {
             return Ok(s.clone());
         }
-        let s = Stream::new(self, StreamKind::Null, 0)?;
+        let s = Stream::new(self, StreamKind::Null, 0, None)?;
         *slot = Some(s.clone());
         Ok(s)
     }
@@ -128,17 +138,56 @@ impl DeviceContext {
         kind: StreamKind,
         priority: i32,
     ) -> RuntimeResult<Stream> {
-        let stream = Stream::new(self, kind, priority)?;
-        if kind == StreamKind::Blocking {
-            let mut streams = self.streams.lock();
-            streams.retain(|w| w.strong_count() > 0);
-            streams.push(Arc::downgrade(&stream.0));
+        self.create_stream_on(kind, priority, None)
+    }
+
+    /// A stream whose dispatches may use only the compute units set in `mask` (32 per word,
+    /// `hipExtStreamCreateWithCUMask`), clipped to the device's CUs.
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidRange`] when no CU of the device is left, else as
+    /// [`create_stream`](Self::create_stream).
+    pub fn create_stream_with_cu_mask(
+        self: &Arc<Self>,
+        kind: StreamKind,
+        priority: i32,
+        mask: &[u32],
+    ) -> RuntimeResult<Stream> {
+        let units = self.device().compute_units();
+        let clipped = super::stream::clip_cu_mask(mask, units);
+        if clipped.iter().all(|&w| w == 0) {
+            return Err(RuntimeError::InvalidRange {
+                what: "CU mask",
+                address: 0,
+                len: mask.len() as u64 * 4,
+                reason: format!("selects none of the device's {units} compute units"),
+            });
         }
+        tracing::debug!(
+            device = self.index(),
+            ?mask,
+            ?clipped,
+            units,
+            "stream with a CU mask"
+        );
+        self.create_stream_on(kind, priority, Some(clipped))
+    }
+
+    fn create_stream_on(
+        self: &Arc<Self>,
+        kind: StreamKind,
+        priority: i32,
+        cu_mask: Option<Vec<u32>>,
+    ) -> RuntimeResult<Stream> {
+        let stream = Stream::new(self, kind, priority, cu_mask)?;
+        let mut streams = self.streams.lock();
+        streams.retain(|w| w.strong_count() > 0);
+        streams.push(Arc::downgrade(&stream.0));
         Ok(stream)
     }
 
-    /// The live blocking streams (what null-stream work waits for).
-    pub(crate) fn blocking_streams(&self) -> Vec<Stream> {
+    /// The live streams the program created, blocking and non-blocking.
+    fn created_streams(&self) -> Vec<Stream> {
         self.streams
             .lock()
             .iter()
@@ -147,23 +196,26 @@ impl DeviceContext {
             .collect()
     }
 
+    /// The live blocking streams (what null-stream work waits for).
+    pub(crate) fn blocking_streams(&self) -> Vec<Stream> {
+        let mut streams = self.created_streams();
+        streams.retain(|s| s.kind() == StreamKind::Blocking);
+        streams
+    }
+
     /// Waits for all work on the device: the null stream and every blocking and non-blocking
-    /// stream created by the runtime that is still alive (`hipDeviceSynchronize`).
+    /// stream created by the runtime that is still alive (`hipDeviceSynchronize`; non-blocking
+    /// streams skip the null stream's ordering, not the device's synchronisation).
     ///
     /// # Errors
     /// A timeout, or the device's sticky error.
     pub fn synchronize(self: &Arc<Self>) -> RuntimeResult<()> {
+        // Waiting only: a stream's own failures stay for its synchronisation and its events.
         if let Some(null) = self.null_stream_if_created() {
-            null.synchronize().or_else(|e| match e {
-                RuntimeError::KernelFailed { .. } => Ok(()),
-                other => Err(other),
-            })?;
+            null.wait_idle()?;
         }
-        for s in self.blocking_streams() {
-            s.synchronize().or_else(|e| match e {
-                RuntimeError::KernelFailed { .. } => Ok(()),
-                other => Err(other),
-            })?;
+        for s in self.created_streams() {
+            s.wait_idle()?;
         }
         self.check_sticky()
     }

@@ -148,6 +148,43 @@ pub enum RuntimeError {
         /// Its size.
         size: u64,
     },
+    /// An array descriptor that describes no array (channels, flags, extent, mip levels), or
+    /// an array that was freed.
+    #[error("invalid array: {reason}")]
+    InvalidArray {
+        /// What is wrong.
+        reason: String,
+    },
+    /// One end of a pitched, 3D or array copy whose region does not fit: outside an array's
+    /// level, not whole texels, a slice too small for its rows, or a size that overflows.
+    #[error("{side}: {reason}")]
+    BadRegion {
+        /// `destination` or `source`.
+        side: &'static str,
+        /// What does not fit.
+        reason: String,
+    },
+    /// Host memory a call was given that is not mapped with the protection the call needs
+    /// (unmapped, `PROT_NONE`, read-only for a write, or a range that wraps).
+    #[error("{what}: {error}")]
+    HostMemory {
+        /// What the memory was for (`copy source`, `host memory to register`).
+        what: &'static str,
+        /// What is wrong with it.
+        error: crate::device::host_memory::HostRangeError,
+    },
+    /// An address a call needs to be memory of a device (device, pinned, registered or managed
+    /// memory: a fill's destination, a copy's side that its kind says is the device's) that no
+    /// device's allocation table holds.
+    #[error("{what}: {address:#x} is not memory of any device{}", .detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default())]
+    NotDeviceMemory {
+        /// What the address was for.
+        what: &'static str,
+        /// The address.
+        address: u64,
+        /// What the tables know about it (a freed allocation), when anything.
+        detail: Option<String>,
+    },
     /// A stream whose device context is gone (its runtime was dropped).
     #[error("stream {stream}: its device no longer exists")]
     StreamDeviceGone {
@@ -209,6 +246,13 @@ pub enum RuntimeError {
         /// What bounds them.
         reason: String,
     },
+    /// A multi-device launch that cannot be made as asked (no launches, too many, two on one
+    /// device).
+    #[error("multi-device launch: {reason}")]
+    MultiDevice {
+        /// What is wrong.
+        reason: String,
+    },
     /// A wait that ran out of time.
     #[error("{what}: not complete after {waited:?}")]
     Timeout {
@@ -217,9 +261,62 @@ pub enum RuntimeError {
         /// How long.
         waited: std::time::Duration,
     },
+    /// A range of memory an operation cannot apply to (e.g. hints for memory that is not
+    /// managed, or a range that runs past its allocation).
+    #[error("{what} {address:#x}+{len}: {reason}")]
+    InvalidRange {
+        /// What the range is for.
+        what: &'static str,
+        /// Its first address.
+        address: u64,
+        /// Its length in bytes.
+        len: u64,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A virtual-memory or IPC call HIP refuses with these arguments or in this state (an
+    /// unknown or released allocation handle, a range that is not whole mappings, a
+    /// reservation that still has mappings).
+    #[error("{what}: {reason}")]
+    Vmm {
+        /// The operation.
+        what: &'static str,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// An IPC event handle opened in the process that made it (`hipErrorInvalidContext`, as
+    /// clr returns).
+    #[error("an IPC event handle cannot be opened in the process that made it (pid {pid})")]
+    IpcSameProcess {
+        /// This process.
+        pid: u32,
+    },
+    /// An IPC handle asked of an event created without `hipEventInterprocess`
+    /// (`hipErrorInvalidConfiguration`, as clr returns).
+    #[error("the event was not created with hipEventInterprocess")]
+    NotInterprocess,
+    /// An interprocess event whose last record will never complete: the process that recorded
+    /// it exited before its stream reached the record.
+    #[error(
+        "the event's last record will never complete: process {pid}, which recorded it, exited"
+    )]
+    RecorderGone {
+        /// The process that recorded it.
+        pid: u32,
+    },
     /// Work that has not completed yet (`hipErrorNotReady`).
     #[error("not ready")]
     NotReady,
+    /// A graph operation that cannot be done (a node of another graph, a cycle, an update
+    /// the executable cannot take).
+    #[error(transparent)]
+    Graph(super::graph::GraphError),
+    /// A stream-capture rule broken, or a capture operation in the wrong state.
+    #[error(transparent)]
+    Capture(super::capture::CaptureError),
+    /// A memory pool operation that cannot be done (stream-ordered allocation).
+    #[error(transparent)]
+    Pool(super::mempool::PoolError),
     /// The device's backend cannot do this (e.g. launches through ROCr).
     #[error("device {device}: {what} is not supported by this backend")]
     NotSupported {
@@ -248,3 +345,15 @@ impl From<crate::device::KernargError> for RuntimeError {
 
 /// Result with [`RuntimeError`].
 pub type RuntimeResult<T> = Result<T, RuntimeError>;
+
+impl From<super::graph::GraphError> for RuntimeError {
+    fn from(e: super::graph::GraphError) -> Self {
+        RuntimeError::Graph(e)
+    }
+}
+
+impl From<super::capture::CaptureError> for RuntimeError {
+    fn from(e: super::capture::CaptureError) -> Self {
+        RuntimeError::Capture(e)
+    }
+}

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use super::device::DeviceContext;
 use super::kernel::KernelRef;
 use super::stream::Stream;
 use super::tools::{DispatchEvent, Tool};
@@ -42,10 +43,11 @@ pub struct LaunchConfig {
     pub partial: [u32; 3],
 }
 
-/// A kernarg segment in device memory, freed when the dispatch that reads it is done.
-struct KernargSegment {
+/// A kernarg segment in device memory, freed when the dispatches that read it are done.
+pub(crate) struct KernargSegment {
     device: Arc<dyn Device>,
-    base: u64,
+    /// Its device address.
+    pub(crate) base: u64,
 }
 
 impl Drop for KernargSegment {
@@ -58,7 +60,7 @@ impl Drop for KernargSegment {
 
 /// Tells the tools that heard of a dispatch how it ended, exactly once: a dispatch whose
 /// submission failed (the queue dropped the callback) ends as failed.
-struct CompletionNotice {
+pub(crate) struct CompletionNotice {
     event: DispatchEvent,
     listeners: Vec<Arc<dyn Tool>>,
     delivered: bool,
@@ -147,7 +149,7 @@ pub enum LaunchConfigError {
 }
 
 /// Checks `config` against the kernel and the device's limits.
-fn check(kernel: &KernelRef, config: &LaunchConfig) -> RuntimeResult<DispatchGeometry> {
+pub(crate) fn check(kernel: &KernelRef, config: &LaunchConfig) -> RuntimeResult<DispatchGeometry> {
     let info = kernel.info();
     let invalid = |e: LaunchConfigError| Err(RuntimeError::InvalidConfiguration(e));
     for dimension in 0..3 {
@@ -227,28 +229,154 @@ pub(crate) fn launch(
     config: &LaunchConfig,
     args: ExplicitArgs<'_>,
 ) -> RuntimeResult<()> {
-    launch_with(stream, kernel, config, args, false)
+    launch_with(stream, kernel, config, args, Cooperation::None)
 }
 
-/// [`launch`], cooperatively when `cooperative` (the grid-sync state is given to the kernel).
+/// How a launch's work-groups cooperate.
+#[derive(Clone)]
+pub(crate) enum Cooperation {
+    /// An ordinary launch.
+    None,
+    /// A cooperative launch: the grid syncs with `ds_gws_barrier` (the device library's
+    /// `__ockl_grid_sync`); `hidden_multigrid_sync_arg` is 1, which makes
+    /// `grid_group::is_valid()` true and `multi_grid_group::is_valid()` false, as clr sets it.
+    Grid,
+    /// One grid of a multi-device cooperative launch: `hidden_multigrid_sync_arg` is the
+    /// address of this grid's multi-grid record, which `keep` holds until every grid ended.
+    MultiGrid {
+        sync_arg: u64,
+        keep: Arc<dyn std::any::Any + Send + Sync>,
+    },
+}
+
+impl Cooperation {
+    fn sync_arg(&self) -> u64 {
+        match self {
+            Cooperation::None => 0,
+            Cooperation::Grid => 1,
+            Cooperation::MultiGrid { sync_arg, .. } => *sync_arg,
+        }
+    }
+}
+
+/// [`launch`], with its work-groups cooperating as `cooperation` says.
 pub(crate) fn launch_with(
     stream: &Stream,
     kernel: &KernelRef,
     config: &LaunchConfig,
     args: ExplicitArgs<'_>,
-    cooperative: bool,
+    cooperation: Cooperation,
 ) -> RuntimeResult<()> {
-    // A cooperative grid syncs with `ds_gws_barrier` (clang's code for HIP 5.2's grid groups):
-    // the grid fits on the device at once (checked by the caller), and every backend keeps
-    // all of its work-groups resident, so nothing more is set up here.
-    tracing::debug!(cooperative, "launch kind");
+    // A cooperative grid fits on the device at once (checked by the caller), and every backend
+    // keeps all of its work-groups resident, so the barrier opens once all of them arrive.
+    tracing::debug!(multigrid_sync_arg = cooperation.sync_arg(), "launch kind");
     let ctx = stream.context()?;
     ctx.check_sticky()?;
+    let prepared = prepare(
+        &ctx,
+        stream.queue_address(),
+        kernel,
+        config,
+        args,
+        cooperation.sync_arg(),
+    )?;
+    let Prepared {
+        packet,
+        segment,
+        hostcall,
+        name,
+    } = prepared;
+    tracing::debug!(
+        kernel = %name,
+        device = ctx.index(),
+        stream = stream.id(),
+        grid = ?config.grid,
+        block = ?config.block,
+        dynamic_lds = config.dynamic_lds,
+        kernarg = format_args!("{:#x}", segment.base),
+        "launch"
+    );
+    let watched = watch(&ctx, stream.id(), kernel, config, segment.base);
+    let mut keep_alive: crate::device::KeepAlive =
+        vec![Box::new(kernel.loaded().clone()), Box::new(segment)];
+    if let Some(hostcall) = hostcall {
+        keep_alive.push(Box::new(hostcall));
+    }
+    if let Cooperation::MultiGrid { keep, .. } = cooperation {
+        keep_alive.push(Box::new(keep));
+    }
+    stream.dispatch(
+        packet,
+        kernel.info().name.clone(),
+        keep_alive,
+        completion_report(name, watched),
+    )
+}
+
+/// Checks that a cooperative launch's grid fits on the device at once
+/// ([`occupancy::blocks_per_cu`](super::occupancy::blocks_per_cu) times the compute units).
+///
+/// # Errors
+/// [`RuntimeError::CooperativeLaunchTooLarge`].
+pub(crate) fn check_cooperative(
+    ctx: &DeviceContext,
+    kernel: &KernelRef,
+    config: &LaunchConfig,
+) -> RuntimeResult<()> {
+    let block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
+    // Saturated: (2^32 - 1)^3 work-groups overflow a u64, and are too many anyway.
+    let blocks: u64 = (0..3)
+        .map(|d| u64::from(config.grid[d]) + u64::from(config.partial[d] != 0))
+        .fold(1, u64::saturating_mul);
+    let (per_cu, limit) = super::occupancy::blocks_per_cu(
+        kernel.info(),
+        u32::try_from(block).unwrap_or(u32::MAX),
+        u64::from(config.dynamic_lds),
+    );
+    let most = u64::from(per_cu) * u64::from(ctx.device().compute_units());
+    if blocks > most {
+        return Err(RuntimeError::CooperativeLaunchTooLarge {
+            kernel: kernel.info().name.clone(),
+            blocks,
+            most,
+            reason: format!("{per_cu} work-groups per compute unit ({limit:?} bound)"),
+        });
+    }
+    Ok(())
+}
+
+/// A dispatch formed and checked but not submitted: its packet (without a completion
+/// signal), its kernarg segment (which the packet points to) and, for a kernel given the
+/// hostcall buffer, the buffer's in-use mark.
+pub(crate) struct Prepared {
+    pub(crate) packet: aql::DispatchPacket,
+    pub(crate) segment: KernargSegment,
+    pub(crate) hostcall: Option<crate::runtime::hostcall::HostcallDispatch>,
+    /// The kernel's name for reports (demangled when it can be).
+    pub(crate) name: String,
+}
+
+/// Forms the dispatch of `kernel` on a queue of `ctx` at `queue_address` (what the kernel's
+/// `hidden_queue_ptr` holds): every check of a launch, the kernarg segment written into
+/// device memory (with `multigrid_sync_arg` as the cooperative-launch argument, 0 for an
+/// ordinary launch), the packet. Nothing is submitted.
+///
+/// # Errors
+/// [`RuntimeError::WrongDevice`], [`RuntimeError::InvalidConfiguration`],
+/// [`RuntimeError::Arguments`], or a device failure (allocation, an ISA it cannot run).
+pub(crate) fn prepare(
+    ctx: &Arc<DeviceContext>,
+    queue_address: u64,
+    kernel: &KernelRef,
+    config: &LaunchConfig,
+    args: ExplicitArgs<'_>,
+    multigrid_sync_arg: u64,
+) -> RuntimeResult<Prepared> {
     // The kernel's own context, not its ordinal: device 0 of another runtime is another device.
     if !kernel
         .loaded()
         .context()
-        .is_some_and(|own| Arc::ptr_eq(own, &ctx))
+        .is_some_and(|own| Arc::ptr_eq(own, ctx))
     {
         return Err(RuntimeError::WrongDevice {
             kernel: kernel.info().name.clone(),
@@ -279,11 +407,7 @@ pub(crate) fn launch_with(
     let (private_base, shared_base) = device.apertures();
     // A kernel given the hostcall buffer keeps it in use until the dispatch ends; then the
     // messages it opened and never ended can go (`HostcallBuffer::dispatch_started`).
-    let hostcall = if info
-        .args
-        .iter()
-        .any(|a| a.value_kind == "hidden_hostcall_buffer")
-    {
+    let hostcall = if uses_hostcall(kernel) {
         Some(ctx.hostcall_buffer()?.dispatch_started())
     } else {
         None
@@ -292,9 +416,10 @@ pub(crate) fn launch_with(
         geometry: Some(geometry),
         hostcall_buffer: hostcall.as_ref().map_or(0, |h| h.buffer().address()),
         dynamic_lds_size: config.dynamic_lds,
-        queue_ptr: stream.queue_address(),
+        queue_ptr: queue_address,
         private_base,
         shared_base,
+        multigrid_sync_arg,
         ..Default::default()
     };
     let segment = kernarg::pack(info, args, &hidden)?;
@@ -330,23 +455,39 @@ pub(crate) fn launch_with(
         kernarg_address: allocation.base,
         completion_signal: 0,
     });
-    let name = info.demangled.clone().unwrap_or_else(|| info.name.clone());
-    tracing::debug!(
-        kernel = %name,
-        device = ctx.index(),
-        stream = stream.id(),
-        grid = ?config.grid,
-        block = ?config.block,
-        dynamic_lds = config.dynamic_lds,
-        kernarg = format_args!("{:#x}", allocation.base),
-        "launch"
-    );
+    Ok(Prepared {
+        packet,
+        segment: guard,
+        hostcall,
+        name: info.demangled.clone().unwrap_or_else(|| info.name.clone()),
+    })
+}
+
+/// Whether `kernel` is given the device's hostcall buffer (it prints).
+pub(crate) fn uses_hostcall(kernel: &KernelRef) -> bool {
+    kernel
+        .info()
+        .args
+        .iter()
+        .any(|a| a.value_kind == "hidden_hostcall_buffer")
+}
+
+/// Tells the runtime's tools about a dispatch about to be submitted, if any tool listens;
+/// the notice tells them how it ended.
+pub(crate) fn watch(
+    ctx: &DeviceContext,
+    stream: u64,
+    kernel: &KernelRef,
+    config: &LaunchConfig,
+    kernarg: u64,
+) -> Option<CompletionNotice> {
     let tools = ctx.tools();
-    let watched = tools.active().then(|| {
+    let info = kernel.info();
+    tools.active().then(|| {
         let event = DispatchEvent {
             id: tools.dispatch_id(),
             device: ctx.index(),
-            stream: stream.id(),
+            stream,
             kernel: info.name.as_str().into(),
             demangled: info.demangled.as_deref().map(Into::into),
             kernel_object: kernel.descriptor_address(),
@@ -354,7 +495,7 @@ pub(crate) fn launch_with(
             grid: config.grid,
             block: config.block,
             dynamic_lds: config.dynamic_lds,
-            kernarg: allocation.base,
+            kernarg,
         };
         let listeners = tools.dispatch(&event).unwrap_or_default();
         CompletionNotice {
@@ -362,33 +503,41 @@ pub(crate) fn launch_with(
             listeners,
             delivered: false,
         }
-    });
-    let mut keep_alive: crate::device::KeepAlive =
-        vec![Box::new(kernel.loaded().clone()), Box::new(guard)];
-    if let Some(hostcall) = hostcall {
-        keep_alive.push(Box::new(hostcall));
+    })
+}
+
+/// What runs when a dispatch completes: a debug log line, and the tools' notice.
+pub(crate) fn completion_report(
+    name: String,
+    watched: Option<CompletionNotice>,
+) -> Box<dyn FnOnce(&Completion) + Send> {
+    Box::new(move |c: &Completion| {
+        match c {
+            Completion::Done(report) => tracing::debug!(
+                kernel = %name,
+                duration = ?report.duration,
+                instructions = report.instructions,
+                "kernel completed"
+            ),
+            Completion::Failed(e) => {
+                tracing::debug!(kernel = %name, error = %e, "kernel failed")
+            }
+        }
+        if let Some(mut notice) = watched {
+            notice.deliver(c);
+        }
+    })
+}
+
+impl KernelRef {
+    /// Checks a launch configuration against the kernel and the device's limits, as a launch
+    /// does before anything is submitted (graphs check their kernel nodes when they are made).
+    ///
+    /// # Errors
+    /// [`RuntimeError::InvalidConfiguration`].
+    pub fn check_launch(&self, config: &LaunchConfig) -> RuntimeResult<()> {
+        check(self, config).map(|_| ())
     }
-    stream.dispatch(
-        packet,
-        info.name.clone(),
-        keep_alive,
-        Box::new(move |c: &Completion| {
-            match c {
-                Completion::Done(report) => tracing::debug!(
-                    kernel = %name,
-                    duration = ?report.duration,
-                    instructions = report.instructions,
-                    "kernel completed"
-                ),
-                Completion::Failed(e) => {
-                    tracing::debug!(kernel = %name, error = %e, "kernel failed")
-                }
-            }
-            if let Some(mut notice) = watched {
-                notice.deliver(c);
-            }
-        }),
-    )
 }
 
 /// One typed kernel argument: its bytes, its alignment, and whether it is a device pointer.

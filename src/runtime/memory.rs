@@ -6,15 +6,19 @@
 //! Pinned host and managed memory is reachable by every device: it is allocated on the first
 //! device that runs kernels and recorded in every other device's table. Every device-side range
 //! of a copy is checked against the allocation that holds it; an address in no allocation is the
-//! caller's host memory. Not for the allocation table itself (the device layer) or for the C
-//! ABI's `hipMemcpyKind` rules (the C ABI checks those).
+//! caller's host memory, which must be mapped with the protection the copy needs
+//! ([`crate::device::host_memory`]), as must memory to register. A fill's destination must be a
+//! device's memory. Everything is checked before anything is read or written. Not for the
+//! allocation table itself (the device layer) or for the C ABI's `hipMemcpyKind` rules (the C
+//! ABI checks those).
 
 use std::sync::Arc;
 
 use super::device::DeviceContext;
 use super::stream::Stream;
 use super::{Runtime, RuntimeError, RuntimeResult};
-use crate::device::memory::ViolationReason;
+use crate::device::host_memory;
+use crate::device::memory::{Perms, Segment, ViolationReason};
 use crate::device::{Allocation, DeviceError, MemoryKind};
 
 /// Where a pointer lives.
@@ -57,21 +61,30 @@ impl Runtime {
                         )
                     })?;
             }
+            self.shared_owners
+                .lock()
+                .insert(allocation.base, ctx.index());
         }
         Ok(allocation.base)
     }
 
-    /// The allocation holding `address`, on whichever device knows it (its allocator first).
+    /// The allocation holding `address`, on whichever device knows it: for pinned and managed
+    /// memory, which every device's table records, the device that allocated it.
     pub fn pointer_info(&self, address: u64) -> Option<PointerInfo> {
-        let mut found = None;
+        let mut found: Option<PointerInfo> = None;
         for ctx in self.contexts() {
             if let Some(a) = ctx.device().allocations().find(address) {
-                let owner = PointerInfo {
+                let owner = self.shared_owners.lock().get(&a.base).copied();
+                if owner.is_none_or(|o| o == ctx.index()) {
+                    return Some(PointerInfo {
+                        device: ctx.index(),
+                        allocation: a,
+                    });
+                }
+                found.get_or_insert(PointerInfo {
                     device: ctx.index(),
                     allocation: a,
-                };
-                // Shared memory is recorded everywhere; report the first device.
-                found.get_or_insert(owner);
+                });
             }
         }
         found
@@ -84,6 +97,10 @@ impl Runtime {
     /// [`RuntimeError::Device`] for an address that is not the start of a live allocation
     /// (double free, interior pointer), naming what is there instead.
     pub fn free(&self, address: u64) -> RuntimeResult<()> {
+        // A memory pool's block goes back to its pool.
+        if self.free_pool_block(address)? {
+            return Ok(());
+        }
         let Some(info) = self.pointer_info(address) else {
             // Not live anywhere: a double free is named by the table that remembers it.
             let ctx = self.contexts().next().ok_or(RuntimeError::NoDevice {
@@ -115,27 +132,48 @@ impl Runtime {
                 ctx.synchronize_ignoring_errors()?;
             }
         }
-        let mut result = Ok(());
-        for ctx in self.contexts() {
-            if ctx.index() == info.device {
-                if let Err(e) = ctx.device().free(address) {
-                    result = Err(ctx.error("freeing", e));
-                }
-            } else if shared {
+        self.attributes.forget(address);
+        // The other devices' tables forget shared memory before its owner frees it: the
+        // owner's release waits for the dispatches running at its free, so no device may
+        // still let a new one reach it after that.
+        if shared {
+            for ctx in self.contexts().filter(|c| c.index() != info.device) {
                 ctx.device().allocations().remove(address, true);
             }
         }
-        result
+        let ctx = self.device(info.device as i64)?;
+        ctx.device()
+            .free(address)
+            .map_err(|e| ctx.error("freeing", e))?;
+        if shared {
+            self.shared_owners.lock().remove(&address);
+        }
+        Ok(())
     }
 
     /// Records the caller's host memory with every device, so kernels may use it
     /// (`hipHostRegister`). On the software agent the device address is the host address.
     ///
     /// # Errors
-    /// [`RuntimeError::NullPointer`] or [`RuntimeError::ZeroSize`] for an empty range; device
-    /// errors when the range
-    /// overlaps memory a device already knows (registered twice, or an allocation).
+    /// [`RuntimeError::NullPointer`] or [`RuntimeError::ZeroSize`] for an empty range;
+    /// [`RuntimeError::HostMemory`] when it is not all mapped readable and writable; device
+    /// errors when the range overlaps memory a device already knows (registered twice, or an
+    /// allocation).
     pub fn register_host(&self, base: u64, size: u64) -> RuntimeResult<()> {
+        self.register_host_as(base, size, true)
+    }
+
+    /// [`register_host`](Self::register_host) of memory kernels may only read
+    /// (`hipHostRegisterReadOnly`): it must be mapped readable, and a kernel's store there is
+    /// a fault.
+    ///
+    /// # Errors
+    /// As [`register_host`](Self::register_host).
+    pub fn register_host_read_only(&self, base: u64, size: u64) -> RuntimeResult<()> {
+        self.register_host_as(base, size, false)
+    }
+
+    fn register_host_as(&self, base: u64, size: u64, writable: bool) -> RuntimeResult<()> {
         if base == 0 {
             return Err(RuntimeError::NullPointer {
                 what: "host memory to register",
@@ -146,6 +184,14 @@ impl Runtime {
                 what: "host memory to register",
             });
         }
+        // Kernels will touch any byte of it, from the time it is registered: all of it must be
+        // there (the maps, not a probe: nothing of a large range is faulted in).
+        host_memory::check_mapped_exact(base, size, writable).map_err(|error| {
+            RuntimeError::HostMemory {
+                what: "host memory to register",
+                error,
+            }
+        })?;
         let mut done: Vec<&Arc<DeviceContext>> = Vec::new();
         for ctx in self.contexts() {
             if let Err(e) = ctx.device().register_host(base, size) {
@@ -153,6 +199,16 @@ impl Runtime {
                     let _ = d.device().unregister_host(base);
                 }
                 return Err(ctx.error("registering host memory", e));
+            }
+            if !writable {
+                ctx.device().allocations().set_segments(
+                    base,
+                    vec![Segment {
+                        offset: 0,
+                        size,
+                        perms: Perms::R,
+                    }],
+                );
             }
             done.push(ctx);
         }
@@ -187,6 +243,7 @@ impl Runtime {
                 ));
             }
         }
+        self.attributes.forget(base);
         let mut result = Ok(());
         for ctx in self.contexts() {
             ctx.synchronize_ignoring_errors()?;
@@ -245,31 +302,95 @@ impl Runtime {
         let (dst_extent, src_extent) = (extent(dst, dst_pitch)?, extent(src, src_pitch)?);
         self.check_side(dst, dst_extent, true)?;
         self.check_side(src, src_extent, false)?;
-        let ctx = stream.context()?;
-        let device = ctx.device().clone();
-        stream.host_work(
-            "copying rows",
-            Box::new(move || {
-                for row in 0..height {
-                    // SAFETY: every row lies inside the extents checked above, which stay
-                    // allocated while the stream runs; host rows by the caller's contract.
-                    unsafe { device.copy(dst + row * dst_pitch, src + row * src_pitch, width) }?;
+        let end = |address, pitch| super::array::CopyEnd::Linear {
+            address,
+            pitch,
+            rows: 0,
+        };
+        let origin = super::array::Origin::default();
+        let extent = super::array::Extent {
+            width,
+            height,
+            depth: 1,
+        };
+        // SAFETY: the caller's contract on host rows, passed on.
+        unsafe {
+            self.copy_3d(
+                stream,
+                (&end(dst, dst_pitch), origin),
+                (&end(src, src_pitch), origin),
+                extent,
+                wait,
+            )
+        }
+    }
+
+    /// Whether `address` is the caller's pageable host memory (no device knows it). A copy to
+    /// or from such memory is synchronous even when queued on a stream, as in HIP: the caller
+    /// may read the destination or reuse the source as soon as the call returns (clr stages
+    /// pageable copies and waits for them).
+    pub(super) fn is_pageable(&self, address: u64) -> bool {
+        self.pointer_info(address).is_none()
+    }
+
+    /// Checks one side of a copy against whichever device holds it; an address no device
+    /// knows (and none remembers freeing) must be host memory mapped for the access.
+    pub(crate) fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
+        self.check_device_side(address, len, write)?;
+        if self.pointer_info(address).is_none() {
+            host_memory::check_mapped(address, len, write).map_err(|error| {
+                RuntimeError::HostMemory {
+                    what: if write {
+                        "copy destination"
+                    } else {
+                        "copy source"
+                    },
+                    error,
                 }
-                Ok(())
-            }),
-        )?;
-        if wait {
-            stream.synchronize()?;
+            })?;
         }
         Ok(())
     }
 
-    /// Checks one side of a copy or fill against whichever device holds it.
-    fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
+    /// Checks `[address, address + len)` that must be memory of a device (a fill's
+    /// destination): inside one allocation.
+    pub(super) fn check_device_memory(
+        &self,
+        address: u64,
+        len: u64,
+        what: &'static str,
+    ) -> RuntimeResult<()> {
+        if self.pointer_info(address).is_none() {
+            let freed = self.contexts().find_map(|ctx| {
+                let v = ctx.device().allocations().violation(
+                    address,
+                    len,
+                    crate::device::AccessKind::Write,
+                );
+                matches!(v.reason, ViolationReason::Freed(_)).then(|| v.to_string())
+            });
+            return Err(RuntimeError::NotDeviceMemory {
+                what,
+                address,
+                detail: freed,
+            });
+        }
+        self.check_device_side(address, len, true)
+    }
+
+    /// Checks one side of a copy or fill against whichever device holds it (an address no
+    /// device holds passes, unless a device remembers freeing it).
+    fn check_device_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
         for ctx in self.contexts() {
             let table = ctx.device().allocations();
             if let Some(a) = table.find(address) {
-                return if a.contains(address, len) {
+                // The caller's memory registered read-only may be a read-only mapping: the
+                // host must not write it either (copies into code objects' read-only segments
+                // are the host's to make, as `hipMemcpyToSymbol` of a constant does).
+                let read_only_host = write
+                    && a.kind == MemoryKind::RegisteredHost
+                    && a.region(address, len).is_some_and(|(_, _, p)| !p.write);
+                return if a.contains(address, len) && !read_only_host {
                     Ok(())
                 } else {
                     Err(ctx.error(
@@ -291,7 +412,8 @@ impl Runtime {
     }
 
     /// Copies `len` bytes from `src` to `dst` in `stream`'s order; `wait` makes it synchronous
-    /// (`hipMemcpy`), otherwise it is queued (`hipMemcpyAsync`).
+    /// (`hipMemcpy`), otherwise it is queued (`hipMemcpyAsync`), except that a copy to or from
+    /// pageable host memory (in no device's table) always returns once it is done.
     ///
     /// # Errors
     /// A device-side range outside its allocation (or freed), a stream error, or, with `wait`,
@@ -313,6 +435,7 @@ impl Runtime {
         }
         self.check_side(dst, len, true)?;
         self.check_side(src, len, false)?;
+        let wait = wait || self.is_pageable(dst) || self.is_pageable(src);
         let ctx = stream.context()?;
         let device = ctx.device().clone();
         stream.host_work(
@@ -330,13 +453,15 @@ impl Runtime {
         Ok(())
     }
 
-    /// Fills `len` bytes at `dst` with a `width`-byte pattern in `stream`'s order.
+    /// Fills `len` bytes at `dst` with a `width`-byte pattern in `stream`'s order; `dst` must
+    /// be memory of a device (device, pinned, registered or managed), as in HIP.
     ///
     /// # Errors
-    /// As [`copy`](Self::copy).
+    /// [`RuntimeError::NotDeviceMemory`] for an address no device holds; a range past its
+    /// allocation; otherwise as [`copy`](Self::copy).
     ///
     /// # Safety
-    /// As [`copy`](Self::copy), for `dst`.
+    /// None beyond [`copy`](Self::copy)'s: the whole range is checked against the tables.
     pub unsafe fn fill(
         &self,
         stream: &Stream,
@@ -349,7 +474,7 @@ impl Runtime {
         if len == 0 {
             return Ok(());
         }
-        self.check_side(dst, len, true)?;
+        self.check_device_memory(dst, len, "fill destination")?;
         let ctx = stream.context()?;
         let device = ctx.device().clone();
         stream.host_work(
@@ -364,4 +489,27 @@ impl Runtime {
         }
         Ok(())
     }
+}
+
+/// The length in bytes of a stream memory operation's value (`width` 4 or 8), which must sit at
+/// an address aligned to it (the command processor reads it in one access).
+pub(super) fn value_width(address: u64, width: u8, what: &'static str) -> RuntimeResult<u64> {
+    let len = u64::from(width);
+    if width != 4 && width != 8 {
+        return Err(RuntimeError::InvalidRange {
+            what,
+            address,
+            len,
+            reason: "values are 4 or 8 bytes".into(),
+        });
+    }
+    if address % len != 0 {
+        return Err(RuntimeError::InvalidRange {
+            what,
+            address,
+            len,
+            reason: format!("not aligned to {len} bytes"),
+        });
+    }
+    Ok(len)
 }

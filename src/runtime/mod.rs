@@ -14,8 +14,9 @@
 //!   the registry's reference, and code stays alive while any [`KernelRef`], [`Module`],
 //!   dispatch in flight or C handle still uses it;
 //! - launches ([`LaunchBuilder`], [`Runtime::launch`]) form real AQL packets and kernarg
-//!   segments for the device's queues; memory ([`DeviceBuffer`], the memory table) and streams
-//!   ([`Stream`], [`Event`]) follow HIP's ordering rules.
+//!   segments for the device's queues; memory ([`DeviceBuffer`], the memory table, stream-ordered
+//!   pools: [`mempool`]) and streams ([`Stream`], [`Event`]) follow HIP's ordering rules; arrays
+//!   ([`Array`]) and pitched and 3D copies are checked whole before anything is queued.
 //!
 //! What it is not: it holds no C types. The HIP C ABI over it is the `rocload-capi` crate
 //! (`capi/`, built as `librocload.so`).
@@ -24,16 +25,24 @@
 //! [`Runtime::new`] (or device given to [`Runtime::with_devices`]). The process-wide runtime
 //! ([`Runtime::global`]) uses the agents named by the environment ([`agents_from_env`]).
 
+pub mod array;
+pub mod attributes;
 pub mod buffer;
+pub mod capture;
 pub mod config;
 mod device;
 mod error;
 pub mod fat_binary;
+pub mod graph;
 pub mod hostcall;
+mod ipc_event;
 mod kernel;
 mod launch;
+mod memops;
 mod memory;
+pub mod mempool;
 mod module;
+mod multi_device;
 pub mod occupancy;
 mod options;
 mod printf;
@@ -41,20 +50,30 @@ mod registry;
 mod stats;
 pub mod stream;
 pub mod tools;
+mod vmm;
 
+pub use array::{
+    Array, ArrayDescriptor, ArrayFlags, ArrayFormat, ArrayShape, ArrayView, CopyEnd, Extent, Level,
+    Origin, RegionPlace,
+};
 pub use buffer::{DeviceBuffer, DeviceCopy};
 pub use device::DeviceContext;
 pub use error::{RuntimeError, RuntimeResult};
 pub use fat_binary::FatBinary;
+pub use graph::{Graph, GraphError, GraphExec, Node, NodeKind, NodeOp};
 pub use kernel::{KernelRef, LoadedFatBinary};
 pub use launch::{
     ArgValue, DevicePtr, KernelArg, LaunchBuilder, LaunchConfig, LaunchConfigError,
     DYNAMIC_STACK_BYTES, MAX_BLOCK_SIZE, MAX_LDS,
 };
+pub use memops::WaitCondition;
 pub use memory::PointerInfo;
+pub use mempool::{MemPool, Pool, PoolAccess, PoolError};
 pub use module::{FatBinaryHandle, Module};
+pub use multi_device::{DeviceLaunch, MultiDeviceOrder, MAX_DEVICES};
 pub use options::{Loading, RuntimeOptions};
 pub use registry::{agents_from_env, Runtime};
 pub use stats::{Stats, StatsSnapshot};
 pub use stream::{Event, Stream, StreamKind};
 pub use tools::{CodeObjectEvent, DispatchEvent, Tool, ToolId, ToolSymbol, Tools};
+pub use vmm::{AllocationProps, HANDLE_TYPE_POSIX_FD};

@@ -21,7 +21,7 @@ use super::module::{FatBinaryHandle, Module};
 use super::stats::{Stats, StatsSnapshot};
 use super::stream::Stream;
 use super::tools::Tools;
-use super::{config, occupancy, Loading, RuntimeError, RuntimeOptions, RuntimeResult};
+use super::{config, Loading, RuntimeError, RuntimeOptions, RuntimeResult};
 use crate::device::{Device, ExplicitArgs};
 use crate::loader::{Agent, LoadedSymbol, SymbolClass};
 
@@ -134,6 +134,13 @@ pub struct Runtime {
     next_id: AtomicU64,
     stats: Arc<Stats>,
     tools: Arc<Tools>,
+    /// Flags, sync-memops and managed-memory hints recorded per allocation.
+    pub(crate) attributes: Arc<super::attributes::AllocationAttributes>,
+    /// Virtual memory management: allocation handles, reservations, mappings.
+    pub(crate) vmm: super::vmm::VmmState,
+    /// Which device allocated each live pinned or managed allocation (every device's table
+    /// records them; only the allocator can free them).
+    pub(crate) shared_owners: parking_lot::Mutex<std::collections::HashMap<u64, usize>>,
 }
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
@@ -219,6 +226,9 @@ impl Runtime {
             next_id: AtomicU64::new(1),
             stats: Arc::new(Stats::default()),
             tools,
+            attributes: Arc::default(),
+            vmm: super::vmm::VmmState::default(),
+            shared_owners: Default::default(),
         }
     }
 
@@ -306,7 +316,7 @@ impl Runtime {
 
     /// Launches `kernel` cooperatively: every work-group resident at once, so grid-wide
     /// barriers work (`hipLaunchCooperativeKernel`). The grid may not exceed what fits on the
-    /// device at once ([`occupancy::blocks_per_cu`] times the compute units).
+    /// device at once ([`super::occupancy::blocks_per_cu`] times the compute units).
     ///
     /// # Errors
     /// [`RuntimeError::CooperativeLaunchTooLarge`], and as [`launch`](Self::launch).
@@ -324,33 +334,17 @@ impl Runtime {
                 .null_stream()?,
         };
         let ctx = stream.context()?;
-        let block: u64 = config.block.iter().map(|&b| u64::from(b)).product();
-        // Saturated: (2^32 - 1)^3 work-groups overflow a u64, and are too many anyway.
-        let blocks: u64 = (0..3)
-            .map(|d| u64::from(config.grid[d]) + u64::from(config.partial[d] != 0))
-            .fold(1, u64::saturating_mul);
-        let (per_cu, limit) = occupancy::blocks_per_cu(
-            kernel.info(),
-            u32::try_from(block).unwrap_or(u32::MAX),
-            u64::from(config.dynamic_lds),
-        );
-        let most = u64::from(per_cu) * u64::from(ctx.device().compute_units());
-        if blocks > most {
-            return Err(RuntimeError::CooperativeLaunchTooLarge {
-                kernel: kernel.info().name.clone(),
-                blocks,
-                most,
-                reason: format!("{per_cu} work-groups per compute unit ({limit:?} bound)"),
-            });
-        }
-        launch::launch_with(&stream, kernel, config, args, true)
+        launch::check_cooperative(&ctx, kernel, config)?;
+        launch::launch_with(&stream, kernel, config, args, launch::Cooperation::Grid)
     }
 
     /// Every device context (`None` where the backend cannot run kernels).
     pub fn devices(&self) -> &[Option<Arc<DeviceContext>>] {
         self.discovered().map_or(&[], |a| a.contexts.as_slice())
     }
+}
 
+impl Runtime {
     /// The agents, in device order.
     pub fn agents(&self) -> &[Arc<dyn Agent>] {
         self.agent_list().unwrap_or(&[])
@@ -750,11 +744,19 @@ impl Runtime {
             })
     }
 
-    /// Unloads a module: the runtime forgets it; its code lives on while handles use it.
+    /// Unloads a module: the runtime forgets it, after its device is idle (as `hipFree` waits:
+    /// kernels of other modules may use its variables); its code lives on while handles use
+    /// it, and its memory goes back to the host only after the dispatches running when it is
+    /// freed have ended.
     ///
     /// # Errors
-    /// [`RuntimeError::InvalidHandle`] for an unknown or already unloaded module.
+    /// [`RuntimeError::InvalidHandle`] for an unknown or already unloaded module; a timeout
+    /// waiting for the device.
     pub fn unload_module(&self, id: u64) -> RuntimeResult<()> {
+        let module = self.module(id)?;
+        if let Ok(ctx) = self.device(module.device() as i64) {
+            ctx.synchronize_ignoring_errors()?;
+        }
         self.modules
             .remove(&id)
             .map(|_| ())

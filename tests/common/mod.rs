@@ -109,3 +109,77 @@ pub fn build_c_programs(out: &Path, groups: &[&str]) -> Option<()> {
     );
     Some(())
 }
+
+/// What a program run with a deadline did.
+#[allow(dead_code)]
+pub struct Finished {
+    /// Whether it exited with status 0 (false when it was killed at the deadline).
+    pub success: bool,
+    /// Whether it ran past the deadline and was killed.
+    pub timed_out: bool,
+    /// How long it ran.
+    pub elapsed: std::time::Duration,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
+}
+
+/// Runs `cmd` with its output captured, killing it after `deadline`. Both pipes are drained
+/// while it runs (a program that writes more than a pipe holds, such as many fault reports,
+/// would otherwise block in write() until the deadline).
+#[allow(dead_code)]
+pub fn run_with_deadline(
+    cmd: &mut std::process::Command,
+    deadline: std::time::Duration,
+) -> Finished {
+    use std::io::Read;
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            String::from_utf8_lossy(&bytes).into_owned()
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if start.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            timed_out = true;
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    Finished {
+        success: status.is_some_and(|s| s.success()),
+        timed_out,
+        elapsed: start.elapsed(),
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    }
+}

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
 #if GENERATION >= 6
   const int HOST = 1, DEVICE = 2, MANAGED = 3;
 #else
-  const int HOST = 0, DEVICE = 1, MANAGED = 1;
+  /* clr 5.2.3: managed memory is fine-grained host memory (hipMemoryTypeHost). */
+  const int HOST = 0, DEVICE = 1, MANAGED = 0;
 #endif
   CHECK(hipPointerGetAttributes(&a, d) == hipSuccess && a.type == DEVICE, "device %d", a.type);
   CHECK(hipPointerGetAttributes(&a, h) == hipSuccess && a.type == HOST, "host %d", a.type);

@@ -484,6 +484,14 @@ pub fn ds_gws_barrier<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>)
     Ctl::GridBarrier
 }
 
+/// `ds_gws_init`: sets up GWS barrier `M0[21:16] + offset` for `value + 1` waves (AMD's HIP
+/// runtime runs it before a cooperative launch). Every `ds_gws_barrier` carries that count
+/// itself and the scheduler's barriers live as long as one dispatch, so there is nothing to
+/// keep: the instruction completes.
+pub fn ds_gws_init<const N: usize>(_: &mut Wave<N>, _: &Uop, _: &mut Env<'_>) -> Ctl {
+    Ctl::Next
+}
+
 /// `ds_nop`.
 pub fn ds_nop<const N: usize>(_: &mut Wave<N>, _: &Uop, _: &mut Env<'_>) -> Ctl {
     Ctl::Next
@@ -507,6 +515,7 @@ macro_rules! ds {
                 (op!(ds_swizzle_b32), ds_swizzle_b32::<N> as Handler<N>),
                 (op!(ds_nop), ds_nop::<N> as Handler<N>),
                 (op!(ds_gws_barrier), ds_gws_barrier::<N> as Handler<N>),
+                (op!(ds_gws_init), ds_gws_init::<N> as Handler<N>),
             ];
         }
     };

@@ -7,8 +7,8 @@
 //! instruction for error reports.
 //!
 //! Anything the engine does not execute (MIMG, MTBUF, EXP, SCRATCH, DPP8, GDS, GWS other than
-//! `ds_gws_barrier`, LDS DMA, `lds_direct`) gets the [`unsupported`] handler, so it fails only
-//! if reached. Not for decoding bytes ([`crate::isa`]).
+//! `ds_gws_barrier` and `ds_gws_init`, LDS DMA, `lds_direct`) gets the [`unsupported`]
+//! handler, so it fails only if reached. Not for decoding bytes ([`crate::isa`]).
 
 use super::{Block, Dpp, DynMemory, HandlerId, LaneMode, Mem, Mods, Opnd, Sdwa, Uop};
 use crate::isa::{literal_bits, Encoding, Extra, Inst, Isa, Op, Operand, Special};
@@ -157,8 +157,8 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
             gds,
         } => {
             // GDS is not emulated; of the GWS instructions (which exist only with the gds
-            // bit) the barrier is, for cooperative groups' grid sync.
-            ok &= gds == (inst.op == Op::DsGwsBarrier);
+            // bit) the barrier and its initialisation are, for cooperative groups' grid sync.
+            ok &= gds == matches!(inst.op, Op::DsGwsBarrier | Op::DsGwsInit);
             u.mem = Mem {
                 offset: i32::from(offset0) | i32::from(offset1) << 8,
                 offset1: u16::from(offset1),

@@ -225,6 +225,8 @@ pub(crate) struct AgentInner {
     pub(crate) properties: OnceCell<crate::device::DeviceProperties>,
     /// Serves the agent's hostcall buffers (device `printf`).
     pub(crate) hostcall: super::hostcall::HostcallListener,
+    /// Memory this agent attached from IPC handles.
+    pub(crate) ipc: Mutex<super::vmm::HsaIpcOpened>,
 }
 
 /// A GPU agent of the HSA runtime. Cheap to clone; holds the runtime (through
@@ -291,6 +293,7 @@ impl HsaAgent {
             apertures: OnceCell::new(),
             properties: OnceCell::new(),
             hostcall: Default::default(),
+            ipc: Mutex::default(),
         })))
     }
 

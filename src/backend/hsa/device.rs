@@ -52,6 +52,22 @@ impl Device for HsaAgent {
         Ok(Arc::new(HsaQueue::new(self)?))
     }
 
+    fn virtual_memory(&self) -> Result<Arc<dyn crate::device::vmm::VirtualMemory>, DeviceError> {
+        Ok(Arc::new(super::vmm::HsaVirtualMemory::new(self)?))
+    }
+
+    fn ipc_export(&self, address: u64) -> Result<crate::device::vmm::IpcHandle, DeviceError> {
+        self.hsa_ipc_export(address)
+    }
+
+    fn ipc_open(&self, handle: &crate::device::vmm::IpcHandle) -> Result<u64, DeviceError> {
+        self.hsa_ipc_open(handle)
+    }
+
+    fn ipc_close(&self, address: u64) -> Result<(), DeviceError> {
+        self.hsa_ipc_close(address)
+    }
+
     fn create_signal(&self, initial: i64) -> Result<SignalHandle, DeviceError> {
         let owned = OwnedSignal::new(self, initial)?;
         let handle = owned.raw().handle;
@@ -98,7 +114,8 @@ impl Device for HsaAgent {
     /// query for the driver's free memory).
     fn memory_info(&self) -> MemoryInfo {
         let total = self.properties().total_memory;
-        let held = self.0.table.bytes_of_kind(MemoryKind::Device);
+        let held = self.0.table.bytes_of_kind(MemoryKind::Device)
+            + self.0.table.bytes_of_kind(MemoryKind::Array);
         MemoryInfo {
             free: total.saturating_sub(held),
             total,

@@ -148,7 +148,7 @@ fn find_pools(agent: &HsaAgent) -> Result<Pools, DeviceError> {
 fn on_device(kind: MemoryKind) -> bool {
     matches!(
         kind,
-        MemoryKind::Device | MemoryKind::CodeObject | MemoryKind::Heap
+        MemoryKind::Device | MemoryKind::CodeObject | MemoryKind::Heap | MemoryKind::Array
     )
 }
 

@@ -10,6 +10,7 @@
 //!   watcher that turns signals (or a queue failure) into completions;
 //! - [`signal`]: ROCr's signals behind the device layer's [`crate::device::Signal`];
 //! - [`device`]: [`crate::device::Device`] for [`HsaAgent`], so the runtime launches on it;
+//! - [`vmm`]: virtual memory (ROCr 6's `hsa_amd_vmem_*`) and IPC memory handles;
 //!
 //! Not for choosing a backend (`super::choose`) or for parsing: everything ROCr would refuse or
 //! mishandle is found from the parsed module before ROCr sees it.
@@ -25,6 +26,7 @@ mod hostcall;
 pub mod memory;
 pub mod queue;
 pub mod signal;
+pub mod vmm;
 
 pub use agent::{HsaAgent, HsaAgentError, HsaSystem};
 pub use executable::{HsaExecutable, HsaKernel, HsaLoaded};

@@ -257,10 +257,15 @@ impl HsaQueue {
     ) -> Result<(), DeviceError> {
         let i = &self.inner;
         let _producer = i.producer.lock();
-        if let Some(reason) = i.failed() {
-            return Err(DeviceError::Queue(format!(
-                "the queue has failed: {reason}"
-            )));
+        // Refused with the status that failed the queue, so the caller reports what happened
+        // (a memory fault on the agent fails every queue, possibly before the faulting
+        // dispatch's completion made the device's error sticky).
+        if let (Some(reason), Some((status, _))) = (i.failed(), i.failure_status()) {
+            return Err(DeviceError::Runtime {
+                op: "submitting to a queue".into(),
+                status,
+                message: format!("the queue has failed: {reason}"),
+            });
         }
         // Every packet gets a completion signal the watcher can wait on.
         let mut completion = u64::from_le_bytes(packet[56..64].try_into().unwrap_or_default());
@@ -364,14 +369,20 @@ fn watch(inner: Arc<Inner>) {
             continue;
         }
         let mut host_result = Ok(());
+        let mut opened = None;
         if let Some((work, gate)) = item.host.take() {
             // Everything before it completed (items complete in order): run it, then open the
-            // barrier packet that holds the queue.
+            // barrier packet that holds the queue. The gate lives until that barrier completed:
+            // the queue may not have reached the barrier yet, and a signal made meanwhile can
+            // take a destroyed signal's handle (ROCr's handles are addresses), which the
+            // barrier would then wait for instead.
             host_result = work();
             gate.store(0);
+            opened = Some(gate);
         }
         let stop = || inner.failure_status().is_some() || inner.shutdown.load(Ordering::Acquire);
         let (_, done) = signal::wait(&inner.agent, item.completion, Condition::Lt, 1, None, stop);
+        drop(opened);
         if done {
             let completion = match host_result {
                 Ok(()) => Completion::Done(DispatchReport {
@@ -437,6 +448,25 @@ impl Queue for HsaQueue {
 
     fn address(&self) -> u64 {
         self.inner.queue.0 as u64
+    }
+
+    /// Never ran on hardware: written against ROCr's `AqlQueue::SetCUMasking` (a reduced mask,
+    /// because of `HSA_CU_MASK` or the agent's CU count, is still success, as clr takes it).
+    fn set_cu_mask(&self, mask: &[u32]) -> Result<(), DeviceError> {
+        let agent = &self.inner.agent;
+        // SAFETY: the queue is alive while `self` is.
+        match unsafe { result::queue_cu_set_mask(agent.lib(), self.inner.queue.0, mask) } {
+            Ok(reduced) => {
+                tracing::debug!(
+                    queue = format_args!("{:#x}", self.address()),
+                    ?mask,
+                    reduced,
+                    "CU mask set"
+                );
+                Ok(())
+            }
+            Err(e) => Err(agent.device_error("setting a queue's CU mask", e)),
+        }
     }
 }
 

@@ -133,10 +133,11 @@ impl<'a> TableMemory<'a> {
 
 // SAFETY: `translate` returns an address only after the table confirmed that the whole range
 // lies in a live allocation of this device (writable when the access writes). Allocations are
-// host memory owned by the agent; user memory is freed only after the device is idle (the
-// runtime synchronises before freeing) and code, kernarg and queue memory are held by the
-// packet in flight, so the range stays valid until the dispatch ends. Other threads touch it
-// only through the emulator's atomics or the runtime's copies ordered by the queue.
+// host memory owned by the agent, and the queue runs every dispatch as an active dispatch of
+// the agent's epochs (`device::epoch`): a free removes the range from the table, then releases
+// the bytes only once every dispatch active at the free has ended, and unregistering host
+// memory waits for them; so an approved range (or span) stays valid until this dispatch ends.
+// Other threads touch it only through the emulator's atomics or the device's copies.
 unsafe impl GuestMemory for TableMemory<'_> {
     type Fault = AccessViolation;
 

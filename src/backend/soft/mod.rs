@@ -4,7 +4,8 @@
 //! kernel access and copy is checked.
 //!
 //! - loading: executables whose images are device allocations (kind `CodeObject`);
-//! - [`memory`]: device, pinned and managed allocations, with a quarantine for freed blocks;
+//! - [`memory`]: device, pinned and managed allocations, with a quarantine for freed blocks,
+//!   released only after the dispatches that could touch them ended;
 //! - [`queue`]: AQL queues with a packet processor thread;
 //! - [`exec`]: the boundary to the kernel executor;
 //! - [`emu`]: the executor, the gfx1030 emulator over the agent's allocation table.
@@ -13,12 +14,15 @@ pub mod emu;
 pub mod exec;
 mod memory;
 pub mod queue;
+mod slab;
+pub mod vmm;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::device::epoch::Epochs;
 use crate::device::{
     Allocation, AllocationTable, Device, DeviceError, DeviceProperties, HostFacts, HostcallHandler,
     MemoryInfo, MemoryKind, Perms, Queue, Segment, Signal, SignalHandle,
@@ -56,6 +60,8 @@ pub(crate) struct State {
     /// The kernel descriptors of every loaded code object, copied when it was loaded: a
     /// dispatch runs only a kernel the loader loaded, as it was loaded.
     pub(crate) descriptors: RwLock<HashMap<u64, [u8; 64]>>,
+    /// Memory this agent opened from IPC handles.
+    pub(crate) ipc: Mutex<vmm::IpcOpened>,
 }
 
 /// What the software agent reports about itself: the host's clock, caches and memory (its
@@ -147,6 +153,21 @@ impl SignalTable {
         SignalHandle { handle, signal }
     }
 
+    /// A new signal holding `initial` whose handle is the address of its `amd_signal_t`
+    /// layout ([`Signal::abi_address`]), as ROCr's handles are: device code may use it (the
+    /// software HSA library's signals; the caller makes the 64 bytes reachable by agents).
+    pub fn create_addressed(&self, initial: i64) -> SignalHandle {
+        let signal = Arc::new(Signal::new(initial));
+        let handle = signal.abi_address();
+        let mut guard = self.signals.lock();
+        let (_, map) = &mut *guard;
+        if map.len() >= 64 && map.len().is_power_of_two() {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+        map.insert(handle, Arc::downgrade(&signal));
+        SignalHandle { handle, signal }
+    }
+
     /// The live signal with `handle`.
     pub fn get(&self, handle: u64) -> Option<Arc<Signal>> {
         self.signals.lock().1.get(&handle)?.upgrade()
@@ -192,17 +213,30 @@ impl SoftAgent {
         signals: Arc<SignalTable>,
         executor: Arc<dyn KernelExecutor>,
     ) -> Self {
+        SoftAgent::with_epochs(isa, signals, executor, Epochs::global())
+    }
+
+    /// An agent whose frees wait for the dispatches `epochs` tracks (by default the
+    /// process-wide tracker, shared by every agent, since pinned and managed memory is in
+    /// every agent's table).
+    pub fn with_epochs(
+        isa: AgentIsa,
+        signals: Arc<SignalTable>,
+        executor: Arc<dyn KernelExecutor>,
+        epochs: Arc<Epochs>,
+    ) -> Self {
         SoftAgent {
             isa,
             state: Arc::new(State {
                 table: AllocationTable::new(),
-                memory: memory::SoftMemory::default(),
+                memory: memory::SoftMemory::new(epochs),
                 signals,
                 hostcall: HostcallHandlers::default(),
                 executor,
                 properties: soft_properties(),
                 processor: isa.processor().name,
                 descriptors: RwLock::new(HashMap::new()),
+                ipc: Mutex::new(vmm::IpcOpened::default()),
             }),
         }
     }
@@ -229,6 +263,41 @@ impl SoftAgent {
             packets,
             Some(on_error),
         )?))
+    }
+
+    /// System memory owned by the agent's memory but recorded in no table: the software HSA
+    /// library's system pools (it records a block with the agents allowed to reach it). Zeroed,
+    /// aligned to `align` (at least [`ALIGNMENT`]).
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfMemory`].
+    pub fn allocate_system(&self, size: u64, align: usize) -> Result<u64, DeviceError> {
+        self.state.memory.allocate_system(size, align)
+    }
+
+    /// Frees a block of [`allocate_system`](Self::allocate_system), which the caller has
+    /// removed from every table that recorded it: released once the dispatches running now
+    /// (on any agent sharing this one's dispatch tracker) have ended.
+    ///
+    /// # Errors
+    /// [`DeviceError::InvalidAddress`] when `base` is not such a block.
+    pub fn free_system(&self, base: u64) -> Result<(), DeviceError> {
+        self.state.memory.free_system(base)
+    }
+
+    /// The tracker of this agent's dispatches that frees wait for: a host access to guest
+    /// memory made outside the agent's queues (the software HSA library's copies and fills)
+    /// holds [`Epochs::begin`] from its check to its last byte.
+    pub fn epochs(&self) -> &Arc<Epochs> {
+        self.state.memory.epochs()
+    }
+
+    /// Waits until every dispatch running now (on any agent sharing this one's dispatch
+    /// tracker) has ended: after a range was removed from the tables, nothing touches it any
+    /// more once this returns. Not to be called from a dispatch.
+    pub fn wait_for_running_dispatches(&self) {
+        let epochs = self.state.memory.epochs();
+        epochs.wait_for(epochs.mark());
     }
 
     /// Shared handle, as agents are passed around by the loader.
@@ -275,13 +344,21 @@ impl Device for SoftAgent {
 
     fn free(&self, base: u64) -> Result<Allocation, DeviceError> {
         // User memory goes to quarantine, so a use after free is caught; runtime-internal
-        // memory (kernarg segments, hostcall buffers) is released at once.
-        let quarantine = self.state.table.find(base).is_some_and(|a| {
-            matches!(
-                a.kind,
-                MemoryKind::Device | MemoryKind::PinnedHost | MemoryKind::Managed
-            )
-        });
+        // memory (kernarg segments, hostcall buffers) is released at once. A memory pool's
+        // parked block is user memory too.
+        let table = &self.state.table;
+        let quarantine = table
+            .find(base)
+            .or_else(|| table.parked(base))
+            .is_some_and(|a| {
+                matches!(
+                    a.kind,
+                    MemoryKind::Device
+                        | MemoryKind::PinnedHost
+                        | MemoryKind::Managed
+                        | MemoryKind::Array
+                )
+            });
         self.state.memory.free(&self.state.table, base, quarantine)
     }
 
@@ -299,6 +376,9 @@ impl Device for SoftAgent {
         match self.state.table.find(base) {
             Some(a) if a.base == base && a.kind == MemoryKind::RegisteredHost => {
                 self.state.table.remove(base, false);
+                // The caller may unmap it once this returns: not while a kernel that the
+                // checker let in could still be storing there.
+                self.wait_for_running_dispatches();
                 Ok(())
             }
             other => Err(DeviceError::InvalidAddress {
@@ -315,6 +395,8 @@ impl Device for SoftAgent {
         if len == 0 {
             return Ok(());
         }
+        // From the check to the last byte copied, a concurrent free cannot release the memory.
+        let _active = self.state.memory.epochs().begin();
         self.check_side(dst, len, true)?;
         self.check_side(src, len, false)?;
         let n = usize::try_from(len).map_err(|_| DeviceError::InvalidAddress {
@@ -332,6 +414,8 @@ impl Device for SoftAgent {
         if len == 0 {
             return Ok(());
         }
+        // As in `copy`.
+        let _active = self.state.memory.epochs().begin();
         self.check_side(dst, len, true)?;
         let n = usize::try_from(len).map_err(|_| DeviceError::InvalidAddress {
             address: dst,
@@ -383,6 +467,25 @@ impl Device for SoftAgent {
         Ok(())
     }
 
+    fn virtual_memory(&self) -> Result<Arc<dyn crate::device::vmm::VirtualMemory>, DeviceError> {
+        Ok(Arc::new(vmm::SoftVirtualMemory::new(
+            vmm::SoftAddressSpace::global(),
+            self.clone(),
+        )))
+    }
+
+    fn ipc_export(&self, address: u64) -> Result<crate::device::vmm::IpcHandle, DeviceError> {
+        self.soft_ipc_export(address)
+    }
+
+    fn ipc_open(&self, handle: &crate::device::vmm::IpcHandle) -> Result<u64, DeviceError> {
+        self.soft_ipc_open(handle)
+    }
+
+    fn ipc_close(&self, address: u64) -> Result<(), DeviceError> {
+        self.soft_ipc_close(address)
+    }
+
     fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {
         self.state
             .executor
@@ -420,6 +523,7 @@ impl Device for SoftAgent {
             MemoryKind::Device,
             MemoryKind::Managed,
             MemoryKind::PinnedHost,
+            MemoryKind::Array,
         ]
         .iter()
         .map(|&k| self.state.table.bytes_of_kind(k))
@@ -736,6 +840,46 @@ mod tests {
                 if matches!(&v.reason, ViolationReason::Freed(x) if x.base == buf.base)),
             "{uaf}"
         );
+    }
+
+    /// The epoch rule through the agent's memory: a block freed while a dispatch is active
+    /// leaves the table at once but is not deallocated until the dispatch ends: one past the
+    /// quarantine's budget, and runtime-internal memory that skips the quarantine.
+    #[test]
+    fn memory_freed_under_a_running_dispatch_is_released_when_it_ends() {
+        let epochs = Epochs::new();
+        let a = SoftAgent::with_epochs(
+            "gfx1030".parse().unwrap(),
+            Arc::new(SignalTable::new()),
+            builtin_executor(&EmulatorOptions::default()),
+            epochs.clone(),
+        );
+        let big = a
+            .allocate(QUARANTINE_BYTES + (1 << 20), MemoryKind::Device)
+            .unwrap();
+        let kernarg = a.allocate(256, MemoryKind::Kernarg).unwrap();
+        let running = epochs.begin();
+        a.free(big.base).unwrap();
+        a.free(kernarg.base).unwrap();
+        assert!(a.allocations().find(big.base).is_none());
+        assert!(a.allocations().find(kernarg.base).is_none());
+        assert_eq!(
+            epochs.deferred(),
+            (2, big.size.next_multiple_of(ALIGNMENT as u64) + 256),
+            "released while a dispatch that could touch it ran"
+        );
+        // SAFETY: the block is deferred, so still allocated: a kernel's store that the checker
+        // approved before the free lands in memory the agent still owns.
+        unsafe { std::ptr::write_volatile((big.base + big.size - 1) as *mut u8, 1) };
+        // A dispatch that begins after the free cannot reach it and does not hold it.
+        let later = epochs.begin();
+        drop(running);
+        assert_eq!(epochs.deferred(), (0, 0));
+        drop(later);
+        // With nothing running, a free releases at once.
+        let small = a.allocate(64, MemoryKind::Kernarg).unwrap();
+        a.free(small.base).unwrap();
+        assert_eq!(epochs.deferred(), (0, 0));
     }
 
     #[test]

@@ -75,6 +75,9 @@ struct Shared {
     /// ROCr's semantics: run this on a failed packet and suspend.
     on_error: Option<QueueErrorHandler>,
     suspended: AtomicBool,
+    /// Record each packet's start and end times in its completion signal
+    /// (`hsa_amd_profiling_set_profiler_enabled`).
+    profiling: AtomicBool,
 }
 
 impl Shared {
@@ -156,6 +159,7 @@ impl SoftQueue {
             shutdown: AtomicBool::new(false),
             on_error,
             suspended: AtomicBool::new(false),
+            profiling: AtomicBool::new(false),
         });
         // The hsa_queue_t: type MULTI (1), features KERNEL_DISPATCH (1), ring base, doorbell
         // signal (a handle of the agent's signal table), size, id.
@@ -301,6 +305,11 @@ impl SoftQueue {
         self.shared.read_index.load(Ordering::Acquire)
     }
 
+    /// Turns recording of start and end times into completion signals on or off.
+    pub fn set_profiling(&self, enable: bool) {
+        self.shared.profiling.store(enable, Ordering::Release);
+    }
+
     /// Whether a failed packet suspended the queue (ROCr semantics only).
     pub fn is_suspended(&self) -> bool {
         self.shared.suspended.load(Ordering::Acquire)
@@ -355,6 +364,18 @@ impl Queue for SoftQueue {
     fn address(&self) -> u64 {
         self.shared.base
     }
+
+    /// The mask is kept by the stream that asked for it (`hipExtStreamGetCUMask` answers from
+    /// there); the emulator runs work-groups on its own worker threads, not on compute units,
+    /// so no result and no order depends on it, as with `libhsa_soft.so`'s queues.
+    fn set_cu_mask(&self, mask: &[u32]) -> Result<(), DeviceError> {
+        tracing::debug!(
+            queue = format_args!("{:#x}", self.shared.base),
+            ?mask,
+            "CU mask recorded (the emulator has no compute units to restrict)"
+        );
+        Ok(())
+    }
 }
 
 impl Drop for SoftQueue {
@@ -397,11 +418,15 @@ fn process(s: Arc<Shared>) {
             continue;
         }
         let slot = s.slot_address(index);
+        let started = s
+            .profiling
+            .load(Ordering::Acquire)
+            .then(crate::device::timestamp_ns);
         let mut pending = s.pending.lock()[s.slot(index)].take();
+        // Moved out, not copied: nothing else reads it, and this runs for every packet.
         let label = pending
-            .as_ref()
-            .map_or("packet", |p| p.label.as_str())
-            .to_owned();
+            .as_mut()
+            .map_or_else(|| "packet".to_owned(), |p| std::mem::take(&mut p.label));
         let (completion, signal) = match header.packet_type() {
             PacketType::KernelDispatch => {
                 // SAFETY: the slot holds a published 64-byte packet; DispatchPacket is plain
@@ -465,6 +490,9 @@ fn process(s: Arc<Shared>) {
         if signal != 0 {
             match s.state.signals.get(signal) {
                 Some(sig) => {
+                    if let Some(start) = started {
+                        sig.record_times(start, crate::device::timestamp_ns());
+                    }
                     sig.subtract(1);
                 }
                 None => tracing::debug!(signal, "completion signal no longer exists"),
@@ -537,6 +565,8 @@ fn dispatch(
         hostcall: &s.state.hostcall,
     };
     let start = Instant::now();
+    // What the kernel may touch stays allocated until it ends, whatever is freed meanwhile.
+    let _active = s.state.memory.epochs().begin();
     match executor.run(&job) {
         Ok(mut report) => {
             report.duration = start.elapsed();

@@ -4,6 +4,7 @@
 #
 #   tests/hip_programs/emu/build.sh OUT_DIR LIB_DIR
 #
+# A program's first line "// build: FLAGS" adds its own compiler flags.
 # OUT_DIR gets <name>.<opt> executables and <name>.<opt>.co code objects. Exit status 3 with a
 # message when clang-19, the HIP headers or the device libraries are missing.
 set -euo pipefail
@@ -23,9 +24,12 @@ LINK=(-fuse-ld=lld --ld-path="$LLVM_BIN/ld.lld" -L"$LIB" -lrocload -Wl,-rpath,"$
 programs=()
 for src in "$HERE"/*.hip; do
   name=$(basename "$src" .hip)
+  # A program's own compiler flags: its first line "// build: FLAGS".
+  own=()
+  read -r -a own < <(sed -n '1s|^// build: ||p' "$src") || true
   for opt in O0 O2 O3; do
-    "$CXX" "${HIP[@]}" -"$opt" --cuda-device-only --no-gpu-bundle-output "$src" -o "$OUT/$name.$opt.co" &
-    "$CXX" "${HIP[@]}" -"$opt" "$src" "${LINK[@]}" -o "$OUT/$name.$opt" &
+    "$CXX" "${HIP[@]}" "${own[@]}" -"$opt" --cuda-device-only --no-gpu-bundle-output "$src" -o "$OUT/$name.$opt.co" &
+    "$CXX" "${HIP[@]}" "${own[@]}" -"$opt" "$src" "${LINK[@]}" -o "$OUT/$name.$opt" &
     wait
     programs+=("$name.$opt")
   done

@@ -1,0 +1,135 @@
+//! AMD's own HIP runtime over the software HSA library: Debian's unmodified `libamdhip64.so.5`
+//! (clr 5.2.3) with `libhsa_soft.so` as its `libhsa-runtime64.so.1` (`scripts/with-soft-hsa.sh`),
+//! running self-checking HIP programs of `tests/hip_programs/emu/` linked against Debian's
+//! `-lamdhip64` (`build-clr.sh`: -O2, code object v4, which Debian's comgr reads). clr
+//! compiles its blit kernels with Debian's comgr for the agent's ISA and they run on the
+//! emulator with the programs' kernels. Each program computes the same thing on the host and
+//! prints `PASS name` or `FAIL name: ...`: a clean exit, at least one PASS and no FAIL.
+//!
+//! Needs Debian's HIP packages (libamdhip64-5, libamdhip64-dev, libamd-comgr2,
+//! rocm-device-libs) and clang-19: skipped with the reason when missing, failing when env CI
+//! is set. What clr asks of the library, and what it answers, is in `docs/hsa.md`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Longest a program may run.
+const TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Builds the programs once per test binary; `None` (with the reason printed) when Debian's
+/// HIP packages or the compiler are missing outside CI.
+fn programs() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let comgr = Path::new("/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2");
+            let clr = Path::new("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5");
+            for (lib, package) in [(clr, "libamdhip64-5"), (comgr, "libamd-comgr2")] {
+                if !lib.exists() {
+                    assert!(
+                        std::env::var_os("CI").is_none(),
+                        "{} missing in CI",
+                        lib.display()
+                    );
+                    eprintln!(
+                        "skipped: {} missing (Debian package {package})",
+                        lib.display()
+                    );
+                    return None;
+                }
+            }
+            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip_programs_clr");
+            let script =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip_programs/emu/build-clr.sh");
+            let result = Command::new("bash")
+                .arg(&script)
+                .arg(&out)
+                .output()
+                .expect("run build-clr.sh");
+            if result.status.code() == Some(3) && std::env::var_os("CI").is_none() {
+                eprintln!(
+                    "skipped: {}",
+                    String::from_utf8_lossy(&result.stderr).trim()
+                );
+                return None;
+            }
+            assert!(
+                result.status.success(),
+                "build-clr.sh failed:\n{}",
+                String::from_utf8_lossy(&result.stderr)
+            );
+            Some(out)
+        })
+        .as_deref()
+}
+
+/// Runs `program` under `scripts/with-soft-hsa.sh` against this build's library; returns
+/// (exit status success, stdout, stderr).
+fn with_soft_hsa(program: &Path) -> (bool, String, String) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh");
+    let out = common::run_with_deadline(
+        Command::new("bash")
+            .arg(script)
+            .arg(program)
+            .env("HSA_SOFT_LIBRARY", common::built("libhsa_soft.so"))
+            .env_remove("ROCLOAD_LOG"),
+        TIMEOUT,
+    );
+    (out.success, out.stdout, out.stderr)
+}
+
+fn passes(name: &str) {
+    let Some(dir) = programs() else { return };
+    let (ok, stdout, stderr) = with_soft_hsa(&dir.join(name));
+    let fails: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(
+        ok && fails.is_empty() && stdout.lines().any(|l| l.starts_with("PASS")),
+        "{name} under clr over libhsa_soft.so (exit ok: {ok}):\n{stdout}\n{stderr}"
+    );
+}
+
+#[test]
+fn clr_runs_matmul() {
+    passes("matmul");
+}
+
+#[test]
+fn clr_runs_reduce() {
+    passes("reduce");
+}
+
+#[test]
+fn clr_runs_scan() {
+    passes("scan");
+}
+
+#[test]
+fn clr_runs_histogram() {
+    passes("histogram");
+}
+
+#[test]
+fn clr_runs_grid3d() {
+    passes("grid3d");
+}
+
+#[test]
+fn clr_runs_int64() {
+    passes("int64");
+}
+
+#[test]
+fn clr_runs_math() {
+    passes("math");
+}
+
+/// clr's cooperative launch: `HSA_AMD_AGENT_INFO_COOPERATIVE_QUEUES`, a cooperative queue,
+/// `__amd_rocclr_gwsInit` (ds_gws_init) then the kernel's grid syncs (ds_gws_barrier).
+#[test]
+fn clr_runs_a_cooperative_launch() {
+    passes("cooperative");
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the self-checking HIP programs named (default: those AMD's HIP runtime 5.2.3 runs over
+# the software HSA library, see tests/clr_over_soft_hsa.rs) at -O2 for gfx1030, linked against
+# Debian's libamdhip64.so.5 (-lamdhip64) as a user of Debian's HIP links them:
+#
+#   tests/hip_programs/emu/build-clr.sh OUT_DIR [NAME...]
+#
+# Code object v4: Debian's comgr 5.2.3, which clr asks for a code object's ISA and metadata,
+# does not know v5 (clang-19's default); ROCm 5.2's own clang wrote v4. Exit status 3 with a
+# message when clang-19, the HIP headers, the device libraries or libamdhip64 are missing.
+set -euo pipefail
+OUT=${1:?usage: build-clr.sh OUT_DIR [NAME...]}
+shift
+LLVM_BIN=${LLVM_BIN:-/usr/lib/llvm-19/bin}
+DEVICE_LIBS=${DEVICE_LIBS:-/usr/lib/x86_64-linux-gnu/amdgcn/bitcode}
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+missing() { echo "build-clr.sh: missing $1 (install: apt-get install clang-19 lld-19 libamdhip64-dev rocm-device-libs)" >&2; exit 3; }
+[[ -x $LLVM_BIN/clang++ ]] || missing "$LLVM_BIN/clang++"
+[[ -f /usr/include/hip/hip_runtime.h ]] || missing "/usr/include/hip/hip_runtime.h"
+[[ -f $DEVICE_LIBS/ocml.bc ]] || missing "ROCm device libraries in $DEVICE_LIBS"
+ls /usr/lib/x86_64-linux-gnu/libamdhip64.so >/dev/null 2>&1 || missing "libamdhip64.so (libamdhip64-dev)"
+names=("$@")
+[[ ${#names[@]} -gt 0 ]] || names=(matmul reduce scan histogram grid3d int64 math cooperative)
+mkdir -p "$OUT"
+HIP=(-x hip --rocm-device-lib-path="$DEVICE_LIBS" --offload-arch=gfx1030 -mcode-object-version=4
+     -O2 -Wno-unused-result -Wno-unused-command-line-argument -fno-gpu-rdc)
+LINK=(-fuse-ld=lld --ld-path="$LLVM_BIN/ld.lld" -lamdhip64)
+pids=()
+for name in "${names[@]}"; do
+  "$LLVM_BIN/clang++" "${HIP[@]}" "$HERE/$name.hip" "${LINK[@]}" -o "$OUT/$name" &
+  pids+=($!)
+  # Two at a time (two cores).
+  if [[ ${#pids[@]} -ge 2 ]]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+done
+for p in "${pids[@]}"; do wait "$p"; done
+echo "build-clr.sh: built ${names[*]} in $OUT"

@@ -1,0 +1,95 @@
+// A failed launch's error belongs to the launch: worker threads launch faulting kernels on their
+// own streams and check their own stream's and event's result, while another thread keeps
+// resetting the device (which clears the device's sticky error). A launch the runtime accepted
+// must be reported as hipErrorIllegalAddress by the event recorded after it and by its stream's
+// synchronisation, whenever the reset happened; a launch or record refused because another
+// thread's fault is sticky is not a lost failure.
+#include "check.h"
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+__global__ void out_of_bounds(int* p, int n) { p[n + (1 << 26)] = 1; }
+
+static const int THREADS = 6;
+static const int LAUNCHES = 40;
+
+int main() {
+  int* buffer = nullptr;
+  HIP_CHECK(hipMalloc(&buffer, 256));
+  std::atomic<int> running{THREADS};
+  std::atomic<int> accepted{0}, refused{0}, lost_event{0}, lost_stream{0};
+  std::atomic<int> resets{0};
+  char detail[160] = "";
+  std::atomic<bool> noted{false};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < THREADS; t++) {
+    workers.emplace_back([&] {
+      hipEvent_t e;
+      if (hipEventCreate(&e) != hipSuccess) {
+        lost_event += LAUNCHES;
+        running--;
+        return;
+      }
+      for (int i = 0; i < LAUNCHES; i++) {
+        // A stream per launch: through ROCr a queue that faulted stays failed.
+        hipStream_t s;
+        if (hipStreamCreateWithFlags(&s, hipStreamNonBlocking) != hipSuccess) {
+          lost_stream++;
+          continue;
+        }
+        // Another thread's fault may be sticky: wait for the next reset and try again.
+        bool launched = false;
+        for (int attempt = 0; attempt < 1000 && !launched; attempt++) {
+          int seen = resets.load();
+          out_of_bounds<<<1, 1, 0, s>>>(buffer, 64);
+          launched = hipGetLastError() == hipSuccess;
+          if (!launched) {
+            refused++;
+            while (resets.load() == seen && running.load() > 0) std::this_thread::yield();
+          }
+        }
+        if (!launched) {
+          (void)hipStreamDestroy(s);
+          continue;
+        }
+        accepted++;
+        bool recorded = hipEventRecord(e, s) == hipSuccess;
+        hipError_t by_event = recorded ? hipEventSynchronize(e) : hipErrorIllegalAddress;
+        hipError_t by_stream = hipStreamSynchronize(s);
+        if (by_event != hipErrorIllegalAddress) lost_event++;
+        if (by_stream != hipErrorIllegalAddress) lost_stream++;
+        if ((by_event != hipErrorIllegalAddress || by_stream != hipErrorIllegalAddress) &&
+            !noted.exchange(true))
+          snprintf(detail, sizeof detail, "event %s, stream %s", hipGetErrorName(by_event),
+                   hipGetErrorName(by_stream));
+        (void)hipGetLastError();
+        (void)hipStreamDestroy(s);
+      }
+      (void)hipEventDestroy(e);
+      running--;
+    });
+  }
+  std::thread resetter([&] {
+    while (running.load() > 0) {
+      if (hipDeviceReset() == hipSuccess) resets++;
+      std::this_thread::yield();
+    }
+  });
+  for (auto& w : workers) w.join();
+  resetter.join();
+  HIP_CHECK(hipDeviceReset());
+  (void)hipGetLastError();
+  char what[320];
+  snprintf(what, sizeof what,
+           "%d accepted launches (%d refused, %d resets): %d lost by their event, %d by their "
+           "stream (first: %s)",
+           accepted.load(), refused.load(), resets.load(), lost_event.load(), lost_stream.load(),
+           detail);
+  report("a failed launch is reported by its stream and event across device resets",
+         accepted.load() > 0 && lost_event.load() == 0 && lost_stream.load() == 0, what);
+  printf("%s\n", what);
+  HIP_CHECK(hipFree(buffer));
+  return finish();
+}
