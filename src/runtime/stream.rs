@@ -421,20 +421,38 @@ impl Stream {
         self.0.last.lock().clone()
     }
 
-    /// Whether every step submitted so far has completed (`hipStreamQuery`).
+    /// Whether every step submitted so far has completed (`hipStreamQuery`); for the null
+    /// stream, the blocking streams' steps too (what it is ordered after).
     pub fn is_idle(&self) -> bool {
-        self.pending_signal().is_none()
+        if self.pending_signal().is_some() {
+            return false;
+        }
+        self.0.kind != StreamKind::Null
+            || self.context().map_or(true, |ctx| {
+                ctx.blocking_streams()
+                    .iter()
+                    .all(|s| s.pending_signal().is_none())
+            })
     }
 
-    /// Waits for every step submitted so far (`hipStreamSynchronize`), then reports the first
-    /// failure of this stream's steps not reported yet (even if a device reset cleared the
-    /// device's error since), else the device's sticky error, if any.
+    /// Waits for every step submitted so far (`hipStreamSynchronize`; for the null stream, the
+    /// blocking streams' steps too), then reports the first failure of this stream's steps not
+    /// reported yet (even if a device reset cleared the device's error since), else the
+    /// device's sticky error, if any.
     ///
     /// # Errors
     /// [`RuntimeError::Timeout`] after [`SYNC_TIMEOUT`]; [`RuntimeError::KernelFailed`] for a
     /// failed step of this stream or the device's sticky error.
     pub fn synchronize(&self) -> RuntimeResult<()> {
         let ctx = self.context()?;
+        if self.0.kind == StreamKind::Null {
+            // The null stream is ordered after the blocking streams' work so far, even when
+            // nothing was queued on it since (clr's null stream waits for the active blocking
+            // streams whenever it is used): their failures stay theirs to report.
+            for s in ctx.blocking_streams() {
+                s.wait_idle()?;
+            }
+        }
         self.wait_idle()?;
         if let Some(error) = self.take_failure() {
             return Err(RuntimeError::KernelFailed {

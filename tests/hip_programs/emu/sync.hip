@@ -2,7 +2,9 @@
 // hipDeviceSynchronize waits for work queued on non-blocking streams (not only the null stream
 // and blocking streams), and hipMemcpyAsync to or from pageable host memory is synchronous
 // with respect to the host, as in HIP: the destination holds the copy when the call returns,
-// and the source may be reused at once.
+// and the source may be reused at once. hipStreamSynchronize(NULL) waits for blocking streams'
+// work too (the null stream is ordered after it, as clr's null stream waits for the active
+// blocking streams).
 #include "check.h"
 
 #include <vector>
@@ -50,6 +52,39 @@ int main() {
     char what[160];
     snprintf(what, sizeof what, "%d of %d rounds read stale values: %s", stale, ROUNDS, detail);
     report("hipDeviceSynchronize waits for non-blocking streams", stale == 0, what);
+    for (auto o : out) HIP_CHECK(hipHostFree(o));
+    for (auto x : s) HIP_CHECK(hipStreamDestroy(x));
+  }
+
+  // hipStreamSynchronize(NULL) after work on blocking streams only (nothing on the null
+  // stream itself): the kernels' pinned host memory is read directly.
+  {
+    hipStream_t s[2];
+    for (auto& x : s) HIP_CHECK(hipStreamCreate(&x));
+    int* out[2];
+    for (auto& o : out) HIP_CHECK(hipHostMalloc(&o, N * sizeof(int), 0));
+    int stale = 0;
+    char detail[128] = "";
+    for (int round = 1; round <= ROUNDS; round++) {
+      for (int k = 0; k < 2; k++) slow_set<<<N / 256, 256, 0, s[k]>>>(out[k], N, round * 5 + k);
+      HIP_CHECK(hipGetLastError());
+      HIP_CHECK(hipStreamSynchronize(nullptr));
+      bool ok = true;
+      for (int k = 0; k < 2 && ok; k++) {
+        for (int i = 0; i < N && ok; i++) {
+          if (out[k][i] != round * 5 + k) {
+            if (!stale)
+              snprintf(detail, sizeof detail, "round %d stream %d [%d]: %d, expected %d", round,
+                       k, i, out[k][i], round * 5 + k);
+            ok = false;
+          }
+        }
+      }
+      stale += !ok;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "%d of %d rounds read stale values: %s", stale, ROUNDS, detail);
+    report("hipStreamSynchronize(NULL) waits for blocking streams", stale == 0, what);
     for (auto o : out) HIP_CHECK(hipHostFree(o));
     for (auto x : s) HIP_CHECK(hipStreamDestroy(x));
   }
