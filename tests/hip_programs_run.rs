@@ -524,3 +524,12 @@ fn external_memory_and_semaphores() {
         "external.O2 through the software HSA library: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
 }
+
+/// HIP 5.2's tracing interface as roctracer drives it: API callbacks with the ids, phases,
+/// correlation ids and arguments of the calls the program made (and none after removal, none
+/// without an activity callback), kernel dispatch records through the operation callbacks,
+/// hipApiName, hipKernelNameRefByPtr and hipGetCmdName.
+#[test]
+fn tracing_callbacks_fire_with_the_calls_arguments() {
+    check("tracing");
+}

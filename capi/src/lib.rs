@@ -18,6 +18,7 @@
 pub mod generation;
 mod names;
 mod procaddress;
+mod profiling;
 mod tools;
 pub mod types;
 
