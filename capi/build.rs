@@ -39,6 +39,8 @@ fn main() {
         ],
         "librocload.so",
     );
+    // The HIP 5.2.3 API callback records (`abi/hip-api-args.tsv`): `#[export]` traces those.
+    rocload_ffi::trace::build::configure("abi/hip-api-args.tsv");
     println!("cargo:rerun-if-changed=sonames/thin.c");
     first_releases();
     if let Err(why) = thin_libraries(&table) {

@@ -487,3 +487,49 @@ fn vmm_and_ipc_between_two_processes() {
         "vmm_ipc.O2 through the software HSA library: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
 }
+
+/// External resources: a memfd made by the program as another API would, imported, a buffer
+/// at an offset that is no page boundary scaled by a kernel and checked through the host's own
+/// mapping of the object (exactly the buffer's bytes changed); an eventfd semaphore a stream
+/// waits for and a child process signals, and one a kernel's stream signals while a child
+/// waits and then checks the kernel's result in memory both processes map; every refusal.
+/// Through the software HSA library the memory import must say it is not supported (the
+/// semaphores are host work there too).
+#[test]
+fn external_memory_and_semaphores() {
+    let Some(dir) = programs() else { return };
+    for opt in ["O0", "O2", "O3"] {
+        let (ok, stdout, stderr) = run(&dir.join(format!("external.{opt}")), &[]);
+        let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(
+            ok && failures.is_empty()
+                && stdout.contains("PASS the kernel changed exactly the buffer's bytes")
+                && stdout.contains("PASS the child saw the kernel's result after the signal"),
+            "external.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+    let hsa = [
+        ("ROCLOAD_BACKEND", "hsa".to_owned()),
+        (
+            "ROCLOAD_HSA_LIBRARY",
+            common::built("libhsa_soft.so").display().to_string(),
+        ),
+        ("EXTERNAL_EXPECT_UNSUPPORTED", "1".to_owned()),
+    ];
+    let (ok, stdout, stderr) = run(&dir.join("external.O2"), &hsa);
+    assert!(
+        ok && !stdout.contains("FAIL")
+            && stdout.contains("PASS import says it is not supported")
+            && stdout.contains("PASS the child saw the kernel's result after the signal"),
+        "external.O2 through the software HSA library: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
+/// HIP 5.2's tracing interface as roctracer drives it: API callbacks with the ids, phases,
+/// correlation ids and arguments of the calls the program made (and none after removal, none
+/// without an activity callback), kernel dispatch records through the operation callbacks,
+/// hipApiName, hipKernelNameRefByPtr and hipGetCmdName.
+#[test]
+fn tracing_callbacks_fire_with_the_calls_arguments() {
+    check("tracing");
+}

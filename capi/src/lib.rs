@@ -18,6 +18,7 @@
 pub mod generation;
 mod names;
 mod procaddress;
+mod profiling;
 mod tools;
 pub mod types;
 
@@ -49,6 +50,10 @@ pub(crate) mod kind {
     pub const USER_OBJECT: Tag = Tag(0x75);
     /// `hipMemPool_t`.
     pub const MEM_POOL: Tag = Tag(0x3C);
+    /// `hipExternalMemory_t`.
+    pub const EXTERNAL_MEMORY: Tag = Tag(0x4D);
+    /// `hipExternalSemaphore_t`.
+    pub const EXTERNAL_SEMAPHORE: Tag = Tag(0x5E);
 }
 
 #[cfg(test)]
@@ -418,6 +423,7 @@ unsafe fn out<T>(p: *mut T, what: &str, value: T) -> Result<(), Failure> {
 mod array;
 mod capture;
 mod device;
+mod external;
 mod gl_interop;
 mod graph;
 mod graph_later;

@@ -1,14 +1,10 @@
-//! Names and tracing hooks of HIP 5.2's profiling API: `hipApiName` (the callback ids of
-//! `hip_prof_str.h`, `abi/hip-api-ids.tsv`), `hipKernelNameRef(ByPtr)`, `hipGetCmdName`,
-//! `hipGetStreamDeviceId`, and the roctracer-era registration calls. rocload's tools see code
-//! objects and dispatches through `include/rocload.h` instead of roctracer's callback records,
-//! so `hipRegisterApiCallback` and the activity callbacks are `hipErrorNotSupported` (as
-//! `hipProfilerStart`/`Stop` are in AMD's runtime), never a success that delivers nothing.
-//! Also the small exports programs link against: half-precision conversions, the debugger's
-//! build queries, the hiprtc precompiled header (none).
+//! Names of HIP 5.2's profiling API: `hipApiName` (the callback ids of `hip_prof_str.h`,
+//! `abi/hip-api-ids.tsv`), `hipKernelNameRef(ByPtr)`, `hipGetStreamDeviceId`; and the small
+//! exports programs link against: half-precision conversions, the debugger's build queries,
+//! the hiprtc precompiled header (none). The callbacks themselves are `profiling`'s.
 
 use std::collections::HashMap;
-use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
@@ -67,12 +63,17 @@ pub extern "C" fn hipKernelNameRef(f: hipFunction_t) -> *const c_char {
 }
 
 /// `const char* hipKernelNameRefByPtr(const void* hostFunction, hipStream_t)`: the name the
-/// host stub was registered with, NULL when it is no registered kernel.
+/// host stub was registered with, NULL when it is no registered kernel or the stream is not
+/// valid.
 #[export]
 pub extern "C" fn hipKernelNameRefByPtr(
     function: *const c_void,
-    _stream: hipStream_t,
+    stream: hipStream_t,
 ) -> *const c_char {
+    // clr: the stream's device must be valid (NULL for an unknown stream).
+    if function.is_null() || crate::stream::stream_of(stream).is_err() {
+        return std::ptr::null();
+    }
     match runtime().kernel_name(function as usize) {
         Some(name) => interned(&name),
         None => std::ptr::null(),
@@ -86,96 +87,6 @@ pub extern "C" fn hipGetStreamDeviceId(stream: hipStream_t) -> c_int {
         .ok()
         .and_then(|s| s.device_index().ok())
         .map_or(-1, |d| d as c_int)
-}
-
-/// `const char* hipGetCmdName(uint32_t id)`: the name of a command kind of
-/// `hip_runtime_prof.h` (`HipVdiCommandKind`).
-#[export]
-pub extern "C" fn hipGetCmdName(id: u32) -> *const c_char {
-    let name: &'static CStr = match id {
-        0x11F0 => c"KernelExecution",
-        0x11F3 => c"CopyDeviceToHost",
-        0x11F4 => c"CopyHostToDevice",
-        0x11F5 => c"CopyDeviceToDevice",
-        0x1201 => c"CopyDeviceToHost2D",
-        0x1202 => c"CopyHostToDevice2D",
-        0x1203 => c"CopyDeviceToDevice2D",
-        0x1207 => c"FillBuffer",
-        _ => c"Unknown command type",
-    };
-    name.as_ptr()
-}
-
-/// What the roctracer-era registration calls return.
-fn no_roctracer(op: &'static str) -> hipError_t {
-    call(op, || {
-        Err(Failure::new(
-            hipErrorNotSupported,
-            "roctracer callbacks are not provided: rocload's tool interface (include/rocload.h) \
-             reports code objects and dispatches",
-        ))
-    })
-}
-
-/// `hipError_t hipRegisterApiCallback(uint32_t id, void* fun, void* arg)`.
-#[export]
-pub extern "C" fn hipRegisterApiCallback(
-    _id: u32,
-    _fun: *mut c_void,
-    _arg: *mut c_void,
-) -> hipError_t {
-    no_roctracer("hipRegisterApiCallback")
-}
-
-/// `hipError_t hipRemoveApiCallback(uint32_t id)`.
-#[export]
-pub extern "C" fn hipRemoveApiCallback(_id: u32) -> hipError_t {
-    no_roctracer("hipRemoveApiCallback")
-}
-
-/// `hipError_t hipRegisterActivityCallback(uint32_t id, void* fun, void* arg)`.
-#[export]
-pub extern "C" fn hipRegisterActivityCallback(
-    _id: u32,
-    _fun: *mut c_void,
-    _arg: *mut c_void,
-) -> hipError_t {
-    no_roctracer("hipRegisterActivityCallback")
-}
-
-/// `hipError_t hipRemoveActivityCallback(uint32_t id)`.
-#[export]
-pub extern "C" fn hipRemoveActivityCallback(_id: u32) -> hipError_t {
-    no_roctracer("hipRemoveActivityCallback")
-}
-
-/// `void hipInitActivityCallback(void* id_callback, void* op_callback, void* arg)`: nothing to
-/// initialise (no activity records are produced; `hipEnableActivityCallback` says so).
-#[export]
-pub extern "C" fn hipInitActivityCallback(_id: *mut c_void, _op: *mut c_void, _arg: *mut c_void) {
-    tracing::debug!("hipInitActivityCallback: rocload produces no activity records");
-}
-
-/// `bool hipEnableActivityCallback(uint32_t op, bool enable)`: false (no activity records).
-#[export]
-pub extern "C" fn hipEnableActivityCallback(_op: u32, _enable: bool) -> bool {
-    false
-}
-
-/// `hipError_t hipProfilerStart(void)`: `hipErrorNotSupported`, as in AMD's runtime.
-#[export]
-pub extern "C" fn hipProfilerStart() -> hipError_t {
-    call("hipProfilerStart", || {
-        Err(Failure::new(hipErrorNotSupported, "no profiler to start"))
-    })
-}
-
-/// `hipError_t hipProfilerStop(void)`: `hipErrorNotSupported`, as in AMD's runtime.
-#[export]
-pub extern "C" fn hipProfilerStop() -> hipError_t {
-    call("hipProfilerStop", || {
-        Err(Failure::new(hipErrorNotSupported, "no profiler to stop"))
-    })
 }
 
 /// `unsigned short __gnu_f2h_ieee(float)`: IEEE half precision, rounded to nearest even.
@@ -236,6 +147,7 @@ pub unsafe extern "C" fn __hipGetPCH(pch: *mut *const c_char, size: *mut c_uint)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::ffi::CStr;
 
     #[test]
     fn names_and_halves() {

@@ -1556,3 +1556,111 @@ fn gl_interop_is_refused_with_hips_codes() {
         );
     }
 }
+
+/// The driver API's allocation forms are their runtime twins (clr: `hipMemAllocHost` is
+/// `hipHostMalloc(ptr, size, 0)`, `hipMemAllocPitch` `hipMallocPitch`): pinned memory the host
+/// writes and a copy reads back, the same pitch, rows that hold what was copied; NULL outputs
+/// are refused. The debugger's build queries name rocload; `__hipGetPCH` hands out an empty
+/// header and tolerates NULL.
+#[test]
+fn driver_allocations_and_small_exports() {
+    use super::array::{hipMallocPitch, hipMemAllocPitch};
+    use super::names::{
+        __hipGetPCH, amd_dbgapi_get_build_id, amd_dbgapi_get_build_name, amd_dbgapi_get_git_hash,
+    };
+    unsafe {
+        let inv = hip("hipErrorInvalidValue");
+        let mut host: *mut c_void = null_mut();
+        assert_eq!(hipMemAllocHost(&mut host, 1000), hipSuccess);
+        assert!(!host.is_null());
+        let bytes: Vec<u8> = (0..1000).map(|i| (i * 7 % 251) as u8).collect();
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), host.cast::<u8>(), 1000);
+        let mut dev: *mut c_void = null_mut();
+        assert_eq!(hipMalloc(&mut dev, 1000), hipSuccess);
+        assert_eq!(hipMemcpy(dev, host, 1000, 1), hipSuccess);
+        let mut back = vec![0u8; 1000];
+        assert_eq!(
+            hipMemcpy(back.as_mut_ptr().cast(), dev, 1000, 2),
+            hipSuccess
+        );
+        assert_eq!(back, bytes);
+        let mut attr: hipPointerAttribute_t = std::mem::zeroed();
+        assert_eq!(hipPointerGetAttributes(&mut attr, host), hipSuccess);
+        assert_eq!(
+            attr.memoryType,
+            super::pointer::memory_type_of(rocload_lib::device::MemoryKind::PinnedHost)
+        );
+        assert_eq!(hipMemAllocHost(null_mut(), 16), inv);
+        assert_eq!(hipHostFree(host), hipSuccess);
+        assert_eq!(hipFree(dev), hipSuccess);
+
+        let (width, height) = (100usize, 7usize);
+        let (mut a, mut b): (hipDeviceptr_t, *mut c_void) = (null_mut(), null_mut());
+        let (mut pitch_a, mut pitch_b) = (0usize, 0usize);
+        assert_eq!(
+            hipMemAllocPitch(&mut a, &mut pitch_a, width, height, 4),
+            hipSuccess
+        );
+        assert_eq!(
+            hipMallocPitch(&mut b, &mut pitch_b, width, height),
+            hipSuccess
+        );
+        assert_eq!(pitch_a, pitch_b, "the same pitch as hipMallocPitch");
+        assert!(pitch_a >= width);
+        let rows: Vec<u8> = (0..width * height).map(|i| (i % 253) as u8).collect();
+        let a_ptr = a;
+        assert_eq!(
+            hipMemcpy2D(
+                a_ptr,
+                pitch_a,
+                rows.as_ptr().cast(),
+                width,
+                width,
+                height,
+                1
+            ),
+            hipSuccess
+        );
+        let mut out = vec![0u8; width * height];
+        assert_eq!(
+            hipMemcpy2D(
+                out.as_mut_ptr().cast(),
+                width,
+                a_ptr,
+                pitch_a,
+                width,
+                height,
+                2
+            ),
+            hipSuccess
+        );
+        assert_eq!(out, rows);
+        assert_eq!(hipMemAllocPitch(&mut a, null_mut(), width, height, 4), inv);
+        assert_eq!(
+            hipMemAllocPitch(null_mut(), &mut pitch_a, width, height, 4),
+            inv
+        );
+        assert_eq!(hipFree(a_ptr), hipSuccess);
+        assert_eq!(hipFree(b), hipSuccess);
+
+        let name = CStr::from_ptr(amd_dbgapi_get_build_name())
+            .to_str()
+            .unwrap();
+        assert_eq!(name, format!("rocload {}", env!("CARGO_PKG_VERSION")));
+        let hash = CStr::from_ptr(amd_dbgapi_get_git_hash()).to_str().unwrap();
+        assert_eq!(hash, env!("CARGO_PKG_VERSION"));
+        let v: Vec<usize> = env!("CARGO_PKG_VERSION")
+            .split('.')
+            .map(|p| p.parse().unwrap())
+            .collect();
+        assert_eq!(
+            amd_dbgapi_get_build_id(),
+            v[0] * 1_000_000 + v[1] * 1_000 + v[2]
+        );
+        let mut pch: *const c_char = null();
+        let mut size = 99u32;
+        __hipGetPCH(&mut pch, &mut size);
+        assert!(!pch.is_null() && *pch == 0 && size == 0);
+        __hipGetPCH(null_mut(), null_mut());
+    }
+}

@@ -5,7 +5,9 @@
 //! - [`boundary`]: running an entry point's body so that a panic never unwinds into C;
 //! - [`cabi`]: reading C strings and writing through out-pointers, checked for NULL and size;
 //! - [`logging`]: each library's subscriber (stderr, `ROCLOAD_LOG`'s filter);
-//! - [`versions`] and [`export`]: symbol versions from data, placed beside each entry point.
+//! - [`versions`] and [`export`]: symbol versions from data, placed beside each entry point;
+//! - [`trace`]: API callbacks for tracing tools, which `#[export]` calls around the entry
+//!   points the library's trace table names.
 //!
 //! Not for what the APIs mean: HIP's error codes live with the HIP surface, HSA's with the HSA
 //! surface.
@@ -16,6 +18,7 @@ pub mod boundary;
 pub mod cabi;
 pub mod handles;
 pub mod logging;
+pub mod trace;
 pub mod versions;
 
 pub use handles::{HandleTable, Tag};

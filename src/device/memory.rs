@@ -50,6 +50,9 @@ pub enum MemoryKind {
     /// Device memory of another process (or of this one), opened from an IPC handle
     /// (`hipIpcOpenMemHandle`).
     Imported,
+    /// A buffer mapped from memory another API exported (`hipImportExternalMemory`,
+    /// `hipExternalMemoryGetMappedBuffer`), freed with `hipFree`.
+    External,
 }
 
 impl fmt::Display for MemoryKind {
@@ -67,6 +70,7 @@ impl fmt::Display for MemoryKind {
             MemoryKind::Array => "array storage",
             MemoryKind::Mapped => "mapped device memory",
             MemoryKind::Imported => "device memory opened from an IPC handle",
+            MemoryKind::External => "a buffer mapped from external memory",
         })
     }
 }

@@ -31,6 +31,7 @@ pub mod signal;
 pub mod vmm;
 
 use std::fmt;
+use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -598,6 +599,61 @@ pub trait Device: Agent {
         Err(DeviceError::InvalidAddress {
             address,
             detail: Some("not memory opened from an IPC handle".into()),
+        })
+    }
+
+    /// Memory another API exported as a file descriptor (`hipImportExternalMemory` with an
+    /// opaque descriptor), of at least `size` bytes; the caller keeps `fd`.
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] where the backend cannot import such memory; the
+    /// backend's refusal of a descriptor that is not memory it can map, or is smaller than
+    /// `size`.
+    fn import_external(
+        &self,
+        fd: BorrowedFd<'_>,
+        size: u64,
+    ) -> Result<Arc<dyn vmm::PhysicalMemory>, DeviceError> {
+        let _ = (fd, size);
+        Err(unsupported(
+            self,
+            "external memory",
+            "this backend cannot map memory of other APIs",
+        ))
+    }
+
+    /// Maps `[offset, offset + size)` of memory [`import_external`](Self::import_external)
+    /// made for this device and enters exactly those bytes in its allocation table
+    /// (`hipExternalMemoryGetMappedBuffer`); returns their address. Each call is a mapping of
+    /// its own, undone by [`unmap_external`](Self::unmap_external).
+    ///
+    /// # Errors
+    /// [`DeviceError::Vmm`] for a range past the memory's end or memory another backend
+    /// imported; system errors.
+    fn map_external(
+        &self,
+        memory: &Arc<dyn vmm::PhysicalMemory>,
+        offset: u64,
+        size: u64,
+    ) -> Result<u64, DeviceError> {
+        let _ = (memory, offset, size);
+        Err(unsupported(
+            self,
+            "external memory",
+            "this backend cannot map memory of other APIs",
+        ))
+    }
+
+    /// Undoes the [`map_external`](Self::map_external) that returned `address` (`hipFree` of
+    /// a mapped buffer); the range leaves the table at once and is unmapped once no running
+    /// dispatch can touch it.
+    ///
+    /// # Errors
+    /// [`DeviceError::InvalidAddress`] for an address no mapping of external memory returned.
+    fn unmap_external(&self, address: u64) -> Result<(), DeviceError> {
+        Err(DeviceError::InvalidAddress {
+            address,
+            detail: Some("not a buffer mapped from external memory".into()),
         })
     }
 

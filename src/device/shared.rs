@@ -306,8 +306,9 @@ impl MemoryObject {
         Ok(MemoryObject { fd, size, token })
     }
 
-    /// Checks that `fd` is a memory object whose size no one can change, and takes it.
-    fn adopt(fd: OwnedFd, what: &str) -> Result<MemoryObject> {
+    /// Checks that `fd` is a memory object whose size no one can change, and takes it; its
+    /// size must be a multiple of the page size unless `any_size`.
+    fn adopt(fd: OwnedFd, what: &str, any_size: bool) -> Result<MemoryObject> {
         // SAFETY: F_GET_SEALS reads the seals of an open file; other files give EINVAL.
         let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
         if seals < 0 {
@@ -329,7 +330,9 @@ impl MemoryObject {
         }
         let size = u64::try_from(st.st_size).unwrap_or(0);
         check_size("memory object", size)?;
-        check_granular("memory object size", size)?;
+        if !any_size {
+            check_granular("memory object size", size)?;
+        }
         let token = token_in_link(&link_of(fd.as_fd())?).unwrap_or(0);
         Ok(MemoryObject { fd, size, token })
     }
@@ -342,7 +345,21 @@ impl MemoryObject {
     /// against shrinking (a regular file, a pipe, an unsealed memfd); system errors.
     pub fn import(fd: BorrowedFd<'_>) -> Result<MemoryObject> {
         let own = duplicate(fd, "the descriptor to import")?;
-        MemoryObject::adopt(own, &format!("descriptor {}", fd.as_raw_fd()))
+        MemoryObject::adopt(own, &format!("descriptor {}", fd.as_raw_fd()), false)
+    }
+
+    /// A memory object of any non-zero size received as a descriptor
+    /// (`hipImportExternalMemory`): the caller keeps `fd`; this holds a duplicate. Its last
+    /// page may be partly past the end of the object; [`map`](Self::map) maps whole pages up
+    /// to the end rounded up to a page, which the kernel allows (the bytes past the end read
+    /// as zero and nothing there is kept), and whoever enters a mapping in an allocation
+    /// table enters only bytes inside the object.
+    ///
+    /// # Errors
+    /// As [`import`](Self::import), except for the size's granularity.
+    pub fn import_any_size(fd: BorrowedFd<'_>) -> Result<MemoryObject> {
+        let own = duplicate(fd, "the descriptor to import")?;
+        MemoryObject::adopt(own, &format!("descriptor {}", fd.as_raw_fd()), true)
     }
 
     /// The memory object another process `pid` holds as descriptor `fd`, which must carry
@@ -375,7 +392,7 @@ impl MemoryObject {
                 ))
             })?
         };
-        let object = MemoryObject::adopt(own, &what)?;
+        let object = MemoryObject::adopt(own, &what, false)?;
         if object.token != token {
             return Err(SharedMemoryError::NotShareable(format!(
                 "{what} is not the memory object the handle names (token {:016x}, handle {token:016x}): the process or descriptor was recycled",
@@ -409,12 +426,18 @@ impl MemoryObject {
         self.fd.as_fd()
     }
 
-    /// Checks that `[offset, offset + len)` is page-aligned and inside the object.
+    /// Checks that `[offset, offset + len)` is page-aligned and inside the object's pages
+    /// (its size rounded up to a page: only an object imported with
+    /// [`import_any_size`](Self::import_any_size) has a partial last page).
     fn check_part(&self, offset: u64, len: u64) -> Result<usize> {
         let n = check_size("mapping", len)?;
         check_granular("mapping offset", offset)?;
         check_granular("mapping size", len)?;
-        if offset.checked_add(len).is_none_or(|end| end > self.size) {
+        let pages_end = self.size.checked_next_multiple_of(page_size());
+        if offset
+            .checked_add(len)
+            .is_none_or(|end| pages_end.is_none_or(|limit| end > limit))
+        {
             return Err(SharedMemoryError::Range {
                 what: "mapping",
                 address: offset,

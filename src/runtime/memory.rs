@@ -108,6 +108,11 @@ impl Runtime {
             })?;
             return Err(ctx.error("freeing", ctx.device().allocations().not_freeable(address)));
         };
+        // A buffer mapped from external memory is unmapped, not freed.
+        if info.allocation.kind == MemoryKind::External && info.allocation.base == address {
+            self.attributes.forget(address);
+            return self.unmap_external_buffer(info.device, address);
+        }
         let shared = matches!(
             info.allocation.kind,
             MemoryKind::PinnedHost | MemoryKind::Managed

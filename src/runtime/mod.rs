@@ -32,6 +32,7 @@ pub mod capture;
 pub mod config;
 mod device;
 mod error;
+mod external;
 pub mod fat_binary;
 pub mod graph;
 pub mod hostcall;
@@ -59,6 +60,7 @@ pub use array::{
 pub use buffer::{DeviceBuffer, DeviceCopy};
 pub use device::DeviceContext;
 pub use error::{RuntimeError, RuntimeResult};
+pub use external::{ExternalMemory, ExternalSemaphore};
 pub use fat_binary::FatBinary;
 pub use graph::{Graph, GraphError, GraphExec, Node, NodeKind, NodeOp};
 pub use kernel::{KernelRef, LoadedFatBinary};

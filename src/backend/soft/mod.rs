@@ -12,6 +12,7 @@
 
 pub mod emu;
 pub mod exec;
+mod external;
 mod memory;
 pub mod queue;
 mod slab;
@@ -62,6 +63,8 @@ pub(crate) struct State {
     pub(crate) descriptors: RwLock<HashMap<u64, [u8; 64]>>,
     /// Memory this agent opened from IPC handles.
     pub(crate) ipc: Mutex<vmm::IpcOpened>,
+    /// Buffers this agent mapped from external memory.
+    pub(crate) external: Mutex<external::ExternalMapped>,
 }
 
 /// What the software agent reports about itself: the host's clock, caches and memory (its
@@ -237,6 +240,7 @@ impl SoftAgent {
                 processor: isa.processor().name,
                 descriptors: RwLock::new(HashMap::new()),
                 ipc: Mutex::new(vmm::IpcOpened::default()),
+                external: Mutex::new(external::ExternalMapped::default()),
             }),
         }
     }
@@ -484,6 +488,27 @@ impl Device for SoftAgent {
 
     fn ipc_close(&self, address: u64) -> Result<(), DeviceError> {
         self.soft_ipc_close(address)
+    }
+
+    fn import_external(
+        &self,
+        fd: std::os::fd::BorrowedFd<'_>,
+        size: u64,
+    ) -> Result<Arc<dyn crate::device::vmm::PhysicalMemory>, DeviceError> {
+        self.soft_import_external(fd, size)
+    }
+
+    fn map_external(
+        &self,
+        memory: &Arc<dyn crate::device::vmm::PhysicalMemory>,
+        offset: u64,
+        size: u64,
+    ) -> Result<u64, DeviceError> {
+        self.soft_map_external(memory, offset, size)
+    }
+
+    fn unmap_external(&self, address: u64) -> Result<(), DeviceError> {
+        self.soft_unmap_external(address)
     }
 
     fn check_scratch(&self, per_workitem: u32, workgroup_items: u64) -> Result<(), DeviceError> {

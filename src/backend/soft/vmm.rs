@@ -38,7 +38,7 @@ use crate::device::{DeviceError, MemoryKind};
 /// Physical memory of the software agent: a memory object.
 #[derive(Debug)]
 pub struct SoftPhysical {
-    object: MemoryObject,
+    pub(super) object: MemoryObject,
 }
 
 impl PhysicalMemory for SoftPhysical {

@@ -1,0 +1,393 @@
+//! HIP 5.2's tracing interface, the one roctracer 5.2 drives (clr's `hip_intercept.cpp`,
+//! `hip_activity.cpp`, `hip_prof_api.h`):
+//!
+//! - API callbacks: `hipRegisterApiCallback(id, fun, arg)` and
+//!   `hipRegisterActivityCallback(id, act, arg)` per API id of `hip_prof_str.h` (1 to 333;
+//!   another id is `hipErrorInvalidValue`), and their `Remove` forms. Every entry point with an
+//!   id calls them as clr does (`rocload_ffi::trace`, placed by `#[export]`): while any id has
+//!   an activity callback, a call of an id with one asks it for the call's `hip_api_data_t`,
+//!   fills the record's arguments (the offsets of `abi/hip-api-args.tsv`), calls the API
+//!   callback with `ACTIVITY_DOMAIN_HIP_API` (3) at enter and exit, the phase set to exit
+//!   between them, and finally the activity callback with its argument. As in clr, an API
+//!   callback without an activity callback is never called (nothing supplies its record);
+//! - operation activity: `hipInitActivityCallback(id_callback, op_callback, arg)` and
+//!   `hipEnableActivityCallback(op, enable)`. Kernel dispatches (`OP_ID_DISPATCH`, 0) are
+//!   reported through the runtime's tool interface: the id callback with the dispatch's record
+//!   id on the launching thread (so a tracer correlates it with the API call in progress), and
+//!   at completion the operation callback with an `activity_record_t` (domain
+//!   `ACTIVITY_DOMAIN_HIP_VDI`, kind `CL_COMMAND_NDRANGE_KERNEL`, begin and end in the
+//!   runtime's system-timestamp nanoseconds, device, the stream's id as queue), delivered when
+//!   the runtime learns of the completion (through ROCr's backend, just after the completion
+//!   signal a synchronisation waits for; clr reports before it). Copies and
+//!   barriers (ops 1 and 2) are not reported by the tool interface: enabling them returns
+//!   false, saying why in the log, rather than promising records that never come;
+//! - `hipGetCmdName`: the names of clr's command kinds (`getOclCommandKindString`);
+//! - `hipProfilerStart`/`Stop`: `hipErrorNotSupported`, as in clr 5.2.3.
+//!
+//! The registration calls are no API calls in clr's sense (they do not set the last error).
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use rocload_ffi::export;
+use rocload_ffi::trace::{self, ActivityCallback, ApiCallback};
+use rocload_lib::device::signal::timestamp_ns;
+use rocload_lib::device::Completion;
+use rocload_lib::runtime::{DispatchEvent, Runtime, Tool, ToolId};
+
+use crate::*;
+
+/// `HIP_API_ID_FIRST`, `HIP_API_ID_LAST` of HIP 5.2.3's `hip_prof_str.h`.
+const FIRST_ID: u32 = 1;
+const LAST_ID: u32 = 333;
+
+/// `OP_ID_DISPATCH`, `OP_ID_COPY`, `OP_ID_BARRIER`, `OP_ID_NUMBER` (clr's `activity.hpp`).
+const OP_DISPATCH: u32 = 0;
+const OP_NUMBER: u32 = 3;
+/// `ACTIVITY_DOMAIN_HIP_VDI` (`ACTIVITY_DOMAIN_HCC_OPS`) of HIP 5.2.3's `prof_protocol.h`.
+const DOMAIN_HIP_OPS: u32 = 2;
+/// `CL_COMMAND_NDRANGE_KERNEL`.
+const KIND_KERNEL: u32 = 0x11F0;
+
+/// Runs a registration call: a panic is an error, the code is returned and logged, the last
+/// error is left alone (clr's registration calls do not touch it).
+fn registration(op: &'static str, f: impl FnOnce() -> Result<(), Failure>) -> hipError_t {
+    match guarded(f) {
+        Ok(()) => {
+            tracing::debug!(op, "tracing callback set");
+            hipSuccess
+        }
+        Err(failure) => {
+            record(op, &failure);
+            failure.code
+        }
+    }
+}
+
+fn check_id(id: u32) -> Result<(), Failure> {
+    if (FIRST_ID..=LAST_ID).contains(&id) {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("API id {id} is not one of HIP 5.2.3's ({FIRST_ID} to {LAST_ID})"),
+        ))
+    }
+}
+
+/// A callback given as `void*`: NULL is none.
+///
+/// # Safety
+/// A non-NULL `f` is a function of type `F` (the caller's contract with HIP).
+unsafe fn function<F: Copy>(f: *mut c_void) -> Option<F> {
+    const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<*mut c_void>()) };
+    if f.is_null() {
+        return None;
+    }
+    // SAFETY: a function pointer of type `F`, the size of a pointer (checked above), handed
+    // to HIP as `void*`.
+    Some(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&f) })
+}
+
+fn set_api(id: u32, fun: Option<ApiCallback>, arg: *mut c_void) -> Result<(), Failure> {
+    check_id(id)?;
+    if trace::set_api_callback(id, fun, arg) {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            hipErrorOutOfMemory,
+            "the callback table cannot grow",
+        ))
+    }
+}
+
+fn set_activity(id: u32, act: Option<ActivityCallback>, arg: *mut c_void) -> Result<(), Failure> {
+    check_id(id)?;
+    if trace::set_activity_callback(id, act, arg) {
+        Ok(())
+    } else {
+        Err(Failure::new(
+            hipErrorOutOfMemory,
+            "the callback table cannot grow",
+        ))
+    }
+}
+
+/// `hipError_t hipRegisterApiCallback(uint32_t id, void* fun, void* arg)`: `fun` is
+/// `void (*)(uint32_t domain, uint32_t cid, const void* data, void* arg)`.
+#[export]
+pub unsafe extern "C" fn hipRegisterApiCallback(
+    id: u32,
+    fun: *mut c_void,
+    arg: *mut c_void,
+) -> hipError_t {
+    registration("hipRegisterApiCallback", || {
+        // SAFETY: HIP's contract: `fun` is an API callback.
+        set_api(id, unsafe { function::<ApiCallback>(fun) }, arg)
+    })
+}
+
+/// `hipError_t hipRemoveApiCallback(uint32_t id)`.
+#[export]
+pub extern "C" fn hipRemoveApiCallback(id: u32) -> hipError_t {
+    registration("hipRemoveApiCallback", || {
+        set_api(id, None, std::ptr::null_mut())
+    })
+}
+
+/// `hipError_t hipRegisterActivityCallback(uint32_t id, void* fun, void* arg)`: `fun` is
+/// `void* (*)(uint32_t cid, activity_record_t* record, const void* data, void* arg)`.
+#[export]
+pub unsafe extern "C" fn hipRegisterActivityCallback(
+    id: u32,
+    fun: *mut c_void,
+    arg: *mut c_void,
+) -> hipError_t {
+    registration("hipRegisterActivityCallback", || {
+        // SAFETY: HIP's contract: `fun` is an activity callback.
+        set_activity(id, unsafe { function::<ActivityCallback>(fun) }, arg)
+    })
+}
+
+/// `hipError_t hipRemoveActivityCallback(uint32_t id)`.
+#[export]
+pub extern "C" fn hipRemoveActivityCallback(id: u32) -> hipError_t {
+    registration("hipRemoveActivityCallback", || {
+        set_activity(id, None, std::ptr::null_mut())
+    })
+}
+
+// ------------------------------------------------------------------------------ operations
+
+/// `activity_id_callback_t`: `void (*)(activity_correlation_id_t id)`.
+type IdCallback = unsafe extern "C" fn(u64);
+/// `activity_async_callback_t`: `void (*)(uint32_t op, void* record, void* arg)`.
+type OpCallback = unsafe extern "C" fn(u32, *mut c_void, *mut c_void);
+
+/// `activity_record_t` of HIP 5.2.3's `prof_protocol.h`, with the device/queue member of its
+/// union.
+#[repr(C)]
+struct ActivityRecord {
+    domain: u32,
+    kind: u32,
+    op: u32,
+    correlation_id: u64,
+    begin_ns: u64,
+    end_ns: u64,
+    device_id: i32,
+    queue_id: u64,
+    bytes: usize,
+}
+
+const _: () = {
+    assert!(std::mem::size_of::<ActivityRecord>() == 64);
+    assert!(std::mem::offset_of!(ActivityRecord, correlation_id) == 16);
+    assert!(std::mem::offset_of!(ActivityRecord, queue_id) == 48);
+};
+
+/// What `hipInitActivityCallback` set (clr's `activity_prof::CallbacksTable`).
+#[derive(Clone, Copy, Default)]
+struct OpsTable {
+    id_callback: Option<IdCallback>,
+    op_callback: Option<OpCallback>,
+    arg: usize,
+}
+
+static OPS: RwLock<OpsTable> = RwLock::new(OpsTable {
+    id_callback: None,
+    op_callback: None,
+    arg: 0,
+});
+/// The tool reporting dispatches while `OP_ID_DISPATCH` is enabled.
+static DISPATCH_TOOL: Mutex<Option<ToolId>> = Mutex::new(None);
+
+/// Reports kernel dispatches to the operation callbacks.
+struct DispatchActivity;
+
+impl Tool for DispatchActivity {
+    fn dispatch(&self, event: &DispatchEvent) {
+        if let Some(f) = OPS.read().id_callback {
+            // SAFETY: the tracer's id callback, as clr calls it when a command is made.
+            unsafe { f(event.id) };
+        }
+    }
+
+    fn dispatch_completed(&self, event: &DispatchEvent, completion: &Completion) {
+        let ops = *OPS.read();
+        let Some(f) = ops.op_callback else { return };
+        let end_ns = timestamp_ns();
+        // A failed dispatch is reported too (clr reports every command that reached its end),
+        // with no duration.
+        let duration = match completion {
+            Completion::Done(report) => u64::try_from(report.duration.as_nanos()).unwrap_or(0),
+            _ => 0,
+        };
+        let mut record = ActivityRecord {
+            domain: DOMAIN_HIP_OPS,
+            kind: KIND_KERNEL,
+            op: OP_DISPATCH,
+            correlation_id: event.id,
+            begin_ns: end_ns.saturating_sub(duration),
+            end_ns,
+            device_id: i32::try_from(event.device).unwrap_or(i32::MAX),
+            queue_id: event.stream,
+            bytes: 0,
+        };
+        // SAFETY: the tracer's operation callback with a record laid out as HIP's, valid for
+        // the call, and the tracer's argument.
+        unsafe {
+            f(
+                OP_DISPATCH,
+                (&mut record as *mut ActivityRecord).cast(),
+                ops.arg as *mut c_void,
+            )
+        };
+    }
+}
+
+/// `void hipInitActivityCallback(void* id_callback, void* op_callback, void* arg)`.
+#[export]
+pub unsafe extern "C" fn hipInitActivityCallback(
+    id_callback: *mut c_void,
+    op_callback: *mut c_void,
+    arg: *mut c_void,
+) {
+    let _ = guarded(|| {
+        // SAFETY: HIP's contract: the callbacks have roctracer's types.
+        let table = unsafe {
+            OpsTable {
+                id_callback: function::<IdCallback>(id_callback),
+                op_callback: function::<OpCallback>(op_callback),
+                arg: arg as usize,
+            }
+        };
+        *OPS.write() = table;
+        tracing::debug!("operation activity callbacks set");
+        Ok(())
+    });
+}
+
+/// `bool hipEnableActivityCallback(uint32_t op, bool enable)`: true once kernel dispatches
+/// (op 0) are (or are no longer) reported; false for copies and barriers, which are not, and
+/// for ops HIP does not define.
+#[export]
+pub extern "C" fn hipEnableActivityCallback(op: u32, enable: bool) -> bool {
+    guarded(|| {
+        if op != OP_DISPATCH {
+            tracing::debug!(
+                op,
+                "hipEnableActivityCallback: only kernel dispatches (op 0) are reported{}",
+                if op < OP_NUMBER {
+                    "; copies and barriers are not seen by the tool interface"
+                } else {
+                    "; the op is not one HIP defines"
+                }
+            );
+            return Err(Failure::new(hipErrorNotSupported, "not reported"));
+        }
+        let mut registered = DISPATCH_TOOL.lock();
+        match (enable, *registered) {
+            (true, None) => {
+                *registered = Some(Runtime::global().tools().add(Arc::new(DispatchActivity)));
+            }
+            (false, Some(id)) => {
+                Runtime::global().tools().remove(id);
+                *registered = None;
+            }
+            _ => {}
+        }
+        tracing::debug!(enable, "kernel dispatch activity");
+        Ok(())
+    })
+    .is_ok()
+}
+
+/// `const char* hipGetCmdName(uint32_t id)`: the name of an OpenCL command kind as clr's
+/// `getOclCommandKindString` gives it.
+#[export]
+pub extern "C" fn hipGetCmdName(id: u32) -> *const c_char {
+    let name: &'static CStr = match id {
+        0 => c"InternalMarker",
+        0x11F0 => c"KernelExecution",
+        0x11F1 => c"Task",
+        0x11F2 => c"NativeKernel",
+        0x11F3 => c"CopyDeviceToHost",
+        0x11F4 => c"CopyHostToDevice",
+        0x11F5 => c"CopyDeviceToDevice",
+        0x11F6 => c"ReadImage",
+        0x11F7 => c"WriteImage",
+        0x11F8 => c"CopyImage",
+        0x11F9 => c"CopyImageToBuffer",
+        0x11FA => c"CopyBufferToImage",
+        0x11FB => c"MapBuffer",
+        0x11FC => c"MapImage",
+        0x11FD => c"UnmapMemObject",
+        0x11FE => c"Marker",
+        0x11FF => c"AcquireGLObjects",
+        0x1200 => c"ReleaseGLObjects",
+        0x1201 => c"CopyDeviceToHost2D",
+        0x1202 => c"CopyHostToDevice2D",
+        0x1203 => c"CopyDeviceToDevice2D",
+        0x1204 => c"User",
+        0x1205 => c"Barrier",
+        0x1206 => c"MigrateMemObjects",
+        0x1207 => c"FillBuffer",
+        0x1208 => c"FillImage",
+        0x1209 => c"SvmFree",
+        0x120A => c"SvmMemcpy",
+        0x120B => c"SvmMemFill",
+        0x120C => c"SvmMap",
+        0x120D => c"SvmUnmap",
+        _ => c"Unknown command type",
+    };
+    name.as_ptr()
+}
+
+/// `hipError_t hipProfilerStart(void)`: `hipErrorNotSupported`, as in clr 5.2.3.
+#[export]
+pub extern "C" fn hipProfilerStart() -> hipError_t {
+    call("hipProfilerStart", || {
+        Err(Failure::new(
+            hipErrorNotSupported,
+            "no profiler to start (clr 5.2.3 has none either)",
+        ))
+    })
+}
+
+/// `hipError_t hipProfilerStop(void)`: `hipErrorNotSupported`, as in clr 5.2.3.
+#[export]
+pub extern "C" fn hipProfilerStop() -> hipError_t {
+    call("hipProfilerStop", || {
+        Err(Failure::new(
+            hipErrorNotSupported,
+            "no profiler to stop (clr 5.2.3 has none either)",
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_names_and_id_checks() {
+        let name = |id| {
+            // SAFETY: hipGetCmdName returns static C strings.
+            let c = unsafe { CStr::from_ptr(hipGetCmdName(id)) };
+            c.to_str().unwrap()
+        };
+        assert_eq!(name(0x11F0), "KernelExecution");
+        assert_eq!(name(0x1207), "FillBuffer");
+        assert_eq!(name(0), "InternalMarker");
+        assert_eq!(name(7), "Unknown command type");
+        assert_eq!(hipRemoveApiCallback(0), hipErrorInvalidValue);
+        assert_eq!(hipRemoveApiCallback(LAST_ID + 1), hipErrorInvalidValue);
+        assert_eq!(hipRemoveApiCallback(LAST_ID), hipSuccess);
+        assert!(
+            !hipEnableActivityCallback(1, true),
+            "copies are not reported"
+        );
+        assert!(!hipEnableActivityCallback(OP_NUMBER, true));
+    }
+}
