@@ -8,8 +8,9 @@
 //! `hipGraphNodeGetType` numbers kinds as the caller's HIP generation does: HIP 5.2's numbering
 //! (Debian's headers) for generation 5, HIP 5.5 and later's for 6 and 7, where a 1D copy
 //! reports `hipGraphNodeTypeMemcpy` (within one soname the numbering changed at 5.3 and 5.5
-//! and cannot be told apart; see `docs/runtime.md`). Copies involving `hipArray`s are
-//! `hipErrorNotSupported`: rocload has no arrays yet (#25).
+//! and cannot be told apart; see `docs/runtime.md`). Copy nodes made from parameters naming
+//! `hipArray`s are `hipErrorNotSupported` (a node keeps its parameters as given, and its
+//! forms have no array yet); captured array copies become linear or pitched nodes.
 
 use rocload_ffi::export;
 use std::collections::BTreeMap;
@@ -579,7 +580,7 @@ pub(crate) fn copy3d_node(p: &hipMemcpy3DParms) -> Result<CopyNode, Failure> {
     if !p.srcArray.is_null() || !p.dstArray.is_null() {
         return Err(Failure::new(
             hipErrorNotSupported,
-            "copies from or to a hipArray: rocload has no arrays yet (#25)",
+            "copy nodes from or to a hipArray are not implemented (capture the copy instead)",
         ));
     }
     if p.srcPtr.ptr.is_null() || p.dstPtr.ptr.is_null() {
