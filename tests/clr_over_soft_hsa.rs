@@ -82,14 +82,20 @@ fn with_soft_hsa(program: &Path) -> (bool, String, String) {
     (out.success, out.stdout, out.stderr)
 }
 
-fn passes(name: &str) {
-    let Some(dir) = programs() else { return };
+/// Runs `name`; its output once it exited cleanly with no FAIL (and a PASS if `need_pass`).
+fn clean_run(name: &str, need_pass: bool) -> Option<String> {
+    let dir = programs()?;
     let (ok, stdout, stderr) = with_soft_hsa(&dir.join(name));
     let fails: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
     assert!(
-        ok && fails.is_empty() && stdout.lines().any(|l| l.starts_with("PASS")),
+        ok && fails.is_empty() && (!need_pass || stdout.lines().any(|l| l.starts_with("PASS"))),
         "{name} under clr over libhsa_soft.so (exit ok: {ok}):\n{stdout}\n{stderr}"
     );
+    Some(stdout)
+}
+
+fn passes(name: &str) {
+    clean_run(name, true);
 }
 
 #[test]
@@ -132,4 +138,61 @@ fn clr_runs_math() {
 #[test]
 fn clr_runs_a_cooperative_launch() {
     passes("cooperative");
+}
+
+/// Device printf through clr's hostcall buffer and listener thread: the lines the kernel
+/// prints (`printf ...`) must be those the host's printf prints for the same values
+/// (`expect ...`). The kernel rings the listener's doorbell, an interrupt signal, from device
+/// code.
+#[test]
+fn clr_runs_device_printf() {
+    let Some(stdout) = clean_run("printf", false) else {
+        return;
+    };
+    let mut device: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("printf "))
+        .collect();
+    let mut host: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("expect "))
+        .collect();
+    device.sort_unstable();
+    host.sort_unstable();
+    assert!(!host.is_empty(), "no host lines:\n{stdout}");
+    assert_eq!(device, host, "device printf differs from the host's");
+}
+
+/// The demo's program (`tests/kernels/demo_app.hip`, rebuilt at v4): an LDS-tiled matrix
+/// product and row sums checked against the host, and a line printed from the device.
+#[test]
+fn clr_runs_the_demo() {
+    let Some(dir) = programs() else { return };
+    let (ok, stdout, stderr) = with_soft_hsa(&dir.join("demo_app"));
+    assert!(
+        ok && stdout.contains("verified against the host")
+            && stdout.contains("demo: hello from the device, 128 row sums done"),
+        "demo_app under clr over libhsa_soft.so (exit ok: {ok}):\n{stdout}\n{stderr}"
+    );
+}
+
+/// `calls.hip` makes indirect calls, so clang-19 declares `hidden_completion_action` for its
+/// kernel (its attributor cannot follow them), which clr 5.2.3 takes for device-side enqueue
+/// and crashes launching its scheduler: a clr/compiler mismatch, on a GPU as here.
+#[test]
+#[ignore = "clr 5.2.3 cannot launch kernels clang-19 marks with hidden_completion_action (indirect calls); see build-clr.sh"]
+fn clr_runs_calls() {
+    let Some(dir) = programs() else { return };
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip_programs_clr_calls");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip_programs/emu/build-clr.sh");
+    let built = Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .arg("calls")
+        .status()
+        .expect("run build-clr.sh");
+    assert!(built.success());
+    let _ = dir;
+    let (ok, stdout, stderr) = with_soft_hsa(&out.join("calls"));
+    assert!(ok && !stdout.contains("FAIL"), "calls:\n{stdout}\n{stderr}");
 }
