@@ -1067,6 +1067,16 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
     ),
     ("ptrinfo.owner_is_gpu", "1", "PtrInfo: the node's agent"),
     (
+        "ptrinfo.size",
+        "100",
+        "PtrInfo: the allocation map's size, the size asked for (not granule-rounded)",
+    ),
+    (
+        "ptrinfo.system.size",
+        "4097",
+        "PtrInfo: the size asked for, system pools too",
+    ),
+    (
         "ptrinfo.accessible",
         "1/1",
         "PtrInfo: the mapped nodes' agents",

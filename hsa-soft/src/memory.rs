@@ -117,7 +117,10 @@ pub(crate) fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
 
 /// A block of a system pool (its memory is the first GPU agent's: [`system_owner`]).
 struct SystemBlock {
+    /// Granule-rounded: what the agent's memory holds.
     size: u64,
+    /// What the caller asked for (ROCr's `allocation_map_` entry, reported by pointer info).
+    requested: u64,
     kind: PoolKind,
     /// GPU agents allowed to access it.
     access: Vec<usize>,
@@ -125,7 +128,10 @@ struct SystemBlock {
 
 struct DeviceBlock {
     owner: usize,
+    /// Granule-rounded: what the agent's memory holds.
     size: u64,
+    /// What the caller asked for (ROCr's `allocation_map_` entry, reported by pointer info).
+    requested: u64,
     access: Vec<usize>,
 }
 
@@ -246,14 +252,24 @@ pub(crate) struct BlockInfo {
 }
 
 impl Memory {
-    /// The block holding `address`, if the library handed it out or locked it.
+    /// The block holding `address`, if the library handed it out or locked it. Its size is
+    /// the size asked for when `address` lies within it, as ROCr's `PtrInfo` takes it from
+    /// its allocation map; past it (the granule's tail) the rounded block's, as the kernel
+    /// driver's pointer query would report.
     pub(crate) fn block_info(&self, address: u64) -> Option<BlockInfo> {
         let inner = self.inner.lock();
         let inside = |base: u64, size: u64| address >= base && address - base < size;
+        let reported = |base: u64, requested: u64, size: u64| {
+            if inside(base, requested) {
+                requested
+            } else {
+                size
+            }
+        };
         if let Some((&base, b)) = inner.system.iter().find(|(&b, s)| inside(b, s.size)) {
             return Some(BlockInfo {
                 base,
-                size: b.size,
+                size: reported(base, b.requested, b.size),
                 locked: false,
                 owner: 0,
                 coarse: b.kind == PoolKind::SystemCoarse,
@@ -263,7 +279,7 @@ impl Memory {
         if let Some((&base, b)) = inner.device.iter().find(|(&b, d)| inside(b, d.size)) {
             return Some(BlockInfo {
                 base,
-                size: b.size,
+                size: reported(base, b.requested, b.size),
                 locked: false,
                 owner: b.owner,
                 coarse: true,
@@ -308,6 +324,7 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
             base,
             SystemBlock {
                 size: rounded as u64,
+                requested: size as u64,
                 kind,
                 access: Vec::new(),
             },
@@ -331,6 +348,7 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
         DeviceBlock {
             owner: agent,
             size: rounded as u64,
+            requested: size as u64,
             access: vec![agent],
         },
     );

@@ -116,7 +116,15 @@ int main(void) {
   printf("ptrinfo.base_is_allocation=%d\n", info.agentBaseAddress == p && info.hostBaseAddress == p);
   printf("ptrinfo.owner_is_gpu=%d\n", info.agentOwner.handle == gpu.handle);
   printf("ptrinfo.accessible=%u/%d\n", n, n > 0 && accessible[0].handle == gpu.handle);
+  printf("ptrinfo.size=%zu\n", info.sizeInBytes);
   free(accessible);
+  void* h = NULL;
+  hsa_amd_memory_pool_allocate(cpu_fine, 4097, 0, &h);
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  hsa_amd_pointer_info((char*)h + 4096, &info, NULL, NULL, NULL);
+  printf("ptrinfo.system.size=%zu\n", info.sizeInBytes);
+  hsa_amd_memory_pool_free(h);
   int local = 0;
   memset(&info, 0, sizeof info);
   info.size = sizeof info;
