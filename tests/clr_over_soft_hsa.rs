@@ -196,3 +196,73 @@ fn clr_runs_calls() {
     let (ok, stdout, stderr) = with_soft_hsa(&out.join("calls"));
     assert!(ok && !stdout.contains("FAIL"), "calls:\n{stdout}\n{stderr}");
 }
+
+/// Debian's rocRAND and rocSPARSE checks (`tests/debian_libs/`, as in
+/// `debian_libraries_run.rs`), on clr over the library instead of `rocload run`; `None` when
+/// the packages are missing outside CI.
+fn debian_checks() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            programs()?;
+            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("debian_libs_clr");
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/debian_libs/build.sh");
+            let result = Command::new("bash")
+                .arg(&script)
+                .arg(&out)
+                .output()
+                .expect("run build.sh");
+            let stdout = String::from_utf8_lossy(&result.stdout);
+            if result.status.code() == Some(77) && std::env::var_os("CI").is_none() {
+                eprintln!("{}", stdout.trim());
+                return None;
+            }
+            assert!(
+                result.status.success(),
+                "build.sh failed:\n{stdout}\n{}",
+                String::from_utf8_lossy(&result.stderr)
+            );
+            Some(out)
+        })
+        .as_deref()
+}
+
+fn debian_check_passes(name: &str, env: &[(&str, &str)]) {
+    let Some(dir) = debian_checks() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh");
+    let mut cmd = Command::new("bash");
+    cmd.arg(script)
+        .arg(dir.join(name))
+        .env("HSA_SOFT_LIBRARY", common::built("libhsa_soft.so"))
+        .env_remove("ROCLOAD_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = common::run_with_deadline(&mut cmd, TIMEOUT);
+    let fails: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("FAIL"))
+        .collect();
+    assert!(
+        out.success && fails.is_empty() && out.stdout.lines().any(|l| l.starts_with("PASS")),
+        "{name} under clr over libhsa_soft.so (exit ok: {}):\n{}\n{}",
+        out.success,
+        out.stdout,
+        out.stderr
+    );
+}
+
+/// rocRAND's generators (Philox, XORWOW, MRG32k3a, Sobol32) on clr: clr pins the program's
+/// pageable buffers for its copies and keeps them locked after the program frees them, so
+/// new device memory lands on still-locked addresses (a stale lock must not refuse it).
+#[test]
+fn clr_runs_debians_rocrand_checks() {
+    debian_check_passes("rocrand_check", &[("ROCRAND_CHECK_N", "262144")]);
+}
+
+/// rocSPARSE's SpMV, conversions, SpMM and the spinning triangular solve on clr.
+#[test]
+fn clr_runs_debians_rocsparse_checks() {
+    debian_check_passes("rocsparse_check", &[]);
+}

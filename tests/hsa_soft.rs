@@ -1066,6 +1066,17 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
         "PtrInfo: the allocation map's fragment",
     ),
     ("ptrinfo.owner_is_gpu", "1", "PtrInfo: the node's agent"),
+    ("stale_lock.lock", "1", "runtime.cpp Lock"),
+    (
+        "stale_lock.device_alloc",
+        "1",
+        "AllocateMemory: device memory never collides with a range locked, then unmapped",
+    ),
+    (
+        "stale_lock.unlock",
+        "1",
+        "Unlock of a range its owner unmapped: the registration is still the runtime's",
+    ),
     (
         "ptrinfo.size",
         "100",

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static hsa_agent_t cpu, gpu;
@@ -137,6 +138,27 @@ int main(void) {
   printf("register_zero.status=%d\n", hsa_memory_register(&local, 0));
   printf("svm_set.status=%d\n", hsa_amd_svm_attributes_set(p, 100, NULL, 0));
   hsa_amd_memory_pool_free(p);
+
+  // A locked range its owner unmaps without an unlock (clr caches pinned staging ranges past
+  // the program's free): the host may hand those addresses out again, as device memory here,
+  // and the lock must not stand in the way; its unlock later succeeds.
+  size_t big = 4u << 20;
+  int lock_ok = 1, alloc_ok = 1, reused = 0, unlock_ok = 1;
+  for (int round = 0; round < 4; round++) {
+    void* m = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | 0x20 /* MAP_ANONYMOUS: not in POSIX 2008 */, -1, 0);
+    void* agent_m = NULL;
+    if (m == MAP_FAILED || hsa_amd_memory_lock(m, big, &gpu, 1, &agent_m) != HSA_STATUS_SUCCESS) lock_ok = 0;
+    munmap(m, big);
+    void* d = NULL;
+    if (hsa_amd_memory_pool_allocate(gpu_pool, big, 0, &d) != HSA_STATUS_SUCCESS) alloc_ok = 0;
+    if (d && (char*)d < (char*)m + big && (char*)m < (char*)d + big) reused = 1;
+    if (hsa_amd_memory_unlock(m) != HSA_STATUS_SUCCESS) unlock_ok = 0;
+    if (d) hsa_amd_memory_pool_free(d);
+  }
+  printf("stale_lock.lock=%d\n", lock_ok);
+  printf("stale_lock.device_alloc=%d\n", alloc_ok);
+  printf("stale_lock.unlock=%d\n", unlock_ok);
+  fprintf(stderr, "stale_lock: the host reused the unmapped addresses: %d\n", reused);
 
   // Signals.
   hsa_signal_t s_int, s_gpu;
