@@ -1066,6 +1066,16 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
         "PtrInfo: the allocation map's fragment",
     ),
     ("ptrinfo.owner_is_gpu", "1", "PtrInfo: the node's agent"),
+    (
+        "mailbox.interrupt",
+        "1",
+        "interrupt_signal.cpp: event_mailbox_ptr is the event's slot",
+    ),
+    (
+        "mailbox.default",
+        "0",
+        "default_signal.cpp: no mailbox (device code posts nothing)",
+    ),
     ("stale_lock.lock", "1", "runtime.cpp Lock"),
     (
         "stale_lock.device_alloc",
@@ -1238,4 +1248,84 @@ fn the_library_answers_what_clr_asks_as_rocr_5_2_3_does() {
         wrong.join("\n"),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// ROCr's interrupt signals wake their waiters when device code updates them: a host thread
+/// waits (10 s timeout) on a signal made with no consumers while a kernel
+/// (`tests/hsa_programs/signal_post.hip`, `__ockl_hsa_signal_add`) adds 7 to it; the kernel
+/// posts the signal's event to its mailbox and sends an interrupt, and the waiter must wake
+/// well before its timeout (it slept the whole timeout when the signals had no mailbox).
+#[test]
+fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
+    let clang = Path::new("/usr/lib/llvm-19/bin/clang++");
+    let device_libs = Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
+    if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists()
+        || !clang.exists()
+        || !device_libs.join("ockl.bc").exists()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "clang-19, rocm-device-libs or libhsa-runtime-dev missing in CI"
+        );
+        eprintln!("skipped: needs clang-19, rocm-device-libs and libhsa-runtime-dev");
+        return;
+    }
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hsa_programs");
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let co = tmp.join("signal_post.co");
+    let built = std::process::Command::new(clang)
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "--offload-arch=gfx1030",
+            "-O2",
+        ])
+        .args(["-mcode-object-version=4", "--no-gpu-bundle-output"])
+        .arg(format!("--rocm-device-lib-path={}", device_libs.display()))
+        .arg(here.join("signal_post.hip"))
+        .arg("-o")
+        .arg(&co)
+        .output()
+        .expect("run clang++");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let exe = tmp.join("interrupt_signal");
+    let cc = std::process::Command::new("cc")
+        .args(["-O1", "-D_POSIX_C_SOURCE=200809L", "-o"])
+        .arg(&exe)
+        .arg(here.join("interrupt_signal.c"))
+        .args(["-lhsa-runtime64", "-lpthread"])
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let out = std::process::Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
+        .arg(&exe)
+        .arg(&co)
+        .env("HSA_SOFT_LIBRARY", library())
+        .env_remove("ROCLOAD_LOG")
+        .output()
+        .expect("run interrupt_signal");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "kernel_done=1",
+        "waiter_saw=7",
+        "value=7",
+        "woke_promptly=1",
+        "done=1",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == want),
+            "{want} missing:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }

@@ -169,6 +169,10 @@ int main(void) {
   printf("value_pointer.default.status=%d\n", hsa_amd_signal_value_pointer(s_gpu, (volatile hsa_signal_value_t**)&vp));
   printf("value_pointer.at_handle_plus_8=%d\n", vp && (uintptr_t)vp == s_gpu.handle + 8 && *vp == 5);
   printf("handle.value_at_plus_8=%d\n", *(int64_t*)(uintptr_t)(s_int.handle + 8) == 5);
+  // amd_signal_t's event_mailbox_ptr (offset 16): an interrupt signal's event slot, none for a
+  // default signal.
+  printf("mailbox.interrupt=%d\n", *(uint64_t*)(uintptr_t)(s_int.handle + 16) != 0);
+  printf("mailbox.default=%d\n", *(uint64_t*)(uintptr_t)(s_gpu.handle + 16) != 0);
   printf("async_handler.default.status=%d\n", hsa_amd_signal_async_handler(s_gpu, HSA_SIGNAL_CONDITION_LT, 1, on_signal, NULL));
   printf("async_handler.interrupt.status=%d\n", hsa_amd_signal_async_handler(s_int, HSA_SIGNAL_CONDITION_LT, 1, on_signal, NULL));
   hsa_signal_store_screlease(s_int, 0);
