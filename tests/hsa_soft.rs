@@ -1089,13 +1089,14 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
     ),
     (
         "ptrinfo.size",
-        "100",
-        "PtrInfo: the allocation map's size, the size asked for (not granule-rounded)",
+        "4096",
+        "PtrInfo: the allocation map's size, which AllocateMemory records after \
+         MemoryRegion::Allocate aligned it up to 4 KiB (6.2: the size asked for)",
     ),
     (
         "ptrinfo.system.size",
-        "4097",
-        "PtrInfo: the size asked for, system pools too",
+        "8192",
+        "PtrInfo: the page-rounded size, system pools too",
     ),
     (
         "ptrinfo.accessible",
@@ -1248,6 +1249,23 @@ fn the_library_answers_what_clr_asks_as_rocr_5_2_3_does() {
         wrong.join("\n"),
         String::from_utf8_lossy(&out.stderr)
     );
+
+    // Following 6.2, pointer info reports the size asked for (`size_requested`).
+    let out = std::process::Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
+        .arg(&exe)
+        .env("HSA_SOFT_LIBRARY", library())
+        .env("ROCLOAD_SOFT_ROCR_VERSION", "6.2")
+        .env_remove("ROCLOAD_LOG")
+        .output()
+        .expect("run rocr_answers");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for want in ["ptrinfo.size=100", "ptrinfo.system.size=4097"] {
+        assert!(
+            stdout.lines().any(|l| l == want),
+            "ROCr 6.2: {want} missing\n{stdout}"
+        );
+    }
 }
 
 /// ROCr's interrupt signals wake their waiters when device code updates them: a host thread

@@ -153,7 +153,8 @@ hsa_api! {
             if size == 0 {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            let block = rt.memory.block_info(ptr as u64);
+            let requested_sizes = rt.caps.version >= rocload::loader::rocr::RocrVersion::V6_2;
+            let block = rt.memory.block_info(ptr as u64, requested_sizes);
             let mut out = hsa_amd_pointer_info_t {
                 size: (size as usize).min(std::mem::size_of::<hsa_amd_pointer_info_t>()) as u32,
                 type_: HSA_EXT_POINTER_TYPE_UNKNOWN,

@@ -119,7 +119,7 @@ pub(crate) fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
 struct SystemBlock {
     /// Granule-rounded: what the agent's memory holds.
     size: u64,
-    /// What the caller asked for (ROCr's `allocation_map_` entry, reported by pointer info).
+    /// What the caller asked for (ROCr 6.2's `size_requested`, reported by pointer info).
     requested: u64,
     kind: PoolKind,
     /// GPU agents allowed to access it.
@@ -130,7 +130,7 @@ struct DeviceBlock {
     owner: usize,
     /// Granule-rounded: what the agent's memory holds.
     size: u64,
-    /// What the caller asked for (ROCr's `allocation_map_` entry, reported by pointer info).
+    /// What the caller asked for (ROCr 6.2's `size_requested`, reported by pointer info).
     requested: u64,
     access: Vec<usize>,
 }
@@ -261,15 +261,16 @@ pub(crate) struct BlockInfo {
 }
 
 impl Memory {
-    /// The block holding `address`, if the library handed it out or locked it. Its size is
-    /// the size asked for when `address` lies within it, as ROCr's `PtrInfo` takes it from
-    /// its allocation map; past it (the granule's tail) the rounded block's, as the kernel
-    /// driver's pointer query would report.
-    pub(crate) fn block_info(&self, address: u64) -> Option<BlockInfo> {
+    /// The block holding `address`, if the library handed it out or locked it, with the size
+    /// ROCr's `PtrInfo` takes from its allocation map: 5.2.3 records the page-rounded size
+    /// (`AllocateMemory` passes its `size` to `MemoryRegion::Allocate`, which aligns it up to
+    /// 4 KiB, and records that), 6.2 the size asked for (`size_requested`) while `address`
+    /// lies within it, else (the page's tail) the driver's block, the rounded size.
+    pub(crate) fn block_info(&self, address: u64, requested_sizes: bool) -> Option<BlockInfo> {
         let inner = self.inner.lock();
         let inside = |base: u64, size: u64| address >= base && address - base < size;
         let reported = |base: u64, requested: u64, size: u64| {
-            if inside(base, requested) {
+            if requested_sizes && inside(base, requested) {
                 requested
             } else {
                 size
