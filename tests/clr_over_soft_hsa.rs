@@ -140,6 +140,13 @@ fn clr_runs_a_cooperative_launch() {
     passes("cooperative");
 }
 
+/// Streams and events that must synchronise (`sync.hip`, 200 rounds each): hipDeviceSynchronize
+/// waits for non-blocking streams, hipMemcpyAsync with pageable memory is synchronous.
+#[test]
+fn clr_runs_stream_and_event_synchronisation() {
+    passes("sync");
+}
+
 /// Device printf through clr's hostcall buffer and listener thread: the lines the kernel
 /// prints (`printf ...`) must be those the host's printf prints for the same values
 /// (`expect ...`). The kernel rings the listener's doorbell, an interrupt signal, from device
