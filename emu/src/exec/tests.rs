@@ -912,14 +912,15 @@ fn operations_have_handlers_by_op_and_the_rest_are_unsupported() {
     let t = &crate::family::rdna2::WAVE32;
     assert!(t.executes(crate::isa::Op::VAddF32));
     assert!(t.executes(crate::isa::Op::VCmpxLtI32), "cmpx shares the compare's handler");
-    assert!(!t.executes(crate::isa::Op::Mimg));
+    assert!(t.executes(crate::isa::Op::Mimg));
+    assert!(!t.executes(crate::isa::Op::Mtbuf));
     assert!(t.count() > 900, "{}", t.count());
     // An operation without a handler, or a form lowering refuses, is a typed fault.
     let mut w = wave();
     let mem = FlatMemory::new();
     let mut lds = Lds::new(0);
     for u in [
-        Uop::new(crate::isa::Op::Mimg),
+        Uop::new(crate::isa::Op::Mtbuf),
         Uop {
             run: HandlerId::UNSUPPORTED,
             ..Uop::new(crate::isa::Op::VAddF32)
