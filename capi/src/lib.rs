@@ -435,6 +435,7 @@ mod register;
 mod rocload_api;
 mod stream;
 mod symbol;
+mod texture;
 mod vmm;
 
 // ------------------------------------------------------------------------------ errors

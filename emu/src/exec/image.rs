@@ -164,14 +164,6 @@ impl Format {
         matches!(self.num, Num::Unorm | Num::Snorm | Num::Float)
     }
 
-    /// The gfx10 combined format code (`FORMAT` of the T# and V#) of this format.
-    pub fn code(&self) -> Option<u32> {
-        FORMATS
-            .iter()
-            .find(|(_, f)| f == self)
-            .map(|(c, _)| u32::from(*c))
-    }
-
     /// The format with gfx10 combined format code `code`, if executed.
     pub fn from_code(code: u32) -> Option<Format> {
         FORMATS
@@ -871,6 +863,13 @@ pub fn bilinear_split(u: f32) -> (i64, f32) {
     )
 }
 
+/// The texel a point sample takes: the coordinate snapped to 1/256 texel, then floored.
+pub fn point_index(u: f32) -> i64 {
+    let scale = f64::from(1u32 << SUBTEXEL_BITS);
+    let fixed = (f64::from(u) * scale).round_ties_even();
+    (fixed.clamp(-((1u64 << 52) as f64), (1u64 << 52) as f64) as i64) >> SUBTEXEL_BITS
+}
+
 /// Quantises a mip-level weight to the same 8 bits.
 pub fn quantize_weight(x: f32) -> f32 {
     let scale = (1u32 << SUBTEXEL_BITS) as f32;
@@ -926,7 +925,7 @@ impl Site<'_> {
                 let (i, a) = bilinear_split(v);
                 [(i + i64::from(o), 1.0 - a), (i + 1 + i64::from(o), a)]
             } else {
-                [(v.floor() as i64 + i64::from(o), 1.0), (0, 0.0)]
+                [(point_index(v) + i64::from(o), 1.0), (0, 0.0)]
             }
         };
         let xs = split(c[0], off[0], self.linear_xy);
@@ -1101,9 +1100,9 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
             } else {
                 // Integer formats are never filtered: the point sample's bits.
                 let c = at_level(k0);
-                let x = c[0].floor() as i64 + i64::from(a.offset[0]);
-                let y = if axes > 1 { c[1].floor() as i64 + i64::from(a.offset[1]) } else { 0 };
-                let z = if axes > 2 { c[2].floor() as i64 + i64::from(a.offset[2]) } else { layer };
+                let x = point_index(c[0]) + i64::from(a.offset[0]);
+                let y = if axes > 1 { point_index(c[1]) + i64::from(a.offset[1]) } else { 0 };
+                let z = if axes > 2 { point_index(c[2]) + i64::from(a.offset[2]) } else { layer };
                 swizzle(img, site.texel(e, l, k0, x, y, z)?)
             }
         };
@@ -1271,7 +1270,6 @@ mod tests {
     fn formats_round_trip() {
         let f = Format::from_code(56).unwrap();
         assert_eq!(f, fmt(8, 4, Num::Unorm));
-        assert_eq!(f.code(), Some(56));
         assert_eq!(f32::from_bits(decode_channel(f, 255)), 1.0);
         assert_eq!(encode_channel(f, 0.5f32.to_bits()), 128);
         let s = fmt(8, 1, Num::Snorm);
