@@ -292,6 +292,16 @@ fn arrays_pitched_and_3d_memory() {
     check("arrays");
 }
 
+/// Textures and surfaces (`textures.hip`): texture objects over 1D, 2D, 3D, layered and
+/// mipmapped arrays and linear memory, every address mode, point and linear filtering,
+/// normalised coordinates, a texture reference and an object over one array, a surface
+/// written and read back; each fetch against a host model of the same addressing and
+/// fixed-point filtering.
+#[test]
+fn textures_and_surfaces() {
+    check("textures");
+}
+
 /// Stream-ordered allocation (`mempool.hip`): two streams with kernels, a pool of the
 /// program's own, reuse through stream order and events, the pool's accounting; a kernel that
 /// writes after `hipFreeAsync` faults and the memory checker reports it as it reports a write

@@ -320,7 +320,8 @@ fn sampler_descriptor(t: &hipTextureDesc) -> Result<[u32; 8], Failure> {
         | mode(t.addressMode[2])? << 6
         | u32::from(t.normalizedCoords == 0) << 15;
     s[1] = fixed(t.minMipmapLevelClamp, 15.99) | fixed(max_lod, 15.99) << 12;
-    s[2] = bias | linear << 20 | linear << 22 | linear << 24 | mip << 26;
+    // Z_FILTER is 1 point, 2 linear (0 would be "as the XY filter").
+    s[2] = bias | linear << 20 | linear << 22 | (linear + 1) << 24 | mip << 26;
     s[3] = border << 30;
     Ok(s)
 }
@@ -649,6 +650,24 @@ pub unsafe extern "C" fn hipDestroySurfaceObject(object: *mut c_void) -> hipErro
         runtime().free(object as u64)?;
         Ok(())
     })
+}
+
+/// `hipCreateSurfaceObject` under the C++ name HIP 5.2's header declares it with (Debian's
+/// library exports only this one).
+#[export(name = "_Z22hipCreateSurfaceObjectPP13__hip_surfacePK15hipResourceDesc")]
+pub unsafe extern "C" fn hipCreateSurfaceObject_cxx(
+    object: *mut *mut c_void,
+    res: *const hipResourceDesc,
+) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipCreateSurfaceObject(object, res) }
+}
+
+/// `hipDestroySurfaceObject` under HIP 5.2's C++ name.
+#[export(name = "_Z23hipDestroySurfaceObjectP13__hip_surface")]
+pub unsafe extern "C" fn hipDestroySurfaceObject_cxx(object: *mut c_void) -> hipError_t {
+    // SAFETY: the same contract.
+    unsafe { hipDestroySurfaceObject(object) }
 }
 
 // ------------------------------------------------------------------------------ references

@@ -1,0 +1,464 @@
+// Textures and surfaces: texture objects over 1D/2D/3D/layered/mipmapped arrays, pitched and
+// linear memory, every address mode, point and linear filtering, normalised coordinates, a
+// surface written and read back, and a texture reference and a texture object over the same
+// array. Every fetch is compared with a host model of the same addressing and of the
+// fixed-point filtering (coordinates snapped to 1/256 texel, weights of 8 bits).
+#include "check.h"
+#include <vector>
+
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+
+texture<float, hipTextureType2D, hipReadModeElementType> tex_ref;
+
+// ---------------------------------------------------------------- host model
+
+static double snap(double u) { return nearbyint(u * 256.0); }
+
+// Texel index under a HIP address mode (0 wrap, 1 clamp, 2 mirror, 3 border); -1 = border.
+static long address(int mode, long i, long n) {
+  switch (mode) {
+    case 0: return ((i % n) + n) % n;
+    case 2: {
+      long m = ((i % (2 * n)) + 2 * n) % (2 * n);
+      return m >= n ? 2 * n - 1 - m : m;
+    }
+    case 1: return i < 0 ? 0 : (i >= n ? n - 1 : i);
+    default: return (i < 0 || i >= n) ? -1 : i;
+  }
+}
+
+struct Img {
+  const float* data;  // one channel
+  int w, h, d;
+};
+
+static float texel(const Img& im, int mode, long x, long y, long z) {
+  long ax = address(mode, x, im.w), ay = im.h > 1 ? address(mode, y, im.h) : 0;
+  long az = im.d > 1 ? address(mode, z, im.d) : 0;
+  if (ax < 0 || ay < 0 || az < 0) return 0.0f;
+  return im.data[(az * im.h + ay) * im.w + ax];
+}
+
+// One sample at texel-space (u, v, w) (dims: 1, 2 or 3).
+static float model(const Img& im, int dims, int mode, bool linear, float u, float v, float w) {
+  float c[3] = {u, v, w};
+  long i0[3] = {0, 0, 0};
+  double a[3] = {0, 0, 0};
+  for (int k = 0; k < dims; k++) {
+    if (linear) {
+      double f = snap((double)c[k] - 0.5);
+      i0[k] = (long)floor(f / 256.0);
+      a[k] = (f - i0[k] * 256.0) / 256.0;
+    } else {
+      i0[k] = (long)floor(snap(c[k]) / 256.0);
+    }
+  }
+  if (!linear) return texel(im, mode, i0[0], i0[1], i0[2]);
+  double acc = 0;
+  for (int dz = 0; dz < (dims > 2 ? 2 : 1); dz++)
+    for (int dy = 0; dy < (dims > 1 ? 2 : 1); dy++)
+      for (int dx = 0; dx < 2; dx++) {
+        double wt = (dx ? a[0] : 1 - a[0]) * (dims > 1 ? (dy ? a[1] : 1 - a[1]) : 1) *
+                    (dims > 2 ? (dz ? a[2] : 1 - a[2]) : 1);
+        if (wt == 0) continue;
+        acc += wt * texel(im, mode, i0[0] + dx, i0[1] + dy, i0[2] + dz);
+      }
+  return (float)acc;
+}
+
+static bool close(float got, float want, const char* what, int i) {
+  if (ulps_f32(got, want) <= 1) return true;
+  printf("  %s[%d]: %.9g, expected %.9g\n", what, i, got, want);
+  return false;
+}
+
+// ---------------------------------------------------------------- kernels
+
+__global__ void fetch2d(hipTextureObject_t t, const float2* at, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D<float>(t, at[i].x, at[i].y);
+}
+__global__ void fetch1d(hipTextureObject_t t, const float* at, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex1D<float>(t, at[i]);
+}
+__global__ void fetch3d(hipTextureObject_t t, const float4* at, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex3D<float>(t, at[i].x, at[i].y, at[i].z);
+}
+__global__ void fetch_layered(hipTextureObject_t t, const float2* at, int layer, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2DLayered<float>(t, at[i].x, at[i].y, layer);
+}
+__global__ void fetch_lod(hipTextureObject_t t, const float2* at, float lod, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2DLod<float>(t, at[i].x, at[i].y, lod);
+}
+__global__ void fetch_linear_mem(hipTextureObject_t t, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex1Dfetch<float>(t, i);
+}
+__global__ void fetch_u8(hipTextureObject_t t, const float2* at, float4* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D<float4>(t, at[i].x, at[i].y);
+}
+__global__ void fetch_ref(const float2* at, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tex2D(tex_ref, at[i].x, at[i].y);
+}
+__global__ void surface_scale(hipSurfaceObject_t s, int w, int h) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+  if (x < w && y < h) {
+    float v;
+    surf2Dread(&v, s, x * 4, y);
+    surf2Dwrite(v * 3.0f + (float)x, s, x * 4, y);
+  }
+}
+
+// ---------------------------------------------------------------- helpers
+
+template <typename T>
+static T* upload(const std::vector<T>& v) {
+  T* d;
+  HIP_CHECK(hipMalloc(&d, v.size() * sizeof(T)));
+  HIP_CHECK(hipMemcpy(d, v.data(), v.size() * sizeof(T), hipMemcpyHostToDevice));
+  return d;
+}
+
+template <typename T>
+static std::vector<T> download(const T* d, size_t n) {
+  std::vector<T> v(n);
+  HIP_CHECK(hipMemcpy(v.data(), d, n * sizeof(T), hipMemcpyDeviceToHost));
+  return v;
+}
+
+static hipTextureObject_t make_tex(hipArray_t a, int mode, bool linear, bool norm) {
+  hipResourceDesc r = {};
+  r.resType = hipResourceTypeArray;
+  r.res.array.array = a;
+  hipTextureDesc t = {};
+  for (int k = 0; k < 3; k++) t.addressMode[k] = (hipTextureAddressMode)mode;
+  t.filterMode = linear ? hipFilterModeLinear : hipFilterModePoint;
+  t.readMode = hipReadModeElementType;
+  t.normalizedCoords = norm;
+  hipTextureObject_t o;
+  HIP_CHECK(hipCreateTextureObject(&o, &r, &t, nullptr));
+  return o;
+}
+
+static const int W = 13, H = 7, D = 5;
+
+// Coordinates that go past every edge, in texels.
+static std::vector<float2> coords2d(int n) {
+  std::vector<float2> c(n);
+  for (int i = 0; i < n; i++)
+    c[i] = make_float2(-3.3f + 0.731f * i, -2.1f + 0.37f * (i % 29));
+  return c;
+}
+
+static void two_d() {
+  std::vector<float> img(W * H);
+  for (int i = 0; i < W * H; i++) img[i] = (float)((i * 37) % 101) * 0.25f - 3.0f;
+  hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
+  hipArray_t a;
+  HIP_CHECK(hipMallocArray(&a, &cd, W, H));
+  HIP_CHECK(hipMemcpy2DToArray(a, 0, 0, img.data(), W * 4, W * 4, H, hipMemcpyHostToDevice));
+  const int N = 96;
+  std::vector<float2> at = coords2d(N);
+  float2* dat = upload(at);
+  float* dout;
+  HIP_CHECK(hipMalloc(&dout, N * 4));
+  Img im = {img.data(), W, H, 1};
+  const char* modes[] = {"wrap", "clamp", "mirror", "border"};
+  for (int norm = 0; norm < 2; norm++)
+    for (int mode = 0; mode < 4; mode++)
+      for (int linear = 0; linear < 2; linear++) {
+        // Wrap and mirror need normalised coordinates in HIP.
+        if (!norm && (mode == 0 || mode == 2)) continue;
+        hipTextureObject_t t = make_tex(a, mode, linear, norm);
+        std::vector<float2> q = at;
+        if (norm)
+          for (auto& c : q) c = make_float2(c.x / W, c.y / H);
+        HIP_CHECK(hipMemcpy(dat, q.data(), N * sizeof(float2), hipMemcpyHostToDevice));
+        fetch2d<<<(N + 63) / 64, 64>>>(t, dat, dout, N);
+        HIP_CHECK(hipGetLastError());
+        std::vector<float> got = download(dout, N);
+        bool ok = true;
+        for (int i = 0; i < N && ok; i++) {
+          float u = norm ? q[i].x * (float)W : q[i].x, v = norm ? q[i].y * (float)H : q[i].y;
+          if (!linear && norm) {
+            // The device library snaps normalised point samples to texel starts first.
+            u = floorf(q[i].x * (float)W) / (float)W * (float)W;
+            v = floorf(q[i].y * (float)H) / (float)H * (float)H;
+          } else if (!linear) {
+            u = floorf(q[i].x);
+            v = floorf(q[i].y);
+          }
+          ok &= close(got[i], model(im, 2, mode, linear, u, v, 0), "tex2D", i);
+        }
+        char name[96];
+        snprintf(name, sizeof name, "tex2D %s %s %s", modes[mode], linear ? "linear" : "point",
+                 norm ? "normalised" : "texel coordinates");
+        report(name, ok);
+        HIP_CHECK(hipDestroyTextureObject(t));
+      }
+  // The same array through a texture reference and a texture object.
+  tex_ref.filterMode = hipFilterModeLinear;
+  tex_ref.normalized = 0;
+  tex_ref.addressMode[0] = tex_ref.addressMode[1] = hipAddressModeClamp;
+  HIP_CHECK(hipBindTextureToArray(tex_ref, a));
+  HIP_CHECK(hipMemcpy(dat, at.data(), N * sizeof(float2), hipMemcpyHostToDevice));
+  fetch_ref<<<(N + 63) / 64, 64>>>(dat, dout, N);
+  HIP_CHECK(hipGetLastError());
+  std::vector<float> by_ref = download(dout, N);
+  hipTextureObject_t t = make_tex(a, 1, true, false);
+  fetch2d<<<(N + 63) / 64, 64>>>(t, dat, dout, N);
+  std::vector<float> by_obj = download(dout, N);
+  bool ok = true;
+  for (int i = 0; i < N && ok; i++) {
+    ok &= close(by_ref[i], model(im, 2, 1, true, at[i].x, at[i].y, 0), "reference", i);
+    ok &= by_ref[i] == by_obj[i];
+  }
+  report("texture reference and texture object over one array", ok);
+  HIP_CHECK(hipUnbindTexture(tex_ref));
+  // The getters give back what the object was made from.
+  hipResourceDesc r;
+  hipTextureDesc td;
+  HIP_CHECK(hipGetTextureObjectResourceDesc(&r, t));
+  HIP_CHECK(hipGetTextureObjectTextureDesc(&td, t));
+  report("texture object getters",
+         r.resType == hipResourceTypeArray && r.res.array.array == a &&
+             td.filterMode == hipFilterModeLinear && td.addressMode[1] == hipAddressModeClamp);
+  HIP_CHECK(hipDestroyTextureObject(t));
+  HIP_CHECK(hipFree(dat));
+  HIP_CHECK(hipFree(dout));
+  HIP_CHECK(hipFreeArray(a));
+}
+
+static void one_and_three_d() {
+  // 1D array, linear filtering, clamp.
+  std::vector<float> line(W);
+  for (int i = 0; i < W; i++) line[i] = (float)(i * i) - 4.5f;
+  hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
+  hipArray_t a1;
+  HIP_CHECK(hipMallocArray(&a1, &cd, W, 0));
+  HIP_CHECK(hipMemcpy2DToArray(a1, 0, 0, line.data(), W * 4, W * 4, 1, hipMemcpyHostToDevice));
+  const int N = 64;
+  std::vector<float> at(N);
+  for (int i = 0; i < N; i++) at[i] = -2.0f + 0.27f * i;
+  float* dat = upload(at);
+  float* dout;
+  HIP_CHECK(hipMalloc(&dout, N * 4));
+  hipTextureObject_t t = make_tex(a1, 1, true, false);
+  fetch1d<<<1, N>>>(t, dat, dout, N);
+  HIP_CHECK(hipGetLastError());
+  std::vector<float> got = download(dout, N);
+  Img im1 = {line.data(), W, 1, 1};
+  bool ok = true;
+  for (int i = 0; i < N && ok; i++) ok &= close(got[i], model(im1, 1, 1, true, at[i], 0, 0), "tex1D", i);
+  report("tex1D linear clamp", ok);
+  HIP_CHECK(hipDestroyTextureObject(t));
+  HIP_CHECK(hipFreeArray(a1));
+  HIP_CHECK(hipFree(dat));
+  // 3D array, trilinear in space, border.
+  std::vector<float> vol(W * H * D);
+  for (int i = 0; i < W * H * D; i++) vol[i] = (float)((i * 53) % 97) * 0.5f;
+  hipArray_t a3;
+  HIP_CHECK(hipMalloc3DArray(&a3, &cd, make_hipExtent(W, H, D), 0));
+  hipMemcpy3DParms p = {};
+  p.srcPtr = make_hipPitchedPtr(vol.data(), W * 4, W, H);
+  p.dstArray = a3;
+  p.extent = make_hipExtent(W, H, D);
+  p.kind = hipMemcpyHostToDevice;
+  HIP_CHECK(hipMemcpy3D(&p));
+  std::vector<float4> at3(N);
+  for (int i = 0; i < N; i++) at3[i] = make_float4(-1.2f + 0.25f * i, 0.3f * (i % 11) - 0.9f, 0.17f * (i % 37) - 0.6f, 0);
+  float4* dat3 = upload(at3);
+  t = make_tex(a3, 3, true, false);
+  fetch3d<<<1, N>>>(t, dat3, dout, N);
+  HIP_CHECK(hipGetLastError());
+  got = download(dout, N);
+  Img im3 = {vol.data(), W, H, D};
+  ok = true;
+  for (int i = 0; i < N && ok; i++)
+    ok &= close(got[i], model(im3, 3, 3, true, at3[i].x, at3[i].y, at3[i].z), "tex3D", i);
+  report("tex3D trilinear border", ok);
+  HIP_CHECK(hipDestroyTextureObject(t));
+  HIP_CHECK(hipFreeArray(a3));
+  HIP_CHECK(hipFree(dat3));
+  HIP_CHECK(hipFree(dout));
+}
+
+static void layered_and_mipmapped() {
+  const int L = 3, N = 64;
+  std::vector<float> layers(W * H * L);
+  for (int i = 0; i < W * H * L; i++) layers[i] = (float)((i * 29) % 83) - 10.0f;
+  hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
+  hipArray_t a;
+  HIP_CHECK(hipMalloc3DArray(&a, &cd, make_hipExtent(W, H, L), hipArrayLayered));
+  hipMemcpy3DParms p = {};
+  p.srcPtr = make_hipPitchedPtr(layers.data(), W * 4, W, H);
+  p.dstArray = a;
+  p.extent = make_hipExtent(W, H, L);
+  p.kind = hipMemcpyHostToDevice;
+  HIP_CHECK(hipMemcpy3D(&p));
+  std::vector<float2> at = coords2d(N);
+  float2* dat = upload(at);
+  float* dout;
+  HIP_CHECK(hipMalloc(&dout, N * 4));
+  hipTextureObject_t t = make_tex(a, 1, true, false);
+  bool ok = true;
+  for (int layer = 0; layer < L; layer++) {
+    fetch_layered<<<1, N>>>(t, dat, layer, dout, N);
+    HIP_CHECK(hipGetLastError());
+    std::vector<float> got = download(dout, N);
+    Img im = {layers.data() + layer * W * H, W, H, 1};
+    for (int i = 0; i < N && ok; i++) ok &= close(got[i], model(im, 2, 1, true, at[i].x, at[i].y, 0), "layered", i);
+  }
+  report("tex2DLayered linear clamp, every layer", ok);
+  HIP_CHECK(hipDestroyTextureObject(t));
+  HIP_CHECK(hipFreeArray(a));
+  // Mipmapped: three levels, each filled with its own values; explicit LODs, point and linear
+  // between levels.
+  const int MW = 16, MH = 8, LV = 3;
+  hipMipmappedArray_t mm;
+  HIP_CHECK(hipMallocMipmappedArray(&mm, &cd, make_hipExtent(MW, MH, 0), LV, 0));
+  std::vector<std::vector<float>> lv(LV);
+  for (int l = 0; l < LV; l++) {
+    int w = MW >> l, h = MH >> l;
+    lv[l].resize(w * h);
+    for (int i = 0; i < w * h; i++) lv[l][i] = (float)(l * 100 + (i * 7) % 31);
+    hipArray_t level;
+    HIP_CHECK(hipGetMipmappedArrayLevel(&level, mm, l));
+    HIP_CHECK(hipMemcpy2DToArray(level, 0, 0, lv[l].data(), w * 4, w * 4, h, hipMemcpyHostToDevice));
+  }
+  hipResourceDesc r = {};
+  r.resType = hipResourceTypeMipmappedArray;
+  r.res.mipmap.mipmap = mm;
+  hipTextureDesc td = {};
+  td.addressMode[0] = td.addressMode[1] = hipAddressModeClamp;
+  td.filterMode = hipFilterModePoint;
+  td.mipmapFilterMode = hipFilterModeLinear;
+  td.normalizedCoords = 1;
+  td.maxMipmapLevelClamp = LV - 1;
+  HIP_CHECK(hipCreateTextureObject(&t, &r, &td, nullptr));
+  std::vector<float2> q(N);
+  for (int i = 0; i < N; i++) q[i] = make_float2((i % 16 + 0.5f) / 16.0f, (i / 16 + 0.5f) / 8.0f);
+  HIP_CHECK(hipMemcpy(dat, q.data(), N * sizeof(float2), hipMemcpyHostToDevice));
+  ok = true;
+  const float lods[] = {0.0f, 1.0f, 2.0f, 0.5f, 1.25f};
+  for (float lod : lods) {
+    fetch_lod<<<1, N>>>(t, dat, lod, dout, N);
+    HIP_CHECK(hipGetLastError());
+    std::vector<float> got = download(dout, N);
+    int l0 = (int)floorf(lod), l1 = l0 + 1 < LV ? l0 + 1 : l0;
+    double wk = nearbyint((lod - l0) * 256.0) / 256.0;
+    for (int i = 0; i < N && ok; i++) {
+      auto at_level = [&](int l) {
+        int w = MW >> l, h = MH >> l;
+        Img im = {lv[l].data(), w, h, 1};
+        return model(im, 2, 1, false, floorf(q[i].x * w) / w * w, floorf(q[i].y * h) / h * h, 0);
+      };
+      float want = (float)(at_level(l0) * (1 - wk) + (l1 != l0 ? at_level(l1) * wk : at_level(l0) * wk));
+      ok &= close(got[i], want, "tex2DLod", i);
+    }
+  }
+  report("mipmapped tex2DLod, point in the level, linear between levels", ok);
+  HIP_CHECK(hipDestroyTextureObject(t));
+  HIP_CHECK(hipFreeMipmappedArray(mm));
+  HIP_CHECK(hipFree(dat));
+  HIP_CHECK(hipFree(dout));
+}
+
+static void linear_memory_and_formats() {
+  const int N = 100;
+  std::vector<float> lin(N);
+  for (int i = 0; i < N; i++) lin[i] = i * 1.5f - 7.0f;
+  float* dlin = upload(lin);
+  hipResourceDesc r = {};
+  r.resType = hipResourceTypeLinear;
+  r.res.linear.devPtr = dlin;
+  r.res.linear.desc = hipCreateChannelDesc<float>();
+  r.res.linear.sizeInBytes = N * 4;
+  hipTextureDesc td = {};
+  hipTextureObject_t t;
+  HIP_CHECK(hipCreateTextureObject(&t, &r, &td, nullptr));
+  float* dout;
+  HIP_CHECK(hipMalloc(&dout, N * 4));
+  fetch_linear_mem<<<1, N>>>(t, dout, N);
+  HIP_CHECK(hipGetLastError());
+  std::vector<float> got = download(dout, N);
+  report("tex1Dfetch on linear memory", memcmp(got.data(), lin.data(), N * 4) == 0);
+  HIP_CHECK(hipDestroyTextureObject(t));
+  HIP_CHECK(hipFree(dlin));
+  HIP_CHECK(hipFree(dout));
+  // uchar4 read as normalised floats, linear filtering.
+  std::vector<uchar4> img(W * H);
+  for (int i = 0; i < W * H; i++) img[i] = make_uchar4(i * 3, 255 - i, (i * 17) & 255, 128);
+  // HIP 5.2's hipCreateChannelDesc<uchar4>() says signed (a header bug): spelled out here.
+  hipChannelFormatDesc cd = hipCreateChannelDesc(8, 8, 8, 8, hipChannelFormatKindUnsigned);
+  hipArray_t a;
+  HIP_CHECK(hipMallocArray(&a, &cd, W, H));
+  HIP_CHECK(hipMemcpy2DToArray(a, 0, 0, img.data(), W * 4, W * 4, H, hipMemcpyHostToDevice));
+  hipResourceDesc ra = {};
+  ra.resType = hipResourceTypeArray;
+  ra.res.array.array = a;
+  td.filterMode = hipFilterModeLinear;
+  td.readMode = hipReadModeNormalizedFloat;
+  td.addressMode[0] = td.addressMode[1] = hipAddressModeClamp;
+  HIP_CHECK(hipCreateTextureObject(&t, &ra, &td, nullptr));
+  const int M = 64;
+  std::vector<float2> at = coords2d(M);
+  float2* dat = upload(at);
+  float4* d4;
+  HIP_CHECK(hipMalloc(&d4, M * sizeof(float4)));
+  fetch_u8<<<1, M>>>(t, dat, d4, M);
+  HIP_CHECK(hipGetLastError());
+  std::vector<float4> g4 = download(d4, M);
+  bool ok = true;
+  for (int c = 0; c < 4; c++) {
+    std::vector<float> chan(W * H);
+    for (int i = 0; i < W * H; i++) chan[i] = (float)((&img[i].x)[c]) / 255.0f;
+    Img im = {chan.data(), W, H, 1};
+    for (int i = 0; i < M; i++)
+      if (!close((&g4[i].x)[c], model(im, 2, 1, true, at[i].x, at[i].y, 0), "uchar4", i + 1000 * c)) ok = false;
+  }
+  report("uchar4 normalised float, linear", ok);
+  HIP_CHECK(hipDestroyTextureObject(t));
+  HIP_CHECK(hipFreeArray(a));
+  HIP_CHECK(hipFree(dat));
+  HIP_CHECK(hipFree(d4));
+}
+
+static void surfaces() {
+  std::vector<float> img(W * H);
+  for (int i = 0; i < W * H; i++) img[i] = (float)(i % 19) - 2.0f;
+  hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
+  hipArray_t a;
+  HIP_CHECK(hipMallocArray(&a, &cd, W, H, hipArraySurfaceLoadStore));
+  HIP_CHECK(hipMemcpy2DToArray(a, 0, 0, img.data(), W * 4, W * 4, H, hipMemcpyHostToDevice));
+  hipResourceDesc r = {};
+  r.resType = hipResourceTypeArray;
+  r.res.array.array = a;
+  hipSurfaceObject_t s;
+  HIP_CHECK(hipCreateSurfaceObject(&s, &r));
+  surface_scale<<<dim3(1, H), 32>>>(s, W, H);
+  HIP_CHECK(hipGetLastError());
+  std::vector<float> got(W * H);
+  HIP_CHECK(hipMemcpy2DFromArray(got.data(), W * 4, a, 0, 0, W * 4, H, hipMemcpyDeviceToHost));
+  bool ok = true;
+  for (int y = 0; y < H; y++)
+    for (int x = 0; x < W; x++) ok &= got[y * W + x] == img[y * W + x] * 3.0f + (float)x;
+  report("surf2Dread + surf2Dwrite read back", ok);
+  HIP_CHECK(hipDestroySurfaceObject(s));
+  HIP_CHECK(hipFreeArray(a));
+}
+
+int main() {
+  two_d();
+  one_and_three_d();
+  layered_and_mipmapped();
+  linear_memory_and_formats();
+  surfaces();
+  return finish();
+}
