@@ -922,7 +922,7 @@ mod tests {
             },
             false,
         )
-        .unwrap();
+        .unwrap_or_else(|_| panic!("image descriptor refused"));
         assert_eq!(
             u64::from(d[0]) | u64::from(d[1] & 0xff) << 32,
             0x12_3456_7800 >> 8
@@ -939,7 +939,7 @@ mod tests {
             normalizedCoords: 1,
             ..Default::default()
         })
-        .unwrap();
+        .unwrap_or_else(|_| panic!("sampler descriptor refused"));
         assert_eq!(s[0] & 0x1ff, 6 | 2 << 3);
         assert_eq!(s[0] >> 15 & 1, 0);
         assert_eq!(s[2] >> 20 & 3, 1);
