@@ -429,17 +429,17 @@ pub struct Sampler {
     pub z: u32,
     /// Mip filter (0 none, 1 point, 2 linear).
     pub mip: u32,
-    /// `BORDER_COLOR_TYPE` (0 transparent black, 1 opaque black, 2 opaque white).
+    /// `BORDER_COLOR_TYPE` (0 transparent black, 1 opaque black, 2 opaque white, 3 the
+    /// agent's table).
     pub border: u32,
+    /// `BORDER_COLOR_PTR`: the table entry of type 3.
+    pub border_ptr: u32,
 }
 
 impl Sampler {
     /// Parses the 4 dwords of a gfx10 S#.
     pub fn parse(d: &[u32; 4]) -> Result<Sampler, Box<Fault>> {
         let border = d[3] >> 30;
-        if border == 3 {
-            return Err(unsupported_descriptor("border colour from the palette register"));
-        }
         let bias = ((d[2] & 0x3fff) << 18) as i32 >> 18;
         Ok(Sampler {
             clamp: [d[0] & 7, d[0] >> 3 & 7, d[0] >> 6 & 7],
@@ -453,10 +453,26 @@ impl Sampler {
             z: d[2] >> 24 & 3,
             mip: d[2] >> 26 & 3,
             border,
+            border_ptr: d[3] & 0xfff,
         })
     }
 
-    fn border_color(&self, f: Format) -> [u32; 4] {
+    /// The border colour's channel values: a constant, or the agent's table entry (read
+    /// through the memory checker, for lane `l`).
+    fn border_color(&self, e: &Env<'_>, l: usize, f: Format) -> Result<[u32; 4], Box<Fault>> {
+        if self.border != 3 {
+            return Ok(self.constant_border(f));
+        }
+        let table = e.services.border_color_table();
+        if table == 0 {
+            return Err(unsupported_descriptor("border colour from a table the agent does not have"));
+        }
+        let mut bytes = [0u8; 16];
+        read_bytes(e, l, table.wrapping_add(u64::from(self.border_ptr) * 16), &mut bytes)?;
+        Ok(std::array::from_fn(|c| u32::from_le_bytes([bytes[4 * c], bytes[4 * c + 1], bytes[4 * c + 2], bytes[4 * c + 3]])))
+    }
+
+    fn constant_border(&self, f: Format) -> [u32; 4] {
         let (zero, one) = if f.is_float() {
             (0.0f32.to_bits(), 1.0f32.to_bits())
         } else {
@@ -880,6 +896,8 @@ pub fn quantize_weight(x: f32) -> f32 {
 struct Site<'a> {
     img: &'a Image,
     s: &'a Sampler,
+    /// The border colour's channel values.
+    border: [u32; 4],
     linear_xy: bool,
     linear_z: bool,
     compare: Option<f32>,
@@ -888,13 +906,14 @@ struct Site<'a> {
 impl Site<'_> {
     fn texel(&self, e: &Env<'_>, l: usize, k: u32, x: i64, y: i64, z: i64) -> Result<[u32; 4], Box<Fault>> {
         let [w, h, d] = self.img.level_size(k);
-        let ax = address_mode(self.s.clamp[0], x, w);
-        let ay = if matches!(self.img.kind, IMG_1D | IMG_1D_ARRAY) { Some(0) } else { address_mode(self.s.clamp[1], y, h) };
+        // A cube face clamps to its edges (filtering does not reach into the next face).
+        let clamp = if self.img.kind == IMG_CUBE { [2, 2] } else { [self.s.clamp[0], self.s.clamp[1]] };
+        let ax = address_mode(clamp[0], x, w);
+        let ay = if matches!(self.img.kind, IMG_1D | IMG_1D_ARRAY) { Some(0) } else { address_mode(clamp[1], y, h) };
         let az = if self.img.is_3d() { address_mode(self.s.clamp[2], z, d) } else { Some(z) };
         let t = match (ax, ay, az) {
-            (Some(x), Some(y), Some(z)) => fetch(e, l, self.img, k, x, y, z)?
-                .unwrap_or_else(|| self.s.border_color(self.img.format)),
-            _ => self.s.border_color(self.img.format),
+            (Some(x), Some(y), Some(z)) => fetch(e, l, self.img, k, x, y, z)?.unwrap_or(self.border),
+            _ => self.border,
         };
         Ok(match self.compare {
             Some(r) => {
@@ -971,10 +990,12 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
         IMG_2D | IMG_2D_ARRAY | IMG_CUBE => 2,
         _ => 3,
     };
-    if kind == IMG_CUBE {
-        return Err(unsupported_descriptor("cube sampling"));
-    }
     let size0 = img.level_size(img.base_level);
+    // Read once per instruction, attributed to the first active lane.
+    let border = match exec.iter().next() {
+        Some(l) => s.border_color(e, l, img.format)?,
+        None => s.constant_border(img.format),
+    };
     let mut words = 0;
     for l in exec.iter() {
         let a = args[l];
@@ -1041,19 +1062,27 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
         };
         let k0 = k0.min(levels) + img.base_level;
         let k1 = k1.min(levels) + img.base_level;
+        let last = i64::from(img.depth.saturating_sub(1));
+        let base = i64::from(img.base_array);
         let layer = match kind {
             IMG_1D_ARRAY => Some(a.coords[1]),
             IMG_2D_ARRAY => Some(a.coords[2]),
             _ => None,
         }
-        .map_or(0, |v| {
-            let last = i64::from(img.depth.saturating_sub(1));
-            let base = i64::from(img.base_array);
-            (v.round_ties_even() as i64).clamp(0, (last - base).max(0)) + base
-        });
+        .map_or(0, |v| (v.round_ties_even() as i64).clamp(0, (last - base).max(0)) + base);
+        // A cube's third coordinate is the face plus 8 x the cube's layer (what the device
+        // library's cube arithmetic passes); faces are slices, 6 to a layer.
+        let layer = if kind == IMG_CUBE {
+            let f = (a.coords[2].round_ties_even() as i64).max(0);
+            let slice = f / 8 * 6 + (f % 8).min(5);
+            slice.clamp(0, (last - base).max(0)) + base
+        } else {
+            layer
+        };
         let site = Site {
             img,
             s,
+            border,
             linear_xy,
             linear_z,
             compare: f.info.compare.then_some(a.compare),
