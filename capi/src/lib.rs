@@ -435,6 +435,7 @@ mod register;
 mod rocload_api;
 mod stream;
 mod symbol;
+mod texref;
 mod texture;
 mod vmm;
 

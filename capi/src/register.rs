@@ -162,7 +162,7 @@ pub unsafe extern "C" fn __hipRegisterSurface(
     _ext: c_int,
 ) {
     call_void("__hipRegisterSurface", || {
-        crate::texture::register_reference(modules, var, device_var, 8)
+        crate::texref::register_reference(modules, var, device_var, 8)
     })
 }
 
@@ -180,7 +180,7 @@ pub unsafe extern "C" fn __hipRegisterTexture(
     _ext: c_int,
 ) {
     call_void("__hipRegisterTexture", || {
-        crate::texture::register_reference(
+        crate::texref::register_reference(
             modules,
             var,
             device_var,

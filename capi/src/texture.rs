@@ -14,7 +14,7 @@
 
 use rocload_ffi::export;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_int, c_uint, c_void};
 use std::sync::LazyLock;
 
 use parking_lot::Mutex;
@@ -28,10 +28,10 @@ use crate::array::{
 use crate::*;
 
 /// `hipResourceType`.
-const RES_ARRAY: c_int = 0;
-const RES_MIPMAP: c_int = 1;
-const RES_LINEAR: c_int = 2;
-const RES_PITCH2D: c_int = 3;
+pub(crate) const RES_ARRAY: c_int = 0;
+pub(crate) const RES_MIPMAP: c_int = 1;
+pub(crate) const RES_LINEAR: c_int = 2;
+pub(crate) const RES_PITCH2D: c_int = 3;
 
 /// `hipResourceDesc` (HIP 5.2's `driver_types.h`): the type and a union of 56 bytes.
 #[repr(C)]
@@ -203,10 +203,15 @@ struct ImageShape {
     /// T# `TYPE`: 8 1D, 9 2D, 10 3D, 11 cube, 12 1D array, 13 2D array.
     kind: u32,
     pitch_texels: u64,
+    /// First and last mip level a sampler may reach.
+    base_level: u32,
     last_level: u32,
+    /// First and last slice (layer or cube face) of an array a view selects.
+    base_slice: u64,
+    last_slice: u64,
 }
 
-fn bad(why: String) -> Failure {
+pub(crate) fn bad(why: String) -> Failure {
     Failure::new(hipErrorInvalidValue, why)
 }
 
@@ -233,10 +238,15 @@ fn image_descriptor(s: &ImageShape, normalized: bool) -> Result<[u32; 12], Failu
     d[0] = base as u32;
     d[1] = (base >> 32) as u32 & 0xff | code << 20 | (w & 3) << 30;
     d[2] = w >> 2 | h << 14;
-    d[3] = dst_sel(s.channels) | s.last_level.min(15) << 16 | s.kind << 28;
+    d[3] = dst_sel(s.channels)
+        | s.base_level.min(15) << 12
+        | s.last_level.min(15) << 16
+        | s.kind << 28;
     d[4] = match s.kind {
         8 | 9 => (s.pitch_texels.max(1) - 1) as u32 & 0x3fff,
-        _ => (s.depth.max(1) - 1) as u32 & 0x1fff,
+        10 => (s.depth.max(1) - 1) as u32 & 0x1fff,
+        // Arrays and cubes: the last slice and the first (BASE_ARRAY).
+        _ => (s.last_slice as u32 & 0x1fff) | (s.base_slice as u32 & 0x1fff) << 16,
     };
     let (ty, order) = hsa_channel(s.format, s.channels, normalized);
     d[8] = ty;
@@ -268,8 +278,8 @@ fn buffer_descriptor(
     Ok(d)
 }
 
-/// S# of a texture description.
-fn sampler_descriptor(t: &hipTextureDesc) -> Result<[u32; 8], Failure> {
+/// S# of a texture description; `border` is `BORDER_COLOR_TYPE` and `BORDER_COLOR_PTR`.
+fn sampler_descriptor(t: &hipTextureDesc, border: (u32, u32)) -> Result<[u32; 8], Failure> {
     if t.sRGB != 0 {
         return Err(Failure::new(
             hipErrorNotSupported,
@@ -295,18 +305,6 @@ fn sampler_descriptor(t: &hipTextureDesc) -> Result<[u32; 8], Failure> {
         1 => 2,
         m => return Err(bad(format!("mipmap filter mode {m}"))),
     };
-    // The three border colours the hardware has without a palette.
-    let border = match t.borderColor {
-        [0.0, 0.0, 0.0, 0.0] => 0,
-        [0.0, 0.0, 0.0, 1.0] => 1,
-        [1.0, 1.0, 1.0, 1.0] => 2,
-        c => {
-            return Err(Failure::new(
-                hipErrorNotSupported,
-                format!("border colour {c:?}: only (0,0,0,0), (0,0,0,1) and (1,1,1,1) exist"),
-            ))
-        }
-    };
     let fixed = |v: f32, max: f32| (v.clamp(0.0, max) * 256.0) as u32;
     let max_lod = if t.maxMipmapLevelClamp > 0.0 {
         t.maxMipmapLevelClamp
@@ -322,8 +320,125 @@ fn sampler_descriptor(t: &hipTextureDesc) -> Result<[u32; 8], Failure> {
     s[1] = fixed(t.minMipmapLevelClamp, 15.99) | fixed(max_lod, 15.99) << 12;
     // Z_FILTER is 1 point, 2 linear (0 would be "as the XY filter").
     s[2] = bias | linear << 20 | linear << 22 | (linear + 1) << 24 | mip << 26;
-    s[3] = border << 30;
+    s[3] = border.1 & 0xfff | border.0 << 30;
     Ok(s)
+}
+
+/// `BORDER_COLOR_TYPE` and `BORDER_COLOR_PTR` of a texture's border colour: one of the three
+/// constants where it is one (or where no axis uses the border), else an entry of the
+/// device's table holding the channel values as the texture reads them (float bits for float
+/// and normalised reads, integers for integer reads).
+fn border_fields(
+    t: &hipTextureDesc,
+    format: ArrayFormat,
+    normalized: bool,
+) -> Result<(u32, u32), Failure> {
+    if !t.addressMode.contains(&3) {
+        return Ok((0, 0));
+    }
+    match t.borderColor {
+        [0.0, 0.0, 0.0, 0.0] => return Ok((0, 0)),
+        [0.0, 0.0, 0.0, 1.0] => return Ok((1, 0)),
+        [1.0, 1.0, 1.0, 1.0] => return Ok((2, 0)),
+        _ => {}
+    }
+    let c = t.borderColor;
+    if c.iter().any(|v| !v.is_finite()) {
+        return Err(bad(format!("border colour {c:?}")));
+    }
+    let integer = !normalized && !matches!(format, ArrayFormat::F16 | ArrayFormat::F32);
+    let signed = matches!(
+        format,
+        ArrayFormat::I8 | ArrayFormat::I16 | ArrayFormat::I32
+    );
+    let dwords = c.map(|v| match (integer, signed) {
+        (false, _) => v.to_bits(),
+        (true, true) => v as i32 as u32,
+        (true, false) => v as u32,
+    });
+    let index = runtime().border_color(current_device(), dwords)?;
+    Ok((3, index))
+}
+
+/// `hipResourceViewFormat`: the format and channels a view reads the texels as.
+fn view_format(code: c_int) -> Result<(ArrayFormat, u32), Failure> {
+    let formats = [
+        ArrayFormat::U8,
+        ArrayFormat::I8,
+        ArrayFormat::U16,
+        ArrayFormat::I16,
+        ArrayFormat::U32,
+        ArrayFormat::I32,
+        ArrayFormat::F16,
+        ArrayFormat::F32,
+    ];
+    match code {
+        0x01..=0x18 => {
+            let i = (code - 1) as usize;
+            Ok((formats[i / 3], [1, 2, 4][i % 3]))
+        }
+        0x19..=0x22 => Err(Failure::new(
+            hipErrorNotSupported,
+            format!("block-compressed view format {code:#x}"),
+        )),
+        c => Err(bad(format!("resource view format {c:#x}"))),
+    }
+}
+
+/// Applies a resource view to an array's shape: the texels read as another format of the same
+/// size, a range of mip levels, a range of layers.
+fn apply_view(s: &mut ImageShape, v: &hipResourceViewDesc) -> Result<(), Failure> {
+    if v.format != 0 {
+        let (format, channels) = view_format(v.format)?;
+        let (new, old) = (
+            format.bytes() * u64::from(channels),
+            s.format.bytes() * u64::from(s.channels),
+        );
+        if new != old {
+            return Err(bad(format!(
+                "view format {:#x} has {new}-byte texels, the resource {old}-byte ones",
+                v.format
+            )));
+        }
+        s.format = format;
+        s.channels = channels;
+    }
+    let one_d = matches!(s.kind, 8 | 12);
+    let size_differs = (v.width != 0 && v.width as u64 != s.width)
+        || (v.height != 0 && !one_d && v.height as u64 != s.height);
+    if size_differs {
+        return Err(bad(format!(
+            "view of {} x {} texels over a resource of {} x {}",
+            v.width, v.height, s.width, s.height
+        )));
+    }
+    if v.firstMipmapLevel > v.lastMipmapLevel || v.lastMipmapLevel > s.last_level {
+        return Err(bad(format!(
+            "view of mip levels {}..={} of a resource with levels 0..={}",
+            v.firstMipmapLevel, v.lastMipmapLevel, s.last_level
+        )));
+    }
+    s.base_level = v.firstMipmapLevel;
+    s.last_level = v.lastMipmapLevel;
+    let layered = (11..=13).contains(&s.kind);
+    if !layered {
+        if v.firstLayer != 0 || v.lastLayer != 0 {
+            return Err(bad("a layer range on a resource without layers".into()));
+        }
+        return Ok(());
+    }
+    // A cube's layers are groups of six faces.
+    let per = if s.kind == 11 { 6 } else { 1 };
+    let layers = (s.last_slice + 1) / per;
+    let (first, last) = (u64::from(v.firstLayer), u64::from(v.lastLayer));
+    if first > last || last >= layers {
+        return Err(bad(format!(
+            "view of layers {first}..={last} of a resource with layers 0..{layers}"
+        )));
+    }
+    s.base_slice = first * per;
+    s.last_slice = last * per + per - 1;
+    Ok(())
 }
 
 /// Device memory holding `dwords`.
@@ -350,13 +465,13 @@ fn upload(dwords: &[u32]) -> Result<u64, Failure> {
 
 /// What a texture object was made from.
 #[derive(Clone, Copy)]
-struct TextureRecord {
-    res: hipResourceDesc,
-    tex: hipTextureDesc,
-    view: Option<hipResourceViewDesc>,
+pub(crate) struct TextureRecord {
+    pub(crate) res: hipResourceDesc,
+    pub(crate) tex: hipTextureDesc,
+    pub(crate) view: Option<hipResourceViewDesc>,
 }
 
-static TEXTURES: LazyLock<Mutex<HashMap<u64, TextureRecord>>> =
+pub(crate) static TEXTURES: LazyLock<Mutex<HashMap<u64, TextureRecord>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 static SURFACES: LazyLock<Mutex<HashMap<u64, hipResourceDesc>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
@@ -429,7 +544,10 @@ fn array_shape(res: &hipResourceDesc) -> Result<(ImageShape, ArrayFlags), Failur
             depth: depth.max(1),
             kind,
             pitch_texels: pitch / texel.max(1),
+            base_level: 0,
             last_level: levels - 1,
+            base_slice: 0,
+            last_slice: depth.max(1) - 1,
         },
         flags,
     ))
@@ -471,7 +589,10 @@ fn resource_dwords(res: &hipResourceDesc, normalized_read: bool) -> Result<[u32;
                         depth: 1,
                         kind: 9,
                         pitch_texels: pitch / texel,
+                        base_level: 0,
                         last_level: 0,
+                        base_slice: 0,
+                        last_slice: 0,
                     },
                     normalized_read,
                 )
@@ -496,20 +617,49 @@ fn normalized_read(res: &hipResourceDesc, tex: &hipTextureDesc) -> bool {
             format_of(&desc).ok().map(|(f, _)| f)
         }
     };
+    format.is_some_and(small_integers)
+}
+
+/// 8- and 16-bit integers, which `hipReadModeNormalizedFloat` reads as normalised floats.
+fn small_integers(format: ArrayFormat) -> bool {
     matches!(
         format,
-        Some(ArrayFormat::U8 | ArrayFormat::I8 | ArrayFormat::U16 | ArrayFormat::I16)
+        ArrayFormat::U8 | ArrayFormat::I8 | ArrayFormat::U16 | ArrayFormat::I16
     )
 }
 
-fn create_texture(
+pub(crate) fn create_texture(
     res: &hipResourceDesc,
     tex: &hipTextureDesc,
     view: Option<hipResourceViewDesc>,
 ) -> Result<u64, Failure> {
     let mut dwords = [0u32; 20];
-    dwords[..12].copy_from_slice(&resource_dwords(res, normalized_read(res, tex))?);
-    dwords[12..].copy_from_slice(&sampler_descriptor(tex)?);
+    let format = match res.resType {
+        RES_ARRAY | RES_MIPMAP => {
+            let (mut shape, _) = array_shape(res)?;
+            if let Some(v) = &view {
+                apply_view(&mut shape, v)?;
+            }
+            let normalized = tex.readMode == 1 && small_integers(shape.format);
+            dwords[..12].copy_from_slice(&image_descriptor(&shape, normalized)?);
+            (shape.format, normalized)
+        }
+        _ => {
+            if view.is_some() {
+                return Err(bad(
+                    "a resource view over linear or pitched memory (views need an array)".into(),
+                ));
+            }
+            let normalized = normalized_read(res, tex);
+            dwords[..12].copy_from_slice(&resource_dwords(res, normalized)?);
+            // SAFETY: as in resource_dwords.
+            let desc: hipChannelFormatDesc =
+                unsafe { std::ptr::read_unaligned(res.res.as_ptr().cast::<u8>().add(8).cast()) };
+            (format_of(&desc)?.0, normalized)
+        }
+    };
+    let border = border_fields(tex, format.0, format.1)?;
+    dwords[12..].copy_from_slice(&sampler_descriptor(tex, border)?);
     let address = upload(&dwords)?;
     TEXTURES.lock().insert(
         address,
@@ -523,7 +673,7 @@ fn create_texture(
     Ok(address)
 }
 
-fn destroy_texture(object: u64) -> Result<(), Failure> {
+pub(crate) fn destroy_texture(object: u64) -> Result<(), Failure> {
     if TEXTURES.lock().remove(&object).is_none() {
         return Err(bad(format!("{object:#x} is not a live texture object")));
     }
@@ -565,7 +715,7 @@ pub unsafe extern "C" fn hipDestroyTextureObject(object: *mut c_void) -> hipErro
     })
 }
 
-fn record(object: *mut c_void) -> Result<TextureRecord, Failure> {
+pub(crate) fn record(object: *mut c_void) -> Result<TextureRecord, Failure> {
     TEXTURES
         .lock()
         .get(&(object as u64))
@@ -610,6 +760,250 @@ pub unsafe extern "C" fn hipGetTextureObjectResourceViewDesc(
         let r = record(object)?;
         // SAFETY: writable by the caller's contract (NULL refused).
         unsafe { out(desc, "pResViewDesc", r.view.unwrap_or_default()) }
+    })
+}
+
+// ------------------------------------------------------------------------------ driver forms
+
+/// `HIP_RESOURCE_DESC`: the driver API's resource, with a format and channel count where the
+/// runtime form has a channel description.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct HIP_RESOURCE_DESC {
+    /// `HIPresourcetype` (the same values as `hipResourceType`).
+    pub resType: c_int,
+    /// The union (128 bytes): array / mipmap handle; linear (pointer, format, channels,
+    /// bytes); pitch2D (pointer, format, channels, width, height, pitch).
+    pub res: [u64; 16],
+    /// Must be 0.
+    pub flags: c_uint,
+}
+const _: () = assert!(std::mem::size_of::<HIP_RESOURCE_DESC>() == 144);
+const _: () = assert!(std::mem::offset_of!(HIP_RESOURCE_DESC, flags) == 136);
+
+/// `HIP_TEXTURE_DESC`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HIP_TEXTURE_DESC {
+    /// `HIPaddress_mode` per axis.
+    pub addressMode: [c_int; 3],
+    /// `HIPfilter_mode`.
+    pub filterMode: c_int,
+    /// `HIP_TRSF_*`.
+    pub flags: c_uint,
+    /// Anisotropy limit.
+    pub maxAnisotropy: c_uint,
+    /// Filter between mip levels.
+    pub mipmapFilterMode: c_int,
+    /// LOD bias.
+    pub mipmapLevelBias: f32,
+    /// Minimum LOD.
+    pub minMipmapLevelClamp: f32,
+    /// Maximum LOD.
+    pub maxMipmapLevelClamp: f32,
+    /// Border colour.
+    pub borderColor: [f32; 4],
+    /// Reserved.
+    pub reserved: [c_int; 12],
+}
+const _: () = assert!(std::mem::size_of::<HIP_TEXTURE_DESC>() == 104);
+
+/// `HIP_RESOURCE_VIEW_DESC`: `hipResourceViewDesc` and 16 reserved words.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HIP_RESOURCE_VIEW_DESC {
+    /// The view.
+    pub view: hipResourceViewDesc,
+    /// Reserved.
+    pub reserved: [c_uint; 16],
+}
+const _: () = assert!(std::mem::size_of::<HIP_RESOURCE_VIEW_DESC>() == 112);
+
+const TRSF_READ_AS_INTEGER: c_uint = 0x01;
+const TRSF_NORMALIZED_COORDINATES: c_uint = 0x02;
+const TRSF_SRGB: c_uint = 0x10;
+
+/// The runtime form of a driver resource.
+fn resource_of_driver(d: &HIP_RESOURCE_DESC) -> Result<hipResourceDesc, Failure> {
+    if d.flags != 0 {
+        return Err(bad(format!("resource flags {:#x} (must be 0)", d.flags)));
+    }
+    let mut r = hipResourceDesc {
+        resType: d.resType,
+        res: [0; 7],
+    };
+    match d.resType {
+        RES_ARRAY | RES_MIPMAP => r.res[0] = d.res[0],
+        RES_LINEAR | RES_PITCH2D => {
+            let format = ArrayFormat::from_raw(d.res[1] as u32)
+                .ok_or_else(|| bad(format!("hipArray_Format {:#x}", d.res[1] as u32)))?;
+            let channels = (d.res[1] >> 32) as u32;
+            if !matches!(channels, 1 | 2 | 4) {
+                return Err(bad(format!("{channels} channels (1, 2 or 4)")));
+            }
+            r.res[0] = d.res[0];
+            // SAFETY: the channel description goes at byte 8 of the 56-byte union.
+            unsafe {
+                std::ptr::write_unaligned(
+                    r.res.as_mut_ptr().cast::<u8>().add(8).cast(),
+                    channel_desc(format, channels),
+                )
+            };
+            r.res[4] = d.res[2];
+            if d.resType == RES_PITCH2D {
+                r.res[5] = d.res[3];
+                r.res[6] = d.res[4];
+            }
+        }
+        t => return Err(bad(format!("resource type {t}"))),
+    }
+    Ok(r)
+}
+
+/// The driver form of a runtime resource.
+fn driver_of_resource(r: &hipResourceDesc) -> Result<HIP_RESOURCE_DESC, Failure> {
+    let mut d = HIP_RESOURCE_DESC {
+        resType: r.resType,
+        res: [0; 16],
+        flags: 0,
+    };
+    match r.resType {
+        RES_ARRAY | RES_MIPMAP => d.res[0] = r.res[0],
+        _ => {
+            // SAFETY: as in resource_dwords.
+            let desc: hipChannelFormatDesc =
+                unsafe { std::ptr::read_unaligned(r.res.as_ptr().cast::<u8>().add(8).cast()) };
+            let (format, channels) = format_of(&desc)?;
+            d.res[0] = r.res[0];
+            d.res[1] = u64::from(format.raw()) | u64::from(channels) << 32;
+            d.res[2] = r.res[4];
+            d.res[3] = r.res[5];
+            d.res[4] = r.res[6];
+        }
+    }
+    Ok(d)
+}
+
+fn texture_of_driver(d: &HIP_TEXTURE_DESC) -> hipTextureDesc {
+    hipTextureDesc {
+        addressMode: d.addressMode,
+        filterMode: d.filterMode,
+        readMode: if d.flags & TRSF_READ_AS_INTEGER != 0 {
+            0
+        } else {
+            1
+        },
+        sRGB: c_int::from(d.flags & TRSF_SRGB != 0),
+        borderColor: d.borderColor,
+        normalizedCoords: c_int::from(d.flags & TRSF_NORMALIZED_COORDINATES != 0),
+        maxAnisotropy: d.maxAnisotropy,
+        mipmapFilterMode: d.mipmapFilterMode,
+        mipmapLevelBias: d.mipmapLevelBias,
+        minMipmapLevelClamp: d.minMipmapLevelClamp,
+        maxMipmapLevelClamp: d.maxMipmapLevelClamp,
+    }
+}
+
+fn driver_of_texture(t: &hipTextureDesc) -> HIP_TEXTURE_DESC {
+    let mut flags = 0;
+    if t.readMode == 0 {
+        flags |= TRSF_READ_AS_INTEGER;
+    }
+    if t.sRGB == 1 {
+        flags |= TRSF_SRGB;
+    }
+    if t.normalizedCoords == 1 {
+        flags |= TRSF_NORMALIZED_COORDINATES;
+    }
+    HIP_TEXTURE_DESC {
+        addressMode: t.addressMode,
+        filterMode: t.filterMode,
+        flags,
+        maxAnisotropy: t.maxAnisotropy,
+        mipmapFilterMode: t.mipmapFilterMode,
+        mipmapLevelBias: t.mipmapLevelBias,
+        minMipmapLevelClamp: t.minMipmapLevelClamp,
+        maxMipmapLevelClamp: t.maxMipmapLevelClamp,
+        borderColor: t.borderColor,
+        reserved: [0; 12],
+    }
+}
+
+/// `hipError_t hipTexObjectCreate(hipTextureObject_t*, const HIP_RESOURCE_DESC*, const
+/// HIP_TEXTURE_DESC*, const HIP_RESOURCE_VIEW_DESC*)`: `hipCreateTextureObject` in the driver
+/// API's terms.
+#[export]
+pub unsafe extern "C" fn hipTexObjectCreate(
+    object: *mut *mut c_void,
+    res: *const HIP_RESOURCE_DESC,
+    tex: *const HIP_TEXTURE_DESC,
+    view: *const HIP_RESOURCE_VIEW_DESC,
+) -> hipError_t {
+    call("hipTexObjectCreate", || {
+        if object.is_null() || res.is_null() || tex.is_null() {
+            return Err(Failure::null("pTexObject, pResDesc or pTexDesc"));
+        }
+        // SAFETY: non-null, readable by the caller's contract.
+        let (r, t) = unsafe { (*res, *tex) };
+        // SAFETY: as above; NULL means no view.
+        let v = (!view.is_null()).then(|| unsafe { (*view).view });
+        let address = create_texture(&resource_of_driver(&r)?, &texture_of_driver(&t), v)?;
+        // SAFETY: non-null, writable by the caller's contract.
+        unsafe { out(object, "pTexObject", address as *mut c_void) }
+    })
+}
+
+/// `hipError_t hipTexObjectDestroy(hipTextureObject_t)`.
+#[export]
+pub unsafe extern "C" fn hipTexObjectDestroy(object: *mut c_void) -> hipError_t {
+    call("hipTexObjectDestroy", || {
+        if object.is_null() {
+            return Ok(());
+        }
+        destroy_texture(object as u64)
+    })
+}
+
+/// `hipError_t hipTexObjectGetResourceDesc(HIP_RESOURCE_DESC*, hipTextureObject_t)`.
+#[export]
+pub unsafe extern "C" fn hipTexObjectGetResourceDesc(
+    desc: *mut HIP_RESOURCE_DESC,
+    object: *mut c_void,
+) -> hipError_t {
+    call("hipTexObjectGetResourceDesc", || {
+        let d = driver_of_resource(&record(object)?.res)?;
+        // SAFETY: writable by the caller's contract (NULL refused).
+        unsafe { out(desc, "pResDesc", d) }
+    })
+}
+
+/// `hipError_t hipTexObjectGetTextureDesc(HIP_TEXTURE_DESC*, hipTextureObject_t)`.
+#[export]
+pub unsafe extern "C" fn hipTexObjectGetTextureDesc(
+    desc: *mut HIP_TEXTURE_DESC,
+    object: *mut c_void,
+) -> hipError_t {
+    call("hipTexObjectGetTextureDesc", || {
+        let d = driver_of_texture(&record(object)?.tex);
+        // SAFETY: writable by the caller's contract (NULL refused).
+        unsafe { out(desc, "pTexDesc", d) }
+    })
+}
+
+/// `hipError_t hipTexObjectGetResourceViewDesc(HIP_RESOURCE_VIEW_DESC*,
+/// hipTextureObject_t)`: the view it was made with (zeros when none).
+#[export]
+pub unsafe extern "C" fn hipTexObjectGetResourceViewDesc(
+    desc: *mut HIP_RESOURCE_VIEW_DESC,
+    object: *mut c_void,
+) -> hipError_t {
+    call("hipTexObjectGetResourceViewDesc", || {
+        let v = HIP_RESOURCE_VIEW_DESC {
+            view: record(object)?.view.unwrap_or_default(),
+            reserved: [0; 16],
+        };
+        // SAFETY: writable by the caller's contract (NULL refused).
+        unsafe { out(desc, "pResViewDesc", v) }
     })
 }
 
@@ -670,238 +1064,6 @@ pub unsafe extern "C" fn hipDestroySurfaceObject_cxx(object: *mut c_void) -> hip
     unsafe { hipDestroySurfaceObject(object) }
 }
 
-// ------------------------------------------------------------------------------ references
-
-/// Registers a `texture<>` or `surface<>` variable: the device copy of its reference struct
-/// is a variable like any other (binding writes it).
-pub(crate) fn register_reference(
-    modules: *mut *mut c_void,
-    var: *mut c_void,
-    device_var: *const c_char,
-    size: usize,
-) -> Result<(), Failure> {
-    if var.is_null() {
-        return Err(Failure::null("var"));
-    }
-    // SAFETY: clang passes the NUL-terminated device name.
-    let name = unsafe { crate::c_str(device_var, "deviceVar") }?;
-    runtime().register_variable(
-        crate::register::fat_binary_id(modules)?,
-        var as usize,
-        &name,
-        size as u64,
-    )?;
-    Ok(())
-}
-
-/// Binds `res` to the reference `tex`: a texture object from the reference's settings, stored
-/// in the host struct and in the device variable.
-fn bind(tex: *mut textureReference, res: hipResourceDesc) -> Result<(), Failure> {
-    if tex.is_null() {
-        return Err(Failure::null("tex"));
-    }
-    // SAFETY: a textureReference by the caller's contract.
-    let mut r = unsafe { tex.read() };
-    let desc = hipTextureDesc {
-        addressMode: r.addressMode,
-        filterMode: r.filterMode,
-        readMode: r.readMode,
-        sRGB: r.sRGB,
-        borderColor: [0.0; 4],
-        normalizedCoords: r.normalized,
-        maxAnisotropy: r.maxAnisotropy,
-        mipmapFilterMode: r.mipmapFilterMode,
-        mipmapLevelBias: r.mipmapLevelBias,
-        minMipmapLevelClamp: r.minMipmapLevelClamp,
-        maxMipmapLevelClamp: r.maxMipmapLevelClamp,
-    };
-    let object = create_texture(&res, &desc, None)?;
-    let old = r.textureObject as u64;
-    r.textureObject = object as *mut c_void;
-    // SAFETY: as above, writable.
-    unsafe { tex.write(r) };
-    if let Ok(at) = crate::symbol::symbol_range(
-        tex as *const c_void,
-        std::mem::size_of::<textureReference>(),
-        0,
-    ) {
-        // SAFETY: the registered variable holds a textureReference; the source is ours.
-        unsafe {
-            crate::memory::copy_of_kind(
-                at as *mut c_void,
-                (&r as *const textureReference).cast(),
-                std::mem::size_of::<textureReference>(),
-                None,
-                1,
-            )
-        }?;
-    }
-    if old != 0 && TEXTURES.lock().contains_key(&old) {
-        destroy_texture(old)?;
-    }
-    Ok(())
-}
-
-fn linear_res(
-    ptr: *const c_void,
-    desc: *const hipChannelFormatDesc,
-    size: usize,
-) -> Result<hipResourceDesc, Failure> {
-    if desc.is_null() {
-        return Err(Failure::null("desc"));
-    }
-    // SAFETY: readable by the caller's contract.
-    let d = unsafe { *desc };
-    let mut res = hipResourceDesc {
-        resType: RES_LINEAR,
-        res: [0; 7],
-    };
-    res.res[0] = ptr as u64;
-    // SAFETY: the channel description goes at byte 8 of the union, as HIP lays it out.
-    unsafe { std::ptr::write_unaligned(res.res.as_mut_ptr().cast::<u8>().add(8).cast(), d) };
-    res.res[4] = size as u64;
-    Ok(res)
-}
-
-/// `hipError_t hipBindTextureToArray(const textureReference*, hipArray_const_t, const
-/// hipChannelFormatDesc*)`.
-#[export]
-pub unsafe extern "C" fn hipBindTextureToArray(
-    tex: *mut textureReference,
-    array: *const hipArray,
-    _desc: *const hipChannelFormatDesc,
-) -> hipError_t {
-    call("hipBindTextureToArray", || {
-        let mut res = hipResourceDesc {
-            resType: RES_ARRAY,
-            res: [0; 7],
-        };
-        res.res[0] = array as u64;
-        bind(tex, res)
-    })
-}
-
-/// `hipError_t hipBindTextureToMipmappedArray(const textureReference*,
-/// hipMipmappedArray_const_t, const hipChannelFormatDesc*)`.
-#[export]
-pub unsafe extern "C" fn hipBindTextureToMipmappedArray(
-    tex: *mut textureReference,
-    array: *const hipMipmappedArray,
-    _desc: *const hipChannelFormatDesc,
-) -> hipError_t {
-    call("hipBindTextureToMipmappedArray", || {
-        let mut res = hipResourceDesc {
-            resType: RES_MIPMAP,
-            res: [0; 7],
-        };
-        res.res[0] = array as u64;
-        bind(tex, res)
-    })
-}
-
-/// `hipError_t hipBindTexture(size_t* offset, const textureReference*, const void* devPtr,
-/// const hipChannelFormatDesc*, size_t size)`: linear memory; the offset is always 0 (the
-/// descriptor takes any address).
-#[export]
-pub unsafe extern "C" fn hipBindTexture(
-    offset: *mut usize,
-    tex: *mut textureReference,
-    ptr: *const c_void,
-    desc: *const hipChannelFormatDesc,
-    size: usize,
-) -> hipError_t {
-    call("hipBindTexture", || {
-        bind(tex, linear_res(ptr, desc, size)?)?;
-        if !offset.is_null() {
-            // SAFETY: writable by the caller's contract.
-            unsafe { out(offset, "offset", 0) }?;
-        }
-        Ok(())
-    })
-}
-
-/// `hipError_t hipBindTexture2D(size_t* offset, const textureReference*, const void* devPtr,
-/// const hipChannelFormatDesc*, size_t width, size_t height, size_t pitch)`.
-#[export]
-pub unsafe extern "C" fn hipBindTexture2D(
-    offset: *mut usize,
-    tex: *mut textureReference,
-    ptr: *const c_void,
-    desc: *const hipChannelFormatDesc,
-    width: usize,
-    height: usize,
-    pitch: usize,
-) -> hipError_t {
-    call("hipBindTexture2D", || {
-        let mut res = linear_res(ptr, desc, 0)?;
-        res.resType = RES_PITCH2D;
-        res.res[4] = width as u64;
-        res.res[5] = height as u64;
-        res.res[6] = pitch as u64;
-        bind(tex, res)?;
-        if !offset.is_null() {
-            // SAFETY: writable by the caller's contract.
-            unsafe { out(offset, "offset", 0) }?;
-        }
-        Ok(())
-    })
-}
-
-/// `hipError_t hipUnbindTexture(const textureReference*)`.
-#[export]
-pub unsafe extern "C" fn hipUnbindTexture(tex: *mut textureReference) -> hipError_t {
-    call("hipUnbindTexture", || {
-        if tex.is_null() {
-            return Err(Failure::null("tex"));
-        }
-        // SAFETY: a textureReference by the caller's contract.
-        let mut r = unsafe { tex.read() };
-        let old = r.textureObject as u64;
-        r.textureObject = std::ptr::null_mut();
-        // SAFETY: as above.
-        unsafe { tex.write(r) };
-        if old != 0 && TEXTURES.lock().contains_key(&old) {
-            destroy_texture(old)?;
-        }
-        Ok(())
-    })
-}
-
-/// `hipError_t hipGetTextureAlignmentOffset(size_t* offset, const textureReference*)`: 0.
-#[export]
-pub unsafe extern "C" fn hipGetTextureAlignmentOffset(
-    offset: *mut usize,
-    tex: *const textureReference,
-) -> hipError_t {
-    call("hipGetTextureAlignmentOffset", || {
-        if tex.is_null() {
-            return Err(Failure::null("texref"));
-        }
-        // SAFETY: writable by the caller's contract (NULL refused).
-        unsafe { out(offset, "offset", 0) }
-    })
-}
-
-/// `hipError_t hipGetTextureReference(const textureReference**, const void* symbol)`: the
-/// reference is the symbol's host variable itself.
-#[export]
-pub unsafe extern "C" fn hipGetTextureReference(
-    texref: *mut *const textureReference,
-    symbol: *const c_void,
-) -> hipError_t {
-    call("hipGetTextureReference", || {
-        crate::symbol::symbol_range(symbol, std::mem::size_of::<textureReference>(), 0)?;
-        // SAFETY: writable by the caller's contract (NULL refused).
-        unsafe { out(texref, "texref", symbol.cast()) }
-    })
-}
-
-/// `hipChannelFormatDesc` of an array format, for references bound through the driver API.
-#[allow(dead_code)]
-fn desc_of(format: ArrayFormat, channels: u32) -> hipChannelFormatDesc {
-    channel_desc(format, channels)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -918,7 +1080,10 @@ mod tests {
                 depth: 1,
                 kind: 9,
                 pitch_texels: 128,
+                base_level: 0,
                 last_level: 0,
+                base_slice: 0,
+                last_slice: 0,
             },
             false,
         )
@@ -933,20 +1098,111 @@ mod tests {
         assert_eq!(d[3] >> 28, 9);
         assert_eq!((d[4] & 0x3fff) + 1, 128);
         assert_eq!(d[10], 100);
-        let s = sampler_descriptor(&hipTextureDesc {
-            addressMode: [3, 1, 0],
-            filterMode: 1,
-            normalizedCoords: 1,
-            ..Default::default()
-        })
+        let s = sampler_descriptor(
+            &hipTextureDesc {
+                addressMode: [3, 1, 0],
+                filterMode: 1,
+                normalizedCoords: 1,
+                ..Default::default()
+            },
+            (3, 7),
+        )
         .unwrap_or_else(|_| panic!("sampler descriptor refused"));
         assert_eq!(s[0] & 0x1ff, 6 | 2 << 3);
         assert_eq!(s[0] >> 15 & 1, 0);
         assert_eq!(s[2] >> 20 & 3, 1);
-        assert!(sampler_descriptor(&hipTextureDesc {
-            borderColor: [0.5, 0.0, 0.0, 0.0],
-            ..Default::default()
-        })
+        assert_eq!(s[3], 7 | 3 << 30);
+        assert!(sampler_descriptor(
+            &hipTextureDesc {
+                addressMode: [7, 0, 0],
+                ..Default::default()
+            },
+            (0, 0)
+        )
         .is_err());
+    }
+
+    fn layered_u8x4() -> ImageShape {
+        ImageShape {
+            base: 0x1000,
+            format: ArrayFormat::U8,
+            channels: 4,
+            width: 16,
+            height: 8,
+            depth: 6,
+            kind: 13,
+            pitch_texels: 16,
+            base_level: 0,
+            last_level: 2,
+            base_slice: 0,
+            last_slice: 5,
+        }
+    }
+
+    #[test]
+    fn views_reinterpret_same_size_texels_and_select_levels_and_layers() {
+        // Every view format of HIP's enum up to Float4 names a kind, a width and 1/2/4 channels
+        // in the enum's order: char, short, int in unsigned-signed pairs, then half and float.
+        let mut seen = Vec::new();
+        for code in 1..=0x18 {
+            let (f, c) = view_format(code).unwrap_or_else(|_| panic!("view format {code}"));
+            assert_eq!(c, [1, 2, 4][(code as usize - 1) % 3]);
+            seen.push((f, c));
+        }
+        seen.dedup();
+        assert_eq!(seen.len(), 24, "24 distinct formats");
+        assert!(view_format(0x19).is_err() && view_format(0x23).is_err());
+
+        let mut s = layered_u8x4();
+        let v = hipResourceViewDesc {
+            format: 0x0d, // one 32-bit unsigned integer: the same 4 bytes
+            firstMipmapLevel: 1,
+            lastMipmapLevel: 2,
+            firstLayer: 2,
+            lastLayer: 4,
+            ..Default::default()
+        };
+        assert!(apply_view(&mut s, &v).is_ok());
+        assert_eq!((s.format, s.channels), (ArrayFormat::U32, 1));
+        assert_eq!((s.base_level, s.last_level), (1, 2));
+        assert_eq!((s.base_slice, s.last_slice), (2, 4));
+        let d = image_descriptor(&s, false).unwrap_or_else(|_| panic!("image descriptor"));
+        assert_eq!(d[3] >> 12 & 15, 1);
+        assert_eq!(d[3] >> 16 & 15, 2);
+        assert_eq!(d[4] & 0x1fff, 4);
+        assert_eq!(d[4] >> 16 & 0x1fff, 2);
+
+        let refused = |v: hipResourceViewDesc| apply_view(&mut layered_u8x4(), &v).is_err();
+        // Another texel size, another width, levels or layers past the resource.
+        assert!(refused(hipResourceViewDesc {
+            format: 0x07,
+            ..Default::default()
+        }));
+        assert!(refused(hipResourceViewDesc {
+            width: 15,
+            ..Default::default()
+        }));
+        assert!(refused(hipResourceViewDesc {
+            lastMipmapLevel: 3,
+            ..Default::default()
+        }));
+        assert!(refused(hipResourceViewDesc {
+            firstLayer: 3,
+            lastLayer: 6,
+            ..Default::default()
+        }));
+        // A cube's layers are six faces each.
+        let mut cube = ImageShape {
+            kind: 11,
+            last_slice: 11,
+            ..layered_u8x4()
+        };
+        let one = hipResourceViewDesc {
+            firstLayer: 1,
+            lastLayer: 1,
+            ..Default::default()
+        };
+        assert!(apply_view(&mut cube, &one).is_ok());
+        assert_eq!((cube.base_slice, cube.last_slice), (6, 11));
     }
 }
