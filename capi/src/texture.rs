@@ -763,6 +763,41 @@ pub unsafe extern "C" fn hipGetTextureObjectResourceViewDesc(
     })
 }
 
+/// `hipError_t hipDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements, const
+/// hipChannelFormatDesc*, int device)` (HIP 6.4): the device's `maxTexture1DLinear` bytes over
+/// the element size, as HIP computes it.
+#[export]
+pub unsafe extern "C" fn hipDeviceGetTexture1DLinearMaxWidth(
+    width: *mut usize,
+    desc: *const hipChannelFormatDesc,
+    device: c_int,
+) -> hipError_t {
+    call("hipDeviceGetTexture1DLinearMaxWidth", || {
+        if width.is_null() || desc.is_null() {
+            return Err(Failure::null("maxWidthInElements or fmtDesc"));
+        }
+        // SAFETY: readable by the caller's contract (NULL refused).
+        let d = unsafe { *desc };
+        let bits = [d.x, d.y, d.z, d.w]
+            .iter()
+            .try_fold(0i64, |acc, &b| (b >= 0).then_some(acc + i64::from(b)))
+            .ok_or_else(|| bad(format!("channel description {d:?}")))?;
+        let bytes = bits / 8;
+        if bytes == 0 {
+            return Err(bad(format!("channel description {d:?} has no bytes")));
+        }
+        let max = crate::device::properties(i64::from(device))?.maxTexture1DLinear;
+        // SAFETY: writable by the caller's contract (NULL refused).
+        unsafe {
+            out(
+                width,
+                "maxWidthInElements",
+                (i64::from(max) / bytes) as usize,
+            )
+        }
+    })
+}
+
 // ------------------------------------------------------------------------------ driver forms
 
 /// `HIP_RESOURCE_DESC`: the driver API's resource, with a format and channel count where the

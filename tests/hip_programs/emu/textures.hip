@@ -474,8 +474,11 @@ extern "C" __global__ void drv_fetch_lin(float* out, int n) {
   if (i < n) out[i] = tex1Dfetch(tex_lin, i);
 }
 
-// Later HIP headers declare it; HIP 5.2's does not (its library does not define it).
+// Later HIP headers declare these; HIP 5.2's does not (its library does not define them).
 extern "C" hipError_t hipTexRefGetArray(hipArray_t* pArray, const textureReference* texRef);
+extern "C" hipError_t hipDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements,
+                                                          const hipChannelFormatDesc* fmtDesc,
+                                                          int device);
 
 static hipArray_t float_array(const std::vector<float>& img, int w, int h) {
   hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
@@ -483,6 +486,25 @@ static hipArray_t float_array(const std::vector<float>& img, int w, int h) {
   HIP_CHECK(hipMallocArray(&a, &cd, w, h));
   HIP_CHECK(hipMemcpy2DToArray(a, 0, 0, img.data(), w * 4, w * 4, h, hipMemcpyHostToDevice));
   return a;
+}
+
+// The device says it has images, and gfx10's limits (ROCr's image table).
+static void limits() {
+  int images = 0, w1 = 0, w2 = 0, h2 = 0, d3 = 0;
+  HIP_CHECK(hipDeviceGetAttribute(&images, hipDeviceAttributeImageSupport, 0));
+  HIP_CHECK(hipDeviceGetAttribute(&w1, hipDeviceAttributeMaxTexture1DWidth, 0));
+  HIP_CHECK(hipDeviceGetAttribute(&w2, hipDeviceAttributeMaxTexture2DWidth, 0));
+  HIP_CHECK(hipDeviceGetAttribute(&h2, hipDeviceAttributeMaxTexture2DHeight, 0));
+  HIP_CHECK(hipDeviceGetAttribute(&d3, hipDeviceAttributeMaxTexture3DDepth, 0));
+  hipDeviceProp_t p;
+  HIP_CHECK(hipGetDeviceProperties(&p, 0));
+  hipChannelFormatDesc f4 = hipCreateChannelDesc<float4>();
+  size_t linear = 0;
+  HIP_CHECK(hipDeviceGetTexture1DLinearMaxWidth(&linear, &f4, 0));
+  report("image support and texture limits",
+         images == 1 && w1 == 16384 && w2 == 16384 && h2 == 16384 && d3 == 8192 &&
+             p.maxTexture2D[0] == 16384 && p.maxTexture3D[2] == 8192 &&
+             linear == (size_t)p.maxTexture1DLinear / 16);
 }
 
 static void driver_api(const char* self) {
@@ -937,6 +959,7 @@ int main(int, char** argv) {
   layered_and_mipmapped();
   linear_memory_and_formats();
   surfaces();
+  limits();
   driver_api(argv[0]);
   driver_objects();
   cube_maps();
