@@ -18,6 +18,10 @@ use std::ffi::{c_int, c_uint, c_void};
 use std::sync::LazyLock;
 
 use parking_lot::Mutex;
+use rocload_lib::device::image::{
+    addressing, buffer_words, clamp, geometry, image_words, sampler_words, ImageError, ImageKind,
+    ImageRequest, ImageShape, SamplerRequest, SamplerState, TexelFormat,
+};
 use rocload_lib::device::MemoryKind;
 use rocload_lib::runtime::{ArrayFlags, ArrayFormat};
 
@@ -133,231 +137,191 @@ pub struct textureReference {
 const _: () = assert!(std::mem::size_of::<textureReference>() == 88);
 const _: () = assert!(std::mem::offset_of!(textureReference, textureObject) == 72);
 
-/// HSA channel types (`hsa_ext_image_channel_type_t`) and orders, which the device library
-/// reads from dwords 8 and 9.
-fn hsa_channel(format: ArrayFormat, channels: u32, normalized: bool) -> (u32, u32) {
-    let ty = match (format, normalized) {
-        (ArrayFormat::I8, true) => 0,
-        (ArrayFormat::I16, true) => 1,
-        (ArrayFormat::U8, true) => 2,
-        (ArrayFormat::U16, true) => 3,
-        (ArrayFormat::I8, false) => 8,
-        (ArrayFormat::I16, false) => 9,
-        (ArrayFormat::I32, _) => 10,
-        (ArrayFormat::U8, false) => 11,
-        (ArrayFormat::U16, false) => 12,
-        (ArrayFormat::U32, _) => 13,
-        (ArrayFormat::F16, _) => 14,
-        (ArrayFormat::F32, _) => 15,
-    };
-    let order = match channels {
-        1 => 1,
-        2 => 3,
-        _ => 8,
-    };
-    (ty, order)
-}
-
-/// The gfx10 combined format code (`CFMT_*` of ROCr's `resource_nv.h`).
-fn format_code(format: ArrayFormat, channels: u32, normalized: bool) -> Option<u32> {
-    let by_channels = |c1: u32, c2: u32, c4: u32| match channels {
-        1 => Some(c1),
-        2 => Some(c2),
-        4 => Some(c4),
-        _ => None,
-    };
-    match (format, normalized) {
-        (ArrayFormat::U8, true) => by_channels(1, 14, 56),
-        (ArrayFormat::I8, true) => by_channels(2, 15, 57),
-        (ArrayFormat::U8, false) => by_channels(5, 18, 60),
-        (ArrayFormat::I8, false) => by_channels(6, 19, 61),
-        (ArrayFormat::U16, true) => by_channels(7, 23, 65),
-        (ArrayFormat::I16, true) => by_channels(8, 24, 66),
-        (ArrayFormat::U16, false) => by_channels(11, 27, 69),
-        (ArrayFormat::I16, false) => by_channels(12, 28, 70),
-        (ArrayFormat::F16, _) => by_channels(13, 29, 71),
-        (ArrayFormat::U32, _) => by_channels(20, 62, 75),
-        (ArrayFormat::I32, _) => by_channels(21, 63, 76),
-        (ArrayFormat::F32, _) => by_channels(22, 64, 77),
-    }
-}
-
-/// Destination selects: missing channels read 0, alpha 1.
-fn dst_sel(channels: u32) -> u32 {
-    let sel = match channels {
-        1 => [4, 0, 0, 1],
-        2 => [4, 5, 0, 1],
-        _ => [4, 5, 6, 7],
-    };
-    sel[0] | sel[1] << 3 | sel[2] << 6 | sel[3] << 9
-}
-
-/// What an image descriptor describes.
-struct ImageShape {
-    base: u64,
-    format: ArrayFormat,
-    channels: u32,
-    width: u64,
-    height: u64,
-    depth: u64,
-    /// T# `TYPE`: 8 1D, 9 2D, 10 3D, 11 cube, 12 1D array, 13 2D array.
-    kind: u32,
-    pitch_texels: u64,
-    /// First and last mip level a sampler may reach.
-    base_level: u32,
-    last_level: u32,
-    /// First and last slice (layer or cube face) of an array a view selects.
-    base_slice: u64,
-    last_slice: u64,
-}
-
 pub(crate) fn bad(why: String) -> Failure {
     Failure::new(hipErrorInvalidValue, why)
 }
 
-/// The 12 image dwords (T#, channel type, order, width).
-fn image_descriptor(s: &ImageShape, normalized: bool) -> Result<[u32; 12], Failure> {
-    let code = format_code(s.format, s.channels, normalized)
-        .ok_or_else(|| bad(format!("{} channels of {:?}", s.channels, s.format)))?;
-    if s.base % 256 != 0 {
-        return Err(bad(format!(
-            "image data at {:#x} is not 256-byte aligned",
-            s.base
-        )));
+fn image_failure(e: ImageError) -> Failure {
+    match e {
+        ImageError::Format { .. } => Failure::new(hipErrorNotSupported, e.to_string()),
+        ImageError::Shape(why) => bad(why),
     }
-    if s.width == 0 || s.width > 16384 || s.height > 16384 || s.depth > 8192 {
-        return Err(bad(format!(
-            "{} x {} x {} texels is past the image limits",
-            s.width, s.height, s.depth
-        )));
-    }
-    let mut d = [0u32; 12];
-    let base = s.base >> 8;
-    let w = (s.width - 1) as u32;
-    let h = (s.height.max(1) - 1) as u32;
-    d[0] = base as u32;
-    d[1] = (base >> 32) as u32 & 0xff | code << 20 | (w & 3) << 30;
-    d[2] = w >> 2 | h << 14;
-    d[3] = dst_sel(s.channels)
-        | s.base_level.min(15) << 12
-        | s.last_level.min(15) << 16
-        | s.kind << 28;
-    d[4] = match s.kind {
-        8 | 9 => (s.pitch_texels.max(1) - 1) as u32 & 0x3fff,
-        10 => (s.depth.max(1) - 1) as u32 & 0x1fff,
-        // Arrays and cubes: the last slice and the first (BASE_ARRAY).
-        _ => (s.last_slice as u32 & 0x1fff) | (s.base_slice as u32 & 0x1fff) << 16,
-    };
-    let (ty, order) = hsa_channel(s.format, s.channels, normalized);
-    d[8] = ty;
-    d[9] = order;
-    d[10] = s.width as u32;
-    Ok(d)
 }
 
-/// The four buffer dwords (V#) of linear texture memory.
-fn buffer_descriptor(
+/// A resource as far as its texels go: where they are, their format and shape, and the range
+/// of levels and slices a view leaves visible.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Resource {
     base: u64,
     format: ArrayFormat,
     channels: u32,
+    /// `None`: linear memory (`hipResourceTypeLinear`), read as a buffer.
+    kind: Option<ImageKind>,
+    width: u64,
+    height: u64,
+    /// Depth of a 3D array, slices of an array (layers; a cube's are 6 x layers).
+    depth: u64,
+    /// Level 0's bytes from a row to the next and from a slice to the next.
+    row_pitch: u64,
+    slice_pitch: u64,
+    /// Bytes of linear memory.
     bytes: u64,
-    normalized: bool,
-) -> Result<[u32; 12], Failure> {
-    let code = format_code(format, channels, normalized)
-        .ok_or_else(|| bad(format!("{channels} channels of {format:?}")))?;
-    let stride = format.bytes() * u64::from(channels);
-    let mut d = [0u32; 12];
-    d[0] = base as u32;
-    d[1] = (base >> 32) as u32 & 0xffff | (stride as u32) << 16;
-    d[2] = u32::try_from(bytes / stride).unwrap_or(u32::MAX);
-    d[3] = dst_sel(channels) | code << 12;
-    let (ty, order) = hsa_channel(format, channels, normalized);
-    d[8] = ty;
-    d[9] = order;
-    d[10] = d[2];
-    Ok(d)
+    base_level: u32,
+    last_level: u32,
+    base_slice: u64,
+    last_slice: u64,
 }
 
-/// S# of a texture description; `border` is `BORDER_COLOR_TYPE` and `BORDER_COLOR_PTR`.
-fn sampler_descriptor(t: &hipTextureDesc, border: (u32, u32)) -> Result<[u32; 8], Failure> {
-    if t.sRGB != 0 {
-        return Err(Failure::new(
-            hipErrorNotSupported,
-            "sRGB textures are not supported",
-        ));
+impl Resource {
+    fn texel_bytes(&self) -> u64 {
+        self.format.bytes() * u64::from(self.channels)
     }
-    let mode = |m: c_int| -> Result<u32, Failure> {
-        Ok(match m {
-            0 => 0, // wrap
-            1 => 2, // clamp to the last texel
-            2 => 1, // mirror
-            3 => 6, // border
-            m => return Err(bad(format!("address mode {m}"))),
-        })
-    };
-    let linear = match t.filterMode {
-        0 => 0,
-        1 => 1,
-        m => return Err(bad(format!("filter mode {m}"))),
-    };
-    let mip = match t.mipmapFilterMode {
-        0 => 1,
-        1 => 2,
-        m => return Err(bad(format!("mipmap filter mode {m}"))),
-    };
-    let fixed = |v: f32, max: f32| (v.clamp(0.0, max) * 256.0) as u32;
-    let max_lod = if t.maxMipmapLevelClamp > 0.0 {
-        t.maxMipmapLevelClamp
-    } else {
-        15.0
-    };
-    let bias = ((t.mipmapLevelBias.clamp(-32.0, 31.99) * 256.0) as i32 as u32) & 0x3fff;
-    let mut s = [0u32; 8];
-    s[0] = mode(t.addressMode[0])?
-        | mode(t.addressMode[1])? << 3
-        | mode(t.addressMode[2])? << 6
-        | u32::from(t.normalizedCoords == 0) << 15;
-    s[1] = fixed(t.minMipmapLevelClamp, 15.99) | fixed(max_lod, 15.99) << 12;
-    // Z_FILTER is 1 point, 2 linear (0 would be "as the XY filter").
-    s[2] = bias | linear << 20 | linear << 22 | (linear + 1) << 24 | mip << 26;
-    s[3] = border.1 & 0xfff | border.0 << 30;
-    Ok(s)
 }
 
-/// `BORDER_COLOR_TYPE` and `BORDER_COLOR_PTR` of a texture's border colour: one of the three
-/// constants where it is one (or where no axis uses the border), else an entry of the
-/// device's table holding the channel values as the texture reads them (float bits for float
-/// and normalised reads, integers for integer reads).
-fn border_fields(
-    t: &hipTextureDesc,
+/// The channel description in a linear or pitch-2D resource (byte 8 of the union).
+fn resource_channels(res: &hipResourceDesc) -> Result<(ArrayFormat, u32), Failure> {
+    // SAFETY: hipChannelFormatDesc is 20 bytes of ints at byte 8 of the 56-byte union.
+    let desc: hipChannelFormatDesc =
+        unsafe { std::ptr::read_unaligned(res.res.as_ptr().cast::<u8>().add(8).cast()) };
+    format_of(&desc)
+}
+
+/// What a resource description names.
+fn resource_of(res: &hipResourceDesc) -> Result<Resource, Failure> {
+    match res.resType {
+        RES_ARRAY | RES_MIPMAP => {
+            let (array, base, level, levels) = if res.resType == RES_ARRAY {
+                let view = array_of(
+                    res.res[0] as *const hipArray,
+                    "resDesc.res.array.array",
+                    hipErrorInvalidValue,
+                )?;
+                (view.array().clone(), view.address(), *view.level(), 1)
+            } else {
+                let a = mipmapped_array_of(res.res[0] as *const hipMipmappedArray)?;
+                let l0 = a
+                    .levels()
+                    .first()
+                    .copied()
+                    .ok_or_else(|| bad("a mipmapped array without levels".into()))?;
+                let n = a.levels().len() as u32;
+                (a.clone(), a.base(), l0, n)
+            };
+            let d = array.descriptor();
+            let (height, depth) = (level.height, level.depth);
+            let kind = if d.flags.has(ArrayFlags::CUBEMAP) {
+                ImageKind::Cube
+            } else if d.flags.has(ArrayFlags::LAYERED) {
+                if height == 0 {
+                    ImageKind::D1Array
+                } else {
+                    ImageKind::D2Array
+                }
+            } else if depth > 0 {
+                ImageKind::D3
+            } else if height > 0 {
+                ImageKind::D2
+            } else {
+                ImageKind::D1
+            };
+            Ok(Resource {
+                base,
+                format: d.format,
+                channels: d.channels,
+                kind: Some(kind),
+                width: level.width,
+                height: height.max(1),
+                depth: depth.max(1),
+                row_pitch: level.row_pitch,
+                slice_pitch: level.slice_pitch,
+                bytes: 0,
+                base_level: 0,
+                last_level: levels - 1,
+                base_slice: 0,
+                last_slice: depth.max(1) - 1,
+            })
+        }
+        RES_LINEAR | RES_PITCH2D => {
+            let (format, channels) = resource_channels(res)?;
+            let ptr = res.res[0];
+            if ptr == 0 {
+                return Err(Failure::null("resDesc.res.linear.devPtr"));
+            }
+            let texel = format.bytes() * u64::from(channels);
+            let mut r = Resource {
+                base: ptr,
+                format,
+                channels,
+                kind: None,
+                width: res.res[4] / texel,
+                height: 1,
+                depth: 1,
+                row_pitch: 0,
+                slice_pitch: 0,
+                bytes: res.res[4],
+                base_level: 0,
+                last_level: 0,
+                base_slice: 0,
+                last_slice: 0,
+            };
+            if res.resType == RES_PITCH2D {
+                let (width, height, pitch) = (res.res[4], res.res[5], res.res[6]);
+                if pitch % texel != 0 || width.checked_mul(texel).is_none_or(|w| pitch < w) {
+                    return Err(bad(format!(
+                        "pitch {pitch} for {width} texels of {texel} bytes"
+                    )));
+                }
+                r.kind = Some(ImageKind::D2);
+                r.width = width;
+                r.height = height;
+                r.row_pitch = pitch;
+                r.slice_pitch = pitch.saturating_mul(height);
+                r.bytes = 0;
+            }
+            Ok(r)
+        }
+        t => Err(bad(format!("resource type {t}"))),
+    }
+}
+
+/// HSA's name for a format: channel type (normalised for 8- and 16-bit integers read as
+/// floats) and order (R, RG, RGBA for 1, 2, 4 channels).
+fn texel_format(
     format: ArrayFormat,
+    channels: u32,
     normalized: bool,
-) -> Result<(u32, u32), Failure> {
-    if !t.addressMode.contains(&3) {
-        return Ok((0, 0));
-    }
-    match t.borderColor {
-        [0.0, 0.0, 0.0, 0.0] => return Ok((0, 0)),
-        [0.0, 0.0, 0.0, 1.0] => return Ok((1, 0)),
-        [1.0, 1.0, 1.0, 1.0] => return Ok((2, 0)),
-        _ => {}
-    }
-    let c = t.borderColor;
-    if c.iter().any(|v| !v.is_finite()) {
-        return Err(bad(format!("border colour {c:?}")));
-    }
-    let integer = !normalized && !matches!(format, ArrayFormat::F16 | ArrayFormat::F32);
-    let signed = matches!(
+) -> Result<TexelFormat, Failure> {
+    use rocload_lib::device::image::channel_order as order;
+    use rocload_lib::device::image::channel_type as ty;
+    let t = match (format, normalized) {
+        (ArrayFormat::I8, true) => ty::SNORM_INT8,
+        (ArrayFormat::I16, true) => ty::SNORM_INT16,
+        (ArrayFormat::U8, true) => ty::UNORM_INT8,
+        (ArrayFormat::U16, true) => ty::UNORM_INT16,
+        (ArrayFormat::I8, false) => ty::SIGNED_INT8,
+        (ArrayFormat::I16, false) => ty::SIGNED_INT16,
+        (ArrayFormat::I32, _) => ty::SIGNED_INT32,
+        (ArrayFormat::U8, false) => ty::UNSIGNED_INT8,
+        (ArrayFormat::U16, false) => ty::UNSIGNED_INT16,
+        (ArrayFormat::U32, _) => ty::UNSIGNED_INT32,
+        (ArrayFormat::F16, _) => ty::HALF_FLOAT,
+        (ArrayFormat::F32, _) => ty::FLOAT,
+    };
+    let o = match channels {
+        1 => order::R,
+        2 => order::RG,
+        4 => order::RGBA,
+        c => return Err(bad(format!("{c} channels of {format:?}"))),
+    };
+    TexelFormat::new(t, o).map_err(image_failure)
+}
+
+/// 8- and 16-bit integers, which `hipReadModeNormalizedFloat` reads as normalised floats.
+fn small_integers(format: ArrayFormat) -> bool {
+    matches!(
         format,
-        ArrayFormat::I8 | ArrayFormat::I16 | ArrayFormat::I32
-    );
-    let dwords = c.map(|v| match (integer, signed) {
-        (false, _) => v.to_bits(),
-        (true, true) => v as i32 as u32,
-        (true, false) => v as u32,
-    });
-    let index = runtime().border_color(current_device(), dwords)?;
-    Ok((3, index))
+        ArrayFormat::U8 | ArrayFormat::I8 | ArrayFormat::U16 | ArrayFormat::I16
+    )
 }
 
 /// `hipResourceViewFormat`: the format and channels a view reads the texels as.
@@ -385,15 +349,17 @@ fn view_format(code: c_int) -> Result<(ArrayFormat, u32), Failure> {
     }
 }
 
-/// Applies a resource view to an array's shape: the texels read as another format of the same
-/// size, a range of mip levels, a range of layers.
-fn apply_view(s: &mut ImageShape, v: &hipResourceViewDesc) -> Result<(), Failure> {
+/// Applies a resource view to an array: the texels read as another format of the same size, a
+/// range of mip levels, a range of layers.
+fn apply_view(s: &mut Resource, v: &hipResourceViewDesc) -> Result<(), Failure> {
+    let Some(kind) = s.kind else {
+        return Err(bad(
+            "a resource view over linear memory (views need an array)".into(),
+        ));
+    };
     if v.format != 0 {
         let (format, channels) = view_format(v.format)?;
-        let (new, old) = (
-            format.bytes() * u64::from(channels),
-            s.format.bytes() * u64::from(s.channels),
-        );
+        let (new, old) = (format.bytes() * u64::from(channels), s.texel_bytes());
         if new != old {
             return Err(bad(format!(
                 "view format {:#x} has {new}-byte texels, the resource {old}-byte ones",
@@ -403,7 +369,7 @@ fn apply_view(s: &mut ImageShape, v: &hipResourceViewDesc) -> Result<(), Failure
         s.format = format;
         s.channels = channels;
     }
-    let one_d = matches!(s.kind, 8 | 12);
+    let one_d = matches!(kind, ImageKind::D1 | ImageKind::D1Array);
     let size_differs = (v.width != 0 && v.width as u64 != s.width)
         || (v.height != 0 && !one_d && v.height as u64 != s.height);
     if size_differs {
@@ -420,15 +386,14 @@ fn apply_view(s: &mut ImageShape, v: &hipResourceViewDesc) -> Result<(), Failure
     }
     s.base_level = v.firstMipmapLevel;
     s.last_level = v.lastMipmapLevel;
-    let layered = (11..=13).contains(&s.kind);
-    if !layered {
+    if !kind.layered() {
         if v.firstLayer != 0 || v.lastLayer != 0 {
             return Err(bad("a layer range on a resource without layers".into()));
         }
         return Ok(());
     }
     // A cube's layers are groups of six faces.
-    let per = if s.kind == 11 { 6 } else { 1 };
+    let per = if kind == ImageKind::Cube { 6 } else { 1 };
     let layers = (s.last_slice + 1) / per;
     let (first, last) = (u64::from(v.firstLayer), u64::from(v.lastLayer));
     if first > last || last >= layers {
@@ -439,6 +404,285 @@ fn apply_view(s: &mut ImageShape, v: &hipResourceViewDesc) -> Result<(), Failure
     s.base_slice = first * per;
     s.last_slice = last * per + per - 1;
     Ok(())
+}
+
+/// `BORDER_COLOR_TYPE` and `BORDER_COLOR_PTR` of a texture's border colour: one of the three
+/// constants where it is one (or where no axis uses the border), else an entry of the
+/// device's table holding the channel values as the texture reads them (float bits for float
+/// and normalised reads, integers for integer reads).
+fn border_fields(t: &hipTextureDesc, format: TexelFormat) -> Result<(u32, u32), Failure> {
+    if !t.addressMode.contains(&3) {
+        return Ok((0, 0));
+    }
+    match t.borderColor {
+        [0.0, 0.0, 0.0, 0.0] => return Ok((0, 0)),
+        [0.0, 0.0, 0.0, 1.0] => return Ok((1, 0)),
+        [1.0, 1.0, 1.0, 1.0] => return Ok((2, 0)),
+        _ => {}
+    }
+    let c = t.borderColor;
+    if c.iter().any(|v| !v.is_finite()) {
+        return Err(bad(format!("border colour {c:?}")));
+    }
+    use rocload_lib::device::image::channel_type as ty;
+    let signed = matches!(
+        format.channel_type(),
+        ty::SIGNED_INT8 | ty::SIGNED_INT16 | ty::SIGNED_INT32
+    );
+    let dwords = c.map(|v| match (format.reads_floats(), signed) {
+        (true, _) => v.to_bits(),
+        (false, true) => v as i32 as u32,
+        (false, false) => v as u32,
+    });
+    let index = runtime().border_color(current_device(), dwords)?;
+    Ok((3, index))
+}
+
+/// The S# state of a texture description (`border`: type and table entry).
+fn sampler_state(t: &hipTextureDesc, border: (u32, u32)) -> Result<SamplerState, Failure> {
+    if t.sRGB != 0 {
+        return Err(Failure::new(
+            hipErrorNotSupported,
+            "sRGB textures are not supported",
+        ));
+    }
+    let mode = |m: c_int| -> Result<u32, Failure> {
+        Ok(match m {
+            0 => clamp::WRAP,
+            1 => clamp::LAST_TEXEL,
+            2 => clamp::MIRROR,
+            3 => clamp::BORDER,
+            m => return Err(bad(format!("address mode {m}"))),
+        })
+    };
+    let linear = match t.filterMode {
+        0 => false,
+        1 => true,
+        m => return Err(bad(format!("filter mode {m}"))),
+    };
+    let mip = match t.mipmapFilterMode {
+        0 => 1,
+        1 => 2,
+        m => return Err(bad(format!("mipmap filter mode {m}"))),
+    };
+    Ok(SamplerState {
+        address: [
+            mode(t.addressMode[0])?,
+            mode(t.addressMode[1])?,
+            mode(t.addressMode[2])?,
+        ],
+        unnormalized: t.normalizedCoords == 0,
+        linear,
+        mip,
+        min_lod: t.minMipmapLevelClamp,
+        max_lod: if t.maxMipmapLevelClamp > 0.0 {
+            t.maxMipmapLevelClamp
+        } else {
+            15.0
+        },
+        bias: t.mipmapLevelBias,
+        border_type: border.0,
+        border_ptr: border.1,
+    })
+}
+
+/// The 12 image (or buffer) dwords of a resource on a device whose descriptors rocload builds.
+fn soft_image_words(r: &Resource, format: TexelFormat) -> Result<[u32; 12], Failure> {
+    let Some(kind) = r.kind else {
+        return buffer_words(r.base, format, r.bytes).map_err(image_failure);
+    };
+    let texel = r.texel_bytes();
+    let shape = ImageShape {
+        base: r.base,
+        format,
+        width: r.width,
+        height: r.height,
+        depth: r.depth,
+        kind,
+        pitch_texels: r.row_pitch / texel.max(1),
+        base_level: r.base_level,
+        last_level: r.last_level,
+        base_slice: r.base_slice,
+        last_slice: r.last_slice,
+    };
+    image_words(&shape).map_err(image_failure)
+}
+
+/// What the device's runtime is asked for an image of a resource (ROCr's image extension):
+/// single-level images of the HSA geometries, over the resource's own memory and pitches.
+fn image_request(
+    r: &Resource,
+    format: TexelFormat,
+    writable: bool,
+) -> Result<ImageRequest, Failure> {
+    let not_on_rocr = |what: &str| {
+        Failure::new(
+            hipErrorNotSupported,
+            format!("{what}: ROCr's image extension has none (HIP on ROCm refuses it too)"),
+        )
+    };
+    if r.last_level > 0 || r.base_level > 0 {
+        return Err(not_on_rocr("mip levels"));
+    }
+    let layers = r.last_slice - r.base_slice + 1;
+    let data = r.base + r.base_slice * r.slice_pitch;
+    // A layer range is the layers' own memory; an image starts at a 256-byte boundary.
+    if data % 256 != 0 {
+        return Err(Failure::new(
+            hipErrorNotSupported,
+            format!(
+                "a view from layer {} of {}-byte layers: ROCr's images start at 256-byte boundaries",
+                r.base_slice, r.slice_pitch
+            ),
+        ));
+    }
+    let (geometry, height, depth, array_size) = match r.kind {
+        None => (geometry::D1_BUFFER, 0, 0, 0),
+        Some(ImageKind::D1) => (geometry::D1, 0, 0, 0),
+        Some(ImageKind::D2) => (geometry::D2, r.height, 0, 0),
+        Some(ImageKind::D3) => (geometry::D3, r.height, r.depth, 0),
+        Some(ImageKind::D1Array) => (geometry::D1_ARRAY, 0, 0, layers),
+        Some(ImageKind::D2Array) => (geometry::D2_ARRAY, r.height, 0, layers),
+        Some(ImageKind::Cube) => return Err(not_on_rocr("cube maps")),
+    };
+    Ok(ImageRequest {
+        geometry,
+        width: r.width,
+        height,
+        depth,
+        array_size,
+        format,
+        data,
+        row_pitch: r.row_pitch,
+        slice_pitch: if r.kind.is_some_and(|k| k != ImageKind::D2) {
+            r.slice_pitch
+        } else {
+            0
+        },
+        writable,
+    })
+}
+
+/// What the device's runtime is asked for a sampler: one address mode for every axis the
+/// resource has (HSA has no other), filtering, coordinates, and no border colour but
+/// transparent black.
+fn sampler_request(t: &hipTextureDesc, r: &Resource) -> Result<SamplerRequest, Failure> {
+    let axes = match r.kind {
+        None => 0,
+        Some(ImageKind::D1 | ImageKind::D1Array) => 1,
+        Some(ImageKind::D3) => 3,
+        Some(_) => 2,
+    };
+    let modes = &t.addressMode[..axes];
+    if modes.iter().any(|&m| m != t.addressMode[0]) {
+        return Err(Failure::new(
+            hipErrorNotSupported,
+            format!("address modes {modes:?}: ROCr's samplers have one mode for every axis"),
+        ));
+    }
+    if modes.contains(&3) && t.borderColor != [0.0; 4] {
+        return Err(Failure::new(
+            hipErrorNotSupported,
+            format!(
+                "border colour {:?}: ROCr's samplers have transparent black only",
+                t.borderColor
+            ),
+        ));
+    }
+    if t.sRGB != 0 {
+        return Err(Failure::new(
+            hipErrorNotSupported,
+            "sRGB textures are not supported",
+        ));
+    }
+    let normalized = t.normalizedCoords != 0;
+    // As HIP: linear memory is read unfiltered, unnormalised coordinates cannot wrap or mirror
+    // (clamp to edge instead).
+    let address = match (axes, t.addressMode[0], normalized) {
+        (0, ..) => addressing::UNDEFINED,
+        (_, 0 | 2, false) | (_, 1, _) => addressing::CLAMP_TO_EDGE,
+        (_, 0, true) => addressing::REPEAT,
+        (_, 2, true) => addressing::MIRRORED_REPEAT,
+        (_, 3, _) => addressing::CLAMP_TO_BORDER,
+        (_, m, _) => return Err(bad(format!("address mode {m}"))),
+    };
+    let linear = match t.filterMode {
+        0 => false,
+        1 => axes > 0,
+        m => return Err(bad(format!("filter mode {m}"))),
+    };
+    Ok(SamplerRequest {
+        normalized,
+        linear,
+        address,
+    })
+}
+
+/// Descriptors the device's runtime made for an object, destroyed with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Made {
+    device: i64,
+    image: u64,
+    sampler: Option<u64>,
+}
+
+impl Made {
+    fn destroy(&self) -> Result<(), Failure> {
+        let rt = runtime();
+        let image = rt.destroy_image(self.device, self.image);
+        if let Some(s) = self.sampler {
+            rt.destroy_sampler(self.device, s)?;
+        }
+        Ok(image?)
+    }
+}
+
+/// The 20 dwords of a texture object (12 image, 4 sampler) and what the device's runtime made.
+fn texture_words(
+    res: &hipResourceDesc,
+    tex: &hipTextureDesc,
+    view: Option<&hipResourceViewDesc>,
+) -> Result<([u32; 20], Option<Made>), Failure> {
+    let mut r = resource_of(res)?;
+    if let Some(v) = view {
+        if r.kind.is_none() || res.resType == RES_PITCH2D {
+            return Err(bad(
+                "a resource view over linear or pitched memory (views need an array)".into(),
+            ));
+        }
+        apply_view(&mut r, v)?;
+    }
+    let normalized = tex.readMode == 1 && small_integers(r.format);
+    let format = texel_format(r.format, r.channels, normalized)?;
+    let device = current_device();
+    let mut words = [0u32; 20];
+    if !runtime().device_makes_images(device)? {
+        words[..12].copy_from_slice(&soft_image_words(&r, format)?);
+        let state = sampler_state(tex, border_fields(tex, format)?)?;
+        words[12..16].copy_from_slice(&sampler_words(&state));
+        return Ok((words, None));
+    }
+    let request = image_request(&r, format, false)?;
+    let sampler = sampler_request(tex, &r)?;
+    let rt = runtime();
+    let (image, image_words) = rt.create_image(device, &request)?;
+    let (sampler, sampler_words) = match rt.create_sampler(device, &sampler) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = rt.destroy_image(device, image);
+            return Err(e.into());
+        }
+    };
+    words[..12].copy_from_slice(&image_words);
+    words[12..16].copy_from_slice(&sampler_words);
+    Ok((
+        words,
+        Some(Made {
+            device,
+            image,
+            sampler: Some(sampler),
+        }),
+    ))
 }
 
 /// Device memory holding `dwords`.
@@ -469,216 +713,75 @@ pub(crate) struct TextureRecord {
     pub(crate) res: hipResourceDesc,
     pub(crate) tex: hipTextureDesc,
     pub(crate) view: Option<hipResourceViewDesc>,
+    made: Option<Made>,
 }
 
 pub(crate) static TEXTURES: LazyLock<Mutex<HashMap<u64, TextureRecord>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
-static SURFACES: LazyLock<Mutex<HashMap<u64, hipResourceDesc>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
-
-/// The shape of a whole array or one of its levels.
-fn array_shape(res: &hipResourceDesc) -> Result<(ImageShape, ArrayFlags), Failure> {
-    let (array, base, width, height, depth, pitch, levels) = match res.resType {
-        RES_ARRAY => {
-            let view = array_of(
-                res.res[0] as *const hipArray,
-                "resDesc.res.array.array",
-                hipErrorInvalidValue,
-            )?;
-            let l = view.level();
-            let a = view.array().clone();
-            (
-                a,
-                view.address(),
-                l.width,
-                l.height,
-                l.depth,
-                l.row_pitch,
-                1,
-            )
-        }
-        _ => {
-            let a = mipmapped_array_of(res.res[0] as *const hipMipmappedArray)?;
-            let l0 = a
-                .levels()
-                .first()
-                .copied()
-                .ok_or_else(|| bad("array without levels".into()))?;
-            let n = a.levels().len() as u32;
-            (
-                a.clone(),
-                a.base(),
-                l0.width,
-                l0.height,
-                l0.depth,
-                l0.row_pitch,
-                n,
-            )
-        }
-    };
-    let d = array.descriptor();
-    let flags = d.flags;
-    let kind = if flags.has(ArrayFlags::CUBEMAP) {
-        11
-    } else if flags.has(ArrayFlags::LAYERED) {
-        if height == 0 {
-            12
-        } else {
-            13
-        }
-    } else if depth > 0 {
-        10
-    } else if height > 0 {
-        9
-    } else {
-        8
-    };
-    let texel = d.texel_bytes();
-    Ok((
-        ImageShape {
-            base,
-            format: d.format,
-            channels: d.channels,
-            width,
-            height: height.max(1),
-            depth: depth.max(1),
-            kind,
-            pitch_texels: pitch / texel.max(1),
-            base_level: 0,
-            last_level: levels - 1,
-            base_slice: 0,
-            last_slice: depth.max(1) - 1,
-        },
-        flags,
-    ))
-}
-
-/// The 12 image or buffer dwords a resource description asks for.
-fn resource_dwords(res: &hipResourceDesc, normalized_read: bool) -> Result<[u32; 12], Failure> {
-    match res.resType {
-        RES_ARRAY | RES_MIPMAP => {
-            let (shape, _) = array_shape(res)?;
-            image_descriptor(&shape, normalized_read)
-        }
-        RES_LINEAR | RES_PITCH2D => {
-            let ptr = res.res[0];
-            // SAFETY: hipChannelFormatDesc is 20 bytes of ints at byte 8 of the union.
-            let desc: hipChannelFormatDesc =
-                unsafe { std::ptr::read_unaligned(res.res.as_ptr().cast::<u8>().add(8).cast()) };
-            let (format, channels) = format_of(&desc)?;
-            if ptr == 0 {
-                return Err(Failure::null("resDesc.res.linear.devPtr"));
-            }
-            if res.resType == RES_LINEAR {
-                buffer_descriptor(ptr, format, channels, res.res[4], normalized_read)
-            } else {
-                let (width, height, pitch) = (res.res[4], res.res[5], res.res[6]);
-                let texel = format.bytes() * u64::from(channels);
-                if pitch % texel != 0 || pitch < width * texel {
-                    return Err(bad(format!(
-                        "pitch {pitch} for {width} texels of {texel} bytes"
-                    )));
-                }
-                image_descriptor(
-                    &ImageShape {
-                        base: ptr,
-                        format,
-                        channels,
-                        width,
-                        height,
-                        depth: 1,
-                        kind: 9,
-                        pitch_texels: pitch / texel,
-                        base_level: 0,
-                        last_level: 0,
-                        base_slice: 0,
-                        last_slice: 0,
-                    },
-                    normalized_read,
-                )
-            }
-        }
-        t => Err(bad(format!("resource type {t}"))),
-    }
-}
-
-/// Whether a texture reads normalised floats: `hipReadModeNormalizedFloat` on 8/16-bit
-/// integers.
-fn normalized_read(res: &hipResourceDesc, tex: &hipTextureDesc) -> bool {
-    if tex.readMode != 1 {
-        return false;
-    }
-    let format = match res.resType {
-        RES_ARRAY | RES_MIPMAP => array_shape(res).map(|(s, _)| s.format).ok(),
-        _ => {
-            // SAFETY: as in resource_dwords.
-            let desc: hipChannelFormatDesc =
-                unsafe { std::ptr::read_unaligned(res.res.as_ptr().cast::<u8>().add(8).cast()) };
-            format_of(&desc).ok().map(|(f, _)| f)
-        }
-    };
-    format.is_some_and(small_integers)
-}
-
-/// 8- and 16-bit integers, which `hipReadModeNormalizedFloat` reads as normalised floats.
-fn small_integers(format: ArrayFormat) -> bool {
-    matches!(
-        format,
-        ArrayFormat::U8 | ArrayFormat::I8 | ArrayFormat::U16 | ArrayFormat::I16
-    )
-}
+/// Live surface objects: what each was made from, and what the device's runtime made.
+type SurfaceTable = HashMap<u64, (hipResourceDesc, Option<Made>)>;
+static SURFACES: LazyLock<Mutex<SurfaceTable>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 pub(crate) fn create_texture(
     res: &hipResourceDesc,
     tex: &hipTextureDesc,
     view: Option<hipResourceViewDesc>,
 ) -> Result<u64, Failure> {
-    let mut dwords = [0u32; 20];
-    let format = match res.resType {
-        RES_ARRAY | RES_MIPMAP => {
-            let (mut shape, _) = array_shape(res)?;
-            if let Some(v) = &view {
-                apply_view(&mut shape, v)?;
+    let (words, made) = texture_words(res, tex, view.as_ref())?;
+    let address = match upload(&words) {
+        Ok(a) => a,
+        Err(e) => {
+            if let Some(m) = made {
+                let _ = m.destroy();
             }
-            let normalized = tex.readMode == 1 && small_integers(shape.format);
-            dwords[..12].copy_from_slice(&image_descriptor(&shape, normalized)?);
-            (shape.format, normalized)
-        }
-        _ => {
-            if view.is_some() {
-                return Err(bad(
-                    "a resource view over linear or pitched memory (views need an array)".into(),
-                ));
-            }
-            let normalized = normalized_read(res, tex);
-            dwords[..12].copy_from_slice(&resource_dwords(res, normalized)?);
-            // SAFETY: as in resource_dwords.
-            let desc: hipChannelFormatDesc =
-                unsafe { std::ptr::read_unaligned(res.res.as_ptr().cast::<u8>().add(8).cast()) };
-            (format_of(&desc)?.0, normalized)
+            return Err(e);
         }
     };
-    let border = border_fields(tex, format.0, format.1)?;
-    dwords[12..].copy_from_slice(&sampler_descriptor(tex, border)?);
-    let address = upload(&dwords)?;
     TEXTURES.lock().insert(
         address,
         TextureRecord {
             res: *res,
             tex: *tex,
             view,
+            made,
         },
     );
-    tracing::debug!("texture object {address:#x}: {:08x?}", dwords);
+    tracing::debug!("texture object {address:#x}: {:08x?}", words);
     Ok(address)
 }
 
 pub(crate) fn destroy_texture(object: u64) -> Result<(), Failure> {
-    if TEXTURES.lock().remove(&object).is_none() {
+    let Some(record) = TEXTURES.lock().remove(&object) else {
         return Err(bad(format!("{object:#x} is not a live texture object")));
-    }
+    };
     runtime().free(object)?;
+    if let Some(m) = record.made {
+        m.destroy()?;
+    }
     Ok(())
+}
+
+/// The 12 dwords of a surface object (arrays only, as in HIP) and what the device's runtime
+/// made.
+fn surface_words(res: &hipResourceDesc) -> Result<([u32; 12], Option<Made>), Failure> {
+    if res.resType != RES_ARRAY {
+        return Err(bad(format!("surface over resource type {}", res.resType)));
+    }
+    let r = resource_of(res)?;
+    let format = texel_format(r.format, r.channels, false)?;
+    let device = current_device();
+    if !runtime().device_makes_images(device)? {
+        return Ok((soft_image_words(&r, format)?, None));
+    }
+    let (image, words) = runtime().create_image(device, &image_request(&r, format, true)?)?;
+    Ok((
+        words,
+        Some(Made {
+            device,
+            image,
+            sampler: None,
+        }),
+    ))
 }
 
 /// `hipError_t hipCreateTextureObject(hipTextureObject_t*, const hipResourceDesc*, const
@@ -1055,12 +1158,17 @@ pub unsafe extern "C" fn hipCreateSurfaceObject(
         }
         // SAFETY: readable by the caller's contract.
         let r = unsafe { *res };
-        if r.resType != RES_ARRAY {
-            return Err(bad(format!("surface over resource type {}", r.resType)));
-        }
-        let dwords = resource_dwords(&r, false)?;
-        let address = upload(&dwords)?;
-        SURFACES.lock().insert(address, r);
+        let (words, made) = surface_words(&r)?;
+        let address = match upload(&words) {
+            Ok(a) => a,
+            Err(e) => {
+                if let Some(m) = made {
+                    let _ = m.destroy();
+                }
+                return Err(e);
+            }
+        };
+        SURFACES.lock().insert(address, (r, made));
         // SAFETY: writable by the caller's contract.
         unsafe { out(object, "pSurfObject", address as *mut c_void) }
     })
@@ -1073,10 +1181,13 @@ pub unsafe extern "C" fn hipDestroySurfaceObject(object: *mut c_void) -> hipErro
         if object.is_null() {
             return Ok(());
         }
-        if SURFACES.lock().remove(&(object as u64)).is_none() {
+        let Some((_, made)) = SURFACES.lock().remove(&(object as u64)) else {
             return Err(bad(format!("{object:p} is not a live surface object")));
-        }
+        };
         runtime().free(object as u64)?;
+        if let Some(m) = made {
+            m.destroy()?;
+        }
         Ok(())
     })
 }
@@ -1103,70 +1214,18 @@ pub unsafe extern "C" fn hipDestroySurfaceObject_cxx(object: *mut c_void) -> hip
 mod tests {
     use super::*;
 
-    #[test]
-    fn descriptors_have_the_gfx10_fields() {
-        let d = image_descriptor(
-            &ImageShape {
-                base: 0x12_3456_7800,
-                format: ArrayFormat::F32,
-                channels: 4,
-                width: 100,
-                height: 30,
-                depth: 1,
-                kind: 9,
-                pitch_texels: 128,
-                base_level: 0,
-                last_level: 0,
-                base_slice: 0,
-                last_slice: 0,
-            },
-            false,
-        )
-        .unwrap_or_else(|_| panic!("image descriptor refused"));
-        assert_eq!(
-            u64::from(d[0]) | u64::from(d[1] & 0xff) << 32,
-            0x12_3456_7800 >> 8
-        );
-        assert_eq!(d[1] >> 20 & 0x1ff, 77);
-        assert_eq!(((d[1] >> 30) | (d[2] & 0xfff) << 2) + 1, 100);
-        assert_eq!((d[2] >> 14 & 0x3fff) + 1, 30);
-        assert_eq!(d[3] >> 28, 9);
-        assert_eq!((d[4] & 0x3fff) + 1, 128);
-        assert_eq!(d[10], 100);
-        let s = sampler_descriptor(
-            &hipTextureDesc {
-                addressMode: [3, 1, 0],
-                filterMode: 1,
-                normalizedCoords: 1,
-                ..Default::default()
-            },
-            (3, 7),
-        )
-        .unwrap_or_else(|_| panic!("sampler descriptor refused"));
-        assert_eq!(s[0] & 0x1ff, 6 | 2 << 3);
-        assert_eq!(s[0] >> 15 & 1, 0);
-        assert_eq!(s[2] >> 20 & 3, 1);
-        assert_eq!(s[3], 7 | 3 << 30);
-        assert!(sampler_descriptor(
-            &hipTextureDesc {
-                addressMode: [7, 0, 0],
-                ..Default::default()
-            },
-            (0, 0)
-        )
-        .is_err());
-    }
-
-    fn layered_u8x4() -> ImageShape {
-        ImageShape {
+    fn layered_u8x4() -> Resource {
+        Resource {
             base: 0x1000,
             format: ArrayFormat::U8,
             channels: 4,
+            kind: Some(ImageKind::D2Array),
             width: 16,
             height: 8,
             depth: 6,
-            kind: 13,
-            pitch_texels: 16,
+            row_pitch: 64,
+            slice_pitch: 512,
+            bytes: 0,
             base_level: 0,
             last_level: 2,
             base_slice: 0,
@@ -1176,16 +1235,15 @@ mod tests {
 
     #[test]
     fn views_reinterpret_same_size_texels_and_select_levels_and_layers() {
-        // Every view format of HIP's enum up to Float4 names a kind, a width and 1/2/4 channels
-        // in the enum's order: char, short, int in unsigned-signed pairs, then half and float.
+        // Every view format of HIP's enum up to Float4 names 1/2/4 channels in the enum's
+        // order, and 24 distinct formats in all.
         let mut seen = Vec::new();
         for code in 1..=0x18 {
             let (f, c) = view_format(code).unwrap_or_else(|_| panic!("view format {code}"));
             assert_eq!(c, [1, 2, 4][(code as usize - 1) % 3]);
+            assert!(!seen.contains(&(f, c)), "view format {code} repeats");
             seen.push((f, c));
         }
-        seen.dedup();
-        assert_eq!(seen.len(), 24, "24 distinct formats");
         assert!(view_format(0x19).is_err() && view_format(0x23).is_err());
 
         let mut s = layered_u8x4();
@@ -1201,7 +1259,8 @@ mod tests {
         assert_eq!((s.format, s.channels), (ArrayFormat::U32, 1));
         assert_eq!((s.base_level, s.last_level), (1, 2));
         assert_eq!((s.base_slice, s.last_slice), (2, 4));
-        let d = image_descriptor(&s, false).unwrap_or_else(|_| panic!("image descriptor"));
+        let f = texel_format(s.format, s.channels, false).unwrap_or_else(|_| panic!("format"));
+        let d = soft_image_words(&s, f).unwrap_or_else(|_| panic!("image words"));
         assert_eq!(d[3] >> 12 & 15, 1);
         assert_eq!(d[3] >> 16 & 15, 2);
         assert_eq!(d[4] & 0x1fff, 4);
@@ -1227,8 +1286,9 @@ mod tests {
             ..Default::default()
         }));
         // A cube's layers are six faces each.
-        let mut cube = ImageShape {
-            kind: 11,
+        let mut cube = Resource {
+            kind: Some(ImageKind::Cube),
+            depth: 12,
             last_slice: 11,
             ..layered_u8x4()
         };
@@ -1239,5 +1299,54 @@ mod tests {
         };
         assert!(apply_view(&mut cube, &one).is_ok());
         assert_eq!((cube.base_slice, cube.last_slice), (6, 11));
+    }
+
+    #[test]
+    fn rocr_requests_follow_hsa_geometries_and_refuse_what_hsa_lacks() {
+        let f = texel_format(ArrayFormat::F32, 1, false).unwrap_or_else(|_| panic!("format"));
+        let mut r = Resource {
+            format: ArrayFormat::F32,
+            channels: 1,
+            last_level: 0,
+            ..layered_u8x4()
+        };
+        r.base_slice = 2;
+        r.last_slice = 4;
+        let q = image_request(&r, f, false).unwrap_or_else(|_| panic!("request"));
+        // Layers 2..=4: the data starts at layer 2, three layers.
+        assert_eq!(
+            (q.geometry, q.array_size, q.data),
+            (geometry::D2_ARRAY, 3, 0x1000 + 2 * 512)
+        );
+        assert_eq!((q.row_pitch, q.slice_pitch), (64, 512));
+        let mips = Resource { last_level: 1, ..r };
+        assert!(image_request(&mips, f, false).is_err());
+        let cube = Resource {
+            kind: Some(ImageKind::Cube),
+            ..r
+        };
+        assert!(image_request(&cube, f, false).is_err());
+        // One address mode for the axes in use; unnormalised wrap becomes clamp, as HIP.
+        let t = hipTextureDesc {
+            addressMode: [0, 0, 3],
+            filterMode: 1,
+            ..Default::default()
+        };
+        let s = sampler_request(&t, &r).unwrap_or_else(|_| panic!("sampler"));
+        assert_eq!(
+            (s.address, s.linear, s.normalized),
+            (addressing::CLAMP_TO_EDGE, true, false)
+        );
+        let mixed = hipTextureDesc {
+            addressMode: [0, 1, 0],
+            ..t
+        };
+        assert!(sampler_request(&mixed, &r).is_err());
+        let coloured = hipTextureDesc {
+            addressMode: [3, 3, 3],
+            borderColor: [0.0, 0.0, 0.0, 1.0],
+            ..t
+        };
+        assert!(sampler_request(&coloured, &r).is_err());
     }
 }

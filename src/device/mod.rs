@@ -23,6 +23,7 @@
 pub mod aql;
 pub mod epoch;
 pub mod host_memory;
+pub mod image;
 pub mod kernarg;
 pub mod memory;
 pub mod properties;
@@ -599,6 +600,13 @@ pub trait Device: Agent {
             address,
             detail: Some("not memory opened from an IPC handle".into()),
         })
+    }
+
+    /// The image extension of the device's runtime, where that runtime makes image and sampler
+    /// descriptors (ROCr); `None` where rocload builds them itself in the layout the software
+    /// agent reads ([`image`]).
+    fn image_api(&self) -> Option<&dyn image::ImageApi> {
+        None
     }
 
     /// The entry of the device's border-colour table holding the four channel dwords `rgba`

@@ -35,6 +35,7 @@ mod error;
 pub mod fat_binary;
 pub mod graph;
 pub mod hostcall;
+mod images;
 mod ipc_event;
 mod kernel;
 mod launch;
