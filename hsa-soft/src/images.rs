@@ -19,10 +19,11 @@
 //!   emulator's structured-buffer check counts). Samplers as ROCr's `PopulateSamplerSrd`: one
 //!   address mode for every axis, the filter for magnification and minification, no mip or z
 //!   filter, `MAX_LOD` 4095, transparent black borders.
-//! - An image or sampler object lives in host memory this library owns; the handle is the
-//!   address of its descriptor dwords (as ROCr's handles), which a client reads on the host
-//!   (HIP copies them into its texture objects). It is not pool memory: a kernel that reads a
-//!   handle itself is stopped by the memory checker.
+//! - An image or sampler object's descriptor dwords live in device memory of the agent (as
+//!   ROCr keeps them in memory the GPU reads); the handle is their address, as ROCr's handles
+//!   are. Clients read them on the host (HIP copies them into its
+//!   texture objects) or pass the handle to kernels (AMD's HIP runtime's image blit kernels
+//!   load the descriptor from it).
 //! - `hsa_ext_image_copy`, `import`, `export` and `clear` are host copies of the texel rows
 //!   (ROCr runs blit kernels), each row checked as `hsa_memory_copy` checks its ranges.
 //! - `hsa_amd_image_create` (images from a graphics driver's metadata) answers
@@ -37,11 +38,13 @@ use rocload::device::image::{
     buffer_words, geometry, image_words, ImageKind, ImageShape, TexelFormat,
 };
 
+use rocload::device::{Device, MemoryKind};
+
 use crate::agents::agent_index;
 use crate::runtime::{runtime, Runtime};
 use crate::util::{guard, put, Status};
 
-/// Live objects at most (each is a few dozen bytes of host memory).
+/// Live objects at most (each holds a few dozen bytes of the agent's memory).
 const MAX_OBJECTS: usize = 1 << 20;
 
 /// ROCr's limits per geometry (`image_lut_kv.cpp`: width, height, depth, layers).
@@ -56,24 +59,45 @@ const MAX_DIMENSIONS: [[u64; 4]; 8] = [
     [16384, 16384, 1, 8192],
 ];
 
-/// An image object: its descriptor dwords first (the handle is their address).
-#[repr(C, align(16))]
+/// An image object: the agent whose memory holds its descriptor (at the handle), its format
+/// and layout.
+#[derive(Debug, Clone, Copy)]
 struct ImageObject {
-    words: [u32; 12],
     agent: usize,
     format: TexelFormat,
     layout: Layout,
 }
 
-/// A sampler object: its 8 descriptor dwords (the S# and four zeros) first.
-#[repr(C, align(16))]
-struct SamplerObject {
-    words: [u32; 8],
-    agent: usize,
+/// Live image objects and samplers (the agent holding each sampler's descriptor), by handle.
+static IMAGES: Mutex<Option<HashMap<u64, ImageObject>>> = Mutex::new(None);
+static SAMPLERS: Mutex<Option<HashMap<u64, usize>>> = Mutex::new(None);
+
+/// Puts descriptor dwords in device memory of agent `a`; returns their address (the handle).
+/// (Device memory, not the host heap, which a client's stale locked ranges may cover.)
+fn place_words(rt: &Runtime, a: usize, words: &[u32]) -> Status<u64> {
+    let (soft, _) = rt.agents[a].gpu().ok_or(HSA_STATUS_ERROR_INVALID_AGENT)?;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let block = soft
+        .allocate(bytes.len() as u64, MemoryKind::Device)
+        .map_err(|e| {
+            tracing::debug!(error = %e, "no memory for a descriptor");
+            HSA_STATUS_ERROR_OUT_OF_RESOURCES
+        })?;
+    // The software agent's device memory is this process's memory: written directly (a
+    // checked copy could take the local source for a freed guest range it happens to reuse).
+    // SAFETY: the block was just allocated with bytes.len() bytes, and nothing else uses it.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), block.base as *mut u8, bytes.len()) };
+    Ok(block.base)
 }
 
-static IMAGES: Mutex<Option<HashMap<u64, Box<ImageObject>>>> = Mutex::new(None);
-static SAMPLERS: Mutex<Option<HashMap<u64, Box<SamplerObject>>>> = Mutex::new(None);
+/// Frees the descriptor memory at `handle` of agent `a`.
+fn free_words(rt: &Runtime, a: usize, handle: u64) {
+    if let Some((soft, _)) = rt.agents[a].gpu() {
+        if let Err(e) = soft.free(handle) {
+            tracing::debug!(error = %e, handle, "freeing a descriptor");
+        }
+    }
+}
 
 /// Where an image's texels are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +182,8 @@ fn layout(
     let tight = w
         .checked_mul(texel)
         .ok_or(HSA_EXT_STATUS_ERROR_IMAGE_SIZE_UNSUPPORTED)?;
-    let row = if row_pitch == 0 {
+    // A buffer image has no rows: ROCr ignores the pitch given for it.
+    let row = if row_pitch == 0 || g == geometry::D1_BUFFER {
         tight
     } else {
         row_pitch as u64
@@ -495,14 +520,14 @@ hsa_api! {
                 (0, 0)
             };
             let (format, l) = layout(&desc, image_data as u64, row, slice)?;
-            let object = Box::new(ImageObject { words: words(format, &l)?, agent: a, format, layout: l });
-            let handle = object.words.as_ptr() as u64;
+            let w = words(format, &l)?;
             let mut images = IMAGES.lock();
             let map = images.get_or_insert_with(HashMap::new);
             if map.len() >= MAX_OBJECTS {
                 return Err(HSA_STATUS_ERROR_OUT_OF_RESOURCES);
             }
-            map.insert(handle, object);
+            let handle = place_words(&rt, a, &w)?;
+            map.insert(handle, ImageObject { agent: a, format, layout: l });
             tracing::debug!(handle, ?l, "image created");
             // SAFETY: non-NULL out-pointer.
             unsafe { put(image.cast(), hsa_ext_image_t { handle }) }
@@ -516,6 +541,7 @@ hsa_api! {
             let a = gpu(&rt, agent)?;
             image_of(a, image.handle)?;
             IMAGES.lock().as_mut().and_then(|m| m.remove(&image.handle));
+            free_words(&rt, a, image.handle);
             Ok(())
         })
     }
@@ -626,14 +652,14 @@ hsa_api! {
             if sampler.is_null() {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            let object = Box::new(SamplerObject { words: sampler_words(&desc)?, agent: a });
-            let handle = object.words.as_ptr() as u64;
+            let w = sampler_words(&desc)?;
             let mut samplers = SAMPLERS.lock();
             let map = samplers.get_or_insert_with(HashMap::new);
             if map.len() >= MAX_OBJECTS {
                 return Err(HSA_STATUS_ERROR_OUT_OF_RESOURCES);
             }
-            map.insert(handle, object);
+            let handle = place_words(&rt, a, &w)?;
+            map.insert(handle, a);
             // SAFETY: non-NULL out-pointer.
             unsafe { put(sampler.cast(), hsa_ext_sampler_t { handle }) }
         })
@@ -647,8 +673,9 @@ hsa_api! {
             let mut samplers = SAMPLERS.lock();
             let map = samplers.get_or_insert_with(HashMap::new);
             match map.get(&sampler.handle) {
-                Some(o) if o.agent == a => {
+                Some(&owner) if owner == a => {
                     map.remove(&sampler.handle);
+                    free_words(&rt, a, sampler.handle);
                     Ok(())
                 }
                 _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),

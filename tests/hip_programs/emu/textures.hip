@@ -340,7 +340,12 @@ static void layered_and_mipmapped() {
   // between levels.
   const int MW = 16, MH = 8, LV = 3;
   hipMipmappedArray_t mm;
-  HIP_CHECK(hipMallocMipmappedArray(&mm, &cd, make_hipExtent(MW, MH, 0), LV, 0));
+  const char* name = "mipmapped tex2DLod, point in the level, linear between levels";
+  if (!made(hipMallocMipmappedArray(&mm, &cd, make_hipExtent(MW, MH, 0), LV, 0), name)) {
+    HIP_CHECK(hipFree(dat));
+    HIP_CHECK(hipFree(dout));
+    return;
+  }
   std::vector<std::vector<float>> lv(LV);
   for (int l = 0; l < LV; l++) {
     int w = MW >> l, h = MH >> l;
@@ -359,7 +364,6 @@ static void layered_and_mipmapped() {
   td.mipmapFilterMode = hipFilterModeLinear;
   td.normalizedCoords = 1;
   td.maxMipmapLevelClamp = LV - 1;
-  const char* name = "mipmapped tex2DLod, point in the level, linear between levels";
   if (!made(hipCreateTextureObject(&t, &r, &td, nullptr), name)) {
     HIP_CHECK(hipFreeMipmappedArray(mm));
     HIP_CHECK(hipFree(dat));
@@ -492,11 +496,13 @@ extern "C" __global__ void drv_fetch_lin(float* out, int n) {
   if (i < n) out[i] = tex1Dfetch(tex_lin, i);
 }
 
-// Later HIP headers declare these; HIP 5.2's does not (its library does not define them).
-extern "C" hipError_t hipTexRefGetArray(hipArray_t* pArray, const textureReference* texRef);
+// Later HIP headers declare these; HIP 5.2's does not (its library does not define them, so
+// they are weak: the program also runs on AMD's HIP 5.2, without those checks).
+extern "C" hipError_t hipTexRefGetArray(hipArray_t* pArray, const textureReference* texRef)
+    __attribute__((weak));
 extern "C" hipError_t hipDeviceGetTexture1DLinearMaxWidth(size_t* maxWidthInElements,
                                                           const hipChannelFormatDesc* fmtDesc,
-                                                          int device);
+                                                          int device) __attribute__((weak));
 
 static hipArray_t float_array(const std::vector<float>& img, int w, int h) {
   hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
@@ -517,8 +523,8 @@ static void limits() {
   hipDeviceProp_t p;
   HIP_CHECK(hipGetDeviceProperties(&p, 0));
   hipChannelFormatDesc f4 = hipCreateChannelDesc<float4>();
-  size_t linear = 0;
-  HIP_CHECK(hipDeviceGetTexture1DLinearMaxWidth(&linear, &f4, 0));
+  size_t linear = (size_t)p.maxTexture1DLinear / 16;
+  if (hipDeviceGetTexture1DLinearMaxWidth) HIP_CHECK(hipDeviceGetTexture1DLinearMaxWidth(&linear, &f4, 0));
   report("image support and texture limits",
          images == 1 && w1 == 16384 && w2 == 16384 && h2 == 16384 && d3 == 8192 &&
              p.maxTexture2D[0] == 16384 && p.maxTexture3D[2] == 8192 &&
@@ -582,8 +588,8 @@ static void driver_api(const char* self) {
   for (int i = 0; i < W * H; i++) img[i] = (float)((i * 41) % 89) * 0.5f - 9.0f;
   hipArray_t a = float_array(img, W, H);
   HIP_CHECK(hipTexRefSetArray(ref, a, HIP_TRSA_OVERRIDE_FORMAT));
-  hipArray_t bound = nullptr;
-  HIP_CHECK(hipTexRefGetArray(&bound, ref));
+  hipArray_t bound = a;
+  if (hipTexRefGetArray) HIP_CHECK(hipTexRefGetArray(&bound, ref));
   const int N = 96;
   std::vector<float2> at = coords2d(N);
   float2* dat = upload(at);
@@ -884,51 +890,52 @@ static void views() {
   // Mip levels 1..2 of three: LOD 0 of the view is level 1.
   const int MW = 16, MH = 8, LV = 3;
   hipChannelFormatDesc fd = hipCreateChannelDesc<float>();
-  hipMipmappedArray_t mm;
-  HIP_CHECK(hipMallocMipmappedArray(&mm, &fd, make_hipExtent(MW, MH, 0), LV, 0));
-  std::vector<std::vector<float>> lv(LV);
-  for (int l = 0; l < LV; l++) {
-    int w = MW >> l, h = MH >> l;
-    lv[l].resize(w * h);
-    for (int i = 0; i < w * h; i++) lv[l][i] = (float)(l * 1000 + (i * 5) % 37);
-    hipArray_t level;
-    HIP_CHECK(hipGetMipmappedArrayLevel(&level, mm, l));
-    HIP_CHECK(hipMemcpy2DToArray(level, 0, 0, lv[l].data(), w * 4, w * 4, h, hipMemcpyHostToDevice));
-  }
-  hipResourceDesc rm = {};
-  rm.resType = hipResourceTypeMipmappedArray;
-  rm.res.mipmap.mipmap = mm;
-  hipTextureDesc tm = {};
-  tm.addressMode[0] = tm.addressMode[1] = hipAddressModeClamp;
-  tm.filterMode = hipFilterModePoint;
-  tm.mipmapFilterMode = hipFilterModePoint;
-  tm.normalizedCoords = 1;
-  tm.maxMipmapLevelClamp = LV - 1;
-  hipResourceViewDesc vm = {};
-  vm.firstMipmapLevel = 1;
-  vm.lastMipmapLevel = 2;
   const char* mip_name = "resource view: mip levels 1..2, LOD 0 is level 1";
   std::vector<float2> q(N);
   for (int i = 0; i < N; i++) q[i] = make_float2((i % 16 + 0.5f) / 16.0f, (i / 16 + 0.5f) / 8.0f);
   float2* dq = upload(q);
   float* fout;
   HIP_CHECK(hipMalloc(&fout, N * 4));
-  if (made(hipCreateTextureObject(&t, &rm, &tm, &vm), mip_name)) {
-    ok = true;
-    for (int lod = 0; lod < 3; lod++) {
-      fetch_lod<<<1, N>>>(t, dq, (float)lod, fout, N);
-      HIP_CHECK(hipGetLastError());
-      std::vector<float> g = download(fout, N);
-      int l = 1 + (lod < 1 ? lod : 1);  // LOD past the view's last level clamps to it
+  hipMipmappedArray_t mm;
+  if (made(hipMallocMipmappedArray(&mm, &fd, make_hipExtent(MW, MH, 0), LV, 0), mip_name)) {
+    std::vector<std::vector<float>> lv(LV);
+    for (int l = 0; l < LV; l++) {
       int w = MW >> l, h = MH >> l;
-      Img im = {lv[l].data(), w, h, 1};
-      for (int i = 0; i < N && ok; i++)
-        ok &= close(g[i], model(im, 2, 1, false, floorf(q[i].x * w), floorf(q[i].y * h), 0), "mip view", i + 1000 * lod);
+      lv[l].resize(w * h);
+      for (int i = 0; i < w * h; i++) lv[l][i] = (float)(l * 1000 + (i * 5) % 37);
+      hipArray_t level;
+      HIP_CHECK(hipGetMipmappedArrayLevel(&level, mm, l));
+      HIP_CHECK(hipMemcpy2DToArray(level, 0, 0, lv[l].data(), w * 4, w * 4, h, hipMemcpyHostToDevice));
     }
-    report(mip_name, ok);
-    HIP_CHECK(hipDestroyTextureObject(t));
+    hipResourceDesc rm = {};
+    rm.resType = hipResourceTypeMipmappedArray;
+    rm.res.mipmap.mipmap = mm;
+    hipTextureDesc tm = {};
+    tm.addressMode[0] = tm.addressMode[1] = hipAddressModeClamp;
+    tm.filterMode = hipFilterModePoint;
+    tm.mipmapFilterMode = hipFilterModePoint;
+    tm.normalizedCoords = 1;
+    tm.maxMipmapLevelClamp = LV - 1;
+    hipResourceViewDesc vm = {};
+    vm.firstMipmapLevel = 1;
+    vm.lastMipmapLevel = 2;
+    if (made(hipCreateTextureObject(&t, &rm, &tm, &vm), mip_name)) {
+      ok = true;
+      for (int lod = 0; lod < 3; lod++) {
+        fetch_lod<<<1, N>>>(t, dq, (float)lod, fout, N);
+        HIP_CHECK(hipGetLastError());
+        std::vector<float> g = download(fout, N);
+        int l = 1 + (lod < 1 ? lod : 1);  // LOD past the view's last level clamps to it
+        int w = MW >> l, h = MH >> l;
+        Img im = {lv[l].data(), w, h, 1};
+        for (int i = 0; i < N && ok; i++)
+          ok &= close(g[i], model(im, 2, 1, false, floorf(q[i].x * w), floorf(q[i].y * h), 0), "mip view", i + 1000 * lod);
+      }
+      report(mip_name, ok);
+      HIP_CHECK(hipDestroyTextureObject(t));
+    }
+    HIP_CHECK(hipFreeMipmappedArray(mm));
   }
-  HIP_CHECK(hipFreeMipmappedArray(mm));
   HIP_CHECK(hipFree(dq));
   // Layers 1..2 of three: layer 0 of the view is layer 1, and a layer past the view clamps.
   // 16 x 8 floats: each layer starts at a 256-byte boundary, as ROCr's images must.
