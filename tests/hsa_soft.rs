@@ -970,8 +970,8 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
     ("cpu.cacheline", "64", "amd_cpu_agent.cpp GetInfo: 64"),
     (
         "gpu.ext.images",
-        "0",
-        "hsa_ext_interface.cpp: HSA_DISABLE_IMAGE=1 leaves the table NULL",
+        "1",
+        "amd_gpu_agent.cpp GetInfo: EXTENSIONS, the image library's table is set",
     ),
     (
         "gpu.ext.amd_profiler",
@@ -985,8 +985,8 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
     ),
     (
         "gpu.image_2d_max.status",
-        "4107",
-        "hsa_ext_null stand-in: NOT_INITIALIZED",
+        "0",
+        "image_runtime.cpp GetImageInfoMaxDimension",
     ),
     (
         "gpu.image_rd_handles",
@@ -1198,8 +1198,8 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
     ),
     (
         "sampler_create.status",
-        "4107",
-        "hsa_ext_null stand-in: NOT_INITIALIZED",
+        "0",
+        "image_manager_nv.cpp PopulateSamplerSrd: undefined addressing, nearest, unnormalised",
     ),
     ("done", "1", "the program reached its end"),
 ];
@@ -1415,4 +1415,376 @@ fn ipc_memory_is_shared_with_another_process_as_rocr_shares_it() {
         wrong.join("\n"),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The image extension (`hsa-soft/src/images.rs`), through its table as rocload's HSA backend
+// reaches it.
+
+fn images_of(a: &HsaAgent) -> hsa_sys::images::Images {
+    hsa_sys::images::Images::load(lib_of(a)).unwrap_or_else(|e| panic!("image extension: {e}"))
+}
+
+fn image_desc(
+    geometry: u32,
+    [width, height, depth, array_size]: [usize; 4],
+    channel_type: u32,
+    channel_order: u32,
+) -> hsa_ext_image_descriptor_t {
+    hsa_ext_image_descriptor_t {
+        geometry,
+        width,
+        height,
+        depth,
+        array_size,
+        format: hsa_ext_image_format_t {
+            channel_type,
+            channel_order,
+        },
+    }
+}
+
+/// The 12 dwords at an image handle.
+fn words_at(handle: u64) -> [u32; 12] {
+    // SAFETY: the library's image handles are the address of their 12 descriptor dwords, in
+    // host memory it owns until the image is destroyed.
+    unsafe { std::ptr::read(handle as *const [u32; 12]) }
+}
+
+/// The T# of an image's 12 dwords.
+fn first8(words: &[u32; 12]) -> [u32; 8] {
+    std::array::from_fn(|i| words[i])
+}
+
+#[test]
+fn images_carry_the_descriptors_the_emulator_reads() {
+    use rocload_emu::exec::image::{Image, Num};
+    let a = agent();
+    let lib = lib_of(&a);
+    let images = images_of(&a);
+    let (w, h, pitch) = (37usize, 5usize, 256usize);
+    let data = a
+        .allocate((pitch * h) as u64, MemoryKind::Device)
+        .unwrap_or_else(|e| panic!("{e}"));
+    // BGRA unorm8 with a pitch of 64 texels.
+    let desc = image_desc(
+        HSA_EXT_IMAGE_GEOMETRY_2D,
+        [w, h, 0, 0],
+        HSA_EXT_IMAGE_CHANNEL_TYPE_UNORM_INT8,
+        HSA_EXT_IMAGE_CHANNEL_ORDER_BGRA,
+    );
+    // SAFETY: `data` holds the image's rows and outlives it.
+    let img = unsafe {
+        images.create_linear(
+            lib,
+            a.handle(),
+            &desc,
+            data.base as *const c_void,
+            HSA_ACCESS_PERMISSION_RO,
+            pitch,
+            0,
+        )
+    }
+    .unwrap_or_else(|e| panic!("{e}"));
+    let words = words_at(img.handle);
+    let t = Image::parse(&first8(&words))
+        .unwrap_or_else(|_| panic!("the emulator refuses {words:08x?}"));
+    assert_eq!(
+        (t.base, t.width, t.height, t.pitch),
+        (data.base, w as u32, h as u32, 64)
+    );
+    assert_eq!(
+        (t.format.bits, t.format.channels, t.format.num),
+        (8, 4, Num::Unorm)
+    );
+    assert_eq!(t.kind, 9, "2D");
+    assert_eq!(t.dst_sel, [6, 5, 4, 7], "BGRA: red from the third byte");
+    assert_eq!(
+        words[8..11],
+        [
+            HSA_EXT_IMAGE_CHANNEL_TYPE_UNORM_INT8,
+            HSA_EXT_IMAGE_CHANNEL_ORDER_BGRA,
+            w as u32
+        ],
+        "channel type, order, width as ROCr stores them"
+    );
+    // SAFETY: made above, used by nothing.
+    unsafe { images.destroy(lib, a.handle(), img) }.unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: a handle no longer live is refused, not dereferenced.
+    let again = unsafe { images.destroy(lib, a.handle(), img) };
+    assert_eq!(
+        again.map_err(|e| e.status),
+        Err(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+    );
+
+    // A 2D array of 3 layers, tightly packed: the last slice is 2.
+    let desc = image_desc(
+        HSA_EXT_IMAGE_GEOMETRY_2DA,
+        [8, 4, 0, 3],
+        HSA_EXT_IMAGE_CHANNEL_TYPE_FLOAT,
+        HSA_EXT_IMAGE_CHANNEL_ORDER_R,
+    );
+    // SAFETY: as above (3 x 128 bytes fit in `data`).
+    let img = unsafe {
+        images.create_linear(
+            lib,
+            a.handle(),
+            &desc,
+            data.base as *const c_void,
+            HSA_ACCESS_PERMISSION_RW,
+            0,
+            0,
+        )
+    }
+    .unwrap_or_else(|e| panic!("{e}"));
+    let t = Image::parse(&first8(&words_at(img.handle)))
+        .unwrap_or_else(|_| panic!("the emulator refuses the array"));
+    assert_eq!((t.kind, t.depth, t.width, t.height), (13, 3, 8, 4));
+    // SAFETY: made above, used by nothing.
+    unsafe { images.destroy(lib, a.handle(), img) }.unwrap_or_else(|e| panic!("{e}"));
+    a.free(data.base).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn images_refuse_what_the_descriptor_cannot_say_with_rocrs_statuses() {
+    let a = agent();
+    let lib = lib_of(&a);
+    let images = images_of(&a);
+    let data = a
+        .allocate(1 << 16, MemoryKind::Device)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let create = |desc: &hsa_ext_image_descriptor_t, base: u64, row: usize| {
+        // SAFETY: `data` holds every image tried here; each made one is destroyed.
+        let r = unsafe {
+            images.create_linear(
+                lib,
+                a.handle(),
+                desc,
+                base as *const c_void,
+                HSA_ACCESS_PERMISSION_RO,
+                row,
+                0,
+            )
+        };
+        match r {
+            Ok(img) => {
+                // SAFETY: made just above.
+                unsafe { images.destroy(lib, a.handle(), img) }.unwrap_or_else(|e| panic!("{e}"));
+                HSA_STATUS_SUCCESS
+            }
+            Err(e) => e.status,
+        }
+    };
+    let float4 = |g, dims| {
+        image_desc(
+            g,
+            dims,
+            HSA_EXT_IMAGE_CHANNEL_TYPE_FLOAT,
+            HSA_EXT_IMAGE_CHANNEL_ORDER_RGBA,
+        )
+    };
+    assert_eq!(
+        create(
+            &float4(HSA_EXT_IMAGE_GEOMETRY_2D, [16, 4, 0, 0]),
+            data.base,
+            512
+        ),
+        HSA_STATUS_SUCCESS
+    );
+    // 3D images have no row pitch in the descriptor.
+    assert_eq!(
+        create(
+            &float4(HSA_EXT_IMAGE_GEOMETRY_3D, [16, 4, 2, 0]),
+            data.base,
+            512
+        ),
+        HSA_EXT_STATUS_ERROR_IMAGE_PITCH_UNSUPPORTED
+    );
+    // A pitch narrower than the row, past the limits, an unaligned base, a packed format.
+    assert_eq!(
+        create(
+            &float4(HSA_EXT_IMAGE_GEOMETRY_2D, [16, 4, 0, 0]),
+            data.base,
+            128
+        ),
+        HSA_EXT_STATUS_ERROR_IMAGE_PITCH_UNSUPPORTED
+    );
+    assert_eq!(
+        create(
+            &float4(HSA_EXT_IMAGE_GEOMETRY_2D, [16385, 1, 0, 0]),
+            data.base,
+            0
+        ),
+        HSA_EXT_STATUS_ERROR_IMAGE_SIZE_UNSUPPORTED
+    );
+    assert_eq!(
+        create(
+            &float4(HSA_EXT_IMAGE_GEOMETRY_2D, [16, 4, 0, 0]),
+            data.base + 16,
+            0
+        ),
+        HSA_STATUS_ERROR_INVALID_ARGUMENT
+    );
+    let packed = image_desc(
+        HSA_EXT_IMAGE_GEOMETRY_2D,
+        [16, 4, 0, 0],
+        HSA_EXT_IMAGE_CHANNEL_TYPE_UNORM_SHORT_565,
+        HSA_EXT_IMAGE_CHANNEL_ORDER_RGB,
+    );
+    assert_eq!(
+        create(&packed, data.base, 0),
+        HSA_EXT_STATUS_ERROR_IMAGE_FORMAT_UNSUPPORTED
+    );
+    // Samplers: ROCr's fields (one mode for all axes, no mip or z filter, MAX_LOD 4095).
+    let sampler = images
+        .create_sampler(
+            lib,
+            a.handle(),
+            &hsa_ext_sampler_descriptor_t {
+                coordinate_mode: HSA_EXT_SAMPLER_COORDINATE_MODE_NORMALIZED,
+                filter_mode: HSA_EXT_SAMPLER_FILTER_MODE_LINEAR,
+                address_mode: HSA_EXT_SAMPLER_ADDRESSING_MODE_MIRRORED_REPEAT,
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: the handle is the address of the sampler's descriptor dwords.
+    let s: [u32; 4] = unsafe { std::ptr::read(sampler.handle as *const [u32; 4]) };
+    let parsed =
+        rocload_emu::exec::image::Sampler::parse(&s).unwrap_or_else(|_| panic!("{s:08x?}"));
+    assert_eq!(parsed.clamp, [1, 1, 1], "mirror on every axis");
+    assert!(!parsed.unnormalized);
+    assert_eq!((parsed.mag, parsed.min, parsed.z, parsed.mip), (1, 1, 0, 0));
+    assert_eq!((parsed.max_lod * 256.0) as u32, 4095);
+    // SAFETY: made above.
+    unsafe { images.destroy_sampler(lib, a.handle(), sampler) }.unwrap_or_else(|e| panic!("{e}"));
+    let bad = images.create_sampler(
+        lib,
+        a.handle(),
+        &hsa_ext_sampler_descriptor_t {
+            coordinate_mode: 0,
+            filter_mode: 0,
+            address_mode: 7,
+        },
+    );
+    assert_eq!(
+        bad.map_err(|e| e.status),
+        Err(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+    );
+    a.free(data.base).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn image_import_export_copy_and_clear_move_texel_rows() {
+    let a = agent();
+    let lib = lib_of(&a);
+    let images = images_of(&a);
+    let (w, h) = (6u32, 3u32);
+    let pitch = 64usize; // 16 texels of 4 bytes: rows padded
+    let src = a
+        .allocate(pitch as u64 * u64::from(h), MemoryKind::Device)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let dst = a
+        .allocate(pitch as u64 * u64::from(h), MemoryKind::Device)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let desc = image_desc(
+        HSA_EXT_IMAGE_GEOMETRY_2D,
+        [w as usize, h as usize, 0, 0],
+        HSA_EXT_IMAGE_CHANNEL_TYPE_UNORM_INT8,
+        HSA_EXT_IMAGE_CHANNEL_ORDER_RGBA,
+    );
+    let make = |base: u64| {
+        // SAFETY: `base` holds the image's rows and outlives it.
+        unsafe {
+            images.create_linear(
+                lib,
+                a.handle(),
+                &desc,
+                base as *const c_void,
+                HSA_ACCESS_PERMISSION_RW,
+                pitch,
+                0,
+            )
+        }
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let (i1, i2) = (make(src.base), make(dst.base));
+    let host: Vec<u8> = (0..w * h * 4).map(|i| (i * 7 + 3) as u8).collect();
+    let whole = hsa_ext_image_region_t {
+        offset: hsa_dim3_t { x: 0, y: 0, z: 0 },
+        range: hsa_dim3_t { x: w, y: h, z: 1 },
+    };
+    // SAFETY: the host buffer holds the region tightly packed; the image is live.
+    unsafe { images.import(lib, a.handle(), host.as_ptr().cast(), 0, 0, i1, &whole) }
+        .unwrap_or_else(|e| panic!("{e}"));
+    // The rows landed at the image's pitch.
+    for y in 0..h as usize {
+        let mut row = vec![0u8; (w * 4) as usize];
+        // SAFETY: device memory of the software agent is host memory; the row lies inside.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                (src.base as usize + y * pitch) as *const u8,
+                row.as_mut_ptr(),
+                row.len(),
+            )
+        };
+        assert_eq!(row, host[y * (w * 4) as usize..(y + 1) * (w * 4) as usize]);
+    }
+    // Copy a 2 x 2 block to (3, 1), then export the whole destination.
+    let zero = hsa_dim3_t { x: 0, y: 0, z: 0 };
+    let at = hsa_dim3_t { x: 3, y: 1, z: 0 };
+    let block = hsa_dim3_t { x: 2, y: 2, z: 1 };
+    // SAFETY: both images are live; the offsets are checked by the library.
+    unsafe { images.copy(lib, a.handle(), i1, &zero, i2, &at, &block) }
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut out = vec![0u8; (w * h * 4) as usize];
+    // SAFETY: `out` holds the region tightly packed.
+    unsafe { images.export(lib, a.handle(), i2, out.as_mut_ptr().cast(), 0, 0, &whole) }
+        .unwrap_or_else(|e| panic!("{e}"));
+    for y in 0..h as usize {
+        for x in 0..w as usize {
+            let texel = &out[(y * w as usize + x) * 4..][..4];
+            let inside = (3..5).contains(&x) && (1..3).contains(&y);
+            let want: &[u8] = if inside {
+                &host[((y - 1) * w as usize + (x - 3)) * 4..][..4]
+            } else {
+                &[0, 0, 0, 0]
+            };
+            assert_eq!(texel, want, "texel ({x}, {y})");
+        }
+    }
+    // Clear one texel to (1, 0.5, 0, 0.25) as unorm8: 255, 128, 0, 64.
+    let value = [1.0f32, 0.5, 0.0, 0.25].map(f32::to_bits);
+    let one = hsa_ext_image_region_t {
+        offset: hsa_dim3_t { x: 5, y: 2, z: 0 },
+        range: hsa_dim3_t { x: 1, y: 1, z: 1 },
+    };
+    // SAFETY: the image is live.
+    unsafe { images.clear(lib, a.handle(), i2, &value, &one) }.unwrap_or_else(|e| panic!("{e}"));
+    let mut texel = [0u8; 4];
+    // SAFETY: inside the destination's rows.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            (dst.base as usize + 2 * pitch + 5 * 4) as *const u8,
+            texel.as_mut_ptr(),
+            4,
+        )
+    };
+    assert_eq!(texel, [255, 128, 0, 64]);
+    // A region past the image is refused.
+    let past = hsa_ext_image_region_t {
+        offset: hsa_dim3_t { x: 5, y: 2, z: 0 },
+        range: hsa_dim3_t { x: 2, y: 1, z: 1 },
+    };
+    // SAFETY: as above.
+    let refused = unsafe { images.clear(lib, a.handle(), i2, &value, &past) };
+    assert_eq!(
+        refused.map_err(|e| e.status),
+        Err(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+    );
+    for i in [i1, i2] {
+        // SAFETY: made above.
+        unsafe { images.destroy(lib, a.handle(), i) }.unwrap_or_else(|e| panic!("{e}"));
+    }
+    a.free(src.base).unwrap_or_else(|e| panic!("{e}"));
+    a.free(dst.base).unwrap_or_else(|e| panic!("{e}"));
 }

@@ -177,14 +177,11 @@ fn cupy_random_kernels_match_a_host_philox_and_their_distributions() {
 }
 
 /// HIP entry points CuPy's extension modules import from `libamdhip64.so.7` that rocload does
-/// not export yet (graphs, stream capture, surfaces, memory advice). Python loads
+/// not export yet: none since surface objects came (#25). Python loads
 /// extension modules with RTLD_NOW, so each of these alone would stop `import cupy` once the
 /// ROCm libraries it needs exist. A symbol missing that is not listed here fails the test; one
 /// listed that rocload now exports is reported, to be removed from the list.
-const KNOWN_MISSING: &[&str] = &[
-    "hipCreateSurfaceObject@hip_4.2",
-    "hipDestroySurfaceObject@hip_4.2",
-];
+const KNOWN_MISSING: &[&str] = &[];
 
 /// `import cupy` gets past rocload: `libamdhip64.so.7` loads, and the import stops only at a
 /// ROCm library that no package here provides (librocfft.so.0 first). Records the whole

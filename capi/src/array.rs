@@ -628,7 +628,11 @@ static MIPMAPS: LazyLock<Records<hipMipmappedArray, Arc<MipmapEntry>>> =
 /// The array level behind a `hipArray_t`; NULL and anything but a live record are `code`
 /// (clr: `hipErrorInvalidValue` mostly, `hipErrorInvalidResourceHandle` for the 2D array
 /// copies).
-fn array_of(array: *const hipArray, what: &str, code: hipError_t) -> Result<ArrayView, Failure> {
+pub(crate) fn array_of(
+    array: *const hipArray,
+    what: &str,
+    code: hipError_t,
+) -> Result<ArrayView, Failure> {
     if array.is_null() {
         return Err(Failure::new(code, format!("{what} is NULL")));
     }
@@ -636,6 +640,11 @@ fn array_of(array: *const hipArray, what: &str, code: hipError_t) -> Result<Arra
         .get(array)
         .map(|e| e.view)
         .ok_or_else(|| Failure::new(code, format!("{what} {array:p} is not a live hipArray")))
+}
+
+/// The array behind a `hipMipmappedArray_t`.
+pub(crate) fn mipmapped_array_of(array: *const hipMipmappedArray) -> Result<Arc<Array>, Failure> {
+    mipmap_of(array).map(|e| e.array.clone())
 }
 
 fn mipmap_of(array: *const hipMipmappedArray) -> Result<Arc<MipmapEntry>, Failure> {
@@ -651,7 +660,7 @@ fn mipmap_of(array: *const hipMipmappedArray) -> Result<Arc<MipmapEntry>, Failur
 }
 
 /// The channel description of `channels` channels of `format`.
-fn channel_desc(format: ArrayFormat, channels: u32) -> hipChannelFormatDesc {
+pub(crate) fn channel_desc(format: ArrayFormat, channels: u32) -> hipChannelFormatDesc {
     let bits = (format.bytes() * 8) as c_int;
     let kind = match format {
         ArrayFormat::I8 | ArrayFormat::I16 | ArrayFormat::I32 => 0,
@@ -670,7 +679,7 @@ fn channel_desc(format: ArrayFormat, channels: u32) -> hipChannelFormatDesc {
 
 /// The format and channel count a channel description names: 1, 2 or 4 channels of equal
 /// width, the used ones first.
-fn format_of(desc: &hipChannelFormatDesc) -> Result<(ArrayFormat, u32), Failure> {
+pub(crate) fn format_of(desc: &hipChannelFormatDesc) -> Result<(ArrayFormat, u32), Failure> {
     let bad = |why: &str| {
         Failure::new(
             hipErrorInvalidValue,

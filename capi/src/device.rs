@@ -64,7 +64,7 @@ pub extern "C" fn hipSetDevice(device_id: c_int) -> hipError_t {
 const ARCH_FLAGS: hipDeviceArch_t = 0x1_ffff & !(1 << 14) & !(1 << 16);
 
 /// The properties of `device` (a valid ordinal).
-fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
+pub(crate) fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
     let rt = runtime();
     let agent = rt.agent(device)?;
     let isa = agent.isa();
@@ -109,7 +109,12 @@ fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
     p.integrated = c_int::from(facts.integrated);
     p.cooperativeLaunch = 1;
     p.cooperativeMultiDeviceLaunch = 0;
-    p.maxTexture1DLinear = 0;
+    // gfx10's image limits (ROCr's image LUT: 16384 texels a side, 8192 slices, buffers
+    // addressed by a 32-bit element count, here capped at the int HIP reports).
+    p.maxTexture1DLinear = c_int::MAX;
+    p.maxTexture1D = 16384;
+    p.maxTexture2D = [16384, 16384];
+    p.maxTexture3D = [16384, 16384, 8192];
     p.memPitch = c_int::MAX as usize;
     p.textureAlignment = 256;
     p.texturePitchAlignment = 256;
@@ -406,13 +411,20 @@ fn attribute(attr: c_int, device: i64) -> Result<c_int, Failure> {
         10011 => p.isLargeBar,
         10012 => p.asicRevision,
         10013 => 1, // stream wait value (src/runtime/memops.rs)
-        10014 => 0, // images
+        39 => p.maxTexture1D,
+        41 => p.maxTexture1DLinear,
+        43 => p.maxTexture2D[0],
+        44 => p.maxTexture2D[1],
+        49 => p.maxTexture3D[0],
+        50 => p.maxTexture3D[1],
+        51 => p.maxTexture3D[2],
+        10014 => 1, // images (textures and surfaces)
         10015 => p.multiProcessorCount,
         10016 => 1, // fine-grained memory
         other => {
             return Err(Failure::new(
                 hipErrorInvalidValue,
-                format!("device attribute {other} has no value here (textures, surfaces, LUID and UUID attributes are not supported)"),
+                format!("device attribute {other} has no value here (CUDA-only texture and surface limits, LUID and UUID attributes are not supported)"),
             ))
         }
     })

@@ -441,6 +441,8 @@ mod register;
 mod rocload_api;
 mod stream;
 mod symbol;
+mod texref;
+mod texture;
 mod vmm;
 
 // ------------------------------------------------------------------------------ errors

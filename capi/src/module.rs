@@ -28,6 +28,11 @@ fn module_entry(module: hipModule_t) -> Result<(Arc<Module>, ModuleFunctions), F
     })
 }
 
+/// The device address and size of a module's variable `name`.
+pub(crate) fn module_global(module: hipModule_t, name: &str) -> Result<(u64, u64), Failure> {
+    Ok(module_entry(module)?.0.global(name)?)
+}
+
 fn load_module(module: *mut hipModule_t, bytes: rocload_lib::SharedBytes) -> Result<(), Failure> {
     let m = runtime().load_module(bytes, current_device())?;
     let id = m.id();
@@ -181,6 +186,7 @@ pub unsafe extern "C" fn hipModuleUnload(module: hipModule_t) -> hipError_t {
         for (_, h) in functions.lock().drain(..) {
             FUNCTIONS.remove(h);
         }
+        crate::texref::forget_module(module as u64);
         runtime().unload_module(m.id())?;
         Ok(())
     })

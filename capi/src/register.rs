@@ -150,40 +150,42 @@ pub unsafe extern "C" fn __hipRegisterManagedVar(
     })
 }
 
-/// `void __hipRegisterSurface(...)`: surfaces are not supported; recorded as an error.
+/// `void __hipRegisterSurface(void** modules, void* var, char* hostVar, char* deviceVar, int
+/// type, int ext)`: a `surface<>` variable (its device copy holds the surface object).
 #[export]
 pub unsafe extern "C" fn __hipRegisterSurface(
-    _modules: *mut *mut c_void,
-    _var: *mut c_void,
+    modules: *mut *mut c_void,
+    var: *mut c_void,
     _host_var: *mut c_char,
-    _device_var: *mut c_char,
+    device_var: *mut c_char,
     _type: c_int,
     _ext: c_int,
 ) {
     call_void("__hipRegisterSurface", || {
-        Err(Failure::new(
-            hipErrorNotSupported,
-            "surfaces are not supported",
-        ))
+        crate::texref::register_reference(modules, var, device_var, 8)
     })
 }
 
-/// `void __hipRegisterTexture(...)`: textures are not supported; recorded as an error.
+/// `void __hipRegisterTexture(void** modules, void* var, char* hostVar, char* deviceVar, int
+/// type, int norm, int ext)`: a `texture<>` variable, whose device copy of the
+/// `textureReference` binding writes.
 #[export]
 pub unsafe extern "C" fn __hipRegisterTexture(
-    _modules: *mut *mut c_void,
-    _var: *mut c_void,
+    modules: *mut *mut c_void,
+    var: *mut c_void,
     _host_var: *mut c_char,
-    _device_var: *mut c_char,
+    device_var: *mut c_char,
     _type: c_int,
     _norm: c_int,
     _ext: c_int,
 ) {
     call_void("__hipRegisterTexture", || {
-        Err(Failure::new(
-            hipErrorNotSupported,
-            "textures are not supported",
-        ))
+        crate::texref::register_reference(
+            modules,
+            var,
+            device_var,
+            std::mem::size_of::<crate::texture::textureReference>(),
+        )
     })
 }
 
@@ -202,7 +204,7 @@ pub unsafe extern "C" fn __hipUnregisterFatBinary(modules: *mut *mut c_void) {
 }
 
 /// The runtime id behind a fat-binary handle.
-fn fat_binary_id(handle: *mut *mut c_void) -> Result<u64, Failure> {
+pub(crate) fn fat_binary_id(handle: *mut *mut c_void) -> Result<u64, Failure> {
     FAT_BINARIES.get(handle as u64).ok_or_else(|| {
         RuntimeError::InvalidHandle {
             what: "fat binary",

@@ -82,6 +82,13 @@ pub trait Services: Sync {
     /// Every wave on some host thread is waiting (sleeping or at a barrier): a chance to serve
     /// hostcall buffers whose waves do not send interrupts.
     fn idle(&self) {}
+
+    /// The guest address of the agent's border-colour table (gfx10's `TA_BC_BASE_ADDR`): 16
+    /// bytes (four channel dwords) per entry, the entry a sampler with `BORDER_COLOR_TYPE` 3
+    /// names in `BORDER_COLOR_PTR`. 0: the agent has none (such a sampler is unsupported).
+    fn border_color_table(&self) -> u64 {
+        0
+    }
 }
 
 /// Services that do nothing (kernels without hostcalls).

@@ -108,14 +108,15 @@ fn isa_index(isa: hsa_isa_t, agents: &[AgentEntry]) -> Status<usize> {
 }
 
 /// The extension mask of the system and of GPU agents (`HSA_SYSTEM_INFO_EXTENSIONS`,
-/// `HSA_AGENT_INFO_EXTENSIONS`): the AMD profiler, which ROCr always sets. ROCr also sets the
-/// images bit when its image library is loaded; this library answers as ROCr with
-/// `HSA_DISABLE_IMAGE=1` (the emulator executes no image instructions), so the bit is clear
-/// and the image entry points answer NOT_INITIALIZED. No AQL profile library, no finalizer.
+/// `HSA_AGENT_INFO_EXTENSIONS`): the AMD profiler, which ROCr always sets, and images, which
+/// ROCr sets when its image library is loaded (`crate::images` is that library here). No AQL
+/// profile library, no finalizer.
 pub(crate) fn extension_mask() -> [u8; 128] {
     let mut mask = [0u8; 128];
-    let bit = HSA_EXTENSION_AMD_PROFILER as usize;
-    mask[bit / 8] |= 1 << (bit % 8);
+    for bit in [HSA_EXTENSION_AMD_PROFILER, HSA_EXTENSION_IMAGES] {
+        let bit = bit as usize;
+        mask[bit / 8] |= 1 << (bit % 8);
+    }
     mask
 }
 
@@ -174,11 +175,11 @@ unsafe fn gpu_info(
             ),
             HSA_AGENT_INFO_EXTENSIONS => put(value, extension_mask()),
             HSA_AGENT_INFO_VERSION_MAJOR | HSA_AGENT_INFO_VERSION_MINOR => put(value, 1u16),
-            // Image limits come from the image library, which is not loaded (see
-            // `extension_mask`): ROCr's stand-in answers NOT_INITIALIZED.
+            // Image limits come from the image extension (`crate::images`).
             HSA_EXT_AGENT_INFO_IMAGE_1D_MAX_ELEMENTS
                 ..=HSA_EXT_AGENT_INFO_IMAGE_ARRAY_MAX_LAYERS => {
-                Err(HSA_STATUS_ERROR_NOT_INITIALIZED)
+                crate::images::agent_info(attribute, value)
+                    .unwrap_or(Err(HSA_STATUS_ERROR_INVALID_ARGUMENT))
             }
             HSA_EXT_AGENT_INFO_MAX_IMAGE_RD_HANDLES => put(value, 128u32),
             HSA_EXT_AGENT_INFO_MAX_IMAGE_RORW_HANDLES => put(value, 64u32),

@@ -10,10 +10,8 @@
 //! - agent extension queries; coherency types (recorded);
 //! - what a software agent cannot have, answered as ROCr answers without it: SVM (ROCr over a
 //!   kernel driver without the SVM API: `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` false, the SVM
-//!   calls fail as `hsaKmtSVM*` does), graphics
-//!   interop (no graphics driver), images (ROCr with `HSA_DISABLE_IMAGE=1`: the image table's
-//!   stand-ins answer `HSA_STATUS_ERROR_NOT_INITIALIZED`; the emulator has no image
-//!   instructions).
+//!   calls fail as `hsaKmtSVM*` does), graphics interop (no graphics driver). Images are
+//!   `crate::images`.
 
 use std::collections::HashSet;
 use std::ffi::c_void;
@@ -630,38 +628,6 @@ hsa_api! {
             Ok(())
         })
     }
-}
-
-/// Image and sampler entry points: ROCr with its image library disabled answers each with its
-/// stand-in, `HSA_STATUS_ERROR_NOT_INITIALIZED`, whatever the arguments.
-macro_rules! image_stand_ins {
-    ($( $name:ident ( $($arg:ident : $ty:ty),* ) ; )*) => {
-        hsa_api! { $(
-            #[doc = concat!("`", stringify!($name), "`: the image library is not loaded (`NOT_INITIALIZED`).")]
-            fn $name($($arg: $ty),*) -> hsa_status_t {
-                let _ = ($($arg,)*);
-                HSA_STATUS_ERROR_NOT_INITIALIZED
-            }
-        )* }
-    };
-}
-
-image_stand_ins! {
-    hsa_ext_image_get_capability(agent: hsa_agent_t, geometry: u32, format: *const c_void, capability_mask: *mut u32);
-    hsa_ext_image_get_capability_with_layout(agent: hsa_agent_t, geometry: u32, format: *const c_void, layout: u32, capability_mask: *mut u32);
-    hsa_ext_image_data_get_info(agent: hsa_agent_t, descriptor: *const c_void, access: u32, info: *mut c_void);
-    hsa_ext_image_data_get_info_with_layout(agent: hsa_agent_t, descriptor: *const c_void, access: u32, layout: u32, row_pitch: usize, slice_pitch: usize, info: *mut c_void);
-    hsa_ext_image_create(agent: hsa_agent_t, descriptor: *const c_void, data: *const c_void, access: u32, image: *mut u64);
-    hsa_ext_image_create_with_layout(agent: hsa_agent_t, descriptor: *const c_void, data: *const c_void, access: u32, layout: u32, row_pitch: usize, slice_pitch: usize, image: *mut u64);
-    hsa_ext_image_destroy(agent: hsa_agent_t, image: u64);
-    hsa_ext_image_copy(agent: hsa_agent_t, src: u64, src_offset: *const c_void, dst: u64, dst_offset: *const c_void, range: *const c_void);
-    hsa_ext_image_import(agent: hsa_agent_t, src: *const c_void, row_pitch: usize, slice_pitch: usize, dst: u64, region: *const c_void);
-    hsa_ext_image_export(agent: hsa_agent_t, src: u64, dst: *mut c_void, row_pitch: usize, slice_pitch: usize, region: *const c_void);
-    hsa_ext_image_clear(agent: hsa_agent_t, image: u64, data: *const c_void, region: *const c_void);
-    hsa_ext_sampler_create(agent: hsa_agent_t, descriptor: *const c_void, sampler: *mut u64);
-    hsa_ext_sampler_destroy(agent: hsa_agent_t, sampler: u64);
-    hsa_amd_image_create(agent: hsa_agent_t, descriptor: *const c_void, layout: *const c_void, data: *const c_void, access: u32, image: *mut u64);
-    hsa_amd_image_get_info_max_dim(agent: hsa_agent_t, attribute: u32, value: *mut c_void);
 }
 
 #[cfg(test)]

@@ -18,7 +18,9 @@
 //!   queue's error callback and suspends the queue);
 //! - [`amd_ext`]: the rest of the AMD extensions AMD's HIP runtime calls (pointer info, locking
 //!   to a pool, rectangular copies, copy profiling, and what a software agent lacks, answered
-//!   as ROCr answers without it: SVM, IPC, graphics interop, images);
+//!   as ROCr answers without it: SVM, IPC, graphics interop);
+//! - [`images`]: the image extension (images and samplers whose descriptors the emulator
+//!   reads, copies, limits);
 //! - [`loader`]: code object readers, executables loaded through rocload's loader with ROCr's
 //!   rules (`rocload::loader::rocr`) and status codes, symbols, loaded code objects.
 //!
@@ -56,6 +58,7 @@ macro_rules! hsa_api {
 
 pub mod agents;
 pub mod amd_ext;
+pub mod images;
 pub mod loader;
 pub mod memory;
 pub mod queues;

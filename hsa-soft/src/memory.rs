@@ -555,7 +555,13 @@ fn agents_from(rt: &Runtime, agents: *const hsa_agent_t, count: usize) -> Status
 ///
 /// # Safety
 /// Unknown host memory is the caller's, valid for `size` bytes.
-unsafe fn checked_copy(rt: &Runtime, dst: u64, src: u64, size: u64, require_known: bool) -> Status {
+pub(crate) unsafe fn checked_copy(
+    rt: &Runtime,
+    dst: u64,
+    src: u64,
+    size: u64,
+    require_known: bool,
+) -> Status {
     if dst == 0 || src == 0 {
         return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
     }

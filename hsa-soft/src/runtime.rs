@@ -336,8 +336,8 @@ hsa_api! {
         })
     }
 
-    /// `hsa_system_get_major_extension_table`: the loader extension's table, at most
-    /// `table_length` bytes of it.
+    /// `hsa_system_get_major_extension_table`: the loader extension's table or the image
+    /// extension's (`crate::images`), at most `table_length` bytes of it.
     fn hsa_system_get_major_extension_table(
         extension: u16,
         version_major: u16,
@@ -348,6 +348,22 @@ hsa_api! {
             runtime()?;
             if table.is_null() || table_length == 0 {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            if u32::from(extension) == HSA_EXTENSION_IMAGES {
+                if version_major != 1 {
+                    return Err(HSA_STATUS_ERROR);
+                }
+                let full = crate::images::table();
+                let n = table_length.min(std::mem::size_of::<hsa_ext_images_1_pfn_t>());
+                // SAFETY: as below, for the image table.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        (&full as *const hsa_ext_images_1_pfn_t).cast::<u8>(),
+                        table.cast::<u8>(),
+                        n,
+                    )
+                };
+                return Ok(());
             }
             if u32::from(extension) != HSA_EXTENSION_AMD_LOADER {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
@@ -378,15 +394,14 @@ hsa_api! {
         table: *mut c_void,
     ) -> hsa_status_t {
         let _ = version_minor;
-        // SAFETY: forwarded; the 1.0 form has no length: the 1.00 table's size is assumed.
-        unsafe {
-            hsa_system_get_major_extension_table(
-                extension,
-                version_major,
-                std::mem::size_of::<hsa_ven_amd_loader_1_00_pfn_t>(),
-                table,
-            )
-        }
+        // The 1.0 form has no length: the 1.00 table's size is assumed.
+        let size = if u32::from(extension) == HSA_EXTENSION_IMAGES {
+            std::mem::size_of::<hsa_ext_images_1_00_pfn_t>()
+        } else {
+            std::mem::size_of::<hsa_ven_amd_loader_1_00_pfn_t>()
+        };
+        // SAFETY: forwarded with that size.
+        unsafe { hsa_system_get_major_extension_table(extension, version_major, size, table) }
     }
 
     /// `hsa_amd_register_system_event_handler`: GPU memory faults are reported to it (without

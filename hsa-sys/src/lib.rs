@@ -10,6 +10,7 @@
 //!   `Result<_, HsaError>` naming the call and its status.
 //! - [`Hsa`]: an initialised runtime that shuts down on drop, and its [`Agent`]s;
 //! - [`vmem`]: ROCr 6's virtual memory API, which the 5.2.3 headers lack, resolved by name.
+//! - [`images`]: the image extension (`hsa_ext_image_*`) through its function table.
 //!
 //! # Examples
 //! ```
@@ -64,6 +65,7 @@ mod api;
 
 mod error;
 mod functions;
+pub mod images;
 mod library;
 pub mod result;
 mod safe;

@@ -23,6 +23,7 @@
 pub mod aql;
 pub mod epoch;
 pub mod host_memory;
+pub mod image;
 pub mod kernarg;
 pub mod memory;
 pub mod properties;
@@ -655,6 +656,30 @@ pub trait Device: Agent {
             address,
             detail: Some("not a buffer mapped from external memory".into()),
         })
+    }
+
+    /// The image extension of the device's runtime, where that runtime makes image and sampler
+    /// descriptors (ROCr); `None` where rocload builds them itself in the layout the software
+    /// agent reads ([`image`]).
+    fn image_api(&self) -> Option<&dyn image::ImageApi> {
+        None
+    }
+
+    /// The entry of the device's border-colour table holding the four channel dwords `rgba`
+    /// (added when new): what a sampler descriptor names for a border colour other than the
+    /// three constants (`BORDER_COLOR_PTR` with `BORDER_COLOR_TYPE` 3).
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] where the backend has no table a program may fill (ROCr
+    /// sets the hardware's register itself and offers no API for it), or when the table's
+    /// entries are all in use.
+    fn border_color(&self, rgba: [u32; 4]) -> Result<u32, DeviceError> {
+        let _ = rgba;
+        Err(unsupported(
+            self,
+            "border colours other than transparent black, opaque black and opaque white",
+            "this backend has no border-colour table a program may fill",
+        ))
     }
 
     /// Has `handler` serve the hostcall buffer whose doorbell signal carries `event_id`

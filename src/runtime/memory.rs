@@ -68,6 +68,18 @@ impl Runtime {
         Ok(allocation.base)
     }
 
+    /// The index of the border colour `rgba` (four channel dwords) in `device`'s table, for a
+    /// sampler descriptor.
+    ///
+    /// # Errors
+    /// The device's [`DeviceError::Unsupported`] where it has no such table.
+    pub fn border_color(&self, device: i64, rgba: [u32; 4]) -> RuntimeResult<u32> {
+        let ctx = self.device(device)?;
+        ctx.device()
+            .border_color(rgba)
+            .map_err(|e| ctx.error("adding a border colour", e))
+    }
+
     /// The allocation holding `address`, on whichever device knows it: for pinned and managed
     /// memory, which every device's table records, the device that allocated it.
     pub fn pointer_info(&self, address: u64) -> Option<PointerInfo> {

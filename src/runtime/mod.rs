@@ -36,6 +36,7 @@ mod external;
 pub mod fat_binary;
 pub mod graph;
 pub mod hostcall;
+mod images;
 mod ipc_event;
 mod kernel;
 mod launch;

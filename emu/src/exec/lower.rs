@@ -6,7 +6,7 @@
 //! literal of `v_fmamk`/`v_fmaak`). Also block decoding from guest memory and the text of an
 //! instruction for error reports.
 //!
-//! Anything the engine does not execute (MIMG, MTBUF, EXP, SCRATCH, DPP8, GDS, GWS other than
+//! Anything the engine does not execute (MTBUF, EXP, SCRATCH, DPP8, GDS, GWS other than
 //! `ds_gws_barrier` and `ds_gws_init`, LDS DMA, `lds_direct`) gets the [`unsupported`]
 //! handler, so it fails only if reached. Not for decoding bytes ([`crate::isa`]).
 
@@ -50,7 +50,6 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
     let mut ok = !matches!(
         inst.encoding,
         Encoding::Mtbuf
-            | Encoding::Mimg
             | Encoding::Exp
             | Encoding::Vintrp
             | Encoding::Illegal
@@ -191,6 +190,7 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
             // The engine reads MUBUF as vaddr, data, descriptor.
             u.s = [src[0], src[3], src[1]];
         }
+        Extra::Mimg(m) => ok &= super::image::lower(inst, &m, &mut u),
     }
     match inst.op {
         // K is the instruction's literal: madmk-style D = S0 * K + S1, madak-style S0 * S1 + K.

@@ -20,6 +20,7 @@ use crate::Services;
 
 pub mod atomic;
 pub mod ds;
+pub mod image;
 pub mod flow;
 pub mod lanes;
 pub mod lower;

@@ -912,14 +912,15 @@ fn operations_have_handlers_by_op_and_the_rest_are_unsupported() {
     let t = &crate::family::rdna2::WAVE32;
     assert!(t.executes(crate::isa::Op::VAddF32));
     assert!(t.executes(crate::isa::Op::VCmpxLtI32), "cmpx shares the compare's handler");
-    assert!(!t.executes(crate::isa::Op::Mimg));
+    assert!(t.executes(crate::isa::Op::Mimg));
+    assert!(!t.executes(crate::isa::Op::Mtbuf));
     assert!(t.count() > 900, "{}", t.count());
     // An operation without a handler, or a form lowering refuses, is a typed fault.
     let mut w = wave();
     let mem = FlatMemory::new();
     let mut lds = Lds::new(0);
     for u in [
-        Uop::new(crate::isa::Op::Mimg),
+        Uop::new(crate::isa::Op::Mtbuf),
         Uop {
             run: HandlerId::UNSUPPORTED,
             ..Uop::new(crate::isa::Op::VAddF32)
@@ -1766,5 +1767,69 @@ fn fma_fast_paths_take_every_kind_of_operand() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn cube_ops_pick_the_major_axis_face_and_its_coordinates() {
+    let mut w = wave();
+    // Directions along every face, off-axis, with ties between axes and signed zeros.
+    let dirs: [[f32; 3]; LANES] = std::array::from_fn(|l| {
+        let t = l as f32;
+        match l % 8 {
+            0 => [2.0 + t, 0.5 - t * 0.01, -0.25],
+            1 => [-3.0 - t, 0.25, t * 0.02],
+            2 => [0.5, 4.0 + t, -0.75],
+            3 => [-0.5, -4.0 - t, 0.75],
+            4 => [0.125 * t, -0.5, 5.0],
+            5 => [0.3, 0.2, -6.0 - t],
+            6 => [1.0 + t, -1.0 - t, 1.0 + t],
+            _ => [-0.0, 2.0, -2.0],
+        }
+    });
+    for (k, reg) in [1usize, 2, 3].iter().enumerate() {
+        w.v[*reg] = std::array::from_fn(|l| dirs[l][k].to_bits());
+    }
+    for (name, d) in [
+        ("v_cubeid_f32", 10u16),
+        ("v_cubesc_f32", 11),
+        ("v_cubetc_f32", 12),
+        ("v_cubema_f32", 13),
+    ] {
+        run(
+            &mut w,
+            &op(
+                name,
+                [Opnd::V(d), Opnd::None],
+                [Opnd::V(1), Opnd::V(2), Opnd::V(3)],
+            ),
+        );
+    }
+    for (l, &[x, y, z]) in dirs.iter().enumerate() {
+        // The cube-map face table (faces +x, -x, +y, -y, +z, -z; the major axis is the largest
+        // magnitude, z winning ties, then y), with the major axis doubled and kept signed.
+        let (ax, ay, az) = (x.abs(), y.abs(), z.abs());
+        let axis = if az >= ax && az >= ay {
+            2
+        } else if ay >= ax {
+            1
+        } else {
+            0
+        };
+        let major = [x, y, z][axis];
+        let face = 2 * axis + usize::from(major < 0.0);
+        let (sc, tc) = match face {
+            0 => (-z, -y),
+            1 => (z, -y),
+            2 => (x, z),
+            3 => (x, -z),
+            4 => (x, -y),
+            _ => (-x, -y),
+        };
+        let got = |r: usize| f32::from_bits(w.v[r][l]);
+        assert_eq!(got(10), face as f32, "face of {:?}", dirs[l]);
+        assert_eq!(got(11).to_bits(), sc.to_bits(), "sc of {:?}", dirs[l]);
+        assert_eq!(got(12).to_bits(), tc.to_bits(), "tc of {:?}", dirs[l]);
+        assert_eq!(got(13), 2.0 * major, "ma of {:?}", dirs[l]);
     }
 }

@@ -916,6 +916,31 @@ fn perm(s0: u32, s1: u32, sel: u32) -> u32 {
     })
 }
 
+/// The cube-map face of direction (x, y, z) and the face's coordinates: (face id, sc, tc,
+/// 2 x major axis), as LLVM's constant folder defines `v_cubeid/sc/tc/ma_f32` (the major axis
+/// keeps its sign; ties go to z, then y).
+fn cube(x: f32, y: f32, z: f32) -> (f32, f32, f32, f32) {
+    let neg = |v: f32| v < 0.0;
+    let (id, sc, tc, ma) = if z.abs() >= x.abs() && z.abs() >= y.abs() {
+        if neg(z) {
+            (5.0, -x, -y, z)
+        } else {
+            (4.0, x, -y, z)
+        }
+    } else if y.abs() >= x.abs() {
+        if neg(y) {
+            (3.0, x, -z, y)
+        } else {
+            (2.0, x, z, y)
+        }
+    } else if neg(x) {
+        (1.0, z, -y, x)
+    } else {
+        (0.0, -z, -y, x)
+    };
+    (id, sc, tc, ma + ma)
+}
+
 fn med3_i(a: i32, b: i32, c: i32) -> i32 {
     a.max(b).min(a.min(b).max(c)).max(a.min(b))
 }
@@ -1118,6 +1143,10 @@ handlers! {
     f3: v_min3_f32 => |a, b, c| fp::min_f32(fp::min_f32(a, b, IEEE), c, IEEE);
     f3: v_max3_f32 => |a, b, c| fp::max_f32(fp::max_f32(a, b, IEEE), c, IEEE);
     f3: v_med3_f32 => |a, b, c| fp::med3_f32(a, b, c, IEEE);
+    f3: v_cubeid_f32 => |a, b, c| cube(a, b, c).0;
+    f3: v_cubesc_f32 => |a, b, c| cube(a, b, c).1;
+    f3: v_cubetc_f32 => |a, b, c| cube(a, b, c).2;
+    f3: v_cubema_f32 => |a, b, c| cube(a, b, c).3;
     f3: v_div_fixup_f32 => |a, b, c| fp::div_fixup64(f64::from(a), f64::from(b), f64::from(c), 32) as f32;
     fmac_fast: v_fmac_f32 => |a, b, c| a.mul_add(b, c);
     fmac: v_fmac_legacy_f32 => |a, b, c| if a == 0.0 || b == 0.0 { c + 0.0 } else { a.mul_add(b, c) };

@@ -5,7 +5,7 @@
 
 use super::Family;
 use crate::exec::table::Table;
-use crate::exec::{ds, flow, salu, smem, valu, vmem};
+use crate::exec::{ds, flow, image, salu, smem, valu, vmem};
 use crate::isa;
 
 /// The wave32 handlers.
@@ -19,6 +19,7 @@ pub static WAVE32: Table<32> = Table::build(&[
     vmem::Handlers::<32>::EXTRA,
     ds::Handlers::<32>::TABLE,
     smem::Handlers::<32>::TABLE,
+    image::Handlers::<32>::TABLE,
 ]);
 
 /// RDNA2.

@@ -160,11 +160,7 @@ pub(crate) fn decode_gfx10(
         0x38 => mubuf(&mut r, w0),
         0x3d => smem(&mut r, w0),
         0x3a => length_only(&mut r, Op::Mtbuf, Encoding::Mtbuf, 8),
-        0x3c => {
-            // MIMG: bits 2:1 count extra dwords of NSA (non-sequential) addresses.
-            let extra = ((w0 >> 1) & 3) as u8;
-            length_only(&mut r, Op::Mimg, Encoding::Mimg, 8 + 4 * extra)
-        }
+        0x3c => super::mimg::decode(r.isa, r.code, r.address, w0),
         0x3e => length_only(&mut r, Op::Exp, Encoding::Exp, 8),
         0x32 => length_only(&mut r, Op::Vintrp, Encoding::Vintrp, 4),
         _ => Err(r.err(DecodeErrorKind::UnknownEncoding)),

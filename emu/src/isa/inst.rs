@@ -36,7 +36,7 @@ pub enum Encoding {
     Mubuf,
     /// Decoded for length only (execution refuses it).
     Mtbuf,
-    /// Decoded for length only (execution refuses it).
+    /// Image memory (fields in [`Extra::Mimg`], opcode in [`Inst::opcode`]).
     Mimg,
     /// Decoded for length only (execution refuses it).
     Exp,
@@ -188,6 +188,8 @@ pub enum Extra {
         /// Texture-fail-enable (extra status dword).
         tfe: bool,
     },
+    /// Image memory (MIMG).
+    Mimg(super::mimg::MimgFields),
 }
 
 /// SDWA fields.
@@ -246,6 +248,9 @@ pub struct Dpp16 {
 /// - DS: `dst[0]` vdst, `src[0]` addr, `src[1]` data0, `src[2]` data1.
 /// - FLAT/GLOBAL/SCRATCH: `dst[0]` vdst, `src[0]` vaddr (or `Off`),
 ///   `src[1]` data, `src[2]` saddr (or `Off`).
+/// - MIMG: `dst[0]` vdata (loads, samples, atomics with glc), `src[0]` the first address
+///   VGPR (the others in [`Extra::Mimg`] with NSA), `src[1]` srsrc, `src[2]` ssamp,
+///   `src[3]` vdata (stores, atomics).
 /// - MUBUF: `dst[0]` vdata (loads; atomics with glc), `src[0]` vaddr (or
 ///   `Off`), `src[1]` srsrc, `src[2]` soffset, `src[3]` vdata (stores, atomics).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

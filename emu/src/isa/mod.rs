@@ -47,6 +47,7 @@ mod family;
 #[rustfmt::skip]
 mod gfx1030_tables;
 mod inst;
+pub mod mimg;
 #[allow(clippy::all)]
 #[rustfmt::skip]
 mod ops;

@@ -44,6 +44,9 @@ impl Iterator for Disassembly<'_> {
 
 impl fmt::Display for Inst {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.encoding == Encoding::Mimg {
+            return super::mimg::fmt(self, f);
+        }
         let Some(info) = info_of(self) else {
             // Length-only encodings: name the operation.
             return f.write_str(self.op_name());

@@ -48,6 +48,10 @@ impl Device for HsaAgent {
         unsafe { memory::fill(self, dst, pattern, width, len) }
     }
 
+    fn image_api(&self) -> Option<&dyn crate::device::image::ImageApi> {
+        Some(self)
+    }
+
     fn create_queue(&self) -> Result<Arc<dyn Queue>, DeviceError> {
         Ok(Arc::new(HsaQueue::new(self)?))
     }

@@ -11,6 +11,7 @@
 //! - [`signal`]: ROCr's signals behind the device layer's [`crate::device::Signal`];
 //! - [`device`]: [`crate::device::Device`] for [`HsaAgent`], so the runtime launches on it;
 //! - [`vmm`]: virtual memory (ROCr 6's `hsa_amd_vmem_*`) and IPC memory handles;
+//! - [`image`]: images and samplers through ROCr's image extension (HIP's textures);
 //!
 //! Not for choosing a backend (`super::choose`) or for parsing: everything ROCr would refuse or
 //! mishandle is found from the parsed module before ROCr sees it.
@@ -23,6 +24,7 @@ pub mod agent;
 pub mod device;
 pub mod executable;
 mod hostcall;
+pub mod image;
 pub mod memory;
 pub mod queue;
 pub mod signal;

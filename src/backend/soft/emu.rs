@@ -180,8 +180,8 @@ fn access_kind(access: Access) -> AccessKind {
     }
 }
 
-/// The agent's hostcall buffers as the emulator's services.
-struct HostcallServices<'a>(&'a HostcallHandlers);
+/// The agent's hostcall buffers and border-colour table as the emulator's services.
+struct HostcallServices<'a>(&'a HostcallHandlers, u64);
 
 impl Services for HostcallServices<'_> {
     fn interrupt(&self, m0: u32) {
@@ -193,6 +193,10 @@ impl Services for HostcallServices<'_> {
 
     fn idle(&self) {
         self.0.serve(None);
+    }
+
+    fn border_color_table(&self) -> u64 {
+        self.1
     }
 }
 
@@ -218,7 +222,7 @@ impl KernelExecutor for EmulatorExecutor {
             table: job.memory,
             check_every_access: self.check_every_access,
         };
-        let services = HostcallServices(job.hostcall);
+        let services = HostcallServices(job.hostcall, job.border_colors);
         match self.emulator.run(&dispatch, &memory, &services) {
             Ok(report) => Ok(DispatchReport {
                 duration: report.duration,

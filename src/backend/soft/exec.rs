@@ -28,6 +28,8 @@ pub struct Job<'a> {
     pub memory: &'a AllocationTable,
     /// The hostcall buffers to serve when the kernel rings a doorbell.
     pub hostcall: &'a HostcallHandlers,
+    /// The agent's border-colour table (0: none yet).
+    pub border_colors: u64,
 }
 
 /// Runs kernel dispatches for the software agent.

@@ -65,7 +65,20 @@ pub(crate) struct State {
     pub(crate) ipc: Mutex<vmm::IpcOpened>,
     /// Buffers this agent mapped from external memory.
     pub(crate) external: Mutex<external::ExternalMapped>,
+    /// The border-colour table samplers name (gfx10's `TA_BC_BASE_ADDR`), made at first use.
+    pub(crate) border_colors: Mutex<BorderColors>,
 }
+
+/// Entries of a border-colour table: 16 bytes each, in read-only device memory.
+#[derive(Debug, Default)]
+pub(crate) struct BorderColors {
+    /// The table's address; 0 until the first entry.
+    pub(crate) table: u64,
+    entries: Vec<[u32; 4]>,
+}
+
+/// Entries a border-colour table holds (`BORDER_COLOR_PTR` has 12 bits).
+const BORDER_COLORS: usize = 4096;
 
 /// What the software agent reports about itself: the host's clock, caches and memory (its
 /// device memory is host memory), one compute unit per host thread, and the shape of an RDNA2
@@ -293,6 +306,7 @@ impl SoftAgent {
                 descriptors: RwLock::new(HashMap::new()),
                 ipc: Mutex::new(vmm::IpcOpened::default()),
                 external: Mutex::new(external::ExternalMapped::default()),
+                border_colors: Mutex::new(BorderColors::default()),
             }),
         }
     }
@@ -402,6 +416,38 @@ impl SoftAgent {
 impl Device for SoftAgent {
     fn allocations(&self) -> &AllocationTable {
         &self.state.table
+    }
+
+    fn border_color(&self, rgba: [u32; 4]) -> Result<u32, DeviceError> {
+        let mut colors = self.state.border_colors.lock();
+        if let Some(i) = colors.entries.iter().position(|c| *c == rgba) {
+            return Ok(i as u32);
+        }
+        if colors.entries.len() >= BORDER_COLORS {
+            return Err(DeviceError::Unsupported {
+                op: "another border colour",
+                backend: "soft",
+                reason: format!("the border-colour table's {BORDER_COLORS} entries are in use"),
+            });
+        }
+        if colors.table == 0 {
+            // Kernels read the table (through the memory checker) but never write it.
+            let a = self.state.memory.allocate(
+                &self.state.table,
+                (BORDER_COLORS * 16) as u64,
+                MemoryKind::Device,
+                false,
+            )?;
+            colors.table = a.base;
+        }
+        let index = colors.entries.len();
+        let bytes: Vec<u8> = rgba.iter().flat_map(|d| d.to_le_bytes()).collect();
+        // SAFETY: the destination is 16 bytes inside the table allocated above; the source is
+        // a local buffer of 16 bytes.
+        unsafe { self.copy(colors.table + index as u64 * 16, bytes.as_ptr() as u64, 16) }?;
+        colors.entries.push(rgba);
+        tracing::debug!(index, ?rgba, table = colors.table, "border colour added");
+        Ok(index as u32)
     }
 
     fn allocate(&self, size: u64, kind: MemoryKind) -> Result<Allocation, DeviceError> {

@@ -563,6 +563,7 @@ fn dispatch(
         label,
         memory: table,
         hostcall: &s.state.hostcall,
+        border_colors: s.state.border_colors.lock().table,
     };
     let start = Instant::now();
     // What the kernel may touch stays allocated until it ends, whatever is freed meanwhile.
