@@ -254,6 +254,13 @@ fn runtime_compilation_with_hiprtc() {
     check("rtc");
 }
 
+/// Device memory is a budget (`ROCLOAD_DEVICE_MEMORY`) every device, managed, array and VMM
+/// allocation counts against: hipMemGetInfo's figures, refusals, and bytes given back.
+#[test]
+fn device_memory_is_a_budget() {
+    check("memory_budget");
+}
+
 #[test]
 fn cooperative_grid_sync() {
     check("cooperative");

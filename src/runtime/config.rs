@@ -20,6 +20,7 @@
 //! | `ROCLOAD_WATCHDOG` | [`Config::watchdog`] | seconds a software-agent dispatch may run before it is stopped with a timeout report (default 120; `0`: never) |
 //! | `ROCLOAD_FAULT_REPORTS` | [`Config::fault_reports`] | `0` stops the stderr report of each failed kernel on the software agent (default `1`) |
 //! | `ROCLOAD_SCRATCH_BUDGET` | [`Config::scratch_budget`] | host memory the software agent's scratch may take at once, in bytes (default: a quarter of the host's memory, at most 4 GiB) |
+//! | `ROCLOAD_DEVICE_MEMORY` | [`Config::device_memory`] | each software agent's device memory, in bytes: what it reports and what its allocations are counted against (default: a quarter of the host's memory, at most 16 GiB) |
 //! | `ROCLOAD_LOG` | [`Config::log`] | the log filter of the programs that install a subscriber (`rocload`, `librocload.so`) |
 //! | `ROCLOAD_HIPRTC_CLANG` | [`Config::hiprtc_clang`] | the compiler hiprtc runs |
 //! | `ROCLOAD_DEVICE_LIB_PATH` | [`Config::device_lib_path`] | the device-library directory hiprtc passes to it |
@@ -67,6 +68,9 @@ pub const FAULT_REPORTS_ENV: &str = "ROCLOAD_FAULT_REPORTS";
 /// memory) may take at once: a byte count like `ROCLOAD_MAX_ENTRY_SIZE`'s (`512M`, `2G`).
 /// Default: a quarter of the host's memory, at most 4 GiB.
 pub const SCRATCH_BUDGET_ENV: &str = "ROCLOAD_SCRATCH_BUDGET";
+/// Each software agent's device memory (host memory its `hipMalloc`, managed, array and
+/// `hipMemCreate` allocations may take together): a byte count like `ROCLOAD_MAX_ENTRY_SIZE`'s.
+pub const DEVICE_MEMORY_ENV: &str = "ROCLOAD_DEVICE_MEMORY";
 /// Environment variable naming tool libraries to load at the first HIP call, `:`-separated
 /// (what `rocload run --tool` sets).
 pub const TOOLS_ENV: &str = "ROCLOAD_TOOLS";
@@ -97,6 +101,7 @@ pub const VARIABLES: &[&str] = &[
     WATCHDOG_ENV,
     FAULT_REPORTS_ENV,
     SCRATCH_BUDGET_ENV,
+    DEVICE_MEMORY_ENV,
     LOG_ENV,
     HIPRTC_CLANG_ENV,
     DEVICE_LIB_PATH_ENV,
@@ -179,6 +184,8 @@ pub struct Config {
     pub fault_reports: Setting<bool>,
     /// `ROCLOAD_SCRATCH_BUDGET`, when set.
     pub scratch_budget: Setting<Option<u64>>,
+    /// `ROCLOAD_DEVICE_MEMORY`, when set.
+    pub device_memory: Setting<Option<u64>>,
     /// `ROCLOAD_LOG`: the log filter, when set.
     pub log: Option<String>,
     /// `ROCLOAD_HIPRTC_CLANG` (empty counts as unset).
@@ -315,6 +322,16 @@ impl Config {
                 )
             }),
         });
+        let device_memory = text(DEVICE_MEMORY_ENV).and_then(|v| match v {
+            None => Ok(None),
+            Some(v) => parse_size(&v).filter(|&b| b > 0).map(Some).ok_or_else(|| {
+                invalid(
+                    DEVICE_MEMORY_ENV,
+                    &v,
+                    "expected a positive byte count such as 8589934592, 512M or 8G",
+                )
+            }),
+        });
         let tools = text(TOOLS_ENV)
             .ok()
             .flatten()
@@ -339,6 +356,7 @@ impl Config {
             watchdog,
             fault_reports,
             scratch_budget,
+            device_memory,
             log: text(LOG_ENV).ok().flatten(),
             hiprtc_clang: non_empty(lookup(HIPRTC_CLANG_ENV)),
             device_lib_path: non_empty(lookup(DEVICE_LIB_PATH_ENV)),
@@ -365,8 +383,9 @@ impl Config {
         })
     }
 
-    /// How software agents run kernels: `ROCLOAD_MEMCHECK`, `ROCLOAD_WATCHDOG`,
-    /// `ROCLOAD_FAULT_REPORTS` and `ROCLOAD_SCRATCH_BUDGET` over the defaults.
+    /// How software agents run kernels and how much memory they have: `ROCLOAD_MEMCHECK`,
+    /// `ROCLOAD_WATCHDOG`, `ROCLOAD_FAULT_REPORTS`, `ROCLOAD_SCRATCH_BUDGET` and
+    /// `ROCLOAD_DEVICE_MEMORY` over the defaults.
     ///
     /// # Errors
     /// The first of those variables that is invalid.
@@ -378,6 +397,9 @@ impl Config {
         };
         if let Some(budget) = self.scratch_budget.clone()? {
             options.scratch_budget = budget;
+        }
+        if let Some(bytes) = self.device_memory.clone()? {
+            options.device_memory = bytes;
         }
         if let Some(watchdog) = self.watchdog.clone()? {
             options.timeout = watchdog;
@@ -580,6 +602,7 @@ mod tests {
         let emulator = c.emulator_options().unwrap();
         assert_eq!(emulator, EmulatorOptions::default());
         assert!(emulator.scratch_budget > 0 && emulator.scratch_budget <= 4 << 30);
+        assert!(emulator.device_memory > 0 && emulator.device_memory <= 16 << 30);
         assert_eq!(emulator.timeout, Some(std::time::Duration::from_secs(120)));
         assert!(emulator.fault_reports);
         assert!(c.tools.is_empty());
@@ -605,6 +628,7 @@ mod tests {
             (VERIFY_ENV, "1"),
             (MEMCHECK_ENV, "every-access"),
             (SCRATCH_BUDGET_ENV, "96M"),
+            (DEVICE_MEMORY_ENV, "3G"),
             (WATCHDOG_ENV, "0"),
             (FAULT_REPORTS_ENV, "0"),
             (LOG_ENV, "debug"),
@@ -618,6 +642,7 @@ mod tests {
         assert_eq!(backend.hsa_library, Some("/x/libhsa.so".into()));
         assert!(backend.emulator.check_every_access);
         assert_eq!(backend.emulator.scratch_budget, 96 << 20);
+        assert_eq!(backend.emulator.device_memory, 3 << 30);
         assert_eq!(backend.emulator.timeout, None);
         assert!(!backend.emulator.fault_reports);
         assert_eq!(c.soft_agent_isas().unwrap().len(), 2);
@@ -640,6 +665,7 @@ mod tests {
             (BACKEND_ENV, "cuda"),
             (MEMCHECK_ENV, "off"),
             (SCRATCH_BUDGET_ENV, "0"),
+            (DEVICE_MEMORY_ENV, "lots"),
             (WATCHDOG_ENV, "soon"),
             (LOADING_ENV, "sometimes"),
             (SOFT_ISA_ENV, "gfx9999"),
@@ -666,6 +692,13 @@ mod tests {
             c.scratch_budget,
             Err(ConfigError::Invalid {
                 var: SCRATCH_BUDGET_ENV,
+                ..
+            })
+        ));
+        assert!(matches!(
+            c.device_memory,
+            Err(ConfigError::Invalid {
+                var: DEVICE_MEMORY_ENV,
                 ..
             })
         ));
