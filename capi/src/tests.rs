@@ -1044,10 +1044,51 @@ fn runtime_errors_map_to_hip_codes() {
 }
 
 /// `hipEventElapsedTime` on an event never recorded, or created without timing, is
-/// `hipErrorInvalidHandle`, as in HIP.
+/// `hipErrorInvalidHandle`, as in HIP, even when the other event is recorded and not reached
+/// yet (which alone would be `hipErrorNotReady`).
 #[test]
 fn elapsed_time_of_an_unrecorded_or_untimed_event_is_an_invalid_handle() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static RELEASE: AtomicBool = AtomicBool::new(false);
+    unsafe extern "C" fn hold(_: *mut c_void) {
+        let start = std::time::Instant::now();
+        while !RELEASE.load(Ordering::Acquire) && start.elapsed().as_secs() < 60 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
     unsafe {
+        // A start event recorded behind host work that waits for the test: pending.
+        let mut stream: hipStream_t = null_mut();
+        assert_eq!(hipStreamCreate(&mut stream), hipSuccess);
+        let (mut pending, mut never): (hipEvent_t, hipEvent_t) = (null_mut(), null_mut());
+        assert_eq!(hipEventCreate(&mut pending), hipSuccess);
+        assert_eq!(hipEventCreate(&mut never), hipSuccess);
+        assert_eq!(
+            hipLaunchHostFunc(stream, Some(hold), null_mut()),
+            hipSuccess
+        );
+        assert_eq!(hipEventRecord(pending, stream), hipSuccess);
+        let mut ms = 0f32;
+        assert_eq!(
+            hipEventElapsedTime(&mut ms, pending, pending),
+            hipErrorNotReady
+        );
+        assert_eq!(
+            hipEventElapsedTime(&mut ms, pending, never),
+            hipErrorInvalidHandle
+        );
+        assert_eq!(
+            hipEventElapsedTime(&mut ms, never, pending),
+            hipErrorInvalidHandle
+        );
+        RELEASE.store(true, Ordering::Release);
+        assert_eq!(hipStreamSynchronize(stream), hipSuccess);
+        assert_eq!(hipEventElapsedTime(&mut ms, pending, pending), hipSuccess);
+        for e in [pending, never] {
+            assert_eq!(hipEventDestroy(e), hipSuccess);
+        }
+        assert_eq!(hipStreamDestroy(stream), hipSuccess);
+
         let (mut a, mut b, mut untimed): (hipEvent_t, hipEvent_t, hipEvent_t) =
             (null_mut(), null_mut(), null_mut());
         assert_eq!(hipEventCreate(&mut a), hipSuccess);

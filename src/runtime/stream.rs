@@ -824,15 +824,22 @@ impl Event {
         if !self.0.timing || !start.0.timing {
             return Err(RuntimeError::EventWithoutTiming);
         }
-        let time = |e: &Event| -> RuntimeResult<Instant> {
+        // `None` for an event never recorded; `Some(None)` for one not reached yet.
+        let time = |e: &Event| -> Option<Option<Instant>> {
             let state = e.0.state.lock();
-            if state.signal.is_none() {
-                return Err(RuntimeError::EventNotRecorded);
-            }
+            state.signal.as_ref()?;
             let t = *state.time.lock();
-            t.ok_or(RuntimeError::NotReady)
+            Some(t)
         };
-        let (a, b) = (time(start)?, time(self)?);
+        // An event never recorded is an error whatever the other's state (clr checks both
+        // before readiness): a start still running does not hide a stop never recorded.
+        let (a, b) = match (time(start), time(self)) {
+            (Some(a), Some(b)) => (a, b),
+            _ => return Err(RuntimeError::EventNotRecorded),
+        };
+        let (Some(a), Some(b)) = (a, b) else {
+            return Err(RuntimeError::NotReady);
+        };
         let ms = if b >= a {
             (b - a).as_secs_f64() * 1e3
         } else {
