@@ -458,6 +458,126 @@ fn devices_are_the_runtime_agents() {
     }
 }
 
+/// `hipDeviceAttribute_t` values from Debian's HIP header: (name, value) of every enumerator
+/// but the range markers (`...Begin`, `...End`). Empty without the header.
+fn header_device_attributes() -> Vec<(String, i32)> {
+    let Ok(header) = std::fs::read_to_string("/usr/include/hip/hip_runtime_api.h") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "HIP headers missing but CI is set"
+        );
+        eprintln!("skipped: /usr/include/hip/hip_runtime_api.h missing (libamdhip64-dev)");
+        return Vec::new();
+    };
+    let start = header
+        .find("typedef enum hipDeviceAttribute_t {")
+        .expect("hipDeviceAttribute_t enum");
+    let end = start + header[start..].find("} hipDeviceAttribute_t;").unwrap();
+    let body = &header[start..end];
+    let mut seen: Vec<(String, i32)> = Vec::new();
+    let mut next = 0;
+    for line in body.lines().skip(1) {
+        let code = line.split("//").next().unwrap_or("").trim();
+        let Some(entry) = code
+            .strip_suffix(',')
+            .or(Some(code))
+            .filter(|e| !e.is_empty())
+        else {
+            continue;
+        };
+        let (name, value) = match entry.split_once('=') {
+            Some((n, v)) => {
+                let v = v.trim();
+                let value = v.parse().unwrap_or_else(|_| {
+                    seen.iter()
+                        .find(|(n, _)| n == v)
+                        .map(|(_, x)| *x)
+                        .unwrap_or_else(|| panic!("enumerator value {v}"))
+                });
+                (n.trim().to_owned(), value)
+            }
+            None => (entry.to_owned(), next),
+        };
+        next = value + 1;
+        seen.push((name, value));
+    }
+    seen.retain(|(n, _)| !n.ends_with("Begin") && !n.ends_with("End"));
+    seen
+}
+
+/// Every attribute HIP 5.2's header defines has a value, read from the properties the
+/// attribute is named after; the four that are not an `int` (name, UUID, LUID, gcnArch name)
+/// are `hipErrorInvalidValue`, and the HDP register addresses are written as pointers.
+#[test]
+fn every_device_attribute_of_the_header_has_a_value() {
+    let attributes = header_device_attributes();
+    if attributes.is_empty() {
+        return;
+    }
+    assert!(attributes.len() > 100, "{} attributes", attributes.len());
+    let mut p = hipDeviceProp_t::default();
+    unsafe {
+        assert_eq!(hipGetDeviceProperties(&mut p, 0), hipSuccess);
+        for (name, value) in &attributes {
+            let not_int = [
+                "hipDeviceAttributeName",
+                "hipDeviceAttributeUuid",
+                "hipDeviceAttributeLuid",
+                "hipDeviceAttributeGcnArchName",
+            ];
+            if name.ends_with("FlushCntl") {
+                let mut slot: *mut u32 = 8 as *mut u32;
+                assert_eq!(
+                    hipDeviceGetAttribute((&raw mut slot).cast(), *value, 0),
+                    hipSuccess,
+                    "{name}"
+                );
+                assert!(slot.is_null(), "{name}: no HDP register here");
+                continue;
+            }
+            let mut v = -7;
+            let e = hipDeviceGetAttribute(&mut v, *value, 0);
+            if not_int.contains(&name.as_str()) {
+                assert_eq!(e, hipErrorInvalidValue, "{name}");
+            } else {
+                assert_eq!(e, hipSuccess, "{name} ({value}): {}", last_message());
+            }
+        }
+        let attr = |name: &str| {
+            let (_, value) = attributes.iter().find(|(n, _)| n == name).unwrap();
+            let mut v = -7;
+            assert_eq!(hipDeviceGetAttribute(&mut v, *value, 0), hipSuccess);
+            v
+        };
+        // Attributes and the properties they are named after agree (textures included).
+        assert_eq!(attr("hipDeviceAttributeMaxTexture1DWidth"), p.maxTexture1D);
+        assert_eq!(
+            attr("hipDeviceAttributeMaxTexture2DWidth"),
+            p.maxTexture2D[0]
+        );
+        assert_eq!(
+            attr("hipDeviceAttributeMaxTexture2DHeight"),
+            p.maxTexture2D[1]
+        );
+        assert_eq!(
+            attr("hipDeviceAttributeMaxTexture3DDepth"),
+            p.maxTexture3D[2]
+        );
+        assert_eq!(
+            attr("hipDeviceAttributeMaxTexture1DLinear"),
+            p.maxTexture1DLinear
+        );
+        assert_eq!(attr("hipDeviceAttributeMaxThreadsDim"), p.maxThreadsDim[0]);
+        assert_eq!(attr("hipDeviceAttributeGcnArch"), p.gcnArch);
+        assert_eq!(attr("hipDeviceAttributeArch") as u32, p.arch);
+        assert_eq!(attr("hipDeviceAttributeEccEnabled"), p.ECCEnabled);
+        // Outside the enumeration: refused.
+        let mut v = 0;
+        assert_eq!(hipDeviceGetAttribute(&mut v, 9999, 0), hipErrorInvalidValue);
+        assert_eq!(hipDeviceGetAttribute(&mut v, 777, 0), hipErrorInvalidValue);
+    }
+}
+
 /// `tests/fixtures/<rel>` of the repository.
 fn fixture(rel: &str) -> Vec<u8> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

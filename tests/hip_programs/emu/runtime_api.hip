@@ -44,6 +44,24 @@ static void on_done(hipStream_t, hipError_t status, void* data) {
   g_callback_count += *(int*)data;
 }
 
+// What the compiler's __HIP_ARCH_HAS_*__ macros say for the device code, in hipDeviceArch_t's
+// bit order (the properties' `arch` flags must agree with what device code is compiled to see).
+__global__ void arch_macros(unsigned* bits) {
+  const unsigned v[17] = {
+      __HIP_ARCH_HAS_GLOBAL_INT32_ATOMICS__,    __HIP_ARCH_HAS_GLOBAL_FLOAT_ATOMIC_EXCH__,
+      __HIP_ARCH_HAS_SHARED_INT32_ATOMICS__,    __HIP_ARCH_HAS_SHARED_FLOAT_ATOMIC_EXCH__,
+      __HIP_ARCH_HAS_FLOAT_ATOMIC_ADD__,        __HIP_ARCH_HAS_GLOBAL_INT64_ATOMICS__,
+      __HIP_ARCH_HAS_SHARED_INT64_ATOMICS__,    __HIP_ARCH_HAS_DOUBLES__,
+      __HIP_ARCH_HAS_WARP_VOTE__,               __HIP_ARCH_HAS_WARP_BALLOT__,
+      __HIP_ARCH_HAS_WARP_SHUFFLE__,            __HIP_ARCH_HAS_WARP_FUNNEL_SHIFT__,
+      __HIP_ARCH_HAS_THREAD_FENCE_SYSTEM__,     __HIP_ARCH_HAS_SYNC_THREAD_EXT__,
+      __HIP_ARCH_HAS_SURFACE_FUNCS__,           __HIP_ARCH_HAS_3DGRID__,
+      __HIP_ARCH_HAS_DYNAMIC_PARALLEL__};
+  unsigned b = 0;
+  for (int i = 0; i < 17; i++) b |= (v[i] ? 1u : 0u) << i;
+  *bits = b;
+}
+
 int main() {
   const int N = 1 << 14;
   std::vector<int> h(N);
@@ -165,6 +183,18 @@ int main() {
     report("properties", p.warpSize == 32 && strncmp(p.gcnArchName, "gfx1030", 7) == 0 && p.multiProcessorCount > 0 &&
                              p.totalGlobalMem > 0 && p.clockRate > 0 && p.cooperativeLaunch == 1 && p.major == 10);
     report("attributes match properties", warp == p.warpSize && cus == p.multiProcessorCount && coop == 1 && major == p.major);
+    unsigned* bits;
+    HIP_CHECK(hipMallocManaged(&bits, sizeof(unsigned)));
+    *bits = ~0u;
+    arch_macros<<<1, 1>>>(bits);
+    HIP_CHECK(hipDeviceSynchronize());
+    unsigned flags = 0;
+    memcpy(&flags, &p.arch, sizeof(flags));
+    char detail[96];
+    snprintf(detail, sizeof detail, "properties 0x%05x, device macros 0x%05x", flags & 0x1ffff, *bits);
+    report("arch flags agree with the compiler's __HIP_ARCH_HAS_* macros",
+           (flags & 0x1ffff) == *bits, detail);
+    HIP_CHECK(hipFree(bits));
     int version = 0;
     HIP_CHECK(hipRuntimeGetVersion(&version));
     report("runtime version is HIP 5.2's", version / 100000 == 502);
