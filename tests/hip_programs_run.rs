@@ -254,6 +254,13 @@ fn runtime_compilation_with_hiprtc() {
     check("rtc");
 }
 
+/// Coherent memory seen by a running kernel and by the host while it runs (pinned, managed,
+/// fine-grained), and `clockRate` as the rate `clock64()` counts at.
+#[test]
+fn coherent_memory_and_the_device_clock() {
+    check("coherent_flags");
+}
+
 /// Device memory is a budget (`ROCLOAD_DEVICE_MEMORY`) every device, managed, array and VMM
 /// allocation counts against: hipMemGetInfo's figures, refusals, and bytes given back.
 #[test]

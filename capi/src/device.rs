@@ -332,7 +332,8 @@ pub unsafe extern "C" fn hipChooseDeviceR0600(
 
 /// `hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int deviceId)`: the target id,
 /// compute units (the emulator's host threads on the software agent), memory (the host's),
-/// clock (the host CPU's), warp size, limits, feature flags, cooperative launch.
+/// clock (what `clock64()` counts at: 1 GHz on the software agent), warp size, limits, feature
+/// flags, cooperative launch.
 #[export]
 pub unsafe extern "C" fn hipGetDeviceProperties(
     prop: *mut hipDeviceProp_t,

@@ -64,7 +64,14 @@ pub(crate) struct State {
     pub(crate) ipc: Mutex<vmm::IpcOpened>,
 }
 
-/// What the software agent reports about itself: the host's clock and caches, `device_memory`
+/// The software agent's clock in kHz: the emulator's `s_memtime` and `s_memrealtime` (what
+/// `clock64()` and `wall_clock64()` read) count nanoseconds, so kernels that turn cycles into
+/// time with `clockRate` (`clock64() - start <= seconds * clockRate * 1000`) wait as long as
+/// they mean to.
+pub const SOFT_CLOCK_KHZ: u32 = 1_000_000;
+
+/// What the software agent reports about itself: a 1 GHz clock ([`SOFT_CLOCK_KHZ`]), the
+/// host's caches, `device_memory`
 /// bytes of device memory (host memory, see [`EmulatorOptions::device_memory`]), one compute
 /// unit per host thread, and the shape of an RDNA2 compute unit (2 SIMDs of 16 waves, 64 KiB of
 /// LDS) that the occupancy model assumes.
@@ -75,7 +82,7 @@ fn soft_properties(device_memory: u64) -> DeviceProperties {
         compute_units: host.cpus,
         simds_per_cu: 2,
         max_waves_per_cu: 32,
-        clock_khz: host.clock_khz,
+        clock_khz: SOFT_CLOCK_KHZ,
         memory_clock_khz: host.clock_khz,
         memory_bus_width: 64,
         caches: host.caches,
