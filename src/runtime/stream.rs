@@ -428,13 +428,23 @@ impl Stream {
 
     /// Waits for every step submitted so far (`hipStreamSynchronize`), then reports the first
     /// failure of this stream's steps not reported yet (even if a device reset cleared the
-    /// device's error since), else the device's sticky error, if any.
+    /// device's error since), else the device's sticky error, if any. The null stream also
+    /// waits for the steps every blocking stream of its device (the per-thread streams
+    /// included) submitted so far, as clr's null stream does (its use waits for them).
     ///
     /// # Errors
     /// [`RuntimeError::Timeout`] after [`SYNC_TIMEOUT`]; [`RuntimeError::KernelFailed`] for a
     /// failed step of this stream or the device's sticky error.
     pub fn synchronize(&self) -> RuntimeResult<()> {
         let ctx = self.context()?;
+        if self.0.kind == StreamKind::Null {
+            // Waiting only: those streams' own failures stay for their synchronisation.
+            for s in ctx.blocking_streams() {
+                if s.0.id != self.0.id {
+                    s.wait_idle()?;
+                }
+            }
+        }
         self.wait_idle()?;
         if let Some(error) = self.take_failure() {
             return Err(RuntimeError::KernelFailed {

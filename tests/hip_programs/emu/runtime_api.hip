@@ -67,6 +67,30 @@ int main() {
   std::vector<int> h(N);
   for (int i = 0; i < N; i++) h[i] = i * 3 - 100;
 
+  // hipStreamSynchronize(0) waits for the blocking streams' work too (the legacy null
+  // stream), a created stream's and the per-thread stream's: a slow kernel and a copy into
+  // pinned memory on each, read right after the null stream's synchronisation.
+  {
+    int* d;
+    HIP_CHECK(hipMalloc(&d, 2 * N * 4));
+    int* pinned;
+    HIP_CHECK(hipHostMalloc(&pinned, 2 * N * 4));
+    for (int i = 0; i < 2 * N; i++) pinned[i] = -1;
+    hipStream_t blocking;
+    HIP_CHECK(hipStreamCreate(&blocking));
+    slow_fill<<<N / 256, 256, 0, blocking>>>(d, N, 17);
+    HIP_CHECK(hipMemcpyAsync(pinned, d, N * 4, hipMemcpyDeviceToHost, blocking));
+    slow_fill<<<N / 256, 256, 0, hipStreamPerThread>>>(d + N, N, 23);
+    HIP_CHECK(hipMemcpyAsync(pinned + N, d + N, N * 4, hipMemcpyDeviceToHost, hipStreamPerThread));
+    HIP_CHECK(hipStreamSynchronize(0));
+    bool ok = true;
+    for (int i = 0; i < N; i++) ok &= pinned[i] == 17 && pinned[N + i] == 23;
+    report("hipStreamSynchronize(0) waits for blocking and per-thread streams", ok);
+    HIP_CHECK(hipStreamDestroy(blocking));
+    HIP_CHECK(hipHostFree(pinned));
+    HIP_CHECK(hipFree(d));
+  }
+
   // Streams and events: B on s2 waits for A on s1 through an event.
   {
     int *a, *b;
