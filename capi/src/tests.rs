@@ -1556,7 +1556,7 @@ fn cu_masks_link_queries_and_occupancy_flags() {
         assert_eq!(hipStreamSynchronize(masked), hipSuccess);
         assert_eq!(flag, 0x5a5a_5a5a);
         assert_eq!(hipFree(d), hipSuccess);
-        // Refusals: too few words to answer, NULL, an empty mask, a mask with none of the CUs.
+        // Refusals: too few words to answer, NULL, an empty mask.
         if words > 0 {
             assert_eq!(
                 hipExtStreamGetCUMask(masked, words as u32 - 1, got.as_mut_ptr()),
@@ -1576,12 +1576,39 @@ fn cu_masks_link_queries_and_occupancy_flags() {
             hipExtStreamCreateWithCUMask(&mut none, 1, null()),
             hip("hipErrorInvalidValue")
         );
-        let zeros = vec![0u32; words];
-        assert_eq!(
-            hipExtStreamCreateWithCUMask(&mut none, words as u32, zeros.as_ptr()),
-            hip("hipErrorInvalidValue")
-        );
         assert!(none.is_null(), "no stream is made for a refused mask");
+        // A mask with none of the device's CUs: every CU, as clr (HIP's AllCUsMasked test).
+        let zeros = vec![0u32; words];
+        let mut unmasked: hipStream_t = null_mut();
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut unmasked, words as u32, zeros.as_ptr()),
+            hipSuccess
+        );
+        let mut got = vec![0u32; words];
+        assert_eq!(
+            hipExtStreamGetCUMask(unmasked, words as u32, got.as_mut_ptr()),
+            hipSuccess
+        );
+        assert_eq!(got, all);
+        assert_eq!(hipStreamDestroy(unmasked), hipSuccess);
+        // Priorities as clr numbers them: least 1, greatest -1, normal (the default, and a
+        // CU-mask stream's) 0 = least + greatest; others clamped.
+        let (mut least, mut greatest) = (7, 7);
+        assert_eq!(
+            hipDeviceGetStreamPriorityRange(&mut least, &mut greatest),
+            hipSuccess
+        );
+        assert_eq!((least, greatest), (1, -1));
+        let mut p = 7;
+        assert_eq!(hipStreamGetPriority(masked, &mut p), hipSuccess);
+        assert_eq!(p, least + greatest);
+        for (asked, want) in [(i32::MAX, least), (i32::MIN, greatest), (0, 0)] {
+            let mut s: hipStream_t = null_mut();
+            assert_eq!(hipStreamCreateWithPriority(&mut s, 0, asked), hipSuccess);
+            assert_eq!(hipStreamGetPriority(s, &mut p), hipSuccess);
+            assert_eq!(p, want, "priority {asked}");
+            assert_eq!(hipStreamDestroy(s), hipSuccess);
+        }
         assert_eq!(hipStreamDestroy(masked), hipSuccess);
         assert_eq!(hipStreamDestroy(plain), hipSuccess);
 
