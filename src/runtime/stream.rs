@@ -428,22 +428,32 @@ impl Stream {
 
     /// Waits for every step submitted so far (`hipStreamSynchronize`), then reports the first
     /// failure of this stream's steps not reported yet (even if a device reset cleared the
-    /// device's error since), else the device's sticky error, if any. The null stream also
-    /// waits for the steps every blocking stream of its device (the per-thread streams
-    /// included) submitted so far, as clr's null stream does (its use waits for them).
+    /// device's error since), else the device's sticky error, if any. The legacy null
+    /// stream's rules apply to the wait as to submissions, as clr applies them whenever a
+    /// stream is used: the null stream also waits for the steps every blocking stream of its
+    /// device (the per-thread streams included) submitted so far, and a blocking stream for
+    /// the null stream's.
     ///
     /// # Errors
     /// [`RuntimeError::Timeout`] after [`SYNC_TIMEOUT`]; [`RuntimeError::KernelFailed`] for a
     /// failed step of this stream or the device's sticky error.
     pub fn synchronize(&self) -> RuntimeResult<()> {
         let ctx = self.context()?;
-        if self.0.kind == StreamKind::Null {
-            // Waiting only: those streams' own failures stay for their synchronisation.
-            for s in ctx.blocking_streams() {
-                if s.0.id != self.0.id {
-                    s.wait_idle()?;
+        // Waiting only: the other streams' own failures stay for their synchronisation.
+        match self.0.kind {
+            StreamKind::Null => {
+                for s in ctx.blocking_streams() {
+                    if s.0.id != self.0.id {
+                        s.wait_idle()?;
+                    }
                 }
             }
+            StreamKind::Blocking => {
+                if let Some(null) = ctx.null_stream_if_created() {
+                    null.wait_idle()?;
+                }
+            }
+            StreamKind::NonBlocking => {}
         }
         self.wait_idle()?;
         if let Some(error) = self.take_failure() {

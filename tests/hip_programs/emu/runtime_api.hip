@@ -4,6 +4,7 @@
 // 2D copies and fills, pointer attributes, device properties, and HIP's error codes for bad
 // input (ending with a kernel fault that is sticky until hipDeviceReset).
 #include "check.h"
+#include <unistd.h>
 #include <vector>
 
 __constant__ int c_table[16];
@@ -62,6 +63,9 @@ __global__ void arch_macros(unsigned* bits) {
   *bits = b;
 }
 
+// Host work that takes `*(int*)ms` milliseconds.
+static void pause(void* ms) { usleep(1000 * *(int*)ms); }
+
 int main() {
   const int N = 1 << 14;
   std::vector<int> h(N);
@@ -86,6 +90,16 @@ int main() {
     bool ok = true;
     for (int i = 0; i < N; i++) ok &= pinned[i] == 17 && pinned[N + i] == 23;
     report("hipStreamSynchronize(0) waits for blocking and per-thread streams", ok);
+    // And a blocking stream's synchronisation waits for the null stream's work.
+    for (int i = 0; i < N; i++) pinned[i] = -1;
+    slow_fill<<<N / 256, 256>>>(d, N, 29);
+    int pause_ms = 300;  // host work on the null stream, so that its copy is surely late
+    HIP_CHECK(hipLaunchHostFunc(0, pause, &pause_ms));
+    HIP_CHECK(hipMemcpyAsync(pinned, d, N * 4, hipMemcpyDeviceToHost, 0));
+    HIP_CHECK(hipStreamSynchronize(blocking));
+    ok = true;
+    for (int i = 0; i < N; i++) ok &= pinned[i] == 29;
+    report("a blocking stream's synchronisation waits for the null stream", ok);
     HIP_CHECK(hipStreamDestroy(blocking));
     HIP_CHECK(hipHostFree(pinned));
     HIP_CHECK(hipFree(d));
