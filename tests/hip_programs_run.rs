@@ -404,6 +404,22 @@ fn several_devices_and_multi_device_launches() {
     }
 }
 
+/// HIP_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES, set by forked children
+/// before their first HIP call: with one device (every build, and through libhsa_soft.so) and
+/// with two.
+#[test]
+fn visible_device_lists() {
+    check("visible_devices");
+    let Some(dir) = programs() else { return };
+    let env = [("ROCLOAD_SOFT_ISA", "gfx1030,gfx1030".to_owned())];
+    let (ok, stdout, stderr) = run(&dir.join("visible_devices.O2"), &env);
+    let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(
+        ok && failures.is_empty() && stdout.contains("HIP_VISIBLE_DEVICES=1,0"),
+        "visible_devices.O2 with two devices: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
 /// Eight threads for six seconds: correct kernels checked against the host, faulting
 /// kernels, module load/launch/unload, fat-binary registration/launch/unregistration and
 /// device resets; no crash, no unexpected status, the resident set bounded.

@@ -39,10 +39,15 @@ pub unsafe extern "C" fn hipGetDeviceCount(count: *mut c_int) -> hipError_t {
     })
 }
 
-/// `hipError_t hipGetDevice(int* deviceId)`: the calling thread's current device.
+/// `hipError_t hipGetDevice(int* deviceId)`: the calling thread's current device; with no
+/// device at all (none found, or none visible), hipErrorNoDevice, as HIP's initialisation
+/// fails then.
 #[export]
 pub unsafe extern "C" fn hipGetDevice(device_id: *mut c_int) -> hipError_t {
     call("hipGetDevice", || {
+        if runtime().agents().is_empty() {
+            runtime().agent(0)?;
+        }
         // SAFETY: writable by the caller's contract (NULL rejected).
         unsafe { out(device_id, "deviceId", current_device() as c_int) }
     })

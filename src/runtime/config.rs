@@ -26,6 +26,8 @@
 //! | `ROCLOAD_DEVICE_LIB_PATH` | [`Config::device_lib_path`] | the device-library directory hiprtc passes to it |
 //! | `ROCLOAD_SOFT_ROCR_VERSION` | [`Config::soft_rocr_version`] | the ROCr version `libhsa_soft.so` follows (`5.2.3` or `6.2`) |
 //! | `ROCLOAD_RUN_MARKER` | [`Config::run_marker`] | set by `rocload run`: a file librocload.so creates at its first HIP call |
+//! | `HIP_VISIBLE_DEVICES`, `CUDA_VISIBLE_DEVICES` | [`Config::visible_devices`] | HIP's: the devices a HIP program sees, by index, in order (HIP's wins when both are set) |
+//! | `ROCR_VISIBLE_DEVICES` | [`Config::rocr_visible_devices`] | ROCr's: the GPU agents ROCr enumerates; applied to the software agents (ROCr applies it to its own) |
 //!
 //! A value that cannot be parsed is kept as a [`ConfigError`] in its field: the program that
 //! needs the setting decides whether that is fatal (the `rocload` tool) or a logged fallback
@@ -85,6 +87,12 @@ pub const SOFT_ROCR_VERSION_ENV: &str = "ROCLOAD_SOFT_ROCR_VERSION";
 /// Environment variable `rocload run` sets: a file to create at the first HIP call, so that it
 /// can tell a program that never used HIP from one that did.
 pub const RUN_MARKER_ENV: &str = "ROCLOAD_RUN_MARKER";
+/// HIP's own variable: the devices a HIP program sees, by index (clr's rule, [`visible`]).
+pub const HIP_VISIBLE_DEVICES_ENV: &str = "HIP_VISIBLE_DEVICES";
+/// CUDA's name for it, which HIP honours when `HIP_VISIBLE_DEVICES` is unset or empty.
+pub const CUDA_VISIBLE_DEVICES_ENV: &str = "CUDA_VISIBLE_DEVICES";
+/// ROCr's variable: the GPU agents ROCr enumerates, by index.
+pub const ROCR_VISIBLE_DEVICES_ENV: &str = "ROCR_VISIBLE_DEVICES";
 
 /// Every `ROCLOAD_*` variable rocload reads.
 pub const VARIABLES: &[&str] = &[
@@ -196,6 +204,10 @@ pub struct Config {
     pub soft_rocr_version: Option<String>,
     /// `ROCLOAD_RUN_MARKER`.
     pub run_marker: Option<OsString>,
+    /// `HIP_VISIBLE_DEVICES`, else `CUDA_VISIBLE_DEVICES` (empty counts as unset).
+    pub visible_devices: Option<String>,
+    /// `ROCR_VISIBLE_DEVICES` (empty counts as unset).
+    pub rocr_visible_devices: Option<String>,
 }
 
 static GLOBAL: OnceCell<Config> = OnceCell::new();
@@ -365,6 +377,20 @@ impl Config {
                 .flatten()
                 .filter(|v| !v.trim().is_empty()),
             run_marker: lookup(RUN_MARKER_ENV),
+            visible_devices: text(HIP_VISIBLE_DEVICES_ENV)
+                .ok()
+                .flatten()
+                .filter(|v| !v.is_empty())
+                .or_else(|| {
+                    text(CUDA_VISIBLE_DEVICES_ENV)
+                        .ok()
+                        .flatten()
+                        .filter(|v| !v.is_empty())
+                }),
+            rocr_visible_devices: text(ROCR_VISIBLE_DEVICES_ENV)
+                .ok()
+                .flatten()
+                .filter(|v| !v.is_empty()),
         }
     }
 
@@ -550,6 +576,25 @@ pub fn parse_verify(text: &str) -> Option<HashCheck> {
     }
 }
 
+/// The devices a visible-devices list (`HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`) keeps of
+/// `count`, as indices into them in the list's order, by clr's rule: comma-separated decimal
+/// indices, read up to the first entry that is not one (negative, `count` or more, or not
+/// written as a plain number, such as a UUID); repeated indices count once. A list whose first
+/// entry is invalid keeps no device.
+pub fn visible(list: &str, count: usize) -> Vec<usize> {
+    let mut kept: Vec<usize> = Vec::new();
+    for entry in list.split(',') {
+        let index = match entry.parse::<usize>() {
+            Ok(i) if i < count && i.to_string() == entry => i,
+            _ => break,
+        };
+        if !kept.contains(&index) {
+            kept.push(index);
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,6 +635,31 @@ mod tests {
         assert_eq!(parse_seconds("inf"), None);
         assert_eq!(parse_seconds("NaN"), None);
         assert_eq!(parse_seconds("2m"), None);
+    }
+
+    #[test]
+    fn visible_device_lists_stop_at_the_first_invalid_entry() {
+        assert_eq!(visible("0", 2), [0]);
+        assert_eq!(visible("1,0", 2), [1, 0]);
+        assert_eq!(visible("1,1,0", 2), [1, 0]);
+        assert_eq!(visible("0,2,1", 2), [0]);
+        assert_eq!(visible("0,-1,1", 2), [0]);
+        assert!(visible("-1", 2).is_empty());
+        assert!(visible("2", 2).is_empty());
+        assert!(visible("01", 2).is_empty());
+        assert!(visible("GPU-1234", 2).is_empty());
+        let c = config(&[
+            (CUDA_VISIBLE_DEVICES_ENV, "1"),
+            (ROCR_VISIBLE_DEVICES_ENV, "0,1"),
+        ]);
+        assert_eq!(c.visible_devices.as_deref(), Some("1"));
+        assert_eq!(c.rocr_visible_devices.as_deref(), Some("0,1"));
+        let c = config(&[
+            (CUDA_VISIBLE_DEVICES_ENV, "1"),
+            (HIP_VISIBLE_DEVICES_ENV, "0"),
+        ]);
+        assert_eq!(c.visible_devices.as_deref(), Some("0"));
+        assert_eq!(Config::default().visible_devices, None);
     }
 
     #[test]
