@@ -509,8 +509,10 @@ pub unsafe extern "C" fn hipDeviceGetAttribute(
             } else {
                 p.hdpRegFlushCntl
             };
-            // SAFETY: non-null; for these attributes HIP's contract is a writable pointer slot.
-            return unsafe { out(pi.cast::<*mut c_uint>(), "pi", v) };
+            // SAFETY: non-null (checked above); for these attributes HIP's contract is a
+            // writable pointer slot, which an `int*` need not align: written unaligned.
+            unsafe { pi.cast::<*mut c_uint>().write_unaligned(v) };
+            return Ok(());
         }
         let v = attribute(attr, i64::from(device_id))?;
         // SAFETY: non-null, writable by the caller's contract.
