@@ -262,6 +262,20 @@ fn runtime_compilation_with_hiprtc() {
     check("rtc");
 }
 
+/// Coherent memory seen by a running kernel and by the host while it runs (pinned, managed,
+/// fine-grained), and `clockRate` as the rate `clock64()` counts at.
+#[test]
+fn coherent_memory_and_the_device_clock() {
+    check("coherent_flags");
+}
+
+/// Device memory is a budget (`ROCLOAD_DEVICE_MEMORY`) every device, managed, array and VMM
+/// allocation counts against: hipMemGetInfo's figures, refusals, and bytes given back.
+#[test]
+fn device_memory_is_a_budget() {
+    check("memory_budget");
+}
+
 #[test]
 fn cooperative_grid_sync() {
     check("cooperative");
@@ -406,6 +420,22 @@ fn several_devices_and_multi_device_launches() {
             "multi_device.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
         );
     }
+}
+
+/// HIP_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES, set by forked children
+/// before their first HIP call: with one device (every build, and through libhsa_soft.so) and
+/// with two.
+#[test]
+fn visible_device_lists() {
+    check("visible_devices");
+    let Some(dir) = programs() else { return };
+    let env = [("ROCLOAD_SOFT_ISA", "gfx1030,gfx1030".to_owned())];
+    let (ok, stdout, stderr) = run(&dir.join("visible_devices.O2"), &env);
+    let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(
+        ok && failures.is_empty() && stdout.contains("HIP_VISIBLE_DEVICES=1,0"),
+        "visible_devices.O2 with two devices: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
 }
 
 /// Eight threads for six seconds: correct kernels checked against the host, faulting

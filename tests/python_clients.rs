@@ -129,6 +129,9 @@ fn hip_python_devices_memory_streams_events_and_hiprtc() {
             ("EXPECT_DEVICES", processors.len().to_string()),
             ("EXPECT_CUS", cus.to_string()),
             ("EXPECT_NAME", "rocload software agent".to_owned()),
+            // The device memory the software agent reports and counts against.
+            ("ROCLOAD_DEVICE_MEMORY", "3G".to_owned()),
+            ("EXPECT_MEMORY", (3u64 << 30).to_string()),
         ],
     );
     run.assert_passed(

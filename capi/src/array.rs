@@ -1938,6 +1938,35 @@ fn memcpy3d(p: *const hipMemcpy3DParms, order: Order) -> Result<(), Failure> {
     unsafe { copy_region(dst, src, extent, order) }
 }
 
+/// A graph's copy node for `hipMemcpy3DParms` naming an array on either side: the region of
+/// each side resolved to pitched memory now (an array's storage is pitched device memory), as
+/// a captured hipMemcpy3DAsync forms it.
+pub(crate) fn copy3d_array_node(p: &hipMemcpy3DParms) -> Result<CopyNode, Failure> {
+    let (dst, src, extent) = memcpy3d_params(p)?;
+    if extent.is_empty() {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!(
+                "extent {}x{}x{} is empty",
+                p.extent.width, p.extent.height, p.extent.depth
+            ),
+        ));
+    }
+    let rt = runtime();
+    let d = rt.region("destination", &dst.0, dst.1, extent)?;
+    let s = rt.region("source", &src.0, src.1, extent)?;
+    Ok(CopyNode {
+        form: CopyForm::Pitched {
+            src: pitched(s, extent)?,
+            src_pos: [0; 3],
+            dst: pitched(d, extent)?,
+            dst_pos: [0; 3],
+            extent: [extent.width, extent.height, extent.depth],
+        },
+        kind: p.kind,
+    })
+}
+
 /// `hipError_t hipMemcpy3D(const hipMemcpy3DParms* p)`: a 3D region between arrays and
 /// pitched memory (`srcPtr`'s `pitch` bytes per row, `ysize` rows per slice).
 #[export]

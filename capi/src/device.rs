@@ -39,10 +39,15 @@ pub unsafe extern "C" fn hipGetDeviceCount(count: *mut c_int) -> hipError_t {
     })
 }
 
-/// `hipError_t hipGetDevice(int* deviceId)`: the calling thread's current device.
+/// `hipError_t hipGetDevice(int* deviceId)`: the calling thread's current device; with no
+/// device at all (none found, or none visible), hipErrorNoDevice, as HIP's initialisation
+/// fails then.
 #[export]
 pub unsafe extern "C" fn hipGetDevice(device_id: *mut c_int) -> hipError_t {
     call("hipGetDevice", || {
+        if runtime().agents().is_empty() {
+            runtime().agent(0)?;
+        }
         // SAFETY: writable by the caller's contract (NULL rejected).
         unsafe { out(device_id, "deviceId", current_device() as c_int) }
     })
@@ -59,9 +64,11 @@ pub extern "C" fn hipSetDevice(device_id: c_int) -> hipError_t {
     })
 }
 
-/// `hipDeviceArch_t` of a gfx10.3 device: every feature but surface functions and dynamic
-/// parallelism (bits 14 and 16).
-const ARCH_FLAGS: hipDeviceArch_t = 0x1_ffff & !(1 << 14) & !(1 << 16);
+/// `hipDeviceArch_t` of an AMD device: what HIP's headers define the `__HIP_ARCH_HAS_*__`
+/// macros to for every AMD target, so the flags agree with what device code is compiled to see:
+/// everything but funnel shift (bit 11), the `__syncthreads_*` extensions (bit 13), surface
+/// functions (bit 14) and dynamic parallelism (bit 16).
+const ARCH_FLAGS: hipDeviceArch_t = 0x1_ffff & !(1 << 11) & !(1 << 13) & !(1 << 14) & !(1 << 16);
 
 /// The properties of `device` (a valid ordinal).
 pub(crate) fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
@@ -131,7 +138,11 @@ pub(crate) fn properties(device: i64) -> Result<hipDeviceProp_t, Failure> {
 /// The properties of `device` in HIP 6's layout (`hipDeviceProp_tR0600`): the same values as
 /// the 5.x struct, plus the fields HIP 6 added (the limits and capabilities CUDA 12 reports).
 fn properties_r0600(device: i64) -> Result<hipDeviceProp_tR0600, Failure> {
-    let old = properties(device)?;
+    Ok(r0600_of(&properties(device)?))
+}
+
+/// HIP 6's layout of the 5.x properties `old`, with the fields HIP 6 added.
+fn r0600_of(old: &hipDeviceProp_t) -> hipDeviceProp_tR0600 {
     let mut p = hipDeviceProp_tR0600 {
         name: old.name,
         totalGlobalMem: old.totalGlobalMem,
@@ -191,7 +202,7 @@ fn properties_r0600(device: i64) -> Result<hipDeviceProp_tR0600, Failure> {
     };
     // What HIP 6 added, with the values the attributes of the same names report.
     p.deviceOverlap = 1;
-    p.asyncEngineCount = attribute(2, device)?;
+    p.asyncEngineCount = 1;
     p.unifiedAddressing = 1;
     p.streamPrioritiesSupported = 1;
     p.globalL1CacheSupported = 1;
@@ -199,14 +210,15 @@ fn properties_r0600(device: i64) -> Result<hipDeviceProp_tR0600, Failure> {
     p.sharedMemPerMultiprocessor = old.maxSharedMemoryPerMultiProcessor;
     p.regsPerMultiprocessor = old.regsPerBlock;
     p.hostNativeAtomicSupported = 1;
-    p.singleToDoublePrecisionPerfRatio = attribute(77, device)?;
+    p.singleToDoublePrecisionPerfRatio = 2;
     p.canUseHostPointerForRegisteredMem = 1;
     p.sharedMemPerBlockOptin = old.sharedMemPerBlock;
-    p.maxBlocksPerMultiProcessor = attribute(25, device)?;
-    p.memoryPoolsSupported = attribute(88, device)?;
+    p.maxBlocksPerMultiProcessor = (occupancy::SIMDS_PER_CU * occupancy::WAVES_PER_SIMD) as c_int;
+    p.memoryPoolsSupported = 1;
+    p.ipcEventSupported = 1;
     p.hostRegisterSupported = 1;
     p.unifiedFunctionPointers = 1;
-    Ok(p)
+    p
 }
 
 /// `hipError_t hipGetDevicePropertiesR0600(hipDeviceProp_tR0600* prop, int deviceId)`: what
@@ -330,7 +342,8 @@ pub unsafe extern "C" fn hipChooseDeviceR0600(
 
 /// `hipError_t hipGetDeviceProperties(hipDeviceProp_t* prop, int deviceId)`: the target id,
 /// compute units (the emulator's host threads on the software agent), memory (the host's),
-/// clock (the host CPU's), warp size, limits, feature flags, cooperative launch.
+/// clock (what `clock64()` counts at: 1 GHz on the software agent), warp size, limits, feature
+/// flags, cooperative launch.
 #[export]
 pub unsafe extern "C" fn hipGetDeviceProperties(
     prop: *mut hipDeviceProp_t,
@@ -346,85 +359,135 @@ pub unsafe extern "C" fn hipGetDeviceProperties(
     })
 }
 
-/// The value of a `hipDeviceAttribute_t` (numbers from HIP 5.2.3's header).
+/// The value of a `hipDeviceAttribute_t` (numbers from HIP 5.2.3's header, which HIP 6 and 7
+/// keep, plus the four HIP 6 added), read from the device's properties so that an attribute
+/// and the property of the same name cannot disagree. Attributes HIP describes as an array
+/// (`hipDeviceAttributeMaxThreadsDim`, the 2D/3D/layered texture and surface limits) give its
+/// first element, the width. The four whose value is not an `int` (name, UUID, LUID, gcnArch
+/// name) are `hipErrorInvalidValue`, naming the call that gives them; the HDP register
+/// addresses are pointers, written by `hipDeviceGetAttribute` itself.
 fn attribute(attr: c_int, device: i64) -> Result<c_int, Failure> {
-    let p = properties(device)?;
+    let old = properties(device)?;
+    let p = r0600_of(&old);
     let sz = |v: usize| c_int::try_from(v).unwrap_or(c_int::MAX);
+    let not_int = |what: &str, instead: &str| {
+        Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("device attribute {attr} ({what}) is not an int: {instead} gives it"),
+        ))
+    };
     Ok(match attr {
         0 => p.ECCEnabled,
-        2 => 1, // asyncEngineCount
+        1 => p.accessPolicyMaxWindowSize,
+        2 => p.asyncEngineCount,
         3 => p.canMapHostMemory,
-        4 => 1, // canUseHostPointerForRegisteredMem
+        4 => p.canUseHostPointerForRegisteredMem,
         5 => p.clockRate,
         6 => p.computeMode,
-        7 => 0, // computePreemptionSupported
+        7 => p.computePreemptionSupported,
         8 => p.concurrentKernels,
         9 => p.concurrentManagedAccess,
         10 => p.cooperativeLaunch,
         11 => p.cooperativeMultiDeviceLaunch,
-        12 => 1, // deviceOverlap
+        12 => p.deviceOverlap,
         13 => p.directManagedMemAccessFromHost,
-        14 | 15 | 20 => 1, // global L1, host native atomics, local L1
+        14 => p.globalL1CacheSupported,
+        15 => p.hostNativeAtomicSupported,
         16 => p.integrated,
         17 => p.isMultiGpuBoard,
         18 => p.kernelExecTimeoutEnabled,
         19 => p.l2CacheSize,
+        20 => p.localL1CacheSupported,
+        21 => return not_int("LUID, 8 bytes", "hipGetDeviceProperties' luid"),
+        22 => p.luidDeviceNodeMask as c_int,
         23 => p.major,
         24 => p.managedMemory,
-        25 => (occupancy::SIMDS_PER_CU * occupancy::WAVES_PER_SIMD) as c_int,
-        26 => p.maxThreadsDim[0],
-        27 => p.maxThreadsDim[1],
-        28 => p.maxThreadsDim[2],
-        29 => p.maxGridSize[0],
-        30 => p.maxGridSize[1],
-        31 => p.maxGridSize[2],
+        25 => p.maxBlocksPerMultiProcessor,
+        26..=28 => p.maxThreadsDim[(attr - 26) as usize],
+        29..=31 => p.maxGridSize[(attr - 29) as usize],
+        32 => p.maxSurface1D,
+        33 => p.maxSurface1DLayered[0],
+        34 => p.maxSurface2D[0],
+        35 => p.maxSurface2DLayered[0],
+        36 => p.maxSurface3D[0],
+        37 => p.maxSurfaceCubemap,
+        38 => p.maxSurfaceCubemapLayered[0],
+        39 => p.maxTexture1D,
+        40 => p.maxTexture1DLayered[0],
+        41 => p.maxTexture1DLinear,
+        42 => p.maxTexture1DMipmap,
+        43 => p.maxTexture2D[0],
+        44 => p.maxTexture2D[1],
+        45 => p.maxTexture2DGather[0],
+        46 => p.maxTexture2DLayered[0],
+        47 => p.maxTexture2DLinear[0],
+        48 => p.maxTexture2DMipmap[0],
+        49..=51 => p.maxTexture3D[(attr - 49) as usize],
+        52 => p.maxTexture3DAlt[0],
+        53 => p.maxTextureCubemap,
+        54 => p.maxTextureCubemapLayered[0],
+        55 => p.maxThreadsDim[0],
         56 => p.maxThreadsPerBlock,
         57 => p.maxThreadsPerMultiProcessor,
         58 => sz(p.memPitch),
         59 => p.memoryBusWidth,
         60 => p.memoryClockRate,
         61 => p.minor,
+        62 => p.multiGpuBoardGroupID,
         63 => p.multiProcessorCount,
+        64 => return not_int("name", "hipDeviceGetName"),
         65 => p.pageableMemoryAccess,
         66 => p.pageableMemoryAccessUsesHostPageTables,
         67 => p.pciBusID,
         68 => p.pciDeviceID,
         69 => p.pciDomainID,
-        71 | 72 => p.regsPerBlock,
+        70 => p.persistingL2CacheMaxSize,
+        71 => p.regsPerBlock,
+        72 => p.regsPerMultiprocessor,
+        73 => sz(p.reservedSharedMemPerBlock),
         74 => sz(p.sharedMemPerBlock),
-        75 => sz(p.sharedMemPerBlock),
-        76 => sz(p.maxSharedMemoryPerMultiProcessor),
-        77 => 2, // single-to-double precision performance ratio
-        78 => 1, // stream priorities
+        75 => sz(p.sharedMemPerBlockOptin),
+        76 => sz(p.sharedMemPerMultiprocessor),
+        77 => p.singleToDoublePrecisionPerfRatio,
+        78 => p.streamPrioritiesSupported,
+        79 => sz(p.surfaceAlignment),
         80 => p.tccDriver,
         81 => sz(p.textureAlignment),
         82 => sz(p.texturePitchAlignment),
         83 => sz(p.totalConstMem),
         84 => sz(p.totalGlobalMem),
-        85 => 1, // unified addressing
+        85 => p.unifiedAddressing,
+        86 => return not_int("UUID, 16 bytes", "hipDeviceGetUuid"),
         87 => p.warpSize,
-        88 => 1, // memory pools (stream-ordered allocation)
+        88 => p.memoryPoolsSupported,
+        89 => 1, // virtual memory management (HIP 6)
+        90 => p.hostRegisterSupported,
+        91 => p.memoryPoolSupportedHandleTypes as c_int,
         10000 => p.clockInstructionRate,
+        10001 => p.arch as c_int,
         10002 => sz(p.maxSharedMemoryPerMultiProcessor),
-        10003 => p.gcnArch,
-        10007..=10010 => 0,
+        10003 => old.gcnArch,
+        10004 => {
+            return not_int(
+                "gcnArchName, a string",
+                "hipGetDeviceProperties' gcnArchName",
+            )
+        }
+        10007 => p.cooperativeMultiDeviceUnmatchedFunc,
+        10008 => p.cooperativeMultiDeviceUnmatchedGridDim,
+        10009 => p.cooperativeMultiDeviceUnmatchedBlockDim,
+        10010 => p.cooperativeMultiDeviceUnmatchedSharedMem,
         10011 => p.isLargeBar,
         10012 => p.asicRevision,
         10013 => 1, // stream wait value (src/runtime/memops.rs)
-        39 => p.maxTexture1D,
-        41 => p.maxTexture1DLinear,
-        43 => p.maxTexture2D[0],
-        44 => p.maxTexture2D[1],
-        49 => p.maxTexture3D[0],
-        50 => p.maxTexture3D[1],
-        51 => p.maxTexture3D[2],
         10014 => 1, // images (textures and surfaces)
         10015 => p.multiProcessorCount,
-        10016 => 1, // fine-grained memory
+        10016 => 1,                      // fine-grained memory
+        10017 => p.clockInstructionRate, // wall clock (HIP 6): the same timer
         other => {
             return Err(Failure::new(
                 hipErrorInvalidValue,
-                format!("device attribute {other} has no value here (CUDA-only texture and surface limits, LUID and UUID attributes are not supported)"),
+                format!("{other} is not a hipDeviceAttribute_t"),
             ))
         }
     })
@@ -440,6 +503,21 @@ pub unsafe extern "C" fn hipDeviceGetAttribute(
     call("hipDeviceGetAttribute", || {
         if pi.is_null() {
             return Err(Failure::null("pi"));
+        }
+        // The HDP flush registers' addresses (hipDeviceAttributeHdpMemFlushCntl and
+        // ...RegFlushCntl) are pointers, written through `pi` as HIP does: the caller passes
+        // a pointer-sized slot. This runtime maps no such register: NULL.
+        if attr == 10005 || attr == 10006 {
+            let p = properties_r0600(i64::from(device_id))?;
+            let v = if attr == 10005 {
+                p.hdpMemFlushCntl
+            } else {
+                p.hdpRegFlushCntl
+            };
+            // SAFETY: non-null (checked above); for these attributes HIP's contract is a
+            // writable pointer slot, which an `int*` need not align: written unaligned.
+            unsafe { pi.cast::<*mut c_uint>().write_unaligned(v) };
+            return Ok(());
         }
         let v = attribute(attr, i64::from(device_id))?;
         // SAFETY: non-null, writable by the caller's contract.

@@ -8,9 +8,8 @@
 //! `hipGraphNodeGetType` numbers kinds as the caller's HIP generation does: HIP 5.2's numbering
 //! (Debian's headers) for generation 5, HIP 5.5 and later's for 6 and 7, where a 1D copy
 //! reports `hipGraphNodeTypeMemcpy` (within one soname the numbering changed at 5.3 and 5.5
-//! and cannot be told apart; see `docs/runtime.md`). Copy nodes made from parameters naming
-//! `hipArray`s are `hipErrorNotSupported` (a node keeps its parameters as given, and its
-//! forms have no array yet); captured array copies become linear or pitched nodes.
+//! and cannot be told apart; see `docs/runtime.md`). A copy node naming a `hipArray` is its
+//! region of the array's pitched storage, resolved when the node is made.
 
 use rocload_ffi::export;
 use std::collections::BTreeMap;
@@ -174,69 +173,8 @@ pub struct hipHostNodeParams {
 }
 const _: () = assert!(std::mem::size_of::<hipHostNodeParams>() == 16);
 
-/// `hipPos`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct hipPos {
-    /// x (bytes for linear memory).
-    pub x: usize,
-    /// y.
-    pub y: usize,
-    /// z.
-    pub z: usize,
-}
-
-/// `hipPitchedPtr`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct hipPitchedPtr {
-    /// Base.
-    pub ptr: *mut c_void,
-    /// Bytes per row.
-    pub pitch: usize,
-    /// Width.
-    pub xsize: usize,
-    /// Height.
-    pub ysize: usize,
-}
-
-/// `hipExtent`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct hipExtent {
-    /// Width (bytes for linear memory).
-    pub width: usize,
-    /// Height.
-    pub height: usize,
-    /// Depth.
-    pub depth: usize,
-}
-
-/// `hipMemcpy3DParms` (160 bytes).
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub struct hipMemcpy3DParms {
-    /// `hipArray_t` source (unsupported).
-    pub srcArray: *mut c_void,
-    /// Source position.
-    pub srcPos: hipPos,
-    /// Source pointer.
-    pub srcPtr: hipPitchedPtr,
-    /// `hipArray_t` destination (unsupported).
-    pub dstArray: *mut c_void,
-    /// Destination position.
-    pub dstPos: hipPos,
-    /// Destination pointer.
-    pub dstPtr: hipPitchedPtr,
-    /// Box copied.
-    pub extent: hipExtent,
-    /// `hipMemcpyKind`.
-    pub kind: c_int,
-}
-const _: () = assert!(std::mem::size_of::<hipMemcpy3DParms>() == 160);
-const _: () = assert!(std::mem::offset_of!(hipMemcpy3DParms, dstArray) == 64);
-const _: () = assert!(std::mem::offset_of!(hipMemcpy3DParms, extent) == 128);
-const _: () = assert!(std::mem::offset_of!(hipMemcpy3DParms, kind) == 152);
+/// The 3D copy structures, shared with the array API (`crate::array`).
+pub use crate::array::{hipExtent, hipMemcpy3DParms, hipPitchedPtr, hipPos};
 
 /// `hipErrorIllegalState`, `hipErrorGraphExecUpdateFailure` and the capture codes.
 pub(crate) const hipErrorIllegalState: hipError_t = 401;
@@ -578,10 +516,9 @@ fn check_copy(c: &CopyNode) -> Result<(), Failure> {
 pub(crate) fn copy3d_node(p: &hipMemcpy3DParms) -> Result<CopyNode, Failure> {
     crate::memory::check_kind(p.kind)?;
     if !p.srcArray.is_null() || !p.dstArray.is_null() {
-        return Err(Failure::new(
-            hipErrorNotSupported,
-            "copy nodes from or to a hipArray are not implemented (capture the copy instead)",
-        ));
+        let c = crate::array::copy3d_array_node(p)?;
+        check_copy(&c)?;
+        return Ok(c);
     }
     if p.srcPtr.ptr.is_null() || p.dstPtr.ptr.is_null() {
         return Err(invalid("srcPtr.ptr or dstPtr.ptr is NULL"));
@@ -643,6 +580,7 @@ fn copy1d_node(
     if count == 0 {
         return Err(invalid("count is 0"));
     }
+    crate::memory::check_sides(dst, src, kind)?;
     let c = CopyNode {
         form: CopyForm::Linear {
             dst: dst as u64,
@@ -668,6 +606,8 @@ fn from_symbol_node(
         return Err(invalid("dst is NULL or count is 0"));
     }
     let address = crate::symbol::symbol_range(symbol, count, offset)?;
+    // As hipMemcpyFromSymbol: a side the kind says is the device's must be device memory.
+    crate::memory::check_sides(dst, address as *const c_void, kind)?;
     let c = CopyNode {
         form: CopyForm::FromSymbol {
             dst: dst as u64,
@@ -695,6 +635,9 @@ fn to_symbol_node(
         return Err(invalid("src is NULL or count is 0"));
     }
     let address = crate::symbol::symbol_range(symbol, count, offset)?;
+    // As hipMemcpyToSymbol: a side the kind says is the device's must be device memory (a
+    // variable's host shadow, `HIP_SYMBOL(v)`, is not).
+    crate::memory::check_sides(address as *const c_void, src, kind)?;
     let c = CopyNode {
         form: CopyForm::ToSymbol {
             symbol: symbol as u64,
@@ -1468,8 +1411,7 @@ pub unsafe extern "C" fn hipGraphExecKernelNodeSetParams(
 // ------------------------------------------------------------------------------ copy nodes
 
 /// `hipError_t hipGraphAddMemcpyNode(hipGraphNode_t*, hipGraph_t, const hipGraphNode_t*,
-/// size_t, const hipMemcpy3DParms* pCopyParams)`: pitched copies between pointers (hipArray
-/// copies are `hipErrorNotSupported`).
+/// size_t, const hipMemcpy3DParms* pCopyParams)`: pitched copies between pointers and arrays.
 #[export]
 pub unsafe extern "C" fn hipGraphAddMemcpyNode(
     out: *mut hipGraphNode_t,

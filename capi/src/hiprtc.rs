@@ -581,17 +581,39 @@ fn lower_names(code: &[u8], expressions: &[String]) -> Vec<(String, String)> {
         .map(|k| k.name)
         .chain(co.functions().iter().map(|f| f.name))
         .collect();
-    let stem = |raw: &str| demangle(raw).map(|d| unqualified_call(&d).to_owned());
+    let stem = |raw: &str| demangle(raw).map(|d| canonical_spacing(unqualified_call(&d)));
     expressions
         .iter()
         .filter_map(|e| {
             let want = e.trim().trim_start_matches('&').trim();
+            let canonical = canonical_spacing(want);
             let raw = names
                 .iter()
-                .find(|n| **n == want || stem(n).is_some_and(|s| s == want))?;
+                .find(|n| **n == want || stem(n).is_some_and(|s| s == canonical))?;
             Some((e.clone(), format!("{raw}\0")))
         })
         .collect()
+}
+
+/// `name` with the spaces C++ ignores taken out: a space stays only between two characters of
+/// identifiers or numbers (`unsigned int`), so `f<complex<double>>` and the demangler's
+/// `f<complex<double> >`, or `f<int, 4>` and `f<int,4>`, compare equal.
+fn canonical_spacing(name: &str) -> String {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(name.len());
+    let mut pending_space = false;
+    for c in name.chars() {
+        if c.is_whitespace() {
+            pending_space = true;
+            continue;
+        }
+        if pending_space && out.chars().next_back().is_some_and(word) && word(c) {
+            out.push(' ');
+        }
+        pending_space = false;
+        out.push(c);
+    }
+    out
 }
 
 /// A demangled function name without its parameters and, for templates, without the return
@@ -637,6 +659,14 @@ mod tests {
             "k<unsigned int, 4>"
         );
         assert_eq!(unqualified_call("saxpy(float, float*)"), "saxpy");
+        assert_eq!(
+            canonical_spacing("my_sqrt<complex<double> >"),
+            canonical_spacing("my_sqrt<complex<double>>")
+        );
+        assert_eq!(
+            canonical_spacing(" k< unsigned  int , 4 > "),
+            "k<unsigned int,4>"
+        );
     }
 }
 

@@ -75,6 +75,12 @@ fn create_stream(stream: *mut hipStream_t, flags: c_uint, priority: c_int) -> Re
     create_stream_with(stream, flags, priority, None)
 }
 
+/// The lowest stream priority, as clr's `hip::Stream::Priority::Low` (0 is normal, the
+/// default, so that least + greatest is the normal priority, as HIP's tests compute it).
+const PRIORITY_LEAST: c_int = 1;
+/// The highest stream priority (`hip::Stream::Priority::High`).
+const PRIORITY_GREATEST: c_int = -1;
+
 /// A stream, on the compute units of `cu_mask` when given.
 fn create_stream_with(
     stream: *mut hipStream_t,
@@ -96,11 +102,13 @@ fn create_stream_with(
     } else {
         StreamKind::Blocking
     };
-    // HIP's priorities run from 0 (lowest) to -1 (highest); others are clamped, as HIP does.
+    // HIP's priorities run from 1 (lowest) through 0 (normal, the default) to -1 (highest);
+    // others are clamped, as HIP does.
+    let priority = priority.clamp(PRIORITY_GREATEST, PRIORITY_LEAST);
     let ctx = current_context()?;
     let s = match cu_mask {
-        None => ctx.create_stream(kind, priority.clamp(-1, 0))?,
-        Some(mask) => ctx.create_stream_with_cu_mask(kind, priority.clamp(-1, 0), mask)?,
+        None => ctx.create_stream(kind, priority)?,
+        Some(mask) => ctx.create_stream_with_cu_mask(kind, priority, mask)?,
     };
     let handle = STREAMS
         .insert(s)
@@ -154,7 +162,8 @@ unsafe fn read_cu_mask(mask: *const u32, words: u32, units: u32) -> Vec<u32> {
 
 /// `hipError_t hipExtStreamCreateWithCUMask(hipStream_t*, uint32_t cuMaskSize, const
 /// uint32_t* cuMask)`: a blocking stream whose kernels run only on the compute units set in
-/// the mask (32 per word). A mask that leaves none of the device's CUs is hipErrorInvalidValue.
+/// the mask (32 per word). A mask that leaves none of the device's CUs gives the stream every
+/// CU, as clr does.
 #[export]
 pub unsafe extern "C" fn hipExtStreamCreateWithCUMask(
     stream: *mut hipStream_t,
@@ -205,7 +214,7 @@ pub unsafe extern "C" fn hipExtStreamGetCUMask(
     })
 }
 
-/// `hipError_t hipDeviceGetStreamPriorityRange(int* least, int* greatest)`: 0 and -1.
+/// `hipError_t hipDeviceGetStreamPriorityRange(int* least, int* greatest)`: 1 and -1, as clr.
 #[export]
 pub unsafe extern "C" fn hipDeviceGetStreamPriorityRange(
     least: *mut c_int,
@@ -215,10 +224,10 @@ pub unsafe extern "C" fn hipDeviceGetStreamPriorityRange(
         // SAFETY: non-null outputs are writable by the caller's contract.
         unsafe {
             if !least.is_null() {
-                least.write(0);
+                least.write(PRIORITY_LEAST);
             }
             if !greatest.is_null() {
-                greatest.write(-1);
+                greatest.write(PRIORITY_GREATEST);
             }
         }
         Ok(())

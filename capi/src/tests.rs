@@ -458,6 +458,126 @@ fn devices_are_the_runtime_agents() {
     }
 }
 
+/// `hipDeviceAttribute_t` values from Debian's HIP header: (name, value) of every enumerator
+/// but the range markers (`...Begin`, `...End`). Empty without the header.
+fn header_device_attributes() -> Vec<(String, i32)> {
+    let Ok(header) = std::fs::read_to_string("/usr/include/hip/hip_runtime_api.h") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "HIP headers missing but CI is set"
+        );
+        eprintln!("skipped: /usr/include/hip/hip_runtime_api.h missing (libamdhip64-dev)");
+        return Vec::new();
+    };
+    let start = header
+        .find("typedef enum hipDeviceAttribute_t {")
+        .expect("hipDeviceAttribute_t enum");
+    let end = start + header[start..].find("} hipDeviceAttribute_t;").unwrap();
+    let body = &header[start..end];
+    let mut seen: Vec<(String, i32)> = Vec::new();
+    let mut next = 0;
+    for line in body.lines().skip(1) {
+        let code = line.split("//").next().unwrap_or("").trim();
+        let Some(entry) = code
+            .strip_suffix(',')
+            .or(Some(code))
+            .filter(|e| !e.is_empty())
+        else {
+            continue;
+        };
+        let (name, value) = match entry.split_once('=') {
+            Some((n, v)) => {
+                let v = v.trim();
+                let value = v.parse().unwrap_or_else(|_| {
+                    seen.iter()
+                        .find(|(n, _)| n == v)
+                        .map(|(_, x)| *x)
+                        .unwrap_or_else(|| panic!("enumerator value {v}"))
+                });
+                (n.trim().to_owned(), value)
+            }
+            None => (entry.to_owned(), next),
+        };
+        next = value + 1;
+        seen.push((name, value));
+    }
+    seen.retain(|(n, _)| !n.ends_with("Begin") && !n.ends_with("End"));
+    seen
+}
+
+/// Every attribute HIP 5.2's header defines has a value, read from the properties the
+/// attribute is named after; the four that are not an `int` (name, UUID, LUID, gcnArch name)
+/// are `hipErrorInvalidValue`, and the HDP register addresses are written as pointers.
+#[test]
+fn every_device_attribute_of_the_header_has_a_value() {
+    let attributes = header_device_attributes();
+    if attributes.is_empty() {
+        return;
+    }
+    assert!(attributes.len() > 100, "{} attributes", attributes.len());
+    let mut p = hipDeviceProp_t::default();
+    unsafe {
+        assert_eq!(hipGetDeviceProperties(&mut p, 0), hipSuccess);
+        for (name, value) in &attributes {
+            let not_int = [
+                "hipDeviceAttributeName",
+                "hipDeviceAttributeUuid",
+                "hipDeviceAttributeLuid",
+                "hipDeviceAttributeGcnArchName",
+            ];
+            if name.ends_with("FlushCntl") {
+                let mut slot: *mut u32 = 8 as *mut u32;
+                assert_eq!(
+                    hipDeviceGetAttribute((&raw mut slot).cast(), *value, 0),
+                    hipSuccess,
+                    "{name}"
+                );
+                assert!(slot.is_null(), "{name}: no HDP register here");
+                continue;
+            }
+            let mut v = -7;
+            let e = hipDeviceGetAttribute(&mut v, *value, 0);
+            if not_int.contains(&name.as_str()) {
+                assert_eq!(e, hipErrorInvalidValue, "{name}");
+            } else {
+                assert_eq!(e, hipSuccess, "{name} ({value}): {}", last_message());
+            }
+        }
+        let attr = |name: &str| {
+            let (_, value) = attributes.iter().find(|(n, _)| n == name).unwrap();
+            let mut v = -7;
+            assert_eq!(hipDeviceGetAttribute(&mut v, *value, 0), hipSuccess);
+            v
+        };
+        // Attributes and the properties they are named after agree (textures included).
+        assert_eq!(attr("hipDeviceAttributeMaxTexture1DWidth"), p.maxTexture1D);
+        assert_eq!(
+            attr("hipDeviceAttributeMaxTexture2DWidth"),
+            p.maxTexture2D[0]
+        );
+        assert_eq!(
+            attr("hipDeviceAttributeMaxTexture2DHeight"),
+            p.maxTexture2D[1]
+        );
+        assert_eq!(
+            attr("hipDeviceAttributeMaxTexture3DDepth"),
+            p.maxTexture3D[2]
+        );
+        assert_eq!(
+            attr("hipDeviceAttributeMaxTexture1DLinear"),
+            p.maxTexture1DLinear
+        );
+        assert_eq!(attr("hipDeviceAttributeMaxThreadsDim"), p.maxThreadsDim[0]);
+        assert_eq!(attr("hipDeviceAttributeGcnArch"), p.gcnArch);
+        assert_eq!(attr("hipDeviceAttributeArch") as u32, p.arch);
+        assert_eq!(attr("hipDeviceAttributeEccEnabled"), p.ECCEnabled);
+        // Outside the enumeration: refused.
+        let mut v = 0;
+        assert_eq!(hipDeviceGetAttribute(&mut v, 9999, 0), hipErrorInvalidValue);
+        assert_eq!(hipDeviceGetAttribute(&mut v, 777, 0), hipErrorInvalidValue);
+    }
+}
+
 /// `tests/fixtures/<rel>` of the repository.
 fn fixture(rel: &str) -> Vec<u8> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1044,10 +1164,51 @@ fn runtime_errors_map_to_hip_codes() {
 }
 
 /// `hipEventElapsedTime` on an event never recorded, or created without timing, is
-/// `hipErrorInvalidHandle`, as in HIP.
+/// `hipErrorInvalidHandle`, as in HIP, even when the other event is recorded and not reached
+/// yet (which alone would be `hipErrorNotReady`).
 #[test]
 fn elapsed_time_of_an_unrecorded_or_untimed_event_is_an_invalid_handle() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static RELEASE: AtomicBool = AtomicBool::new(false);
+    unsafe extern "C" fn hold(_: *mut c_void) {
+        let start = std::time::Instant::now();
+        while !RELEASE.load(Ordering::Acquire) && start.elapsed().as_secs() < 60 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
     unsafe {
+        // A start event recorded behind host work that waits for the test: pending.
+        let mut stream: hipStream_t = null_mut();
+        assert_eq!(hipStreamCreate(&mut stream), hipSuccess);
+        let (mut pending, mut never): (hipEvent_t, hipEvent_t) = (null_mut(), null_mut());
+        assert_eq!(hipEventCreate(&mut pending), hipSuccess);
+        assert_eq!(hipEventCreate(&mut never), hipSuccess);
+        assert_eq!(
+            hipLaunchHostFunc(stream, Some(hold), null_mut()),
+            hipSuccess
+        );
+        assert_eq!(hipEventRecord(pending, stream), hipSuccess);
+        let mut ms = 0f32;
+        assert_eq!(
+            hipEventElapsedTime(&mut ms, pending, pending),
+            hipErrorNotReady
+        );
+        assert_eq!(
+            hipEventElapsedTime(&mut ms, pending, never),
+            hipErrorInvalidHandle
+        );
+        assert_eq!(
+            hipEventElapsedTime(&mut ms, never, pending),
+            hipErrorInvalidHandle
+        );
+        RELEASE.store(true, Ordering::Release);
+        assert_eq!(hipStreamSynchronize(stream), hipSuccess);
+        assert_eq!(hipEventElapsedTime(&mut ms, pending, pending), hipSuccess);
+        for e in [pending, never] {
+            assert_eq!(hipEventDestroy(e), hipSuccess);
+        }
+        assert_eq!(hipStreamDestroy(stream), hipSuccess);
+
         let (mut a, mut b, mut untimed): (hipEvent_t, hipEvent_t, hipEvent_t) =
             (null_mut(), null_mut(), null_mut());
         assert_eq!(hipEventCreate(&mut a), hipSuccess);
@@ -1395,7 +1556,7 @@ fn cu_masks_link_queries_and_occupancy_flags() {
         assert_eq!(hipStreamSynchronize(masked), hipSuccess);
         assert_eq!(flag, 0x5a5a_5a5a);
         assert_eq!(hipFree(d), hipSuccess);
-        // Refusals: too few words to answer, NULL, an empty mask, a mask with none of the CUs.
+        // Refusals: too few words to answer, NULL, an empty mask.
         if words > 0 {
             assert_eq!(
                 hipExtStreamGetCUMask(masked, words as u32 - 1, got.as_mut_ptr()),
@@ -1415,12 +1576,39 @@ fn cu_masks_link_queries_and_occupancy_flags() {
             hipExtStreamCreateWithCUMask(&mut none, 1, null()),
             hip("hipErrorInvalidValue")
         );
-        let zeros = vec![0u32; words];
-        assert_eq!(
-            hipExtStreamCreateWithCUMask(&mut none, words as u32, zeros.as_ptr()),
-            hip("hipErrorInvalidValue")
-        );
         assert!(none.is_null(), "no stream is made for a refused mask");
+        // A mask with none of the device's CUs: every CU, as clr (HIP's AllCUsMasked test).
+        let zeros = vec![0u32; words];
+        let mut unmasked: hipStream_t = null_mut();
+        assert_eq!(
+            hipExtStreamCreateWithCUMask(&mut unmasked, words as u32, zeros.as_ptr()),
+            hipSuccess
+        );
+        let mut got = vec![0u32; words];
+        assert_eq!(
+            hipExtStreamGetCUMask(unmasked, words as u32, got.as_mut_ptr()),
+            hipSuccess
+        );
+        assert_eq!(got, all);
+        assert_eq!(hipStreamDestroy(unmasked), hipSuccess);
+        // Priorities as clr numbers them: least 1, greatest -1, normal (the default, and a
+        // CU-mask stream's) 0 = least + greatest; others clamped.
+        let (mut least, mut greatest) = (7, 7);
+        assert_eq!(
+            hipDeviceGetStreamPriorityRange(&mut least, &mut greatest),
+            hipSuccess
+        );
+        assert_eq!((least, greatest), (1, -1));
+        let mut p = 7;
+        assert_eq!(hipStreamGetPriority(masked, &mut p), hipSuccess);
+        assert_eq!(p, least + greatest);
+        for (asked, want) in [(i32::MAX, least), (i32::MIN, greatest), (0, 0)] {
+            let mut s: hipStream_t = null_mut();
+            assert_eq!(hipStreamCreateWithPriority(&mut s, 0, asked), hipSuccess);
+            assert_eq!(hipStreamGetPriority(s, &mut p), hipSuccess);
+            assert_eq!(p, want, "priority {asked}");
+            assert_eq!(hipStreamDestroy(s), hipSuccess);
+        }
         assert_eq!(hipStreamDestroy(masked), hipSuccess);
         assert_eq!(hipStreamDestroy(plain), hipSuccess);
 

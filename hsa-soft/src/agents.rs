@@ -56,11 +56,17 @@ impl AgentEntry {
 /// The agents the environment names (see the module documentation).
 pub(crate) fn discover(signals: &Arc<SignalTable>) -> Status<Vec<AgentEntry>> {
     let config = Config::global();
-    let isas = config.soft_agent_isas().map_err(|e| {
+    let mut isas = config.soft_agent_isas().map_err(|e| {
         // ROCr prints nothing here, but nothing else would tell the user why.
         eprintln!("hsa-soft: {e}");
         HSA_STATUS_ERROR_INVALID_ISA_NAME
     })?;
+    // ROCR_VISIBLE_DEVICES, as ROCr reads it at hsa_init: the GPU agents it keeps, in its order.
+    if let Some(list) = Config::from_env().rocr_visible_devices {
+        let keep = rocload::runtime::config::visible(&list, isas.len());
+        tracing::debug!(list, ?keep, "ROCR_VISIBLE_DEVICES");
+        isas = keep.iter().filter_map(|&i| isas.get(i).cloned()).collect();
+    }
     let mut options: EmulatorOptions = config.emulator_options().map_err(|e| {
         eprintln!("hsa-soft: {e}");
         HSA_STATUS_ERROR_INVALID_ARGUMENT

@@ -479,11 +479,25 @@ fn allow_access(rt: &Runtime, agents: &[usize], ptr: u64) -> Status {
 
 /// # Safety
 /// `value` is writable for the attribute's type.
-unsafe fn pool_info(kind: PoolKind, attribute: u32, value: *mut c_void) -> Status {
+unsafe fn pool_info(
+    rt: &Runtime,
+    owner: usize,
+    kind: PoolKind,
+    attribute: u32,
+    value: *mut c_void,
+) -> Status {
     let size = match kind {
         PoolKind::Group => GROUP_SIZE as u64,
-        // The software agents' device memory is host memory: their properties' total.
-        _ => HostFacts::get().total_memory,
+        // A GPU's device memory: its properties' total (ROCLOAD_DEVICE_MEMORY).
+        PoolKind::Device => rt
+            .agents
+            .get(owner)
+            .and_then(|a| a.gpu())
+            .map_or(0, |(soft, _)| soft.properties().total_memory),
+        // System memory is the host's.
+        PoolKind::Fine | PoolKind::Kernarg | PoolKind::SystemCoarse => {
+            HostFacts::get().total_memory
+        }
     };
     let segment = if kind == PoolKind::Group {
         HSA_AMD_SEGMENT_GROUP
@@ -518,7 +532,13 @@ unsafe fn pool_info(kind: PoolKind, attribute: u32, value: *mut c_void) -> Statu
 
 /// # Safety
 /// `value` is writable for the attribute's type.
-unsafe fn region_info(kind: PoolKind, attribute: u32, value: *mut c_void) -> Status {
+unsafe fn region_info(
+    rt: &Runtime,
+    owner: usize,
+    kind: PoolKind,
+    attribute: u32,
+    value: *mut c_void,
+) -> Status {
     // SAFETY: as pool_info; region attributes share the first values and types.
     unsafe {
         match attribute {
@@ -527,10 +547,16 @@ unsafe fn region_info(kind: PoolKind, attribute: u32, value: *mut c_void) -> Sta
             | HSA_REGION_INFO_SIZE
             | HSA_REGION_INFO_RUNTIME_ALLOC_ALLOWED
             | HSA_REGION_INFO_RUNTIME_ALLOC_GRANULE
-            | HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => pool_info(kind, attribute, value),
-            HSA_REGION_INFO_ALLOC_MAX_SIZE => {
-                pool_info(kind, HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE, value)
+            | HSA_REGION_INFO_RUNTIME_ALLOC_ALIGNMENT => {
+                pool_info(rt, owner, kind, attribute, value)
             }
+            HSA_REGION_INFO_ALLOC_MAX_SIZE => pool_info(
+                rt,
+                owner,
+                kind,
+                HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE,
+                value,
+            ),
             HSA_REGION_INFO_ALLOC_MAX_PRIVATE_WORKGROUP_SIZE => put(value, 0u32),
             _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
         }
@@ -637,9 +663,9 @@ hsa_api! {
     fn hsa_amd_memory_pool_get_info(pool: hsa_amd_memory_pool_t, attribute: hsa_amd_memory_pool_info_t, value: *mut c_void) -> hsa_status_t {
         guard(|| {
             let rt = runtime()?;
-            let (_, kind) = pool_of(&rt, pool.handle)?;
+            let (owner, kind) = pool_of(&rt, pool.handle)?;
             // SAFETY: the attribute's type is the caller's contract.
-            unsafe { pool_info(kind, attribute, value) }
+            unsafe { pool_info(&rt, owner, kind, attribute, value) }
         })
     }
 
@@ -744,9 +770,9 @@ hsa_api! {
     fn hsa_region_get_info(region: hsa_region_t, attribute: hsa_region_info_t, value: *mut c_void) -> hsa_status_t {
         guard(|| {
             let rt = runtime()?;
-            let (_, kind) = pool_of(&rt, region.handle).map_err(|_| HSA_STATUS_ERROR_INVALID_REGION)?;
+            let (owner, kind) = pool_of(&rt, region.handle).map_err(|_| HSA_STATUS_ERROR_INVALID_REGION)?;
             // SAFETY: the attribute's type is the caller's contract.
-            unsafe { region_info(kind, attribute, value) }
+            unsafe { region_info(&rt, owner, kind, attribute, value) }
         })
     }
 

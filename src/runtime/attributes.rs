@@ -22,6 +22,11 @@ use crate::device::MemoryKind;
 /// The granularity of hints: a range advised or prefetched covers the pages it touches.
 pub const HINT_PAGE: u64 = 4096;
 
+/// `hipDeviceMallocFinegrained`: device memory the host sees coherently.
+pub const DEVICE_MALLOC_FINEGRAINED: u32 = 1;
+/// `hipMallocSignalMemory`: fine-grained device memory for signals.
+pub const MALLOC_SIGNAL_MEMORY: u32 = 2;
+
 /// Where managed memory may live or be used from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Location {
@@ -366,12 +371,35 @@ impl Runtime {
     }
 
     /// The hints every page of `[address, address + len)` shares
-    /// (`hipMemRangeGetAttribute`).
+    /// (`hipMemRangeGetAttribute`): of managed memory, or of device memory, which has none
+    /// and the coherency it was allocated with.
     ///
     /// # Errors
-    /// As [`advise`](Self::advise).
+    /// As [`advise`](Self::advise), device memory allowed.
     pub fn range_hints(&self, address: u64, len: u64) -> RuntimeResult<RangeHints> {
-        let (base, end) = self.managed("hipMemRangeGetAttribute range", address, len)?;
+        const WHAT: &str = "hipMemRangeGetAttribute range";
+        if len == 0 {
+            return Err(RuntimeError::ZeroSize { what: WHAT });
+        }
+        // Device memory has no hints, and its coherency is what it was allocated with:
+        // coarse-grained (hipMalloc), fine-grained with hipExtMallocWithFlags' fine-grained or
+        // signal-memory flags (as ROCr's SVM attributes report the memory behind it).
+        let (base, _, kind) = allocation_of(self, WHAT, address, len)?;
+        if kind == MemoryKind::Device {
+            let flags = self.allocation_flags(base).unwrap_or(0);
+            return Ok(RangeHints {
+                read_mostly: false,
+                preferred: None,
+                accessed_by: Vec::new(),
+                last_prefetch: None,
+                coherency: if flags & (DEVICE_MALLOC_FINEGRAINED | MALLOC_SIGNAL_MEMORY) != 0 {
+                    Coherency::FineGrain
+                } else {
+                    Coherency::CoarseGrain
+                },
+            });
+        }
+        let (base, end) = self.managed(WHAT, address, len)?;
         let (start, stop) = pages(base, end, address, len);
         let records = self.attributes.records.lock();
         Ok(match records.get(&base) {

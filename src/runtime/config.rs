@@ -20,11 +20,14 @@
 //! | `ROCLOAD_WATCHDOG` | [`Config::watchdog`] | seconds a software-agent dispatch may run before it is stopped with a timeout report (default 120; `0`: never) |
 //! | `ROCLOAD_FAULT_REPORTS` | [`Config::fault_reports`] | `0` stops the stderr report of each failed kernel on the software agent (default `1`) |
 //! | `ROCLOAD_SCRATCH_BUDGET` | [`Config::scratch_budget`] | host memory the software agent's scratch may take at once, in bytes (default: a quarter of the host's memory, at most 4 GiB) |
+//! | `ROCLOAD_DEVICE_MEMORY` | [`Config::device_memory`] | each software agent's device memory, in bytes: what it reports and what its allocations are counted against (default: a quarter of the host's memory, at most 16 GiB) |
 //! | `ROCLOAD_LOG` | [`Config::log`] | the log filter of the programs that install a subscriber (`rocload`, `librocload.so`) |
 //! | `ROCLOAD_HIPRTC_CLANG` | [`Config::hiprtc_clang`] | the compiler hiprtc runs |
 //! | `ROCLOAD_DEVICE_LIB_PATH` | [`Config::device_lib_path`] | the device-library directory hiprtc passes to it |
 //! | `ROCLOAD_SOFT_ROCR_VERSION` | [`Config::soft_rocr_version`] | the ROCr version `libhsa_soft.so` follows (`5.2.3` or `6.2`) |
 //! | `ROCLOAD_RUN_MARKER` | [`Config::run_marker`] | set by `rocload run`: a file librocload.so creates at its first HIP call |
+//! | `HIP_VISIBLE_DEVICES`, `CUDA_VISIBLE_DEVICES` | [`Config::visible_devices`] | HIP's: the devices a HIP program sees, by index, in order (HIP's wins when both are set) |
+//! | `ROCR_VISIBLE_DEVICES` | [`Config::rocr_visible_devices`] | ROCr's: the GPU agents ROCr enumerates; applied to the software agents (ROCr applies it to its own) |
 //!
 //! A value that cannot be parsed is kept as a [`ConfigError`] in its field: the program that
 //! needs the setting decides whether that is fatal (the `rocload` tool) or a logged fallback
@@ -67,6 +70,9 @@ pub const FAULT_REPORTS_ENV: &str = "ROCLOAD_FAULT_REPORTS";
 /// memory) may take at once: a byte count like `ROCLOAD_MAX_ENTRY_SIZE`'s (`512M`, `2G`).
 /// Default: a quarter of the host's memory, at most 4 GiB.
 pub const SCRATCH_BUDGET_ENV: &str = "ROCLOAD_SCRATCH_BUDGET";
+/// Each software agent's device memory (host memory its `hipMalloc`, managed, array and
+/// `hipMemCreate` allocations may take together): a byte count like `ROCLOAD_MAX_ENTRY_SIZE`'s.
+pub const DEVICE_MEMORY_ENV: &str = "ROCLOAD_DEVICE_MEMORY";
 /// Environment variable naming tool libraries to load at the first HIP call, `:`-separated
 /// (what `rocload run --tool` sets).
 pub const TOOLS_ENV: &str = "ROCLOAD_TOOLS";
@@ -81,6 +87,12 @@ pub const SOFT_ROCR_VERSION_ENV: &str = "ROCLOAD_SOFT_ROCR_VERSION";
 /// Environment variable `rocload run` sets: a file to create at the first HIP call, so that it
 /// can tell a program that never used HIP from one that did.
 pub const RUN_MARKER_ENV: &str = "ROCLOAD_RUN_MARKER";
+/// HIP's own variable: the devices a HIP program sees, by index (clr's rule, [`visible`]).
+pub const HIP_VISIBLE_DEVICES_ENV: &str = "HIP_VISIBLE_DEVICES";
+/// CUDA's name for it, which HIP honours when `HIP_VISIBLE_DEVICES` is unset or empty.
+pub const CUDA_VISIBLE_DEVICES_ENV: &str = "CUDA_VISIBLE_DEVICES";
+/// ROCr's variable: the GPU agents ROCr enumerates, by index.
+pub const ROCR_VISIBLE_DEVICES_ENV: &str = "ROCR_VISIBLE_DEVICES";
 
 /// Every `ROCLOAD_*` variable rocload reads.
 pub const VARIABLES: &[&str] = &[
@@ -97,6 +109,7 @@ pub const VARIABLES: &[&str] = &[
     WATCHDOG_ENV,
     FAULT_REPORTS_ENV,
     SCRATCH_BUDGET_ENV,
+    DEVICE_MEMORY_ENV,
     LOG_ENV,
     HIPRTC_CLANG_ENV,
     DEVICE_LIB_PATH_ENV,
@@ -179,6 +192,8 @@ pub struct Config {
     pub fault_reports: Setting<bool>,
     /// `ROCLOAD_SCRATCH_BUDGET`, when set.
     pub scratch_budget: Setting<Option<u64>>,
+    /// `ROCLOAD_DEVICE_MEMORY`, when set.
+    pub device_memory: Setting<Option<u64>>,
     /// `ROCLOAD_LOG`: the log filter, when set.
     pub log: Option<String>,
     /// `ROCLOAD_HIPRTC_CLANG` (empty counts as unset).
@@ -189,6 +204,10 @@ pub struct Config {
     pub soft_rocr_version: Option<String>,
     /// `ROCLOAD_RUN_MARKER`.
     pub run_marker: Option<OsString>,
+    /// `HIP_VISIBLE_DEVICES`, else `CUDA_VISIBLE_DEVICES` (empty counts as unset).
+    pub visible_devices: Option<String>,
+    /// `ROCR_VISIBLE_DEVICES` (empty counts as unset).
+    pub rocr_visible_devices: Option<String>,
 }
 
 static GLOBAL: OnceCell<Config> = OnceCell::new();
@@ -315,6 +334,16 @@ impl Config {
                 )
             }),
         });
+        let device_memory = text(DEVICE_MEMORY_ENV).and_then(|v| match v {
+            None => Ok(None),
+            Some(v) => parse_size(&v).filter(|&b| b > 0).map(Some).ok_or_else(|| {
+                invalid(
+                    DEVICE_MEMORY_ENV,
+                    &v,
+                    "expected a positive byte count such as 8589934592, 512M or 8G",
+                )
+            }),
+        });
         let tools = text(TOOLS_ENV)
             .ok()
             .flatten()
@@ -339,6 +368,7 @@ impl Config {
             watchdog,
             fault_reports,
             scratch_budget,
+            device_memory,
             log: text(LOG_ENV).ok().flatten(),
             hiprtc_clang: non_empty(lookup(HIPRTC_CLANG_ENV)),
             device_lib_path: non_empty(lookup(DEVICE_LIB_PATH_ENV)),
@@ -347,6 +377,20 @@ impl Config {
                 .flatten()
                 .filter(|v| !v.trim().is_empty()),
             run_marker: lookup(RUN_MARKER_ENV),
+            visible_devices: text(HIP_VISIBLE_DEVICES_ENV)
+                .ok()
+                .flatten()
+                .filter(|v| !v.is_empty())
+                .or_else(|| {
+                    text(CUDA_VISIBLE_DEVICES_ENV)
+                        .ok()
+                        .flatten()
+                        .filter(|v| !v.is_empty())
+                }),
+            rocr_visible_devices: text(ROCR_VISIBLE_DEVICES_ENV)
+                .ok()
+                .flatten()
+                .filter(|v| !v.is_empty()),
         }
     }
 
@@ -365,8 +409,9 @@ impl Config {
         })
     }
 
-    /// How software agents run kernels: `ROCLOAD_MEMCHECK`, `ROCLOAD_WATCHDOG`,
-    /// `ROCLOAD_FAULT_REPORTS` and `ROCLOAD_SCRATCH_BUDGET` over the defaults.
+    /// How software agents run kernels and how much memory they have: `ROCLOAD_MEMCHECK`,
+    /// `ROCLOAD_WATCHDOG`, `ROCLOAD_FAULT_REPORTS`, `ROCLOAD_SCRATCH_BUDGET` and
+    /// `ROCLOAD_DEVICE_MEMORY` over the defaults.
     ///
     /// # Errors
     /// The first of those variables that is invalid.
@@ -378,6 +423,9 @@ impl Config {
         };
         if let Some(budget) = self.scratch_budget.clone()? {
             options.scratch_budget = budget;
+        }
+        if let Some(bytes) = self.device_memory.clone()? {
+            options.device_memory = bytes;
         }
         if let Some(watchdog) = self.watchdog.clone()? {
             options.timeout = watchdog;
@@ -528,6 +576,25 @@ pub fn parse_verify(text: &str) -> Option<HashCheck> {
     }
 }
 
+/// The devices a visible-devices list (`HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`) keeps of
+/// `count`, as indices into them in the list's order, by clr's rule: comma-separated decimal
+/// indices, read up to the first entry that is not one (negative, `count` or more, or not
+/// written as a plain number, such as a UUID); repeated indices count once. A list whose first
+/// entry is invalid keeps no device.
+pub fn visible(list: &str, count: usize) -> Vec<usize> {
+    let mut kept: Vec<usize> = Vec::new();
+    for entry in list.split(',') {
+        let index = match entry.parse::<usize>() {
+            Ok(i) if i < count && i.to_string() == entry => i,
+            _ => break,
+        };
+        if !kept.contains(&index) {
+            kept.push(index);
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -571,6 +638,31 @@ mod tests {
     }
 
     #[test]
+    fn visible_device_lists_stop_at_the_first_invalid_entry() {
+        assert_eq!(visible("0", 2), [0]);
+        assert_eq!(visible("1,0", 2), [1, 0]);
+        assert_eq!(visible("1,1,0", 2), [1, 0]);
+        assert_eq!(visible("0,2,1", 2), [0]);
+        assert_eq!(visible("0,-1,1", 2), [0]);
+        assert!(visible("-1", 2).is_empty());
+        assert!(visible("2", 2).is_empty());
+        assert!(visible("01", 2).is_empty());
+        assert!(visible("GPU-1234", 2).is_empty());
+        let c = config(&[
+            (CUDA_VISIBLE_DEVICES_ENV, "1"),
+            (ROCR_VISIBLE_DEVICES_ENV, "0,1"),
+        ]);
+        assert_eq!(c.visible_devices.as_deref(), Some("1"));
+        assert_eq!(c.rocr_visible_devices.as_deref(), Some("0,1"));
+        let c = config(&[
+            (CUDA_VISIBLE_DEVICES_ENV, "1"),
+            (HIP_VISIBLE_DEVICES_ENV, "0"),
+        ]);
+        assert_eq!(c.visible_devices.as_deref(), Some("0"));
+        assert_eq!(Config::default().visible_devices, None);
+    }
+
+    #[test]
     fn defaults_with_no_variable() {
         let c = Config::default();
         assert_eq!(c.backend, Ok(BackendChoice::Auto));
@@ -580,6 +672,7 @@ mod tests {
         let emulator = c.emulator_options().unwrap();
         assert_eq!(emulator, EmulatorOptions::default());
         assert!(emulator.scratch_budget > 0 && emulator.scratch_budget <= 4 << 30);
+        assert!(emulator.device_memory > 0 && emulator.device_memory <= 16 << 30);
         assert_eq!(emulator.timeout, Some(std::time::Duration::from_secs(120)));
         assert!(emulator.fault_reports);
         assert!(c.tools.is_empty());
@@ -605,6 +698,7 @@ mod tests {
             (VERIFY_ENV, "1"),
             (MEMCHECK_ENV, "every-access"),
             (SCRATCH_BUDGET_ENV, "96M"),
+            (DEVICE_MEMORY_ENV, "3G"),
             (WATCHDOG_ENV, "0"),
             (FAULT_REPORTS_ENV, "0"),
             (LOG_ENV, "debug"),
@@ -618,6 +712,7 @@ mod tests {
         assert_eq!(backend.hsa_library, Some("/x/libhsa.so".into()));
         assert!(backend.emulator.check_every_access);
         assert_eq!(backend.emulator.scratch_budget, 96 << 20);
+        assert_eq!(backend.emulator.device_memory, 3 << 30);
         assert_eq!(backend.emulator.timeout, None);
         assert!(!backend.emulator.fault_reports);
         assert_eq!(c.soft_agent_isas().unwrap().len(), 2);
@@ -640,6 +735,7 @@ mod tests {
             (BACKEND_ENV, "cuda"),
             (MEMCHECK_ENV, "off"),
             (SCRATCH_BUDGET_ENV, "0"),
+            (DEVICE_MEMORY_ENV, "lots"),
             (WATCHDOG_ENV, "soon"),
             (LOADING_ENV, "sometimes"),
             (SOFT_ISA_ENV, "gfx9999"),
@@ -666,6 +762,13 @@ mod tests {
             c.scratch_budget,
             Err(ConfigError::Invalid {
                 var: SCRATCH_BUDGET_ENV,
+                ..
+            })
+        ));
+        assert!(matches!(
+            c.device_memory,
+            Err(ConfigError::Invalid {
+                var: DEVICE_MEMORY_ENV,
                 ..
             })
         ));

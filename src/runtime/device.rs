@@ -156,12 +156,15 @@ impl DeviceContext {
         let units = self.device().compute_units();
         let clipped = super::stream::clip_cu_mask(mask, units);
         if clipped.iter().all(|&w| w == 0) {
-            return Err(RuntimeError::InvalidRange {
-                what: "CU mask",
-                address: 0,
-                len: mask.len() as u64 * 4,
-                reason: format!("selects none of the device's {units} compute units"),
-            });
+            // As clr: a mask that leaves none of the device's CUs gives the stream every CU
+            // (and hipExtStreamGetCUMask reports them all).
+            tracing::debug!(
+                device = self.index(),
+                ?mask,
+                units,
+                "a CU mask with none of the device's compute units: the stream uses them all"
+            );
+            return self.create_stream_on(kind, priority, None);
         }
         tracing::debug!(
             device = self.index(),

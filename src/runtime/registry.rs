@@ -181,10 +181,47 @@ pub fn agents_from_env() -> Result<Vec<Arc<dyn Agent>>, config::AgentsError> {
 }
 
 fn discover_from_env(tools: &Arc<Tools>) -> Result<Agents, String> {
-    config::Config::global()
+    let set = config::Config::global()
         .agents()
-        .map(|set| Agents::new(set.agents, set.devices, tools))
-        .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())?;
+    let (mut agents, mut devices) = (set.agents, set.devices);
+    // The visible-device lists are read now, at the first device use, as HIP reads them when
+    // it initialises: a program, or a child it forked, may set them until then.
+    let now = config::Config::from_env();
+    // ROCr applies its own variable to its agents; the software agents stand for ROCr's GPU
+    // agents, so it applies to them here. HIP's list then picks among what is left.
+    let mut lists = Vec::new();
+    if set.hsa_agents.is_empty() {
+        lists.extend(
+            now.rocr_visible_devices
+                .as_deref()
+                .map(|l| (config::ROCR_VISIBLE_DEVICES_ENV, l)),
+        );
+    }
+    lists.extend(
+        now.visible_devices
+            .as_deref()
+            .map(|l| ("HIP_VISIBLE_DEVICES", l)),
+    );
+    for (var, list) in lists {
+        let keep = config::visible(list, agents.len());
+        tracing::debug!(var, list, ?keep, of = agents.len(), "visible devices");
+        if keep.is_empty() {
+            return Err(format!(
+                "{var}={list:?} leaves none of the {} device(s) visible",
+                agents.len()
+            ));
+        }
+        agents = keep
+            .iter()
+            .filter_map(|&i| agents.get(i).cloned())
+            .collect();
+        devices = keep
+            .iter()
+            .filter_map(|&i| devices.get(i).cloned())
+            .collect();
+    }
+    Ok(Agents::new(agents, devices, tools))
 }
 
 impl Runtime {

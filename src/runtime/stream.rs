@@ -435,23 +435,34 @@ impl Stream {
             })
     }
 
-    /// Waits for every step submitted so far (`hipStreamSynchronize`; for the null stream, the
-    /// blocking streams' steps too), then reports the first failure of this stream's steps not
-    /// reported yet (even if a device reset cleared the device's error since), else the
-    /// device's sticky error, if any.
+    /// Waits for every step submitted so far (`hipStreamSynchronize`), then reports the first
+    /// failure of this stream's steps not reported yet (even if a device reset cleared the
+    /// device's error since), else the device's sticky error, if any. The legacy null
+    /// stream's rules apply to the wait as to submissions, as clr applies them whenever a
+    /// stream is used: the null stream also waits for the steps every blocking stream of its
+    /// device (the per-thread streams included) submitted so far, and a blocking stream for
+    /// the null stream's.
     ///
     /// # Errors
     /// [`RuntimeError::Timeout`] after [`SYNC_TIMEOUT`]; [`RuntimeError::KernelFailed`] for a
     /// failed step of this stream or the device's sticky error.
     pub fn synchronize(&self) -> RuntimeResult<()> {
         let ctx = self.context()?;
-        if self.0.kind == StreamKind::Null {
-            // The null stream is ordered after the blocking streams' work so far, even when
-            // nothing was queued on it since (clr's null stream waits for the active blocking
-            // streams whenever it is used): their failures stay theirs to report.
-            for s in ctx.blocking_streams() {
-                s.wait_idle()?;
+        // Waiting only: the other streams' own failures stay for their synchronisation.
+        match self.0.kind {
+            StreamKind::Null => {
+                for s in ctx.blocking_streams() {
+                    if s.0.id != self.0.id {
+                        s.wait_idle()?;
+                    }
+                }
             }
+            StreamKind::Blocking => {
+                if let Some(null) = ctx.null_stream_if_created() {
+                    null.wait_idle()?;
+                }
+            }
+            StreamKind::NonBlocking => {}
         }
         self.wait_idle()?;
         if let Some(error) = self.take_failure() {
@@ -842,15 +853,22 @@ impl Event {
         if !self.0.timing || !start.0.timing {
             return Err(RuntimeError::EventWithoutTiming);
         }
-        let time = |e: &Event| -> RuntimeResult<Instant> {
+        // `None` for an event never recorded; `Some(None)` for one not reached yet.
+        let time = |e: &Event| -> Option<Option<Instant>> {
             let state = e.0.state.lock();
-            if state.signal.is_none() {
-                return Err(RuntimeError::EventNotRecorded);
-            }
+            state.signal.as_ref()?;
             let t = *state.time.lock();
-            t.ok_or(RuntimeError::NotReady)
+            Some(t)
         };
-        let (a, b) = (time(start)?, time(self)?);
+        // An event never recorded is an error whatever the other's state (clr checks both
+        // before readiness): a start still running does not hide a stop never recorded.
+        let (a, b) = match (time(start), time(self)) {
+            (Some(a), Some(b)) => (a, b),
+            _ => return Err(RuntimeError::EventNotRecorded),
+        };
+        let (Some(a), Some(b)) = (a, b) else {
+            return Err(RuntimeError::NotReady);
+        };
         let ms = if b >= a {
             (b - a).as_secs_f64() * 1e3
         } else {

@@ -51,6 +51,11 @@ pub struct EmulatorOptions {
     /// Host memory, in bytes, that the scratch (private memory) of all the agent's dispatches
     /// may take at once (`ROCLOAD_SCRATCH_BUDGET`; default [`default_scratch_budget`]).
     pub scratch_budget: u64,
+    /// The agent's device memory, in bytes: what it reports (`totalGlobalMem`, the HSA pool's
+    /// size) and what its device, managed, array and `hipMemCreate` allocations may hold
+    /// together (`ROCLOAD_DEVICE_MEMORY`; default [`default_device_memory`]). It is host
+    /// memory, taken only as pages are touched.
+    pub device_memory: u64,
     /// Print a report on stderr for every failed dispatch ([`ExecutionError::report`]): a
     /// memory fault as ROCr prints one, then rocload's details (`ROCLOAD_FAULT_REPORTS`;
     /// default on). The failure is returned either way.
@@ -68,6 +73,7 @@ impl Default for EmulatorOptions {
             timeout: Some(DEFAULT_WATCHDOG),
             check_every_access: false,
             scratch_budget: default_scratch_budget(),
+            device_memory: default_device_memory(),
             fault_reports: true,
             node: 1,
         }
@@ -83,6 +89,15 @@ pub const DEFAULT_WATCHDOG: std::time::Duration = std::time::Duration::from_secs
 /// resident work-group touches all of its private segment.
 pub fn default_scratch_budget() -> u64 {
     (HostFacts::get().total_memory / 4).min(rocload_emu::sched::DEFAULT_SCRATCH_BUDGET)
+}
+
+/// The software agent's device memory when none is configured: a quarter of the host's
+/// memory, at most 16 GiB (the most a gfx1030 board has). Programs size their buffers from
+/// what `hipMemGetInfo` reports; a quarter leaves the host room for the program's own copies
+/// and for other processes, and a fixed figure keeps the report the same from one call to the
+/// next whatever else the host is doing.
+pub fn default_device_memory() -> u64 {
+    (HostFacts::get().total_memory / 4).min(16 << 30)
 }
 
 /// The emulator as a [`KernelExecutor`].

@@ -52,7 +52,7 @@ impl SoftAgent {
             )));
         }
         tracing::debug!(size, object = ?object, "external memory imported");
-        Ok(Arc::new(SoftPhysical { object }))
+        Ok(Arc::new(SoftPhysical::imported(object)))
     }
 
     /// See [`crate::device::Device::map_external`].

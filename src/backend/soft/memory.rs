@@ -17,10 +17,17 @@
 //! library's system pools allocate here too ([`SoftMemory::allocate_system`]), so both C ABIs
 //! follow the same rule. Not for caller memory registered with `hipHostRegister` (only
 //! recorded, never owned).
+//!
+//! The agent's device memory is a budget ([`DeviceBudget`], `ROCLOAD_DEVICE_MEMORY`): device,
+//! managed and array allocations, and `hipMemCreate`'s physical memory (`super::vmm`), are
+//! counted against it from their allocation to their free, and one that would exceed it is
+//! refused as a GPU refuses it. Pinned host memory is host memory on any system and is not
+//! counted; neither is the runtime's own memory (code objects, queues, kernarg segments).
 
 use std::alloc::Layout;
 use std::collections::{HashMap, VecDeque};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -35,12 +42,81 @@ pub const ALIGNMENT: usize = 256;
 /// Bytes of freed memory held in quarantine before the oldest block is released.
 pub const QUARANTINE_BYTES: u64 = 64 << 20;
 
+/// The device memory of a software agent: its size, and what its allocations hold of it.
+#[derive(Debug)]
+pub struct DeviceBudget {
+    total: u64,
+    held: AtomicU64,
+}
+
+impl DeviceBudget {
+    /// A budget of `total` bytes, none held.
+    pub fn new(total: u64) -> DeviceBudget {
+        DeviceBudget {
+            total,
+            held: AtomicU64::new(0),
+        }
+    }
+
+    /// Bytes in all.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Bytes held by live allocations.
+    pub fn held(&self) -> u64 {
+        self.held.load(Ordering::Acquire)
+    }
+
+    /// Takes `size` bytes for an allocation of `kind`.
+    ///
+    /// # Errors
+    /// [`DeviceError::OutOfMemory`] when fewer than `size` bytes are left.
+    pub fn take(&self, size: u64, kind: MemoryKind) -> Result<(), DeviceError> {
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(size).filter(|&after| after <= self.total)
+            })
+            .map(drop)
+            .map_err(|held| {
+                tracing::debug!(
+                    size,
+                    %kind,
+                    held,
+                    total = self.total,
+                    "allocation refused: the device memory (ROCLOAD_DEVICE_MEMORY) is exhausted"
+                );
+                DeviceError::OutOfMemory { size, kind }
+            })
+    }
+
+    /// Gives back `size` bytes taken by [`take`](Self::take).
+    pub fn give_back(&self, size: u64) {
+        // Never below zero: each charge is given back once, by the value that holds it.
+        let _ = self
+            .held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                Some(held.saturating_sub(size))
+            });
+    }
+}
+
+/// Whether allocations of `kind` are counted against the device's memory.
+pub fn counts_against_budget(kind: MemoryKind) -> bool {
+    matches!(
+        kind,
+        MemoryKind::Device | MemoryKind::Managed | MemoryKind::Array
+    )
+}
+
 /// One block of host memory owned by the device.
 #[derive(Debug)]
 struct Block {
     address: u64,
     /// Bytes it holds (at least what was asked for).
     bytes: u64,
+    /// Bytes it holds of the device's budget (what was asked for; 0 for kinds not counted).
+    charged: u64,
     backing: Backing,
 }
 
@@ -81,6 +157,7 @@ impl Block {
         Some(Block {
             address: ptr.as_ptr() as u64,
             bytes: layout.size() as u64,
+            charged: 0,
             backing: Backing::Heap { ptr, layout },
         })
     }
@@ -93,6 +170,7 @@ impl Block {
             return Ok(Block {
                 address: chunk.address(),
                 bytes: chunk.bytes(),
+                charged: 0,
                 backing: Backing::Chunk(chunk),
             });
         }
@@ -109,6 +187,7 @@ impl Block {
         Ok(Block {
             address: mapping.base(),
             bytes,
+            charged: 0,
             backing: Backing::Object {
                 object,
                 _mapping: mapping,
@@ -147,6 +226,8 @@ pub struct SoftMemory {
     slabs: Slabs,
     /// Why the last device allocation could not be made shareable (it came from the heap).
     unshared: Mutex<Option<String>>,
+    /// The device memory allocations are counted against.
+    budget: Arc<DeviceBudget>,
 }
 
 #[derive(Debug, Default)]
@@ -157,8 +238,9 @@ struct Quarantine {
 }
 
 impl SoftMemory {
-    /// Memory whose frees wait for the dispatches `epochs` tracks.
-    pub fn new(epochs: Arc<Epochs>) -> SoftMemory {
+    /// Memory whose frees wait for the dispatches `epochs` tracks, with `device_memory` bytes
+    /// of device memory.
+    pub fn new(epochs: Arc<Epochs>, device_memory: u64) -> SoftMemory {
         SoftMemory {
             live: Mutex::default(),
             system: Mutex::default(),
@@ -166,7 +248,13 @@ impl SoftMemory {
             epochs,
             slabs: Slabs::new(),
             unshared: Mutex::new(None),
+            budget: Arc::new(DeviceBudget::new(device_memory)),
         }
+    }
+
+    /// The device memory allocations are counted against.
+    pub fn budget(&self) -> &Arc<DeviceBudget> {
+        &self.budget
     }
 
     /// The dispatch tracker frees wait for.
@@ -181,14 +269,32 @@ impl SoftMemory {
     /// export of it say.
     ///
     /// # Errors
-    /// [`DeviceError::OutOfMemory`] when the host allocator refuses (or the size does not fit
-    /// the address space).
+    /// [`DeviceError::OutOfMemory`] when the device's memory is exhausted (kinds
+    /// [`counts_against_budget`]) or the host allocator refuses (or the size does not fit the
+    /// address space).
     pub fn allocate(
         &self,
         table: &AllocationTable,
         size: u64,
         kind: MemoryKind,
         writable: bool,
+    ) -> Result<Allocation, DeviceError> {
+        let charge = if counts_against_budget(kind) { size } else { 0 };
+        self.budget.take(charge, kind)?;
+        let allocation = self.allocate_block(table, size, kind, writable, charge);
+        if allocation.is_err() {
+            self.budget.give_back(charge);
+        }
+        allocation
+    }
+
+    fn allocate_block(
+        &self,
+        table: &AllocationTable,
+        size: u64,
+        kind: MemoryKind,
+        writable: bool,
+        charge: u64,
     ) -> Result<Allocation, DeviceError> {
         let shared = if kind == MemoryKind::Device {
             match Block::shared(size, &self.slabs) {
@@ -202,12 +308,13 @@ impl SoftMemory {
         } else {
             None
         };
-        let block = match shared {
+        let mut block = match shared {
             Some(block) => block,
             None => {
                 Block::zeroed(size, ALIGNMENT).ok_or(DeviceError::OutOfMemory { size, kind })?
             }
         };
+        block.charged = charge;
         let base = block.address();
         // Fresh from the host: a registration still covering these addresses is stale.
         let allocation = table
@@ -239,9 +346,12 @@ impl SoftMemory {
         base: u64,
         quarantine: bool,
     ) -> Result<Allocation, DeviceError> {
-        let Some(block) = self.live.lock().remove(&base) else {
+        let Some(mut block) = self.live.lock().remove(&base) else {
             return Err(table.not_freeable(base));
         };
+        // The program has the memory back at its free, as on a GPU, though the host's bytes
+        // stay in quarantine a while.
+        self.budget.give_back(std::mem::take(&mut block.charged));
         let allocation =
             table
                 .remove(base, quarantine)

@@ -80,22 +80,30 @@ pub(crate) struct BorderColors {
 /// Entries a border-colour table holds (`BORDER_COLOR_PTR` has 12 bits).
 const BORDER_COLORS: usize = 4096;
 
-/// What the software agent reports about itself: the host's clock, caches and memory (its
-/// device memory is host memory), one compute unit per host thread, and the shape of an RDNA2
-/// compute unit (2 SIMDs of 16 waves, 64 KiB of LDS) that the occupancy model assumes.
-fn soft_properties() -> DeviceProperties {
+/// The software agent's clock in kHz: the emulator's `s_memtime` and `s_memrealtime` (what
+/// `clock64()` and `wall_clock64()` read) count nanoseconds, so kernels that turn cycles into
+/// time with `clockRate` (`clock64() - start <= seconds * clockRate * 1000`) wait as long as
+/// they mean to.
+pub const SOFT_CLOCK_KHZ: u32 = 1_000_000;
+
+/// What the software agent reports about itself: a 1 GHz clock ([`SOFT_CLOCK_KHZ`]), the
+/// host's caches, `device_memory`
+/// bytes of device memory (host memory, see [`EmulatorOptions::device_memory`]), one compute
+/// unit per host thread, and the shape of an RDNA2 compute unit (2 SIMDs of 16 waves, 64 KiB of
+/// LDS) that the occupancy model assumes.
+fn soft_properties(device_memory: u64) -> DeviceProperties {
     let host = HostFacts::get();
     DeviceProperties {
         name: "rocload software agent".to_owned(),
         compute_units: host.cpus,
         simds_per_cu: 2,
         max_waves_per_cu: 32,
-        clock_khz: host.clock_khz,
+        clock_khz: SOFT_CLOCK_KHZ,
         memory_clock_khz: host.clock_khz,
         memory_bus_width: 64,
         caches: host.caches,
         cacheline: 128,
-        total_memory: host.total_memory,
+        total_memory: device_memory,
         lds_per_workgroup: 64 * 1024,
         lds_per_cu: 64 * 1024,
         max_workgroup_size: 1024,
@@ -272,7 +280,13 @@ impl SoftAgent {
         signals: Arc<SignalTable>,
         options: &EmulatorOptions,
     ) -> Self {
-        SoftAgent::with_executor(isa, signals, builtin_executor(options))
+        SoftAgent::build(
+            isa,
+            signals,
+            builtin_executor(options),
+            Epochs::global(),
+            options.device_memory,
+        )
     }
 
     /// An agent whose dispatches run on `executor`.
@@ -293,15 +307,25 @@ impl SoftAgent {
         executor: Arc<dyn KernelExecutor>,
         epochs: Arc<Epochs>,
     ) -> Self {
+        SoftAgent::build(isa, signals, executor, epochs, emu::default_device_memory())
+    }
+
+    fn build(
+        isa: AgentIsa,
+        signals: Arc<SignalTable>,
+        executor: Arc<dyn KernelExecutor>,
+        epochs: Arc<Epochs>,
+        device_memory: u64,
+    ) -> Self {
         SoftAgent {
             isa,
             state: Arc::new(State {
                 table: AllocationTable::new(),
-                memory: memory::SoftMemory::new(epochs),
+                memory: memory::SoftMemory::new(epochs, device_memory),
                 signals,
                 hostcall: HostcallHandlers::default(),
                 executor,
-                properties: soft_properties(),
+                properties: soft_properties(device_memory),
                 processor: isa.processor().name,
                 descriptors: RwLock::new(HashMap::new()),
                 ipc: Mutex::new(vmm::IpcOpened::default()),
@@ -651,23 +675,16 @@ impl Device for SoftAgent {
         })
     }
 
-    /// Free memory: what the host can still give, and never more than the total less what this
-    /// device holds (the host counts an allocation's pages only once they are touched).
+    /// The device memory less what its live allocations hold (device, managed, array and
+    /// `hipMemCreate` memory, see `memory`): the same figure from one call to the next
+    /// whatever else the host does, as a GPU's. The host gives the pages only as they are
+    /// touched, so a budget above what the host has is a promise it may not keep.
     fn memory_info(&self) -> MemoryInfo {
-        let total = self.state.properties.total_memory;
-        let held: u64 = [
-            MemoryKind::Device,
-            MemoryKind::Managed,
-            MemoryKind::PinnedHost,
-            MemoryKind::Array,
-        ]
-        .iter()
-        .map(|&k| self.state.table.bytes_of_kind(k))
-        .sum();
-        let free = HostFacts::get()
-            .available_memory()
-            .min(total.saturating_sub(held));
-        MemoryInfo { free, total }
+        let budget = self.state.memory.budget();
+        MemoryInfo {
+            free: budget.total().saturating_sub(budget.held()),
+            total: budget.total(),
+        }
     }
 }
 
@@ -933,6 +950,64 @@ mod tests {
 
     fn agent() -> SoftAgent {
         SoftAgent::new("gfx1030".parse().unwrap())
+    }
+
+    #[test]
+    fn device_memory_is_a_budget_every_user_allocation_counts_against() {
+        const BUDGET: u64 = 1 << 20;
+        let a = SoftAgent::with_options(
+            "gfx1030".parse().unwrap(),
+            Arc::new(SignalTable::new()),
+            &EmulatorOptions {
+                device_memory: BUDGET,
+                ..EmulatorOptions::default()
+            },
+        );
+        assert_eq!(a.properties().total_memory, BUDGET);
+        let info = |a: &SoftAgent| a.memory_info();
+        assert_eq!(
+            info(&a),
+            MemoryInfo {
+                free: BUDGET,
+                total: BUDGET
+            }
+        );
+        // Device, managed and array memory count, by the bytes asked for; pinned host
+        // memory and the runtime's own memory do not.
+        let d = a.allocate(100_000, MemoryKind::Device).unwrap();
+        let m = a.allocate(200_000, MemoryKind::Managed).unwrap();
+        let r = a.allocate(3_000, MemoryKind::Array).unwrap();
+        let p = a.allocate(400_000, MemoryKind::PinnedHost).unwrap();
+        let k = a.allocate(4_096, MemoryKind::Kernarg).unwrap();
+        assert_eq!(info(&a).free, BUDGET - 303_000);
+        // hipMemCreate's physical memory counts until its last reference goes.
+        let vm = a.virtual_memory().unwrap();
+        let physical = vm.create(64 * 1024).unwrap();
+        assert_eq!(info(&a).free, BUDGET - 303_000 - 65_536);
+        // More than is left is refused, and refusing takes nothing.
+        let left = info(&a).free;
+        for kind in [MemoryKind::Device, MemoryKind::Managed, MemoryKind::Array] {
+            assert!(
+                matches!(
+                    a.allocate(left + 1, kind),
+                    Err(DeviceError::OutOfMemory { size, kind: k }) if size == left + 1 && k == kind
+                ),
+                "{kind}"
+            );
+        }
+        assert!(matches!(
+            vm.create(left + 4096),
+            Err(DeviceError::OutOfMemory { .. })
+        ));
+        assert_eq!(info(&a).free, left);
+        let rest = a.allocate(left, MemoryKind::Device).unwrap();
+        assert_eq!(info(&a).free, 0);
+        // Frees give the bytes back at once (the host's pages stay in quarantine a while).
+        for x in [d, m, r, p, k, rest] {
+            a.free(x.base).unwrap();
+        }
+        drop(physical);
+        assert_eq!(info(&a).free, BUDGET);
     }
 
     #[test]

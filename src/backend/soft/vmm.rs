@@ -28,6 +28,7 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
+use super::memory::DeviceBudget;
 use super::SoftAgent;
 use crate::device::shared::{page_size, Mapping, MemoryObject, Protection, Reservation, MAX_BYTES};
 use crate::device::vmm::{
@@ -35,10 +36,32 @@ use crate::device::vmm::{
 };
 use crate::device::{DeviceError, MemoryKind};
 
-/// Physical memory of the software agent: a memory object.
+/// Physical memory of the software agent: a memory object, counted against the device memory
+/// of the agent that created it until its last handle and mapping are gone.
 #[derive(Debug)]
 pub struct SoftPhysical {
     pub(super) object: MemoryObject,
+    /// The budget it was charged to and the bytes (none for memory imported from a
+    /// descriptor: another allocation's bytes).
+    charge: Option<(Arc<DeviceBudget>, u64)>,
+}
+
+impl SoftPhysical {
+    /// Memory imported from a descriptor: another allocation's bytes, charged to no budget.
+    pub(super) fn imported(object: MemoryObject) -> Self {
+        SoftPhysical {
+            object,
+            charge: None,
+        }
+    }
+}
+
+impl Drop for SoftPhysical {
+    fn drop(&mut self) {
+        if let Some((budget, bytes)) = self.charge.take() {
+            budget.give_back(bytes);
+        }
+    }
 }
 
 impl PhysicalMemory for SoftPhysical {
@@ -205,19 +228,27 @@ impl VirtualMemory for SoftVirtualMemory {
     }
 
     fn create(&self, size: u64) -> Result<Arc<dyn PhysicalMemory>, DeviceError> {
-        let object = MemoryObject::create(size).map_err(|e| match e {
-            e if e.is_exhaustion() => DeviceError::OutOfMemory {
-                size,
-                kind: MemoryKind::Mapped,
-            },
-            e => DeviceError::Shared(e),
+        let budget = self.device.state.memory.budget().clone();
+        budget.take(size, MemoryKind::Mapped)?;
+        let object = MemoryObject::create(size).map_err(|e| {
+            budget.give_back(size);
+            match e {
+                e if e.is_exhaustion() => DeviceError::OutOfMemory {
+                    size,
+                    kind: MemoryKind::Mapped,
+                },
+                e => DeviceError::Shared(e),
+            }
         })?;
-        Ok(Arc::new(SoftPhysical { object }))
+        Ok(Arc::new(SoftPhysical {
+            object,
+            charge: Some((budget, size)),
+        }))
     }
 
     fn import(&self, fd: BorrowedFd<'_>) -> Result<Arc<dyn PhysicalMemory>, DeviceError> {
         let object = MemoryObject::import(fd).map_err(DeviceError::Shared)?;
-        Ok(Arc::new(SoftPhysical { object }))
+        Ok(Arc::new(SoftPhysical::imported(object)))
     }
 
     fn map(

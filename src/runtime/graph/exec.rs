@@ -465,9 +465,15 @@ impl GraphExec {
             return Ok(());
         }
         // Checks first, so that a launch that cannot run submits nothing.
+        let mut pageable = false;
         for step in &plan.steps {
             match &step.op {
-                StepOp::Copy(c) => check_copy(runtime, c)?,
+                StepOp::Copy(c) => {
+                    check_copy(runtime, c)?;
+                    pageable |= c
+                        .rows()
+                        .is_ok_and(|r| runtime.is_pageable(r.dst) || runtime.is_pageable(r.src));
+                }
                 StepOp::Memset(m) => check_memset(runtime, m)?,
                 _ => {}
             }
@@ -632,8 +638,16 @@ impl GraphExec {
             stream = stream.id(),
             steps = plan.steps.len(),
             lanes = plan.lanes,
+            pageable,
             "graph launched"
         );
+        // A copy to or from pageable host memory returns once it is done, as hipMemcpyAsync's
+        // does (clr copies such memory through a staging buffer before the launch returns):
+        // programs read the host side right after hipGraphLaunch.
+        if pageable {
+            drop(state);
+            stream.synchronize()?;
+        }
         Ok(())
     }
 }

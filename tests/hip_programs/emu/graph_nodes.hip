@@ -63,6 +63,86 @@ static hipKernelNodeParams kernel_params(void* func, dim3 grid, dim3 block, void
   return p;
 }
 
+// A graph whose last node copies into pageable host memory: the host reads it right after
+// hipGraphLaunch returns, as programs do (clr's launch returns once such a copy is done), and
+// finds the kernel's values. The kernel before it is slow, so a launch that returned early
+// would be seen.
+static void pageable_copy_is_done_at_return() {
+  const int n = 4096;
+  std::vector<float> in(n), out(n, -1.0f);
+  for (int i = 0; i < n; i++) in[i] = 1.5f * i + 2.0f;
+  float *x, *y;
+  HIP_CHECK(hipMalloc(&x, n * sizeof(float)));
+  HIP_CHECK(hipMalloc(&y, n * sizeof(float)));
+  hipGraph_t g;
+  HIP_CHECK(hipGraphCreate(&g, 0));
+  hipGraphNode_t h2d, k, d2h;
+  HIP_CHECK(hipGraphAddMemcpyNode1D(&h2d, g, nullptr, 0, x, in.data(), n * sizeof(float),
+                                    hipMemcpyHostToDevice));
+  int count = n;
+  void* args[] = {&x, &y, &count};
+  hipKernelNodeParams kp = kernel_params((void*)slow_copy, dim3(n / 64), dim3(64), args);
+  HIP_CHECK(hipGraphAddKernelNode(&k, g, &h2d, 1, &kp));
+  HIP_CHECK(hipGraphAddMemcpyNode1D(&d2h, g, &k, 1, out.data(), y, n * sizeof(float),
+                                    hipMemcpyDeviceToHost));
+  hipGraphExec_t ex;
+  HIP_CHECK(hipGraphInstantiate(&ex, g, nullptr, nullptr, 0));
+  HIP_CHECK(hipGraphLaunch(ex, 0));
+  report("a copy into pageable memory is done when hipGraphLaunch returns", out == in);
+  HIP_CHECK(hipStreamSynchronize(0));
+  HIP_CHECK(hipGraphExecDestroy(ex));
+  HIP_CHECK(hipGraphDestroy(g));
+  HIP_CHECK(hipFree(x));
+  HIP_CHECK(hipFree(y));
+}
+
+// Copy nodes naming arrays: host -> 3D array -> pitched device memory -> host, in one graph,
+// checked against the host's values.
+static void array_copy_nodes() {
+  const size_t W = 19, H = 7, D = 3;
+  std::vector<float> in(W * H * D), out(W * H * D, -1.0f);
+  for (size_t i = 0; i < in.size(); i++) in[i] = 0.5f * i - 3.0f;
+  hipArray_t array = nullptr;
+  hipChannelFormatDesc desc = hipCreateChannelDesc<float>();
+  HIP_CHECK(hipMalloc3DArray(&array, &desc, make_hipExtent(W, H, D), 0));
+  hipPitchedPtr dev;
+  HIP_CHECK(hipMalloc3D(&dev, make_hipExtent(W * sizeof(float), H, D)));
+  hipGraph_t g;
+  HIP_CHECK(hipGraphCreate(&g, 0));
+  hipMemcpy3DParms to_array = {};
+  to_array.srcPtr = make_hipPitchedPtr(in.data(), W * sizeof(float), W, H);
+  to_array.dstArray = array;
+  to_array.extent = make_hipExtent(W, H, D);
+  to_array.kind = hipMemcpyHostToDevice;
+  hipMemcpy3DParms from_array = {};
+  from_array.srcArray = array;
+  from_array.dstPtr = dev;
+  from_array.extent = make_hipExtent(W, H, D);
+  from_array.kind = hipMemcpyDeviceToDevice;
+  hipMemcpy3DParms to_host = {};
+  to_host.srcPtr = dev;
+  to_host.dstPtr = make_hipPitchedPtr(out.data(), W * sizeof(float), W, H);
+  to_host.extent = make_hipExtent(W * sizeof(float), H, D);
+  to_host.kind = hipMemcpyDeviceToHost;
+  hipGraphNode_t a, b, c;
+  hipError_t e1 = hipGraphAddMemcpyNode(&a, g, nullptr, 0, &to_array);
+  hipError_t e2 = hipGraphAddMemcpyNode(&b, g, &a, 1, &from_array);
+  hipError_t e3 = hipGraphAddMemcpyNode(&c, g, &b, 1, &to_host);
+  report("copy nodes naming arrays are made", e1 == hipSuccess && e2 == hipSuccess &&
+                                                  e3 == hipSuccess);
+  if (e1 == hipSuccess && e2 == hipSuccess && e3 == hipSuccess) {
+    hipGraphExec_t ex;
+    HIP_CHECK(hipGraphInstantiate(&ex, g, nullptr, nullptr, 0));
+    HIP_CHECK(hipGraphLaunch(ex, 0));
+    HIP_CHECK(hipStreamSynchronize(0));
+    report("host -> array -> device -> host through a graph", out == in);
+    HIP_CHECK(hipGraphExecDestroy(ex));
+  }
+  HIP_CHECK(hipGraphDestroy(g));
+  HIP_CHECK(hipFree(dev.ptr));
+  HIP_CHECK(hipFreeArray(array));
+}
+
 int main() {
   // A W x H x D block of floats.
   const int W = 32, H = 4, D = 2, N = W * H * D;
@@ -341,7 +421,7 @@ int main() {
   // graph-side set-params of every copy form: a new instantiation sees them.
   {
     float cur = 0;
-    HIP_CHECK(hipMemcpyFromSymbol(&cur, HIP_SYMBOL(d_offset), 4, 0, hipMemcpyDeviceToHost));
+    HIP_CHECK(hipMemcpyFromSymbol(&cur, (const void*)&d_offset, 4, 0, hipMemcpyDeviceToHost));
     const size_t PW = pitch / 4;  // floats per pitched row
     HIP_CHECK(hipMemset(dz, 0, pitch * H * D));
     HIP_CHECK(hipMemset(dy, 0, N * 4));
@@ -500,8 +580,17 @@ int main() {
     hipMemcpy3DParms pa = p3;
     pa.srcArray = (hipArray*)0x1000;
     pa.srcPtr.ptr = nullptr;
-    report("copies of hipArrays: hipErrorNotSupported",
-           hipGraphAddMemcpyNode(&nn, g, nullptr, 0, &pa) == hipErrorNotSupported);
+    report("a copy from an array that does not exist refused",
+           hipGraphAddMemcpyNode(&nn, g, nullptr, 0, &pa) != hipSuccess);
+    float host_value = 2.0f;
+    report("a copy to a variable from host memory said to be the device's refused",
+           hipGraphAddMemcpyNodeToSymbol(&nn, g, nullptr, 0, (const void*)&d_offset, &host_value,
+                                         sizeof(float), 0,
+                                         hipMemcpyDeviceToDevice) == hipErrorInvalidValue);
+    report("a copy from a variable into host memory said to be the device's refused",
+           hipGraphAddMemcpyNodeFromSymbol(&nn, g, nullptr, 0, &host_value, (const void*)&d_offset,
+                                           sizeof(float), 0,
+                                           hipMemcpyDeviceToDevice) == hipErrorInvalidValue);
     hipMemsetParams bad_ms = ms;
     bad_ms.elementSize = 3;
     report("memset element size 3 refused", hipGraphAddMemsetNode(&nn, g, nullptr, 0, &bad_ms) ==
@@ -572,5 +661,7 @@ int main() {
   HIP_CHECK(hipGraphExecDestroy(exec));
   HIP_CHECK(hipGraphExecDestroy(exec2));
   HIP_CHECK(hipGraphDestroy(g));
+  array_copy_nodes();
+  pageable_copy_is_done_at_return();
   return finish();
 }

@@ -84,6 +84,26 @@ int main() {
   float* d = nullptr;
   HIP_CHECK(hipMalloc((void**)&d, 4096));
   report("advice for device memory", hipMemAdvise(d, 64, hipMemAdviseSetReadMostly, device) == hipErrorInvalidValue);
+  // Device memory answers the coherency it was allocated with (HIP's hipMalloc: coarse);
+  // pinned host memory is no range of managed or device memory.
+  {
+    int mode = 99;
+    hipError_t e = hipMemRangeGetAttribute(&mode, 4, hipMemRangeAttributeCoherencyMode, d, 4096);
+    report("hipMalloc memory is coarse-grained", e == hipSuccess && mode == hipMemRangeCoherencyModeCoarseGrain);
+    float* fine = nullptr;
+    HIP_CHECK(hipExtMallocWithFlags((void**)&fine, 4096, hipDeviceMallocFinegrained));
+    mode = 99;
+    e = hipMemRangeGetAttribute(&mode, 4, hipMemRangeAttributeCoherencyMode, fine + 8, 64);
+    report("fine-grained device memory is fine-grained",
+           e == hipSuccess && mode == hipMemRangeCoherencyModeFineGrain);
+    HIP_CHECK(hipFree(fine));
+    void* pinned = nullptr;
+    HIP_CHECK(hipHostMalloc(&pinned, 4096, 0));
+    report("pinned memory has no range attributes",
+           hipMemRangeGetAttribute(&mode, 4, hipMemRangeAttributeReadMostly, pinned, 4096) ==
+               hipErrorInvalidValue);
+    HIP_CHECK(hipHostFree(pinned));
+  }
   report("advice past the allocation",
          hipMemAdvise(m, n * sizeof(float) + 1, hipMemAdviseSetReadMostly, device) == hipErrorInvalidValue);
   report("advice of zero bytes", hipMemAdvise(m, 0, hipMemAdviseSetReadMostly, device) == hipErrorInvalidValue);

@@ -5,7 +5,9 @@
 // HIPRTC_ERROR_COMPILATION and a log naming the error. And runtime linking (HIP 5.3's
 // hiprtcLink*, not in Debian's 5.2.3 header, so declared here): two programs compiled with
 // -fgpu-rdc to bitcode, a kernel in one calling a device function of the other, linked into one
-// code object that is loaded, launched and checked against the host.
+// code object that is loaded, launched and checked against the host. And name expressions of
+// a template instance over a nested template, spelt `>>` and `> >` (C++ ignores the space):
+// both lower to the same kernel, which runs and is checked against the host.
 #include "check.h"
 #include <hip/hiprtc.h>
 #include <string>
@@ -106,6 +108,59 @@ __global__ void scaled_add(T* out, const T* in, int n) {
 )";
 static const char* kHeader = "#pragma once\n#define SCALE 3\n";
 
+static const char* kNested = R"(
+template <typename T> struct wrap { T v; };
+template <typename T>
+__global__ void fill_nested(T* p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i].v.v = 3 * i + 1;
+}
+)";
+
+static void nested_template_names(const std::string& arch) {
+  hiprtcProgram p;
+  hiprtcCreateProgram(&p, kNested, "nested.hip", 0, nullptr, nullptr);
+  const char* tight = "fill_nested<wrap<wrap<int>>>";
+  const char* spaced = "fill_nested<wrap<wrap<int> > >";
+  report("name expressions spelt >> and > >",
+         hiprtcAddNameExpression(p, tight) == HIPRTC_SUCCESS &&
+             hiprtcAddNameExpression(p, spaced) == HIPRTC_SUCCESS);
+  const char* options[] = {arch.c_str()};
+  report("the nested template compiles", hiprtcCompileProgram(p, 1, options) == HIPRTC_SUCCESS);
+  const char *a = nullptr, *b = nullptr;
+  hiprtcResult ra = hiprtcGetLoweredName(p, tight, &a);
+  hiprtcResult rb = hiprtcGetLoweredName(p, spaced, &b);
+  report("both spellings lower to one mangled name",
+         ra == HIPRTC_SUCCESS && rb == HIPRTC_SUCCESS && a && b && strcmp(a, b) == 0 &&
+             strncmp(a, "_Z", 2) == 0,
+         a ? a : "(none)");
+  std::string kernel = a ? a : "";
+  size_t size = 0;
+  hiprtcGetCodeSize(p, &size);
+  std::vector<char> code(size);
+  if (size) hiprtcGetCode(p, code.data());
+  hiprtcDestroyProgram(&p);
+  if (kernel.empty() || size == 0) return;
+  hipModule_t module;
+  hipFunction_t f;
+  HIP_CHECK(hipModuleLoadData(&module, code.data()));
+  HIP_CHECK(hipModuleGetFunction(&f, module, kernel.c_str()));
+  const int n = 200;
+  int* d;
+  HIP_CHECK(hipMalloc(&d, n * sizeof(int)));
+  HIP_CHECK(hipMemset(d, 0, n * sizeof(int)));
+  int count = n;
+  void* args[] = {&d, &count};
+  HIP_CHECK(hipModuleLaunchKernel(f, 1, 1, 1, 256, 1, 1, 0, nullptr, args, nullptr));
+  std::vector<int> got(n);
+  HIP_CHECK(hipMemcpy(got.data(), d, n * sizeof(int), hipMemcpyDeviceToHost));
+  bool same = true;
+  for (int i = 0; i < n; i++) same = same && got[i] == 3 * i + 1;
+  report("the kernel named by the lowered name matches the host", same);
+  HIP_CHECK(hipFree(d));
+  HIP_CHECK(hipModuleUnload(module));
+}
+
 int main() {
   int major = 0, minor = 0;
   report("hiprtcVersion", hiprtcVersion(&major, &minor) == HIPRTC_SUCCESS && major >= 5);
@@ -175,5 +230,6 @@ int main() {
          bad_log.c_str());
   hiprtcDestroyProgram(&bad);
   linked_programs(arch);
+  nested_template_names(arch);
   return finish();
 }

@@ -4,6 +4,7 @@
 // 2D copies and fills, pointer attributes, device properties, and HIP's error codes for bad
 // input (ending with a kernel fault that is sticky until hipDeviceReset).
 #include "check.h"
+#include <unistd.h>
 #include <vector>
 
 __constant__ int c_table[16];
@@ -44,10 +45,65 @@ static void on_done(hipStream_t, hipError_t status, void* data) {
   g_callback_count += *(int*)data;
 }
 
+// What the compiler's __HIP_ARCH_HAS_*__ macros say for the device code, in hipDeviceArch_t's
+// bit order (the properties' `arch` flags must agree with what device code is compiled to see).
+__global__ void arch_macros(unsigned* bits) {
+  const unsigned v[17] = {
+      __HIP_ARCH_HAS_GLOBAL_INT32_ATOMICS__,    __HIP_ARCH_HAS_GLOBAL_FLOAT_ATOMIC_EXCH__,
+      __HIP_ARCH_HAS_SHARED_INT32_ATOMICS__,    __HIP_ARCH_HAS_SHARED_FLOAT_ATOMIC_EXCH__,
+      __HIP_ARCH_HAS_FLOAT_ATOMIC_ADD__,        __HIP_ARCH_HAS_GLOBAL_INT64_ATOMICS__,
+      __HIP_ARCH_HAS_SHARED_INT64_ATOMICS__,    __HIP_ARCH_HAS_DOUBLES__,
+      __HIP_ARCH_HAS_WARP_VOTE__,               __HIP_ARCH_HAS_WARP_BALLOT__,
+      __HIP_ARCH_HAS_WARP_SHUFFLE__,            __HIP_ARCH_HAS_WARP_FUNNEL_SHIFT__,
+      __HIP_ARCH_HAS_THREAD_FENCE_SYSTEM__,     __HIP_ARCH_HAS_SYNC_THREAD_EXT__,
+      __HIP_ARCH_HAS_SURFACE_FUNCS__,           __HIP_ARCH_HAS_3DGRID__,
+      __HIP_ARCH_HAS_DYNAMIC_PARALLEL__};
+  unsigned b = 0;
+  for (int i = 0; i < 17; i++) b |= (v[i] ? 1u : 0u) << i;
+  *bits = b;
+}
+
+// Host work that takes `*(int*)ms` milliseconds.
+static void pause(void* ms) { usleep(1000 * *(int*)ms); }
+
 int main() {
   const int N = 1 << 14;
   std::vector<int> h(N);
   for (int i = 0; i < N; i++) h[i] = i * 3 - 100;
+
+  // hipStreamSynchronize(0) waits for the blocking streams' work too (the legacy null
+  // stream), a created stream's and the per-thread stream's: a slow kernel and a copy into
+  // pinned memory on each, read right after the null stream's synchronisation.
+  {
+    int* d;
+    HIP_CHECK(hipMalloc(&d, 2 * N * 4));
+    int* pinned;
+    HIP_CHECK(hipHostMalloc(&pinned, 2 * N * 4));
+    for (int i = 0; i < 2 * N; i++) pinned[i] = -1;
+    hipStream_t blocking;
+    HIP_CHECK(hipStreamCreate(&blocking));
+    slow_fill<<<N / 256, 256, 0, blocking>>>(d, N, 17);
+    HIP_CHECK(hipMemcpyAsync(pinned, d, N * 4, hipMemcpyDeviceToHost, blocking));
+    slow_fill<<<N / 256, 256, 0, hipStreamPerThread>>>(d + N, N, 23);
+    HIP_CHECK(hipMemcpyAsync(pinned + N, d + N, N * 4, hipMemcpyDeviceToHost, hipStreamPerThread));
+    HIP_CHECK(hipStreamSynchronize(0));
+    bool ok = true;
+    for (int i = 0; i < N; i++) ok &= pinned[i] == 17 && pinned[N + i] == 23;
+    report("hipStreamSynchronize(0) waits for blocking and per-thread streams", ok);
+    // And a blocking stream's synchronisation waits for the null stream's work.
+    for (int i = 0; i < N; i++) pinned[i] = -1;
+    slow_fill<<<N / 256, 256>>>(d, N, 29);
+    int pause_ms = 300;  // host work on the null stream, so that its copy is surely late
+    HIP_CHECK(hipLaunchHostFunc(0, pause, &pause_ms));
+    HIP_CHECK(hipMemcpyAsync(pinned, d, N * 4, hipMemcpyDeviceToHost, 0));
+    HIP_CHECK(hipStreamSynchronize(blocking));
+    ok = true;
+    for (int i = 0; i < N; i++) ok &= pinned[i] == 29;
+    report("a blocking stream's synchronisation waits for the null stream", ok);
+    HIP_CHECK(hipStreamDestroy(blocking));
+    HIP_CHECK(hipHostFree(pinned));
+    HIP_CHECK(hipFree(d));
+  }
 
   // Streams and events: B on s2 waits for A on s1 through an event.
   {
@@ -165,6 +221,18 @@ int main() {
     report("properties", p.warpSize == 32 && strncmp(p.gcnArchName, "gfx1030", 7) == 0 && p.multiProcessorCount > 0 &&
                              p.totalGlobalMem > 0 && p.clockRate > 0 && p.cooperativeLaunch == 1 && p.major == 10);
     report("attributes match properties", warp == p.warpSize && cus == p.multiProcessorCount && coop == 1 && major == p.major);
+    unsigned* bits;
+    HIP_CHECK(hipMallocManaged(&bits, sizeof(unsigned)));
+    *bits = ~0u;
+    arch_macros<<<1, 1>>>(bits);
+    HIP_CHECK(hipDeviceSynchronize());
+    unsigned flags = 0;
+    memcpy(&flags, &p.arch, sizeof(flags));
+    char detail[96];
+    snprintf(detail, sizeof detail, "properties 0x%05x, device macros 0x%05x", flags & 0x1ffff, *bits);
+    report("arch flags agree with the compiler's __HIP_ARCH_HAS_* macros",
+           (flags & 0x1ffff) == *bits, detail);
+    HIP_CHECK(hipFree(bits));
     int version = 0;
     HIP_CHECK(hipRuntimeGetVersion(&version));
     report("runtime version is HIP 5.2's", version / 100000 == 502);
