@@ -404,6 +404,17 @@ fn stream_memory_operations() {
     check("stream_values");
 }
 
+/// HIP 6 and 7's later entry points, called with their 6/7 structures by a program announcing
+/// generation 7: graph memory nodes (explicit, captured from hipMallocAsync/hipFreeAsync, a
+/// relaunch refused until the memory is freed), hipDrvGraph copy and fill nodes over HIP 6's
+/// HIP_MEMCPY3D, external-semaphore nodes, hipStreamBatchMemOp and its node, array copies, 2D
+/// element fills, peer and batched copies, the _v2 hints, hipMemGetHandleForAddressRange's
+/// refusal and hipModuleLaunchCooperativeKernelMultiDevice, each against the host.
+#[test]
+fn hip6_and_hip7_graph_nodes_and_memory_calls() {
+    check("hip67");
+}
+
 /// Two software agents as two GPUs of one node: kernels and memory on each, peer copies,
 /// memory allocated under one device used and freed under the other, links, and both
 /// multi-device launches (the cooperative one syncing grids across devices). Not through

@@ -1818,6 +1818,82 @@ atoh_entries! {
     fn hipMemcpyAtoHAsync => Order::Async(stream), stream;
 }
 
+/// `hipError_t hipMemcpyAtoD(hipDeviceptr_t dstDevice, hipArray_t srcArray, size_t srcOffset,
+/// size_t ByteCount)` (HIP 6.2): `ByteCount` bytes of the array's packed rows from byte
+/// `srcOffset` to device memory, synchronously.
+#[export]
+pub unsafe extern "C" fn hipMemcpyAtoD(
+    dst: *mut c_void,
+    src: *mut hipArray,
+    offset: usize,
+    count: usize,
+) -> hipError_t {
+    call("hipMemcpyAtoD", || {
+        let view = array_of(src, "srcArray", hipErrorInvalidValue)?;
+        // SAFETY: the destination is device memory, checked by the runtime's copy.
+        unsafe {
+            copy_linear(
+                &view,
+                offset as u64,
+                dst as u64,
+                count as u64,
+                false,
+                Order::Sync,
+            )
+        }
+    })
+}
+
+/// `hipError_t hipMemcpyDtoA(hipArray_t dstArray, size_t dstOffset, hipDeviceptr_t srcDevice,
+/// size_t ByteCount)` (HIP 6.2): `ByteCount` bytes of device memory into the array's packed
+/// rows at byte `dstOffset`, synchronously.
+#[export]
+pub unsafe extern "C" fn hipMemcpyDtoA(
+    dst: *mut hipArray,
+    offset: usize,
+    src: *const c_void,
+    count: usize,
+) -> hipError_t {
+    call("hipMemcpyDtoA", || {
+        let view = array_of(dst, "dstArray", hipErrorInvalidValue)?;
+        // SAFETY: the source is device memory, checked by the runtime's copy.
+        unsafe {
+            copy_linear(
+                &view,
+                offset as u64,
+                src as u64,
+                count as u64,
+                true,
+                Order::Sync,
+            )
+        }
+    })
+}
+
+/// `hipError_t hipMemcpyAtoA(hipArray_t dstArray, size_t dstOffset, hipArray_t srcArray,
+/// size_t srcOffset, size_t ByteCount)` (HIP 6.2): `ByteCount` bytes from one array's packed
+/// rows to another's, synchronously, on the null stream of the destination's device.
+#[export]
+pub unsafe extern "C" fn hipMemcpyAtoA(
+    dst: *mut hipArray,
+    dst_offset: usize,
+    src: *mut hipArray,
+    src_offset: usize,
+    count: usize,
+) -> hipError_t {
+    call("hipMemcpyAtoA", || {
+        let d = array_of(dst, "dstArray", hipErrorInvalidValue)?;
+        let s = array_of(src, "srcArray", hipErrorInvalidValue)?;
+        if count == 0 {
+            return Ok(());
+        }
+        let from = s.linear("source", src_offset as u64, count as u64)?;
+        // The destination array's run, as a linear copy from the source's run.
+        // SAFETY: both runs were checked against their arrays' levels (device memory).
+        unsafe { copy_linear(&d, dst_offset as u64, from, count as u64, true, Order::Sync) }
+    })
+}
+
 /// `hipError_t hipMemcpy2DArrayToArray(hipArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
 /// hipArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height,
 /// hipMemcpyKind kind)` (HIP 6.2): offsets and width in bytes; both arrays' texels must be
@@ -2000,6 +2076,318 @@ pub unsafe extern "C" fn hipMemcpy3DAsync_spt(
     call("hipMemcpy3DAsync_spt", || memcpy3d(p, spt(stream)))
 }
 
+/// `hipMemcpy3DPeerParms` (HIP 7.1, 168 bytes): `hipMemcpy3DParms` with a device per side
+/// and no direction.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipMemcpy3DPeerParms {
+    /// Source array, or NULL.
+    pub srcArray: *mut hipArray,
+    /// Source position.
+    pub srcPos: hipPos,
+    /// Source memory, or NULL.
+    pub srcPtr: hipPitchedPtr,
+    /// The source's device.
+    pub srcDevice: c_int,
+    /// Destination array, or NULL.
+    pub dstArray: *mut hipArray,
+    /// Destination position.
+    pub dstPos: hipPos,
+    /// Destination memory, or NULL.
+    pub dstPtr: hipPitchedPtr,
+    /// The destination's device.
+    pub dstDevice: c_int,
+    /// The extent copied.
+    pub extent: hipExtent,
+}
+const _: () = {
+    assert!(std::mem::size_of::<hipMemcpy3DPeerParms>() == 168);
+    assert!(std::mem::offset_of!(hipMemcpy3DPeerParms, srcDevice) == 64);
+    assert!(std::mem::offset_of!(hipMemcpy3DPeerParms, dstDevice) == 136);
+    assert!(std::mem::offset_of!(hipMemcpy3DPeerParms, extent) == 144);
+};
+
+/// A peer copy as `hipMemcpy3DParms`: both devices must exist, and a side naming an array or
+/// device memory must be that device's (all devices share one address space here, so the copy
+/// itself is an ordinary 3D copy).
+fn memcpy3d_peer(p: *const hipMemcpy3DPeerParms, order: Order) -> Result<(), Failure> {
+    // SAFETY: readable by the caller's contract (NULL refused).
+    let p = unsafe { read(p, "p") }?;
+    let rt = runtime();
+    for (device, array, ptr, side) in [
+        (p.srcDevice, p.srcArray, p.srcPtr.ptr, "source"),
+        (p.dstDevice, p.dstArray, p.dstPtr.ptr, "destination"),
+    ] {
+        if device < 0 || rt.device(i64::from(device)).is_err() {
+            return Err(Failure::new(
+                hipErrorInvalidDevice,
+                format!("{side} device {device} does not exist"),
+            ));
+        }
+        let owner = if !array.is_null() {
+            Some(
+                array_of(array, side, hipErrorInvalidValue)?
+                    .array()
+                    .device(),
+            )
+        } else {
+            rt.pointer_info(ptr as u64)
+                .filter(|i| i.allocation.kind == MemoryKind::Device)
+                .map(|i| i.device)
+        };
+        if let Some(owner) = owner.filter(|&o| o != device as usize) {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("the {side} is memory of device {owner}, not of device {device}"),
+            ));
+        }
+    }
+    let q = hipMemcpy3DParms {
+        srcArray: p.srcArray,
+        srcPos: p.srcPos,
+        srcPtr: p.srcPtr,
+        dstArray: p.dstArray,
+        dstPos: p.dstPos,
+        dstPtr: p.dstPtr,
+        extent: p.extent,
+        kind: memcpy_kind::DEFAULT,
+    };
+    let (dst, src, extent) = memcpy3d_params(&q)?;
+    // SAFETY: HIP's contract on host regions.
+    unsafe { copy_region(dst, src, extent, order) }
+}
+
+/// `hipError_t hipMemcpy3DPeer(hipMemcpy3DPeerParms* p)` (HIP 7.1): a 3D copy between the
+/// memory of two devices, synchronous.
+#[export]
+pub unsafe extern "C" fn hipMemcpy3DPeer(p: *const hipMemcpy3DPeerParms) -> hipError_t {
+    call("hipMemcpy3DPeer", || memcpy3d_peer(p, Order::Sync))
+}
+
+/// `hipError_t hipMemcpy3DPeerAsync(hipMemcpy3DPeerParms* p, hipStream_t stream)` (HIP 7.1).
+#[export]
+pub unsafe extern "C" fn hipMemcpy3DPeerAsync(
+    p: *const hipMemcpy3DPeerParms,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemcpy3DPeerAsync", || {
+        memcpy3d_peer(p, Order::Async(stream))
+    })
+}
+
+/// `hipMemcpy3DOperand` (HIP 7.1, 40 bytes): a pointer (`type` 1: address, row length and
+/// layer height in elements, a location hint) or an array (`type` 2: array, offset in
+/// elements).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipMemcpy3DOperand {
+    /// `hipMemcpy3DOperandType`: pointer 1, array 2.
+    pub type_: c_int,
+    /// The union's 32 bytes: `{ptr, rowLength, layerHeight, locHint}` or `{array, offset x, y,
+    /// z}`.
+    pub op: [u64; 4],
+}
+
+/// `hipMemcpy3DBatchOp` (HIP 7.1, 112 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipMemcpy3DBatchOp {
+    /// The source.
+    pub src: hipMemcpy3DOperand,
+    /// The destination.
+    pub dst: hipMemcpy3DOperand,
+    /// The extent in elements.
+    pub extent: hipExtent,
+    /// `hipMemcpySrcAccessOrder`: stream 1, during the call 2, any 3.
+    pub srcAccessOrder: c_int,
+    /// `hipMemcpyFlags` (0 or `hipMemcpyFlagPreferOverlapWithCompute` 1).
+    pub flags: c_uint,
+}
+const _: () = {
+    assert!(std::mem::size_of::<hipMemcpy3DOperand>() == 40);
+    assert!(std::mem::size_of::<hipMemcpy3DBatchOp>() == 112);
+    assert!(std::mem::offset_of!(hipMemcpy3DBatchOp, srcAccessOrder) == 104);
+};
+
+/// Checks a batch copy's access order (1 to 3) and flags (0 or 1).
+pub(crate) fn check_copy_attributes(order: c_int, flags: c_uint) -> Result<(), Failure> {
+    if !(1..=3).contains(&order) {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("srcAccessOrder {order} is none of HIP's (1 to 3)"),
+        ));
+    }
+    if flags > 1 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("copy flags {flags:#x} (0 or hipMemcpyFlagPreferOverlapWithCompute)"),
+        ));
+    }
+    Ok(())
+}
+
+/// One operation of `hipMemcpy3DBatchAsync` as `hipMemcpy3DParms`: elements are the array's
+/// texels when an array is involved, bytes between two pointers; a row length or layer height
+/// of 0 means the extent's.
+fn batch_op_params(op: &hipMemcpy3DBatchOp) -> Result<hipMemcpy3DParms, Failure> {
+    check_copy_attributes(op.srcAccessOrder, op.flags)?;
+    if op.extent.width == 0 || op.extent.height == 0 || op.extent.depth == 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            "the extent has a zero dimension",
+        ));
+    }
+    let array = |o: &hipMemcpy3DOperand| (o.type_ == 2).then_some(o.op[0] as *mut hipArray);
+    let texel = match (array(&op.src), array(&op.dst)) {
+        (Some(a), _) | (None, Some(a)) if !a.is_null() => {
+            array_of(a, "array operand", hipErrorInvalidValue)?.texel_bytes()
+        }
+        _ => 1,
+    };
+    let mut q = hipMemcpy3DParms {
+        srcArray: std::ptr::null_mut(),
+        srcPos: hipPos::default(),
+        srcPtr: hipPitchedPtr {
+            ptr: std::ptr::null_mut(),
+            pitch: 0,
+            xsize: 0,
+            ysize: 0,
+        },
+        dstArray: std::ptr::null_mut(),
+        dstPos: hipPos::default(),
+        dstPtr: hipPitchedPtr {
+            ptr: std::ptr::null_mut(),
+            pitch: 0,
+            xsize: 0,
+            ysize: 0,
+        },
+        extent: op.extent,
+        kind: memcpy_kind::DEFAULT,
+    };
+    for (o, side) in [(&op.src, "source"), (&op.dst, "destination")] {
+        let (arr, pos, ptr) = match o.type_ {
+            1 => {
+                let row = if o.op[1] == 0 {
+                    op.extent.width as u64
+                } else {
+                    o.op[1]
+                };
+                let layer = if o.op[2] == 0 {
+                    op.extent.height as u64
+                } else {
+                    o.op[2]
+                };
+                if row < op.extent.width as u64 {
+                    return Err(Failure::new(
+                        hipErrorInvalidValue,
+                        format!(
+                            "{side} rowLength {row} is below the width {}",
+                            op.extent.width
+                        ),
+                    ));
+                }
+                let pitch = row.checked_mul(texel).ok_or_else(|| {
+                    Failure::new(hipErrorInvalidValue, format!("{side} row overflows"))
+                })?;
+                (
+                    std::ptr::null_mut(),
+                    hipPos::default(),
+                    hipPitchedPtr {
+                        ptr: o.op[0] as *mut c_void,
+                        pitch: pitch as usize,
+                        xsize: pitch as usize,
+                        ysize: layer as usize,
+                    },
+                )
+            }
+            2 => (
+                o.op[0] as *mut hipArray,
+                hipPos {
+                    x: o.op[1] as usize,
+                    y: o.op[2] as usize,
+                    z: o.op[3] as usize,
+                },
+                hipPitchedPtr {
+                    ptr: std::ptr::null_mut(),
+                    pitch: 0,
+                    xsize: 0,
+                    ysize: 0,
+                },
+            ),
+            t => {
+                return Err(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("{side} operand type {t} (pointer 1, array 2)"),
+                ))
+            }
+        };
+        if side == "source" {
+            (q.srcArray, q.srcPos, q.srcPtr) = (arr, pos, ptr);
+        } else {
+            (q.dstArray, q.dstPos, q.dstPtr) = (arr, pos, ptr);
+        }
+    }
+    Ok(q)
+}
+
+/// `hipError_t hipMemcpy3DBatchAsync(size_t numOps, hipMemcpy3DBatchOp* opList, size_t*
+/// failIdx, unsigned long long flags, hipStream_t stream)` (HIP 7.1): each operation in
+/// `stream`'s order. Every operation is checked before any is queued; on a refusal `failIdx`
+/// (when given) names the operation, `SIZE_MAX` when the fault is no operation's.
+#[export]
+pub unsafe extern "C" fn hipMemcpy3DBatchAsync(
+    num_ops: usize,
+    op_list: *const hipMemcpy3DBatchOp,
+    fail_idx: *mut usize,
+    flags: u64,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemcpy3DBatchAsync", || {
+        let fail = |i: usize, f: Failure| {
+            if !fail_idx.is_null() {
+                // SAFETY: writable by the caller's contract when not NULL.
+                unsafe { fail_idx.write(i) };
+            }
+            f
+        };
+        if flags != 0 {
+            return Err(fail(
+                usize::MAX,
+                Failure::new(
+                    hipErrorInvalidValue,
+                    format!("flags {flags:#x} (must be 0)"),
+                ),
+            ));
+        }
+        if num_ops == 0 || op_list.is_null() {
+            return Err(fail(
+                usize::MAX,
+                Failure::new(hipErrorInvalidValue, "numOps is 0 or opList is NULL"),
+            ));
+        }
+        stream_of(stream).map_err(|f| fail(usize::MAX, f))?;
+        let mut checked = Vec::new();
+        checked.try_reserve(num_ops).map_err(|_| {
+            fail(
+                usize::MAX,
+                Failure::new(hipErrorOutOfMemory, "too many ops"),
+            )
+        })?;
+        for i in 0..num_ops {
+            // SAFETY: `num_ops` operations by the caller's contract.
+            let op = unsafe { op_list.add(i).read_unaligned() };
+            let q = batch_op_params(&op).map_err(|f| fail(i, f))?;
+            checked.push(memcpy3d_params(&q).map_err(|f| fail(i, f))?);
+        }
+        for (i, (dst, src, extent)) in checked.into_iter().enumerate() {
+            // SAFETY: HIP's contract on host regions.
+            unsafe { copy_region(dst, src, extent, Order::Async(stream)) }
+                .map_err(|f| fail(i, f))?;
+        }
+        Ok(())
+    })
+}
+
 /// One end of a driver-API copy as a copy end: its memory type picks the field (`Unified`:
 /// the device pointer, whatever it is); a LOD other than 0 is refused (CUDA's rule; clr
 /// ignores it).
@@ -2042,6 +2430,45 @@ fn drv_copy(c: DrvCopy, order: Order) -> Result<(), Failure> {
     }
     // SAFETY: HIP's contract on host regions.
     unsafe { copy_region(dst, src, c.extent, order) }
+}
+
+/// The size of `HIP_MEMCPY3D` in the caller's generation (128 bytes in HIP 5, 184 from 6).
+pub(crate) fn memcpy3d_size() -> usize {
+    match crate::generation::current() {
+        Generation::Hip5 => std::mem::size_of::<HIP_MEMCPY3D_v5>(),
+        _ => std::mem::size_of::<HIP_MEMCPY3D_v6>(),
+    }
+}
+
+/// A graph's copy node for a `HIP_MEMCPY3D` (the caller's generation's layout): each side's
+/// region resolved now (an array's storage is pitched device memory), as a captured
+/// `hipDrvMemcpy3DAsync` forms it.
+pub(crate) fn drv_copy_node(p: *const c_void) -> Result<CopyNode, Failure> {
+    let c = read_memcpy3d(p)?;
+    let dst = drv_end(&c.dst, "destination")?;
+    let src = drv_end(&c.src, "source")?;
+    if let (CopyEnd::Array(d), CopyEnd::Array(s)) = (&dst.0, &src.0) {
+        same_texels(d, s)?;
+    }
+    if c.extent.is_empty() {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            "the copy's extent is empty",
+        ));
+    }
+    let rt = runtime();
+    let d = rt.region("destination", &dst.0, dst.1, c.extent)?;
+    let s = rt.region("source", &src.0, src.1, c.extent)?;
+    Ok(CopyNode {
+        form: CopyForm::Pitched {
+            src: pitched(s, c.extent)?,
+            src_pos: [0; 3],
+            dst: pitched(d, c.extent)?,
+            dst_pos: [0; 3],
+            extent: [c.extent.width, c.extent.height, c.extent.depth],
+        },
+        kind: memcpy_kind::DEFAULT,
+    })
 }
 
 /// Reads a `HIP_MEMCPY3D` in the caller's generation's layout.
@@ -2112,7 +2539,7 @@ fn fill_region(
     ptr: *mut c_void,
     pitch: usize,
     rows: usize,
-    value: c_int,
+    (pattern, element): (u32, u8),
     extent: Extent,
     order: Order,
 ) -> Result<(), Failure> {
@@ -2139,16 +2566,16 @@ fn fill_region(
         }
         Ok(NodeOp::Memset(MemsetNode {
             dst: place.start,
-            value: u32::from(value as u8),
-            element_size: 1,
-            width: extent.width,
+            value: pattern,
+            element_size: element,
+            width: extent.width / u64::from(element),
             height: extent.height * extent.depth,
             pitch: place.row_pitch,
         }))
     })? {
         return crate::capture::add(&node.0, &stream, node.1);
     }
-    runtime().fill_3d(&stream, &end, value as u8, extent, wait)?;
+    runtime().fill_3d_pattern(&stream, &end, pattern, element, extent, wait)?;
     Ok(())
 }
 
@@ -2166,7 +2593,83 @@ fn fill_2d(
             format!("pitch {pitch} is smaller than the width {width}"),
         ));
     }
-    fill_region(dst, pitch, 0, value, extent_2d(width, height), order)
+    fill_region(
+        dst,
+        pitch,
+        0,
+        (value as u32 & 0xff, 1),
+        extent_2d(width, height),
+        order,
+    )
+}
+
+/// `hipMemsetD2D8/16/32`: `height` rows of `width` elements of `element` bytes, `pitch` bytes
+/// apart (a pitch below the row's bytes is `hipErrorInvalidValue`, as CUDA documents).
+fn fill_d2d(
+    dst: *mut c_void,
+    pitch: usize,
+    pattern: u32,
+    element: u8,
+    width: usize,
+    height: usize,
+    order: Order,
+) -> Result<(), Failure> {
+    let bytes = width
+        .checked_mul(usize::from(element))
+        .ok_or_else(|| Failure::new(hipErrorInvalidValue, "the row's bytes overflow"))?;
+    if bytes != 0 && height > 1 && pitch < bytes {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("dstPitch {pitch} is smaller than a row's {bytes} bytes"),
+        ));
+    }
+    let pitch = if height <= 1 { pitch.max(bytes) } else { pitch };
+    fill_region(
+        dst,
+        pitch,
+        0,
+        (pattern, element),
+        extent_2d(bytes, height),
+        order,
+    )
+}
+
+/// Declares `hipMemsetD2D8/16/32` and their `Async` forms: `(dst, dstPitch, value, width,
+/// height)`, width in elements.
+macro_rules! memset_d2d_entries {
+    ($( $(#[$doc:meta])* fn $name:ident($value:ty, $width:literal) => $order:expr $(, $stream:ident)?; )*) => { $(
+        $(#[$doc])*
+        #[export]
+        pub unsafe extern "C" fn $name(
+            dst: *mut c_void,
+            pitch: usize,
+            value: $value,
+            width: usize,
+            height: usize
+            $(, $stream: hipStream_t)?
+        ) -> hipError_t {
+            // `as u32` keeps the element's bits (an int's two's complement for D2D32).
+            call(stringify!($name), || {
+                fill_d2d(dst, pitch, value as u32, $width, width, height, $order)
+            })
+        }
+    )* };
+}
+
+memset_d2d_entries! {
+    /// `hipError_t hipMemsetD2D8(hipDeviceptr_t dst, size_t dstPitch, unsigned char value,
+    /// size_t width, size_t height)` (HIP 7.1).
+    fn hipMemsetD2D8(u8, 1) => Order::Sync;
+    /// `hipMemsetD2D16(hipDeviceptr_t, size_t, unsigned short value, size_t, size_t)`.
+    fn hipMemsetD2D16(u16, 2) => Order::Sync;
+    /// `hipMemsetD2D32(hipDeviceptr_t, size_t, unsigned int value, size_t, size_t)`.
+    fn hipMemsetD2D32(u32, 4) => Order::Sync;
+    /// `hipMemsetD2D8Async(..., hipStream_t stream)`.
+    fn hipMemsetD2D8Async(u8, 1) => Order::Async(stream), stream;
+    /// `hipMemsetD2D16Async(..., hipStream_t stream)`.
+    fn hipMemsetD2D16Async(u16, 2) => Order::Async(stream), stream;
+    /// `hipMemsetD2D32Async(..., hipStream_t stream)`.
+    fn hipMemsetD2D32Async(u32, 4) => Order::Async(stream), stream;
 }
 
 /// Declares the `hipMemset2D` family: `(dst, pitch, value, width, height)`.
@@ -2218,7 +2721,14 @@ fn fill_3d(
             "pitchedDevPtr.pitch is 0",
         ));
     }
-    fill_region(ptr.ptr, ptr.pitch, ptr.ysize, value, e, order)
+    fill_region(
+        ptr.ptr,
+        ptr.pitch,
+        ptr.ysize,
+        (value as u32 & 0xff, 1),
+        e,
+        order,
+    )
 }
 
 /// Declares the `hipMemset3D` family: `(pitchedDevPtr, value, extent)`.

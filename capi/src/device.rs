@@ -1184,7 +1184,7 @@ fn primary_context(device: i64) -> Result<u64, Failure> {
     Ok(h)
 }
 
-fn context_device(ctx: hipCtx_t) -> Result<i64, Failure> {
+pub(crate) fn context_device(ctx: hipCtx_t) -> Result<i64, Failure> {
     CONTEXTS
         .get(ctx as u64)
         .ok_or_else(|| Failure::new(hipErrorInvalidContext, format!("{ctx:p} is not a context")))

@@ -91,7 +91,7 @@ const _: () = {
 
 /// Where `flags` is in `hipExternalSemaphoreSignalParams`/`WaitParams`, and their stride, for
 /// the caller's generation.
-fn params_layout() -> (usize, usize) {
+pub(crate) fn params_layout() -> (usize, usize) {
     match current() {
         Generation::Hip5 => (64, 136),
         _ => (72, 144),
@@ -278,7 +278,7 @@ pub unsafe extern "C" fn hipImportExternalSemaphore(
 /// # Safety
 /// `sems` holds `count` handles and `params` `count` parameter structures of the caller's
 /// generation, when not NULL.
-unsafe fn semaphores_of(
+pub(crate) unsafe fn semaphores_of(
     sems: *const hipExternalSemaphore_t,
     params: *const c_void,
     count: c_uint,

@@ -70,12 +70,34 @@ pub(crate) mod node_type_6 {
     pub const EMPTY: i32 = 5;
     pub const WAIT_EVENT: i32 = 6;
     pub const EVENT_RECORD: i32 = 7;
+    pub const EXT_SEMAPHORE_SIGNAL: i32 = 8;
+    pub const EXT_SEMAPHORE_WAIT: i32 = 9;
+    pub const MEM_ALLOC: i32 = 10;
+    pub const MEM_FREE: i32 = 11;
     pub const MEMCPY_FROM_SYMBOL: i32 = 12;
     pub const MEMCPY_TO_SYMBOL: i32 = 13;
+    pub const BATCH_MEM_OP: i32 = 14;
+}
+
+/// The kinds HIP 5.2 has no number for, numbered as 5.5 and later number them (a program using
+/// them through `libamdhip64.so.5` was built with 5.3 or later headers).
+fn later_node_type(kind: NodeKind) -> Option<c_int> {
+    use node_type_6 as t;
+    Some(match kind {
+        NodeKind::SemaphoreSignal => t::EXT_SEMAPHORE_SIGNAL,
+        NodeKind::SemaphoreWait => t::EXT_SEMAPHORE_WAIT,
+        NodeKind::MemAlloc => t::MEM_ALLOC,
+        NodeKind::MemFree => t::MEM_FREE,
+        NodeKind::BatchMemOp => t::BATCH_MEM_OP,
+        _ => return None,
+    })
 }
 
 /// The `hipGraphNodeType` of `kind` for the caller's generation.
 pub(crate) fn node_type(kind: NodeKind, g: Generation) -> c_int {
+    if let Some(t) = later_node_type(kind) {
+        return t;
+    }
     if g == Generation::Hip5 {
         use node_type_5 as t;
         match kind {
@@ -90,6 +112,7 @@ pub(crate) fn node_type(kind: NodeKind, g: Generation) -> c_int {
             NodeKind::Empty => t::EMPTY,
             NodeKind::EventWait => t::WAIT_EVENT,
             NodeKind::EventRecord => t::EVENT_RECORD,
+            _ => t::EMPTY,
         }
     } else {
         use node_type_6 as t;
@@ -104,6 +127,7 @@ pub(crate) fn node_type(kind: NodeKind, g: Generation) -> c_int {
             NodeKind::Empty => t::EMPTY,
             NodeKind::EventWait => t::WAIT_EVENT,
             NodeKind::EventRecord => t::EVENT_RECORD,
+            _ => t::EMPTY,
         }
     }
 }
@@ -387,7 +411,7 @@ pub(crate) unsafe fn add_node(
 }
 
 /// A node of the kind `want` accepts, else `hipErrorInvalidValue`.
-fn node_of_kind(
+pub(crate) fn node_of_kind(
     node: hipGraphNode_t,
     want: &[NodeKind],
     what: &str,

@@ -742,72 +742,6 @@ pub unsafe extern "C" fn hipStreamBeginCaptureToGraph(
     })
 }
 
-// ------------------------------------------------------------------------------ graph memory
-
-/// `hipGraphMemAttributeType`: used and reserved, current and high-water.
-const MEM_ATTR_USED_HIGH: c_int = 1;
-const MEM_ATTR_RESERVED_HIGH: c_int = 3;
-
-/// `hipError_t hipDeviceGetGraphMemAttribute(int device, hipGraphMemAttributeType attr, void*
-/// value)` (HIP 5.3): 0 for each: rocload's graphs allocate no memory (no allocation nodes).
-#[export]
-pub unsafe extern "C" fn hipDeviceGetGraphMemAttribute(
-    device: c_int,
-    attr: c_int,
-    value: *mut c_void,
-) -> hipError_t {
-    call("hipDeviceGetGraphMemAttribute", || {
-        runtime().device(i64::from(device))?;
-        if value.is_null() {
-            return Err(Failure::null("value"));
-        }
-        if !(0..=3).contains(&attr) {
-            return Err(Failure::new(
-                hipErrorInvalidValue,
-                format!("graph memory attribute {attr}"),
-            ));
-        }
-        // SAFETY: the attributes are 64-bit values by HIP's contract.
-        unsafe { value.cast::<u64>().write_unaligned(0) };
-        Ok(())
-    })
-}
-
-/// `hipError_t hipDeviceSetGraphMemAttribute(int device, hipGraphMemAttributeType attr, void*
-/// value)` (HIP 5.3): only the high-water marks can be set, and only to 0 (a reset).
-#[export]
-pub unsafe extern "C" fn hipDeviceSetGraphMemAttribute(
-    device: c_int,
-    attr: c_int,
-    value: *mut c_void,
-) -> hipError_t {
-    call("hipDeviceSetGraphMemAttribute", || {
-        runtime().device(i64::from(device))?;
-        if value.is_null() {
-            return Err(Failure::null("value"));
-        }
-        // SAFETY: as above, for reading.
-        let v = unsafe { value.cast::<u64>().read_unaligned() };
-        if (attr == MEM_ATTR_USED_HIGH || attr == MEM_ATTR_RESERVED_HIGH) && v == 0 {
-            Ok(())
-        } else {
-            Err(Failure::new(
-                hipErrorInvalidValue,
-                format!("graph memory attribute {attr} cannot be set to {v}"),
-            ))
-        }
-    })
-}
-
-/// `hipError_t hipDeviceGraphMemTrim(int device)` (HIP 5.3): nothing to trim.
-#[export]
-pub unsafe extern "C" fn hipDeviceGraphMemTrim(device: c_int) -> hipError_t {
-    call("hipDeviceGraphMemTrim", || {
-        runtime().device(i64::from(device))?;
-        Ok(())
-    })
-}
-
 // ------------------------------------------------------------------------------ generic nodes
 
 /// `hipGraphNodeParams` (HIP 6.2, 256 bytes): the node's type (HIP 5.5+'s numbering, the only
@@ -847,8 +781,8 @@ unsafe fn member<T: Copy>(p: &hipGraphNodeParams) -> T {
     unsafe { p.params.as_ptr().cast::<T>().read_unaligned() }
 }
 
-/// The node operation `hipGraphNodeParams` describes; the types rocload has no node for
-/// (external semaphores, memory allocation and free) are `hipErrorNotSupported`.
+/// The node operation `hipGraphNodeParams` describes (an allocation node is made by
+/// `hipGraphAddNode` itself, which writes its address back).
 ///
 /// # Safety
 /// `p`'s union holds the parameters of its type (and a kernel's argument arrays as
@@ -902,14 +836,27 @@ unsafe fn op_of(p: &hipGraphNodeParams) -> Result<NodeOp, Failure> {
                 NodeOp::EventRecord(e)
             }
         }
-        8..=11 => {
+        t::EXT_SEMAPHORE_SIGNAL | t::EXT_SEMAPHORE_WAIT => {
+            // SAFETY: as above.
+            let m: crate::graph_nodes::hipExternalSemaphoreNodeParams = unsafe { member(p) };
+            crate::graph_nodes::semaphore_op(&m, p.type_ == t::EXT_SEMAPHORE_WAIT)?
+        }
+        t::MEM_FREE => {
+            // SAFETY: as above (`hipMemFreeNodeParams` is one pointer).
+            let dptr: *mut c_void = unsafe { member(p) };
+            NodeOp::MemFree(crate::graph_nodes::block_at(dptr)?)
+        }
+        t::BATCH_MEM_OP => {
+            // SAFETY: as above.
+            let m: crate::graph_nodes::hipBatchMemOpNodeParams = unsafe { member(p) };
+            crate::graph_nodes::batch_node(&m)?
+        }
+        t::MEM_ALLOC => {
+            // Made by hipGraphAddNode itself (it writes the address back); never replaced.
             return Err(Failure::new(
-                hipErrorNotSupported,
-                format!(
-                    "node type {}: external semaphores and graph memory nodes are not supported",
-                    p.type_
-                ),
-            ))
+                hipErrorInvalidValue,
+                "an allocation node's parameters cannot be set",
+            ));
         }
         other => {
             return Err(Failure::new(
@@ -938,6 +885,18 @@ pub unsafe extern "C" fn hipGraphAddNode(
         }
         // SAFETY: non-null, readable by the caller's contract.
         let p = unsafe { params.read_unaligned() };
+        if p.type_ == crate::graph::node_type_6::MEM_ALLOC {
+            // The address goes back into the caller's parameters.
+            // SAFETY: the union at byte 16 holds `hipMemAllocNodeParams` for this type.
+            let alloc = unsafe { params.cast::<u8>().add(16) }.cast();
+            // SAFETY: forwarded.
+            let code =
+                unsafe { crate::graph_nodes::hipGraphAddMemAllocNode(out, graph, deps, n, alloc) };
+            return match code {
+                hipSuccess => Ok(()),
+                code => Err(Failure::new(code, "adding the allocation node")),
+            };
+        }
         // SAFETY: HIP's contract on the parameters and the outputs.
         unsafe { crate::graph::add_node(out, graph, deps, n, || op_of(&p)) }
     })

@@ -321,6 +321,86 @@ unsafe fn launch_multi_device(
     if list.is_null() {
         return Err(Failure::null("launchParamsList"));
     }
+    let count = check_multi_device(count, flags)?;
+    // Read first (at most one per device), then the argument values, which borrow nothing
+    // of the caller's but their own bytes.
+    let params: Vec<hipLaunchParams> = (0..count)
+        // SAFETY: `count` entries by the caller's contract.
+        .map(|i| unsafe { list.add(i).read_unaligned() })
+        .collect();
+    let mut launches = Vec::with_capacity(count);
+    for p in &params {
+        let k = kernel_for(p.func, p.stream)?;
+        // SAFETY: the caller's contract: one pointer per argument.
+        let v = unsafe { read_pointers(&k, p.args) }?;
+        launches.push((
+            k,
+            dims(p.gridDim),
+            dims(p.blockDim),
+            p.sharedMem,
+            v,
+            p.stream,
+        ));
+    }
+    multi_device(launches, flags, cooperative)
+}
+
+/// One launch of a multi-device launch: kernel, grid, block, dynamic LDS, argument values,
+/// stream.
+type MultiLaunch = (
+    KernelRef,
+    [u32; 3],
+    [u32; 3],
+    usize,
+    Vec<&'static [u8]>,
+    hipStream_t,
+);
+
+/// Launches one grid per device (see [`launch_multi_device`]).
+fn multi_device(
+    launches: Vec<MultiLaunch>,
+    flags: c_uint,
+    cooperative: bool,
+) -> Result<(), Failure> {
+    let mut out = Vec::with_capacity(launches.len());
+    for (kernel, grid, block, shared, v, stream) in launches {
+        let dynamic_lds = u32::try_from(shared).map_err(|_| {
+            Failure::new(
+                hipErrorInvalidValue,
+                format!("{shared} bytes of dynamic shared memory"),
+            )
+        })?;
+        out.push((kernel, grid, block, dynamic_lds, v, stream_of(stream)?));
+    }
+    let launches = out
+        .iter()
+        .map(
+            |(kernel, grid, block, dynamic_lds, v, stream)| DeviceLaunch {
+                kernel: kernel.clone(),
+                config: LaunchConfig {
+                    grid: *grid,
+                    block: *block,
+                    dynamic_lds: *dynamic_lds,
+                    partial: [0; 3],
+                },
+                args: ExplicitArgs::Values(v),
+                stream: stream.clone(),
+            },
+        )
+        .collect();
+    runtime().launch_multi_device(
+        launches,
+        cooperative,
+        MultiDeviceOrder {
+            wait_before: flags & MULTI_DEVICE_NO_PRE_SYNC == 0,
+            wait_after: flags & MULTI_DEVICE_NO_POST_SYNC == 0,
+        },
+    )?;
+    Ok(())
+}
+
+/// The number of launches of a multi-device launch (1 to the number of devices) and its flags.
+fn check_multi_device(count: c_int, flags: c_uint) -> Result<usize, Failure> {
     let devices = runtime().agents().len();
     let count = usize::try_from(count)
         .ok()
@@ -337,49 +417,7 @@ unsafe fn launch_multi_device(
             format!("unknown multi-device launch flags {flags:#x}"),
         ));
     }
-    // Read first (at most one per device), then the argument values, which borrow nothing
-    // of the caller's but their own bytes.
-    let params: Vec<hipLaunchParams> = (0..count)
-        // SAFETY: `count` entries by the caller's contract.
-        .map(|i| unsafe { list.add(i).read_unaligned() })
-        .collect();
-    let mut kernels = Vec::with_capacity(count);
-    let mut values = Vec::with_capacity(count);
-    for p in &params {
-        let k = kernel_for(p.func, p.stream)?;
-        // SAFETY: the caller's contract: one pointer per argument.
-        values.push(unsafe { read_pointers(&k, p.args) }?);
-        kernels.push(k);
-    }
-    let mut launches = Vec::with_capacity(count);
-    for ((p, k), v) in params.iter().zip(kernels).zip(&values) {
-        let dynamic_lds = u32::try_from(p.sharedMem).map_err(|_| {
-            Failure::new(
-                hipErrorInvalidValue,
-                format!("{} bytes of dynamic shared memory", p.sharedMem),
-            )
-        })?;
-        launches.push(DeviceLaunch {
-            kernel: k,
-            config: LaunchConfig {
-                grid: dims(p.gridDim),
-                block: dims(p.blockDim),
-                dynamic_lds,
-                partial: [0; 3],
-            },
-            args: ExplicitArgs::Values(v),
-            stream: stream_of(p.stream)?,
-        });
-    }
-    runtime().launch_multi_device(
-        launches,
-        cooperative,
-        MultiDeviceOrder {
-            wait_before: flags & MULTI_DEVICE_NO_PRE_SYNC == 0,
-            wait_after: flags & MULTI_DEVICE_NO_POST_SYNC == 0,
-        },
-    )?;
-    Ok(())
+    Ok(count)
 }
 
 /// `hipError_t hipLaunchCooperativeKernelMultiDevice(hipLaunchParams* launchParamsList, int
@@ -394,6 +432,62 @@ pub unsafe extern "C" fn hipLaunchCooperativeKernelMultiDevice(
     call("hipLaunchCooperativeKernelMultiDevice", || {
         // SAFETY: forwarded.
         unsafe { launch_multi_device(list, count, flags, true) }
+    })
+}
+
+/// `hipFunctionLaunchParams` (HIP 6.0): a module function's launch on one device.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipFunctionLaunchParams {
+    /// The function (`hipModuleGetFunction`).
+    pub function: hipFunction_t,
+    /// Grid, in work-groups.
+    pub gridDim: [c_uint; 3],
+    /// Work-group size.
+    pub blockDim: [c_uint; 3],
+    /// Dynamic shared memory in bytes.
+    pub sharedMemBytes: c_uint,
+    /// The stream, of the device this launch runs on.
+    pub hStream: hipStream_t,
+    /// One pointer per argument.
+    pub kernelParams: *mut *mut c_void,
+}
+const _: () = {
+    assert!(std::mem::size_of::<hipFunctionLaunchParams>() == 56);
+    assert!(std::mem::offset_of!(hipFunctionLaunchParams, hStream) == 40);
+};
+
+/// `hipError_t hipModuleLaunchCooperativeKernelMultiDevice(hipFunctionLaunchParams*
+/// launchParamsList, unsigned int numDevices, unsigned int flags)` (HIP 6.0): as
+/// `hipLaunchCooperativeKernelMultiDevice`, for module functions.
+#[export]
+pub unsafe extern "C" fn hipModuleLaunchCooperativeKernelMultiDevice(
+    list: *mut hipFunctionLaunchParams,
+    count: c_uint,
+    flags: c_uint,
+) -> hipError_t {
+    call("hipModuleLaunchCooperativeKernelMultiDevice", || {
+        if list.is_null() {
+            return Err(Failure::null("launchParamsList"));
+        }
+        let count = check_multi_device(c_int::try_from(count).unwrap_or(c_int::MAX), flags)?;
+        let mut launches = Vec::with_capacity(count);
+        for i in 0..count {
+            // SAFETY: `count` entries by the caller's contract.
+            let p = unsafe { list.add(i).read_unaligned() };
+            let k = function_handle(p.function)?;
+            // SAFETY: the caller's contract: one pointer per argument.
+            let v = unsafe { read_pointers(&k, p.kernelParams) }?;
+            launches.push((
+                k,
+                p.gridDim,
+                p.blockDim,
+                p.sharedMemBytes as usize,
+                v,
+                p.hStream,
+            ));
+        }
+        multi_device(launches, flags, true)
     })
 }
 

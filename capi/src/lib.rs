@@ -427,6 +427,7 @@ mod external;
 mod gl_interop;
 mod graph;
 mod graph_later;
+mod graph_nodes;
 mod hiprtc;
 mod hiprtc_link;
 mod ipc;

@@ -60,17 +60,93 @@ pub unsafe extern "C" fn hipMemAdvise(
     device: c_int,
 ) -> hipError_t {
     call("hipMemAdvise", || {
+        // clr: a device that is neither an ordinal nor the CPU is an invalid value here.
+        advise(dev_ptr, count, advice, || {
+            location(device).map_err(|f| Failure {
+                code: hipErrorInvalidValue,
+                ..f
+            })
+        })
+    })
+}
+
+/// Whether host NUMA node `id` exists (Linux lists them under `/sys/devices/system/node`; a
+/// machine without NUMA has node 0 only).
+fn numa_node_exists(id: c_int) -> bool {
+    id == 0
+        || (id > 0 && std::path::Path::new(&format!("/sys/devices/system/node/node{id}")).exists())
+}
+
+/// The location a `hipMemLocation` names. Host memory is one place on the software agent and
+/// for the hints the runtime keeps, so every host location (NUMA node or not) is the host.
+fn location_v2(l: crate::types::hipMemLocation) -> Result<Location, Failure> {
+    match l.type_ {
+        1 => location(l.id),
+        2 | 4 => Ok(Location::Host),
+        3 if numa_node_exists(l.id) => Ok(Location::Host),
+        3 => Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("host NUMA node {} does not exist", l.id),
+        )),
+        t => Err(Failure::new(
+            hipErrorInvalidValue,
+            format!("hipMemLocationType {t} names no location"),
+        )),
+    }
+}
+
+/// `hipError_t hipMemAdvise_v2(const void* dev_ptr, size_t count, hipMemoryAdvise advice,
+/// hipMemLocation location)` (HIP 7.1): `hipMemAdvise` with the location as a structure.
+#[export]
+pub unsafe extern "C" fn hipMemAdvise_v2(
+    dev_ptr: *const c_void,
+    count: usize,
+    advice: c_int,
+    at: crate::types::hipMemLocation,
+) -> hipError_t {
+    call("hipMemAdvise_v2", || {
+        advise(dev_ptr, count, advice, || location_v2(at))
+    })
+}
+
+/// `hipError_t hipMemPrefetchAsync_v2(const void* dev_ptr, size_t count, hipMemLocation
+/// location, unsigned int flags, hipStream_t stream)` (HIP 7.1): `hipMemPrefetchAsync` with the
+/// location as a structure; `flags` must be 0.
+#[export]
+pub unsafe extern "C" fn hipMemPrefetchAsync_v2(
+    dev_ptr: *const c_void,
+    count: usize,
+    at: crate::types::hipMemLocation,
+    flags: c_uint,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemPrefetchAsync_v2", || {
+        if flags != 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("flags {flags:#x} (must be 0)"),
+            ));
+        }
+        prefetch(dev_ptr, count, stream, || location_v2(at))
+    })
+}
+
+/// `hipMemAdvise`'s work: the range's checks, then `advice` at the location `at` gives (asked
+/// only for advice that names one).
+fn advise(
+    dev_ptr: *const c_void,
+    count: usize,
+    advice: c_int,
+    at: impl FnOnce() -> Result<Location, Failure>,
+) -> Result<(), Failure> {
+    {
         if dev_ptr.is_null() || count == 0 {
             return Err(Failure::new(
                 hipErrorInvalidValue,
                 "dev_ptr is NULL or count is 0",
             ));
         }
-        // clr: a device that is neither an ordinal nor the CPU is an invalid value here.
-        let at = location(device).map_err(|f| Failure {
-            code: hipErrorInvalidValue,
-            ..f
-        })?;
+        let at = at()?;
         let advice = match advice {
             1 => Advice::SetReadMostly,
             2 => Advice::UnsetReadMostly,
@@ -88,7 +164,7 @@ pub unsafe extern "C" fn hipMemAdvise(
             }
         };
         Ok(runtime().advise(dev_ptr as u64, count as u64, advice)?)
-    })
+    }
 }
 
 /// `hipError_t hipMemPrefetchAsync(const void* dev_ptr, size_t count, int device,
@@ -103,19 +179,28 @@ pub unsafe extern "C" fn hipMemPrefetchAsync(
     stream: hipStream_t,
 ) -> hipError_t {
     call("hipMemPrefetchAsync", || {
-        if dev_ptr.is_null() || count == 0 {
-            return Err(Failure::new(
-                hipErrorInvalidValue,
-                "dev_ptr is NULL or count is 0",
-            ));
-        }
-        // A potentially unsafe call during capture, as later clr has it (earlier clr ran it at
-        // once, outside the capture it was asked in: never a node of the graph).
-        crate::capture::check_unsafe("hipMemPrefetchAsync")?;
-        let s = stream_of(stream)?;
-        let at = location(device)?;
-        Ok(runtime().prefetch(dev_ptr as u64, count as u64, at, &s)?)
+        prefetch(dev_ptr, count, stream, || location(device))
     })
+}
+
+fn prefetch(
+    dev_ptr: *const c_void,
+    count: usize,
+    stream: hipStream_t,
+    at: impl FnOnce() -> Result<Location, Failure>,
+) -> Result<(), Failure> {
+    if dev_ptr.is_null() || count == 0 {
+        return Err(Failure::new(
+            hipErrorInvalidValue,
+            "dev_ptr is NULL or count is 0",
+        ));
+    }
+    // A potentially unsafe call during capture, as later clr has it (earlier clr ran it at
+    // once, outside the capture it was asked in: never a node of the graph).
+    crate::capture::check_unsafe("hipMemPrefetchAsync")?;
+    let s = stream_of(stream)?;
+    let at = at()?;
+    Ok(runtime().prefetch(dev_ptr as u64, count as u64, at, &s)?)
 }
 
 /// Writes one range attribute into `data` (`size` bytes), as ROCr's SVM attributes answer.

@@ -490,7 +490,11 @@ pub(crate) fn check_sides(
         _ => (false, false),
     };
     for (address, device, side) in [(dst, dst_device, "dst"), (src, src_device, "src")] {
-        if device && !address.is_null() && runtime().pointer_info(address as u64).is_none() {
+        if device
+            && !address.is_null()
+            && runtime().pointer_info(address as u64).is_none()
+            && !rocload_lib::runtime::graph::GraphAllocation::covers(address as u64, 1)
+        {
             return Err(Failure::new(
                 hipErrorInvalidValue,
                 format!(
@@ -879,4 +883,186 @@ element_fills! {
     fn hipMemsetD16Async(u16, 2), stream;
     /// `hipError_t hipMemsetD32Async(hipDeviceptr_t, int value, size_t count, hipStream_t)`.
     fn hipMemsetD32Async(c_int, 4), stream;
+}
+
+// ------------------------------------------------------------------------------ HIP 6.5 / 7.1
+
+/// `hipMemcpyAttributes` (HIP 7.1, 24 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct hipMemcpyAttributes {
+    /// `hipMemcpySrcAccessOrder`.
+    pub srcAccessOrder: c_int,
+    /// Source location hint (ignored: one address space).
+    pub srcLocHint: crate::types::hipMemLocation,
+    /// Destination location hint (ignored).
+    pub dstLocHint: crate::types::hipMemLocation,
+    /// `hipMemcpyFlags`.
+    pub flags: c_uint,
+}
+const _: () = assert!(std::mem::size_of::<hipMemcpyAttributes>() == 24);
+
+/// `hipError_t hipMemcpyBatchAsync(void** dsts, void** srcs, size_t* sizes, size_t count,
+/// hipMemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs, size_t* failIdx,
+/// hipStream_t stream)` (HIP 7.1): `count` linear copies in `stream`'s order. Attributes, when
+/// given, must be valid and their indices start at 0 and grow (CUDA's rules; HIP documents them
+/// as unused, so none is also accepted). Every copy is checked before any is queued; on a
+/// refusal `failIdx` (when given) names the copy, `SIZE_MAX` when the fault is no copy's.
+#[export]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn hipMemcpyBatchAsync(
+    dsts: *const *mut c_void,
+    srcs: *const *const c_void,
+    sizes: *const usize,
+    count: usize,
+    attrs: *const hipMemcpyAttributes,
+    attrs_idxs: *const usize,
+    num_attrs: usize,
+    fail_idx: *mut usize,
+    stream: hipStream_t,
+) -> hipError_t {
+    call("hipMemcpyBatchAsync", || {
+        let fail = |i: usize, f: Failure| {
+            if !fail_idx.is_null() {
+                // SAFETY: writable by the caller's contract when not NULL.
+                unsafe { fail_idx.write(i) };
+            }
+            f
+        };
+        let none = |f: Failure| fail(usize::MAX, f);
+        if count == 0 || dsts.is_null() || srcs.is_null() || sizes.is_null() {
+            return Err(none(Failure::new(
+                hipErrorInvalidValue,
+                "count is 0 or dsts, srcs or sizes is NULL",
+            )));
+        }
+        if num_attrs != 0 {
+            if attrs.is_null() || attrs_idxs.is_null() || num_attrs > count {
+                return Err(none(Failure::new(
+                    hipErrorInvalidValue,
+                    format!("{num_attrs} attributes for {count} copies, or attrs/attrsIdxs NULL"),
+                )));
+            }
+            let mut previous = None;
+            for k in 0..num_attrs {
+                // SAFETY: `num_attrs` entries by the caller's contract.
+                let (a, at) = unsafe { (attrs.add(k).read_unaligned(), attrs_idxs.add(k).read()) };
+                let grows = match previous {
+                    None => at == 0,
+                    Some(p) => at > p && at < count,
+                };
+                if !grows {
+                    return Err(none(Failure::new(
+                        hipErrorInvalidValue,
+                        format!("attrsIdxs[{k}] = {at}: must start at 0 and grow below {count}"),
+                    )));
+                }
+                previous = Some(at);
+                crate::array::check_copy_attributes(a.srcAccessOrder, a.flags)
+                    .map_err(|f| fail(at, f))?;
+            }
+        }
+        let st = stream_of(stream).map_err(none)?;
+        let rt = runtime();
+        let mut copies = Vec::new();
+        copies
+            .try_reserve(count)
+            .map_err(|_| none(Failure::new(hipErrorOutOfMemory, "too many copies")))?;
+        for i in 0..count {
+            // SAFETY: `count` entries in each array by the caller's contract.
+            let (d, s, n) = unsafe { (*dsts.add(i) as u64, *srcs.add(i) as u64, *sizes.add(i)) };
+            if n != 0 && (d == 0 || s == 0) {
+                return Err(fail(
+                    i,
+                    Failure::new(
+                        hipErrorInvalidValue,
+                        format!("copy {i}: dst or src is NULL"),
+                    ),
+                ));
+            }
+            // Device-side ranges are checked now, so nothing is queued for a batch that fails.
+            for (a, side) in [(d, "dst"), (s, "src")] {
+                if n != 0 && rt.pointer_info(a).is_some() {
+                    rt.check_device_memory(a, n as u64, side)
+                        .map_err(|e| fail(i, e.into()))?;
+                }
+            }
+            copies.push((d, s, n));
+        }
+        let captured = crate::capture::intercept(&st, "a batch of copies").map_err(none)?;
+        for (i, (d, s, n)) in copies.into_iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            if let Some(c) = &captured {
+                let form = CopyForm::Linear {
+                    dst: d,
+                    src: s,
+                    len: n as u64,
+                };
+                let op = NodeOp::Copy(CopyNode {
+                    form,
+                    kind: memcpy_kind::DEFAULT,
+                });
+                crate::capture::add(c, &st, op).map_err(|f| fail(i, f))?;
+                continue;
+            }
+            // SAFETY: host-side ranges by the caller's contract; device-side ones are checked.
+            unsafe { rt.copy(&st, d, s, n as u64, false) }.map_err(|e| fail(i, e.into()))?;
+        }
+        Ok(())
+    })
+}
+
+/// `hipMemRangeHandleTypeDmaBufFd`.
+const RANGE_HANDLE_DMA_BUF: c_int = 1;
+/// `hipMemRangeFlagDmaBufMappingTypePcie`.
+const RANGE_FLAG_PCIE: u64 = 1;
+
+/// `hipError_t hipMemGetHandleForAddressRange(void* handle, hipDeviceptr_t dptr, size_t size,
+/// hipMemRangeHandleType handleType, unsigned long long flags)` (HIP 6.5/7.0): a dma-buf
+/// descriptor for a range of device memory. A dma-buf is exported by a GPU's kernel driver
+/// (amdgpu's); the software agent's device memory is ordinary host memory that no driver
+/// exports, so a valid request is `hipErrorNotSupported`, with the reason in the log, as CUDA
+/// answers where dma-bufs are unavailable.
+#[export]
+pub unsafe extern "C" fn hipMemGetHandleForAddressRange(
+    handle: *mut c_void,
+    dptr: *mut c_void,
+    size: usize,
+    handle_type: c_int,
+    flags: u64,
+) -> hipError_t {
+    call("hipMemGetHandleForAddressRange", || {
+        if handle.is_null() {
+            return Err(Failure::null("handle"));
+        }
+        if dptr.is_null() || size == 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                "dptr is NULL or size is 0",
+            ));
+        }
+        if handle_type != RANGE_HANDLE_DMA_BUF {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("handleType {handle_type} (only hipMemRangeHandleTypeDmaBufFd, 1)"),
+            ));
+        }
+        if flags & !RANGE_FLAG_PCIE != 0 {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("flags {flags:#x}"),
+            ));
+        }
+        let rt = runtime();
+        rt.check_device_memory(dptr as u64, size as u64, "address range")?;
+        Err(Failure::new(
+            hipErrorNotSupported,
+            format!(
+                "a dma-buf of {size} bytes at {dptr:p}: dma-bufs are exported by a GPU's kernel \
+                 driver, and this device's memory is host memory no driver exports"
+            ),
+        ))
+    })
 }

@@ -122,6 +122,12 @@ fn allocate(
         Some(p) => p,
         None => runtime().current_mem_pool(s.device_index()? as i64)?,
     };
+    // Captured: an allocation node of the pool's device, as CUDA and HIP capture it.
+    if let Some(c) = crate::capture::intercept(&s, "a stream-ordered allocation")? {
+        let address = crate::graph_nodes::capture_malloc(&c, &s, pool.device_index(), size)?;
+        // SAFETY: non-null, writable by the caller's contract.
+        return unsafe { out(ptr, "dev_ptr", address as *mut c_void) };
+    }
     let address = runtime().allocate_async(&pool, size as u64, &s)?;
     // SAFETY: non-null, writable by the caller's contract.
     unsafe { out(ptr, "dev_ptr", address as *mut c_void) }
@@ -161,6 +167,9 @@ pub unsafe extern "C" fn hipFreeAsync(dev_ptr: *mut c_void, stream: hipStream_t)
             return Err(Failure::null("dev_ptr"));
         }
         let s = stream_arg(stream)?;
+        if let Some(c) = crate::capture::intercept(&s, "a stream-ordered free")? {
+            return crate::graph_nodes::capture_free(&c, &s, dev_ptr);
+        }
         Ok(runtime().free_async(dev_ptr as u64, &s)?)
     })
 }

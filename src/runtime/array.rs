@@ -862,6 +862,31 @@ impl Runtime {
         extent: Extent,
         wait: bool,
     ) -> RuntimeResult<()> {
+        self.fill_3d_pattern(stream, dst, u32::from(value), 1, extent, wait)
+    }
+
+    /// As [`fill_3d`](Self::fill_3d) with an `element`-byte (1, 2 or 4) pattern
+    /// (`hipMemsetD2D16/32`): `extent.width` is in bytes, a multiple of `element`, and the
+    /// region's start and row pitch must be aligned to it.
+    ///
+    /// # Errors
+    /// As [`fill_3d`](Self::fill_3d); [`RuntimeError::BadRegion`] for an element size other
+    /// than 1, 2 or 4 or a misaligned region.
+    pub fn fill_3d_pattern(
+        &self,
+        stream: &Stream,
+        dst: &CopyEnd,
+        pattern: u32,
+        element: u8,
+        extent: Extent,
+        wait: bool,
+    ) -> RuntimeResult<()> {
+        if !matches!(element, 1 | 2 | 4) {
+            return Err(region_error(
+                "destination",
+                format!("elements of {element} bytes (1, 2 or 4)"),
+            ));
+        }
         if extent.is_empty() {
             return Ok(());
         }
@@ -873,6 +898,18 @@ impl Runtime {
         }
         let end = dst;
         let r = rect("destination", end, Origin::default(), extent)?;
+        let e = u64::from(element);
+        if r.start % e != 0 || extent.width % e != 0 || (extent.height > 1 && r.row_pitch % e != 0)
+        {
+            return Err(region_error(
+                "destination",
+                format!(
+                    "a fill of {e}-byte elements needs an aligned start ({:#x}), width ({}) and \
+                     pitch ({})",
+                    r.start, extent.width, r.row_pitch
+                ),
+            ));
+        }
         self.check_device_memory(r.start, r.span, "fill destination")?;
         let ctx = stream.context()?;
         let device = ctx.device().clone();
@@ -886,19 +923,14 @@ impl Runtime {
                     // SAFETY: the region, one run, was checked to lie inside a live allocation,
                     // which stays allocated while the stream runs.
                     return unsafe {
-                        device.fill(
-                            r.start,
-                            u32::from(value),
-                            1,
-                            w * extent.height * extent.depth,
-                        )
+                        device.fill(r.start, pattern, element, w * extent.height * extent.depth)
                     };
                 }
                 for z in 0..extent.depth {
                     for y in 0..extent.height {
                         let at = r.start + z * r.slice_pitch + y * r.row_pitch;
                         // SAFETY: one row of the checked region.
-                        unsafe { device.fill(at, u32::from(value), 1, w) }?;
+                        unsafe { device.fill(at, pattern, element, w) }?;
                     }
                 }
                 Ok(())

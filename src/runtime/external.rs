@@ -118,7 +118,7 @@ impl ExternalSemaphore {
     }
 
     /// Adds one to the count, waking one waiter.
-    fn signal(&self) -> Result<(), DeviceError> {
+    pub(crate) fn signal(&self) -> Result<(), DeviceError> {
         let one = 1u64.to_ne_bytes();
         loop {
             // SAFETY: writing our own 8-byte buffer to our own descriptor.
@@ -134,7 +134,7 @@ impl ExternalSemaphore {
     }
 
     /// Waits until the count is non-zero and takes it, for at most [`SYNC_TIMEOUT`].
-    fn wait(&self) -> Result<(), DeviceError> {
+    pub(crate) fn wait(&self) -> Result<(), DeviceError> {
         let start = Instant::now();
         loop {
             let left = SYNC_TIMEOUT.saturating_sub(start.elapsed());

@@ -61,15 +61,147 @@ impl WaitCondition {
 const FIRST_PAUSE: Duration = Duration::from_micros(2);
 const LONGEST_PAUSE: Duration = Duration::from_millis(1);
 
+/// One stream memory operation (`hipStreamBatchMemOp`'s element, and what
+/// `hipStreamWriteValue32/64` and `hipStreamWaitValue32/64` queue).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemOp {
+    /// Write the low `width` (4 or 8) bytes of `value` to `address`.
+    Write {
+        /// Where.
+        address: u64,
+        /// What.
+        value: u64,
+        /// 4 or 8.
+        width: u8,
+    },
+    /// Hold the stream until the `width`-byte value at `address` meets `condition` against
+    /// `value` under `mask`.
+    Wait {
+        /// Where.
+        address: u64,
+        /// The condition.
+        condition: WaitCondition,
+        /// The operand.
+        value: u64,
+        /// The mask applied to the memory's value.
+        mask: u64,
+        /// 4 or 8.
+        width: u8,
+    },
+}
+
+impl MemOp {
+    fn address_width(&self) -> (u64, u8) {
+        match *self {
+            MemOp::Write { address, width, .. } | MemOp::Wait { address, width, .. } => {
+                (address, width)
+            }
+        }
+    }
+
+    /// Runs the operation on `device` (a stream or graph step's work): a write is a checked
+    /// copy, a wait polls (see the module comment).
+    ///
+    /// # Errors
+    /// An access the device's table refuses (memory freed meanwhile), or a wait still unmet
+    /// after [`SYNC_TIMEOUT`].
+    pub fn run(&self, device: &dyn crate::device::Device) -> Result<(), DeviceError> {
+        match *self {
+            MemOp::Write {
+                address,
+                value,
+                width,
+            } => {
+                let bytes = value.to_le_bytes();
+                // SAFETY: the source is this function's own buffer of 8 bytes, of which `width`
+                // (4 or 8) are read; the destination is checked against the device's table by
+                // the copy itself.
+                unsafe { device.copy(address, bytes.as_ptr() as u64, u64::from(width)) }
+            }
+            MemOp::Wait {
+                address,
+                condition,
+                value,
+                mask,
+                width,
+            } => {
+                let len = u64::from(width);
+                let width_mask = if len == 8 {
+                    u64::MAX
+                } else {
+                    u64::from(u32::MAX)
+                };
+                let (value, mask) = (value & width_mask, mask & width_mask);
+                let start = Instant::now();
+                let mut pause = FIRST_PAUSE;
+                loop {
+                    let mut bytes = [0u8; 8];
+                    // SAFETY: the destination is this function's own 8-byte buffer, of which
+                    // `len` bytes are written; the source is checked against the device's table
+                    // at every poll, so memory freed meanwhile is an error, not a read.
+                    unsafe { device.copy(bytes.as_mut_ptr() as u64, address, len)? };
+                    let current = u64::from_le_bytes(bytes);
+                    if condition.holds(current, value, mask, width_mask) {
+                        tracing::debug!(address, current, waited = ?start.elapsed(), "stream wait satisfied");
+                        return Ok(());
+                    }
+                    if start.elapsed() >= SYNC_TIMEOUT {
+                        return Err(DeviceError::Timeout(start.elapsed()));
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(LONGEST_PAUSE);
+                }
+            }
+        }
+    }
+}
+
 impl Runtime {
-    /// Writes the low `width` (4 or 8) bytes of `value` to `dst` in `stream`'s order
-    /// (`hipStreamWriteValue32/64`); `dst` must be memory of a device, `width`-aligned.
+    /// Checks a memory operation: its memory must be a device's (device, signal, pinned,
+    /// registered or managed) and aligned to its width (4 or 8).
     ///
     /// # Errors
     /// [`RuntimeError::NotDeviceMemory`](super::RuntimeError::NotDeviceMemory) for an address no
     /// device holds, [`RuntimeError::InvalidRange`](super::RuntimeError::InvalidRange) for a
-    /// width other than 4 or 8 or a misaligned address, a range past its allocation, or the
-    /// stream's errors.
+    /// width other than 4 or 8, a misaligned address or a range past its allocation.
+    pub fn check_mem_op(&self, op: &MemOp) -> RuntimeResult<()> {
+        let (address, width) = op.address_width();
+        let what = match op {
+            MemOp::Write { .. } => "stream write",
+            MemOp::Wait { .. } => "stream wait",
+        };
+        let len = value_width(address, width, what)?;
+        self.check_device_memory(address, len, what)
+    }
+
+    /// Queues `ops` on `stream`, in order, as one step (`hipStreamBatchMemOp`); every
+    /// operation is checked before anything is queued.
+    ///
+    /// # Errors
+    /// As [`check_mem_op`](Self::check_mem_op), or the stream's errors. Running, the step fails
+    /// the stream as [`wait_value`](Self::wait_value) describes.
+    pub fn batch_mem_op(&self, stream: &Stream, ops: &[MemOp]) -> RuntimeResult<()> {
+        for op in ops {
+            self.check_mem_op(op)?;
+        }
+        let device = stream.context()?.device().clone();
+        let ops = ops.to_vec();
+        tracing::debug!(
+            stream = stream.id(),
+            ops = ops.len(),
+            "queueing stream memory operations"
+        );
+        stream.host_work(
+            "running stream memory operations",
+            Box::new(move || ops.iter().try_for_each(|op| op.run(&*device))),
+        )
+    }
+
+    /// Writes the low `width` (4 or 8) bytes of `value` to `dst` in `stream`'s order
+    /// (`hipStreamWriteValue32/64`); `dst` must be memory of a device, `width`-aligned.
+    ///
+    /// # Errors
+    /// As [`check_mem_op`](Self::check_mem_op), or the stream's errors.
     pub fn write_value(
         &self,
         stream: &Stream,
@@ -77,25 +209,13 @@ impl Runtime {
         value: u64,
         width: u8,
     ) -> RuntimeResult<()> {
-        let len = value_width(dst, width, "stream write")?;
-        self.check_device_memory(dst, len, "stream write destination")?;
-        let device = stream.context()?.device().clone();
-        tracing::debug!(
-            stream = stream.id(),
-            dst,
-            value,
-            width,
-            "queueing a stream write"
-        );
-        stream.host_work(
-            "writing a value",
-            Box::new(move || {
-                let bytes = value.to_le_bytes();
-                // SAFETY: the source is this closure's own buffer of 8 bytes, of which `len`
-                // (4 or 8) are read; the destination is checked against the device's table by
-                // the copy itself.
-                unsafe { device.copy(dst, bytes.as_ptr() as u64, len) }
-            }),
+        self.batch_mem_op(
+            stream,
+            &[MemOp::Write {
+                address: dst,
+                value,
+                width,
+            }],
         )
     }
 
@@ -115,48 +235,15 @@ impl Runtime {
         mask: u64,
         width: u8,
     ) -> RuntimeResult<()> {
-        let len = value_width(addr, width, "stream wait")?;
-        self.check_device_memory(addr, len, "stream wait address")?;
-        let width_mask = if len == 8 {
-            u64::MAX
-        } else {
-            u64::from(u32::MAX)
-        };
-        let (value, mask) = (value & width_mask, mask & width_mask);
-        let device = stream.context()?.device().clone();
-        let stream_id = stream.id();
-        tracing::debug!(
-            stream = stream_id,
-            addr,
-            ?condition,
-            value,
-            mask,
-            width,
-            "queueing a stream wait"
-        );
-        stream.host_work(
-            "waiting for a value",
-            Box::new(move || {
-                let start = Instant::now();
-                let mut pause = FIRST_PAUSE;
-                loop {
-                    let mut bytes = [0u8; 8];
-                    // SAFETY: the destination is this closure's own 8-byte buffer, of which
-                    // `len` bytes are written; the source is checked against the device's table
-                    // at every poll, so memory freed meanwhile is an error, not a read.
-                    unsafe { device.copy(bytes.as_mut_ptr() as u64, addr, len)? };
-                    let current = u64::from_le_bytes(bytes);
-                    if condition.holds(current, value, mask, width_mask) {
-                        tracing::debug!(stream = stream_id, addr, current, waited = ?start.elapsed(), "stream wait satisfied");
-                        return Ok(());
-                    }
-                    if start.elapsed() >= SYNC_TIMEOUT {
-                        return Err(DeviceError::Timeout(start.elapsed()));
-                    }
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(LONGEST_PAUSE);
-                }
-            }),
+        self.batch_mem_op(
+            stream,
+            &[MemOp::Wait {
+                address: addr,
+                condition,
+                value,
+                mask,
+                width,
+            }],
         )
     }
 }

@@ -109,6 +109,10 @@ impl Runtime {
     /// [`RuntimeError::Device`] for an address that is not the start of a live allocation
     /// (double free, interior pointer), naming what is there instead.
     pub fn free(&self, address: u64) -> RuntimeResult<()> {
+        // Graph memory becomes unreachable until its allocation node runs again.
+        if self.free_graph_memory(address)? {
+            return Ok(());
+        }
         // A memory pool's block goes back to its pool.
         if self.free_pool_block(address)? {
             return Ok(());
@@ -353,6 +357,9 @@ impl Runtime {
     /// Checks one side of a copy against whichever device holds it; an address no device
     /// knows (and none remembers freeing) must be host memory mapped for the access.
     pub(crate) fn check_side(&self, address: u64, len: u64, write: bool) -> RuntimeResult<()> {
+        if super::graph::GraphAllocation::covers(address, len) {
+            return Ok(());
+        }
         self.check_device_side(address, len, write)?;
         if self.pointer_info(address).is_none() {
             host_memory::check_mapped(address, len, write).map_err(|error| {
@@ -371,12 +378,15 @@ impl Runtime {
 
     /// Checks `[address, address + len)` that must be memory of a device (a fill's
     /// destination): inside one allocation.
-    pub(super) fn check_device_memory(
+    pub fn check_device_memory(
         &self,
         address: u64,
         len: u64,
         what: &'static str,
     ) -> RuntimeResult<()> {
+        if super::graph::GraphAllocation::covers(address, len) {
+            return Ok(());
+        }
         if self.pointer_info(address).is_none() {
             let freed = self.contexts().find_map(|ctx| {
                 let v = ctx.device().allocations().violation(

@@ -803,6 +803,9 @@ impl Runtime {
     /// [`PoolError::AlreadyFreed`]; for other memory, [`free`](Self::free)'s errors; a stream
     /// error (the block then stays in use).
     pub fn free_async(&self, address: u64, stream: &Stream) -> RuntimeResult<()> {
+        if self.free_graph_memory_async(address, stream)? {
+            return Ok(());
+        }
         match self.pool_block(address)? {
             Some((pool, _)) => match pool.0.take_busy(address)? {
                 Some(busy) => pool.0.free_async(address, busy, stream),

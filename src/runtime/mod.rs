@@ -69,7 +69,7 @@ pub use launch::{
     ArgValue, DevicePtr, KernelArg, LaunchBuilder, LaunchConfig, LaunchConfigError,
     DYNAMIC_STACK_BYTES, MAX_BLOCK_SIZE, MAX_LDS,
 };
-pub use memops::WaitCondition;
+pub use memops::{MemOp, WaitCondition};
 pub use memory::PointerInfo;
 pub use mempool::{MemPool, Pool, PoolAccess, PoolError};
 pub use module::{FatBinaryHandle, Module};

@@ -27,6 +27,7 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
+use super::memory::GraphAllocation;
 use super::{
     CopyNode, Graph, GraphError, HostNode, KernelNode, MemsetNode, Node, NodeId, NodeKind, NodeOp,
     MAX_DEPTH,
@@ -35,6 +36,7 @@ use crate::device::aql::{self, Header};
 use crate::device::{Completion, Condition, DeviceError, ExplicitArgs, KeepAlive, SignalHandle};
 use crate::runtime::device::DeviceContext;
 use crate::runtime::launch::{self, KernargSegment};
+use crate::runtime::memops::MemOp;
 use crate::runtime::stream::{Batch, Event, Stream, StreamKind, REFUSAL_WAIT};
 use crate::runtime::{Runtime, RuntimeError, RuntimeResult};
 
@@ -132,6 +134,27 @@ enum StepOp {
     Host(HostNode),
     Record(Event),
     Wait(Event),
+    /// Graph memory made reachable; the launch takes it (see [`super::memory`]).
+    Alloc(Arc<GraphAllocation>),
+    /// Graph memory made unreachable; the launch gives it back.
+    Free(Arc<GraphAllocation>),
+    /// Host work of the lane: external semaphores.
+    Work(Work),
+    /// Memory operations, run on the launching device.
+    MemOps(Arc<[MemOp]>),
+}
+
+/// A step's host work, run once per launch.
+#[derive(Clone)]
+struct Work {
+    what: &'static str,
+    run: Arc<dyn Fn() -> Result<(), DeviceError> + Send + Sync>,
+}
+
+impl std::fmt::Debug for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.what)
+    }
 }
 
 /// A kernel step's dispatch formed for one queue.
@@ -475,9 +498,69 @@ impl GraphExec {
                         .is_ok_and(|r| runtime.is_pageable(r.dst) || runtime.is_pageable(r.src));
                 }
                 StepOp::Memset(m) => check_memset(runtime, m)?,
+                StepOp::MemOps(ops) => {
+                    for op in ops.iter() {
+                        runtime.check_mem_op(op)?;
+                    }
+                }
                 _ => {}
             }
         }
+        // Graph memory: the launch takes what it allocates and gives back what it frees, in
+        // step order; a refusal undoes what was taken.
+        let mut owned: Vec<(Arc<GraphAllocation>, bool)> = Vec::new();
+        for step in &plan.steps {
+            let (block, take) = match &step.op {
+                StepOp::Alloc(b) => (b, true),
+                StepOp::Free(b) => (b, false),
+                _ => continue,
+            };
+            let before = block.owned();
+            let r = if take {
+                block.take()
+            } else {
+                block.give_back()
+            };
+            if let Err(e) = r {
+                for (b, was) in owned.iter().rev() {
+                    b.set_owned(*was);
+                }
+                return Err(e);
+            }
+            owned.push((block.clone(), before));
+        }
+        let undo = |owned: &[(Arc<GraphAllocation>, bool)]| {
+            for (b, was) in owned.iter().rev() {
+                b.set_owned(*was);
+            }
+        };
+        let mut started = false;
+        let result = self.submit_launch(&ctx, plan, held, stream, pageable, &mut started);
+        if result.is_err() && !started {
+            undo(&owned);
+        }
+        drop(state);
+        result?;
+        // A copy to or from pageable host memory returns once it is done, as hipMemcpyAsync's
+        // does (clr copies such memory through a staging buffer before the launch returns):
+        // programs read the host side right after hipGraphLaunch.
+        if pageable {
+            stream.synchronize()?;
+        }
+        Ok(())
+    }
+
+    /// Submits a launch's packets; `started` tells whether any was submitted.
+    fn submit_launch(
+        &self,
+        ctx: &Arc<DeviceContext>,
+        plan: &mut Plan,
+        held: Vec<super::Held>,
+        stream: &Stream,
+        pageable: bool,
+        started: &mut bool,
+    ) -> RuntimeResult<()> {
+        let ctx = ctx.clone();
         let pool = (plan.lanes > 1)
             .then(|| lanes(&ctx, plan.lanes - 1))
             .transpose()?;
@@ -549,6 +632,7 @@ impl GraphExec {
             stream_id: stream.id(),
             submitted: std::cell::RefCell::new(Vec::new()),
         };
+        *started = true;
         if let Some(f) = &fork {
             submit.barrier(&mut batches[0], &[], Some(f), false)?;
         }
@@ -613,6 +697,40 @@ impl GraphExec {
                     let pending: Vec<SignalHandle> = e.pending_signal().into_iter().collect();
                     submit.barrier(b, &pending, signal, holds)?;
                 }
+                StepOp::Alloc(block) => {
+                    let block = block.clone();
+                    submit.host_work(
+                        b,
+                        "allocating graph memory",
+                        Box::new(move || block.map()),
+                        signal,
+                        holds,
+                    )?;
+                }
+                StepOp::Free(block) => {
+                    let block = block.clone();
+                    submit.host_work(
+                        b,
+                        "freeing graph memory",
+                        Box::new(move || block.unmap()),
+                        signal,
+                        holds,
+                    )?;
+                }
+                StepOp::Work(w) => {
+                    let run = w.run.clone();
+                    submit.host_work(b, w.what, Box::new(move || run()), signal, holds)?;
+                }
+                StepOp::MemOps(ops) => {
+                    let (ops, device) = (ops.clone(), ctx.device().clone());
+                    submit.host_work(
+                        b,
+                        "running memory operations (a graph node)",
+                        Box::new(move || ops.iter().try_for_each(|op| op.run(&*device))),
+                        signal,
+                        holds,
+                    )?;
+                }
             }
             // Every lane-0 tail has a signal: the stream's last step is that, or the join.
             if let (true, Some(s)) = (step.tail, signal) {
@@ -641,13 +759,6 @@ impl GraphExec {
             pageable,
             "graph launched"
         );
-        // A copy to or from pageable host memory returns once it is done, as hipMemcpyAsync's
-        // does (clr copies such memory through a staging buffer before the launch returns):
-        // programs read the host side right after hipGraphLaunch.
-        if pageable {
-            drop(state);
-            stream.synchronize()?;
-        }
         Ok(())
     }
 }
@@ -1039,6 +1150,17 @@ fn step_op(op: NodeOp) -> StepOp {
         NodeOp::Host(h) => StepOp::Host(h),
         NodeOp::EventRecord(e) => StepOp::Record(e),
         NodeOp::EventWait(e) => StepOp::Wait(e),
+        NodeOp::MemAlloc(b) => StepOp::Alloc(b),
+        NodeOp::MemFree(b) => StepOp::Free(b),
+        NodeOp::SemaphoreSignal(n) => StepOp::Work(Work {
+            what: "signalling external semaphores (a graph node)",
+            run: Arc::new(move || n.semaphores.iter().try_for_each(|s| s.signal())),
+        }),
+        NodeOp::SemaphoreWait(n) => StepOp::Work(Work {
+            what: "waiting for external semaphores (a graph node)",
+            run: Arc::new(move || n.semaphores.iter().try_for_each(|s| s.wait())),
+        }),
+        NodeOp::BatchMemOp(n) => StepOp::MemOps(n.ops.into()),
         // Not steps: flattened away.
         NodeOp::Child(_) | NodeOp::Empty => StepOp::Host(HostNode {
             call: Arc::new(|| {}),

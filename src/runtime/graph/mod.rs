@@ -14,6 +14,7 @@
 //! capture ([`super::capture`]), and it holds no C types.
 
 pub mod exec;
+pub mod memory;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -22,11 +23,14 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
+use super::external::ExternalSemaphore;
 use super::kernel::KernelRef;
 use super::launch::LaunchConfig;
+use super::memops::MemOp;
 use super::stream::Event;
 
 pub use exec::{GraphExec, UpdateResult};
+pub use memory::{graph_memory_stats, reset_graph_memory_high, GraphAllocation};
 
 /// A node's identity: unique among every node the process makes.
 pub type NodeId = u64;
@@ -172,6 +176,16 @@ pub enum NodeKind {
     EventWait,
     /// An event record.
     EventRecord,
+    /// External semaphores signalled.
+    SemaphoreSignal,
+    /// External semaphores waited for.
+    SemaphoreWait,
+    /// Graph memory allocated.
+    MemAlloc,
+    /// Graph memory freed.
+    MemFree,
+    /// Stream memory operations (writes and waits of values).
+    BatchMemOp,
 }
 
 impl fmt::Display for NodeKind {
@@ -188,6 +202,11 @@ impl fmt::Display for NodeKind {
             NodeKind::Empty => "empty",
             NodeKind::EventWait => "event wait",
             NodeKind::EventRecord => "event record",
+            NodeKind::SemaphoreSignal => "external semaphore signal",
+            NodeKind::SemaphoreWait => "external semaphore wait",
+            NodeKind::MemAlloc => "memory allocation",
+            NodeKind::MemFree => "memory free",
+            NodeKind::BatchMemOp => "batch memory operation",
         };
         f.write_str(name)
     }
@@ -541,6 +560,31 @@ impl fmt::Debug for HostNode {
     }
 }
 
+/// External semaphores a node signals or waits for, with the caller's handles and parameter
+/// structures copied (handed back by the API's getters, pointing into these copies).
+#[derive(Debug, Clone)]
+pub struct SemaphoreNode {
+    /// The semaphores, in order.
+    pub semaphores: Vec<Arc<ExternalSemaphore>>,
+    /// The caller's handles, one per semaphore.
+    pub handles: Arc<[u64]>,
+    /// The caller's parameter structures, as bytes.
+    pub params: Arc<[u8]>,
+}
+
+/// Stream memory operations a node runs in order, with the caller's parameters copied.
+#[derive(Debug, Clone)]
+pub struct BatchMemOpNode {
+    /// The operations.
+    pub ops: Vec<MemOp>,
+    /// The caller's `hipStreamBatchMemOpParams`, as bytes.
+    pub params: Arc<[u8]>,
+    /// The caller's context, handed back.
+    pub context: u64,
+    /// The caller's flags, handed back.
+    pub flags: u32,
+}
+
 /// What a node does.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -559,6 +603,16 @@ pub enum NodeOp {
     EventRecord(Event),
     /// Wait for an event.
     EventWait(Event),
+    /// Signal external semaphores.
+    SemaphoreSignal(SemaphoreNode),
+    /// Wait for external semaphores.
+    SemaphoreWait(SemaphoreNode),
+    /// Make graph memory reachable (the block is the node's for the graph's lifetime).
+    MemAlloc(Arc<GraphAllocation>),
+    /// Make graph memory unreachable.
+    MemFree(Arc<GraphAllocation>),
+    /// Write and wait for values.
+    BatchMemOp(BatchMemOpNode),
     /// Nothing.
     Empty,
 }
@@ -574,6 +628,11 @@ impl NodeOp {
             NodeOp::Child(_) => NodeKind::Graph,
             NodeOp::EventRecord(_) => NodeKind::EventRecord,
             NodeOp::EventWait(_) => NodeKind::EventWait,
+            NodeOp::SemaphoreSignal(_) => NodeKind::SemaphoreSignal,
+            NodeOp::SemaphoreWait(_) => NodeKind::SemaphoreWait,
+            NodeOp::MemAlloc(_) => NodeKind::MemAlloc,
+            NodeOp::MemFree(_) => NodeKind::MemFree,
+            NodeOp::BatchMemOp(_) => NodeKind::BatchMemOp,
             NodeOp::Empty => NodeKind::Empty,
         }
     }
@@ -1297,6 +1356,11 @@ fn kind_name(kind: NodeKind) -> &'static str {
         NodeKind::Empty => "empty",
         NodeKind::EventWait => "event wait",
         NodeKind::EventRecord => "event record",
+        NodeKind::SemaphoreSignal => "external semaphore signal",
+        NodeKind::SemaphoreWait => "external semaphore wait",
+        NodeKind::MemAlloc => "memory allocation",
+        NodeKind::MemFree => "memory free",
+        NodeKind::BatchMemOp => "batch memory operation",
     }
 }
 
