@@ -187,63 +187,17 @@ fn every_export_carries_the_version_its_data_gives_it() {
     }
 }
 
-/// Who owns an export librocload.so does not have yet: the issue that brings it.
-fn owner(name: &str, debian: &BTreeMap<String, String>) -> Option<&'static str> {
-    const GRAPHS: &[&str] = &["Graph", "Capture", "UserObject"];
-    const TEXTURES: &[&str] = &["Tex", "Surface", "Mipmap", "MipMap", "ChannelDesc"];
-    const MEMORY_AND_REST: &[&str] = &[
-        "Mem",
-        "Malloc",
-        "Free",
-        "Ipc",
-        "Array",
-        "Value32",
-        "Value64",
-        "Ctx",
-        "External",
-        "Semaphore",
-        "Peer",
-        "MultiDevice",
-        "hipExtStream",
-        "hipPointerSetAttribute",
-        "hipRegisterTracerCallback",
-    ];
-    // Graph nodes that need what #23 brings first (external semaphores, stream memory
-    // operations), and OpenGL interop, whose names only look like graphs.
-    const GRAPHS_AFTER_23: &[&str] = &["ExternalSemaphores", "BatchMemOp", "hipGraphics"];
-    let has = |parts: &[&str]| parts.iter().any(|p| name.contains(p));
-    if has(GRAPHS_AFTER_23) {
-        Some("#23 memory and the rest of HIP 5.2")
-    } else if has(GRAPHS) {
-        Some("#22 graphs")
-    } else if has(TEXTURES) {
-        Some("#25 textures")
-    } else if has(MEMORY_AND_REST) || name.ends_with("_spt") || debian.contains_key(name) {
-        Some("#23 memory and the rest of HIP 5.2")
-    } else {
-        None
-    }
-}
-
 /// For HIP 6 and 7 (`libamdhip64.so.6`/`.so.7`, served by the same librocload.so): every
 /// export of the newest release of that generation (`capi/abi/libamdhip64-rocm-*.symbols`,
-/// AMD's version scripts) is exported, or is one that a named issue brings (graphs, textures,
-/// memory and the rest of HIP 5.2's API); the list is printed
-/// and written to `target/abi-missing-<generation>.txt`. A missing name no issue owns fails.
+/// AMD's version scripts) is exported at AMD's node. What is missing is printed and written to
+/// `target/abi-missing-<generation>.txt` (empty when nothing is), and fails the test.
 #[test]
-fn hip6_and_hip7_exports_are_present_or_owned_by_an_issue() {
+fn hip6_and_hip7_exports_are_all_present() {
     let Some(nm) = common::system_tool("nm", "binutils") else {
         return;
     };
     let ours = symbols(&nm, &common::built("librocload.so"), "--defined-only");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let debian_list = std::fs::read_to_string(root.join("capi/hip-exports.tsv")).unwrap();
-    let debian: BTreeMap<String, String> = debian_list
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once('\t'))
-        .map(|(n, v)| (n.to_owned(), v.to_owned()))
-        .collect();
     for (generation, release) in [(6, "6.4.x"), (7, "7.1.x")] {
         let list = std::fs::read_to_string(
             root.join(format!("capi/abi/libamdhip64-rocm-{release}.symbols")),
@@ -255,7 +209,6 @@ fn hip6_and_hip7_exports_are_present_or_owned_by_an_issue() {
             .filter_map(|l| l.split_once('\t'))
             .collect();
         assert!(names.len() > 400, "{release}: {} names", names.len());
-        let mut unowned = Vec::new();
         let mut report = String::new();
         let mut missing = 0;
         for (name, node) in &names {
@@ -263,10 +216,7 @@ fn hip6_and_hip7_exports_are_present_or_owned_by_an_issue() {
                 Some(v) => assert_eq!(v, node, "{name}: ours {v}, AMD's {release} {node}"),
                 None => {
                     missing += 1;
-                    match owner(name, &debian) {
-                        Some(o) => report.push_str(&format!("{name}\t{node}\t{o}\n")),
-                        None => unowned.push(format!("{name}@{node}")),
-                    }
+                    report.push_str(&format!("{name}\t{node}\n"));
                 }
             }
         }
@@ -274,15 +224,14 @@ fn hip6_and_hip7_exports_are_present_or_owned_by_an_issue() {
             Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("../abi-missing-{generation}.txt"));
         let _ = std::fs::write(&path, &report);
         eprintln!(
-            "HIP {generation} ({release}): {} of {} exports present; {missing} missing, each \
-             owned by an issue (in {}):\n{report}",
+            "HIP {generation} ({release}): {} of {} exports present; {missing} missing (in {})",
             names.len() - missing,
             names.len(),
             path.display()
         );
         assert!(
-            unowned.is_empty(),
-            "HIP {generation}: exports no issue owns are missing: {unowned:?}"
+            missing == 0,
+            "HIP {generation} ({release}): {missing} exports missing:\n{report}"
         );
     }
 }

@@ -19,7 +19,6 @@ use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
 use rocload_ffi::HandleTable;
-use rocload_lib::runtime::capture::CaptureError;
 use rocload_lib::runtime::{ExternalMemory, ExternalSemaphore};
 
 use crate::generation::{current, Generation};
@@ -322,22 +321,30 @@ pub(crate) unsafe fn semaphores_of(
     Ok(out)
 }
 
-/// Signals (or waits for) each semaphore in `stream`'s order.
+/// Signals (or waits for) each semaphore in `stream`'s order; during a capture, an
+/// external-semaphore node (HIP 5.3's) with the caller's arrays copied.
 fn queue(
     what: &'static str,
     stream: hipStream_t,
+    (sems, params, count): (*const hipExternalSemaphore_t, *const c_void, c_uint),
     semaphores: Vec<Arc<ExternalSemaphore>>,
     wait: bool,
 ) -> Result<(), Failure> {
     let s = stream_of(stream)?;
     if let Some(c) = crate::capture::intercept(&s, what)? {
-        // HIP 5.2 has no graph node for these (they came with HIP 5.3's graph API).
-        c.invalidate();
-        return Err(RuntimeError::from(CaptureError::Unsupported {
-            what: what.to_owned(),
-            why: format!("stream {} captures", s.id()),
-        })
-        .into());
+        let p = crate::graph_nodes::hipExternalSemaphoreNodeParams {
+            extSemArray: sems.cast_mut(),
+            paramsArray: params,
+            numExtSems: count,
+        };
+        let op = match crate::graph_nodes::semaphore_op(&p, wait) {
+            Ok(op) => op,
+            Err(f) => {
+                c.invalidate();
+                return Err(f);
+            }
+        };
+        return crate::capture::add(&c, &s, op);
     }
     for sem in &semaphores {
         if wait {
@@ -362,7 +369,8 @@ pub unsafe extern "C" fn hipSignalExternalSemaphoresAsync(
     call("hipSignalExternalSemaphoresAsync", || {
         // SAFETY: the caller's arrays of `num_ext_sems` entries.
         let sems = unsafe { semaphores_of(ext_sem_array, params_array, num_ext_sems)? };
-        queue("signalling external semaphores", stream, sems, false)
+        let raw = (ext_sem_array, params_array, num_ext_sems);
+        queue("signalling external semaphores", stream, raw, sems, false)
     })
 }
 
@@ -379,7 +387,8 @@ pub unsafe extern "C" fn hipWaitExternalSemaphoresAsync(
     call("hipWaitExternalSemaphoresAsync", || {
         // SAFETY: the caller's arrays of `num_ext_sems` entries.
         let sems = unsafe { semaphores_of(ext_sem_array, params_array, num_ext_sems)? };
-        queue("waiting for external semaphores", stream, sems, true)
+        let raw = (ext_sem_array, params_array, num_ext_sems);
+        queue("waiting for external semaphores", stream, raw, sems, true)
     })
 }
 

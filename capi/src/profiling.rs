@@ -21,12 +21,15 @@
 //!   signal a synchronisation waits for; clr reports before it). Copies and
 //!   barriers (ops 1 and 2) are not reported by the tool interface: enabling them returns
 //!   false, saying why in the log, rather than promising records that never come;
+//! - HIP 5.3's tracer, `hipRegisterTracerCallback(function)`: kernel dispatches are reported
+//!   to it in the operations domain as clr's `ReportActivity` reports them (asked first, then an
+//!   `activity_record_t` naming the kernel); its API domain is not (see the function);
 //! - `hipGetCmdName`: the names of clr's command kinds (`getOclCommandKindString`);
 //! - `hipProfilerStart`/`Stop`: `hipErrorNotSupported`, as in clr 5.2.3.
 //!
 //! The registration calls are no API calls in clr's sense (they do not set the last error).
 
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -301,6 +304,105 @@ pub extern "C" fn hipEnableActivityCallback(op: u32, enable: bool) -> bool {
         Ok(())
     })
     .is_ok()
+}
+
+// ------------------------------------------------------------------------------ HIP 5.3's tracer
+
+/// `int (*)(activity_domain_t domain, uint32_t operation_id, void* data)`: HIP 5.3 and later's
+/// single tracer entry (clr's `amd::activity_prof::report_activity`).
+type TracerCallback = unsafe extern "C" fn(u32, u32, *mut c_void) -> c_int;
+
+/// `activity_record_t` of HIP 5.3 and later: as 5.2's, the last word a union of the bytes
+/// copied and, for a dispatch, the kernel's name.
+#[repr(C)]
+struct TracerRecord {
+    domain: u32,
+    kind: u32,
+    op: u32,
+    correlation_id: u64,
+    begin_ns: u64,
+    end_ns: u64,
+    device_id: i32,
+    queue_id: u64,
+    kernel_name: *const c_char,
+}
+const _: () = assert!(std::mem::size_of::<TracerRecord>() == 64);
+
+static TRACER: RwLock<Option<TracerCallback>> = RwLock::new(None);
+/// The tool reporting dispatches to the tracer while one is registered.
+static TRACER_TOOL: Mutex<Option<ToolId>> = Mutex::new(None);
+
+/// Reports kernel dispatches to the tracer, as clr's `ReportActivity` does: first asking
+/// whether it wants the operation (`data` NULL; 0 means yes), then with the record.
+struct TracerDispatch;
+
+impl Tool for TracerDispatch {
+    fn dispatch_completed(&self, event: &DispatchEvent, completion: &Completion) {
+        let Some(f) = *TRACER.read() else { return };
+        // SAFETY: the tracer's callback, asked as clr's `IsEnabled` asks it.
+        if unsafe { f(DOMAIN_HIP_OPS, OP_DISPATCH, std::ptr::null_mut()) } != 0 {
+            return;
+        }
+        let end_ns = timestamp_ns();
+        let duration = match completion {
+            Completion::Done(report) => u64::try_from(report.duration.as_nanos()).unwrap_or(0),
+            _ => 0,
+        };
+        // The name lives for the call (a NUL byte inside a name ends it early).
+        let name = std::ffi::CString::new(event.kernel.replace('\0', "")).unwrap_or_default();
+        let mut record = TracerRecord {
+            domain: DOMAIN_HIP_OPS,
+            kind: KIND_KERNEL,
+            op: OP_DISPATCH,
+            correlation_id: event.id,
+            begin_ns: end_ns.saturating_sub(duration),
+            end_ns,
+            device_id: i32::try_from(event.device).unwrap_or(i32::MAX),
+            queue_id: event.stream,
+            kernel_name: name.as_ptr(),
+        };
+        // SAFETY: the tracer's callback with a record laid out as HIP's, valid for the call.
+        unsafe {
+            f(
+                DOMAIN_HIP_OPS,
+                OP_DISPATCH,
+                (&mut record as *mut TracerRecord).cast(),
+            )
+        };
+    }
+}
+
+/// `void hipRegisterTracerCallback(int (*function)(activity_domain_t domain, uint32_t
+/// operation_id, void* data))` (HIP 5.3): the tracer roctracer 5.3 and later registers (NULL:
+/// none). Kernel dispatches are reported to it in the operations domain (`ACTIVITY_DOMAIN_HIP_OPS`,
+/// op 0) as clr reports them: asked first, then an `activity_record_t` with the kernel's name.
+/// API-domain callbacks are not made: clr hands the tracer a `hip_api_trace_data_t` whose
+/// argument union is laid out by the tracer's own `hip_prof_str.h` (HIP 5.3 and later
+/// renumbered and grew it), which rocload does not have; this is logged when a tracer is set.
+#[export]
+pub unsafe extern "C" fn hipRegisterTracerCallback(function: *mut c_void) {
+    let _ = guarded(|| {
+        // SAFETY: HIP's contract: a non-NULL `function` is a tracer callback.
+        let f = unsafe { self::function::<TracerCallback>(function) };
+        *TRACER.write() = f;
+        let mut registered = TRACER_TOOL.lock();
+        match (f.is_some(), *registered) {
+            (true, None) => {
+                *registered = Some(Runtime::global().tools().add(Arc::new(TracerDispatch)));
+            }
+            (false, Some(id)) => {
+                Runtime::global().tools().remove(id);
+                *registered = None;
+            }
+            _ => {}
+        }
+        tracing::debug!(
+            set = f.is_some(),
+            "tracer callback: kernel dispatches are reported in the operations domain; API-domain \
+             records (hip_api_trace_data_t of HIP 5.3+) are not made"
+        );
+        Ok(())
+    });
 }
 
 /// `const char* hipGetCmdName(uint32_t id)`: the name of an OpenCL command kind as clr's

@@ -316,3 +316,59 @@ impl Runtime {
         Ok(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::SoftAgent;
+    use crate::device::AccessKind;
+    use crate::runtime::RuntimeOptions;
+
+    fn runtime() -> Runtime {
+        let agent = SoftAgent::new("gfx1030".parse().unwrap()).device();
+        Runtime::with_devices(vec![agent], RuntimeOptions::default())
+    }
+
+    /// The block's address exists from the start but is reachable only between its
+    /// allocation step and a free; ownership refuses a second allocation and a double free;
+    /// the memory goes with the last holder.
+    #[test]
+    fn a_block_is_reachable_between_its_allocation_and_its_free() {
+        let rt = runtime();
+        let ctx = rt.device(0).unwrap().clone();
+        let table = || ctx.device().allocations();
+        let b = rt.reserve_graph_memory(0, 4096).unwrap();
+        let at = b.address();
+        assert!(GraphAllocation::covers(at, 4096));
+        assert!(!GraphAllocation::covers(at, 4097));
+        assert!(table().check(at, 4, AccessKind::data(true)).is_err());
+        assert_eq!(graph_memory_stats(0)[0], 0);
+        assert!(graph_memory_stats(0)[2] >= 4096);
+
+        b.take().unwrap();
+        assert!(b.take().is_err(), "allocated twice");
+        b.map().unwrap();
+        table().check(at, 4096, AccessKind::data(true)).unwrap();
+        assert!(graph_memory_stats(0)[0] >= 4096);
+        b.give_back().unwrap();
+        assert!(b.give_back().is_err(), "freed twice");
+        b.unmap().unwrap();
+        assert!(table().check(at, 4, AccessKind::data(false)).is_err());
+
+        // hipFree of graph memory: owned, then freed; a second hipFree is refused.
+        b.take().unwrap();
+        b.map().unwrap();
+        assert!(rt.free_graph_memory(at).unwrap());
+        assert!(rt.free_graph_memory(at).is_err());
+        assert!(
+            !rt.free_graph_memory(at + 8).unwrap(),
+            "not a block's start"
+        );
+
+        let held = graph_memory_stats(0)[2];
+        drop(b);
+        assert!(GraphAllocation::find(at).is_none());
+        assert!(graph_memory_stats(0)[2] <= held - 4096);
+        assert!(rt.reserve_graph_memory(0, 0).is_err());
+    }
+}

@@ -8,7 +8,8 @@
 // - an eventfd semaphore: a stream waits for it, and a child process (fork) signals it; the
 //   kernel queued after the wait must not have run before; a kernel's signal is waited for by
 //   the child, which then checks the kernel's result through its own mapping of the memory
-//   object and reports through its exit status; the refusals (pipes, Windows types, capture).
+//   object and reports through its exit status; the refusals (pipes, Windows types); a signal
+//   captured into a graph node (HIP 5.3's) signals when the graph runs.
 // With EXTERNAL_EXPECT_UNSUPPORTED=1 (the run through ROCr's API, which cannot import such
 // memory here) the memory import must say it is not supported; the semaphores still work.
 #include "check.h"
@@ -267,14 +268,21 @@ static void external_semaphores(bool unsupported) {
   hipStream_t cap;
   HIP_CHECK(hipStreamCreate(&cap));
   HIP_CHECK(hipStreamBeginCapture(cap, hipStreamCaptureModeGlobal));
-  report("signalling during capture is unsupported",
-         hipSignalExternalSemaphoresAsync(&sem, &sp, 1, cap) == hipErrorStreamCaptureUnsupported);
+  HIP_CHECK(hipSignalExternalSemaphoresAsync(&sem, &sp, 1, cap));
   hipGraph_t g = nullptr;
-  hipError_t ended = hipStreamEndCapture(cap, &g);
-  report("the capture was invalidated", ended != hipSuccess);
-  if (g) hipGraphDestroy(g);
+  HIP_CHECK(hipStreamEndCapture(cap, &g));
+  size_t captured_nodes = 0;
+  HIP_CHECK(hipGraphGetNodes(g, nullptr, &captured_nodes));
+  report("nothing was signalled by the refused calls or the capture", !take(efd, 0));
+  hipGraphExec_t ge;
+  HIP_CHECK(hipGraphInstantiate(&ge, g, nullptr, nullptr, 0));
+  HIP_CHECK(hipGraphLaunch(ge, cap));
+  HIP_CHECK(hipStreamSynchronize(cap));
+  report("a signal captured is a graph node (HIP 5.3's) that signals when launched",
+         captured_nodes == 1 && take(efd, 0));
+  HIP_CHECK(hipGraphExecDestroy(ge));
+  HIP_CHECK(hipGraphDestroy(g));
   HIP_CHECK(hipStreamDestroy(cap));
-  report("nothing was signalled by the refused calls", !take(efd, 0));
 
   HIP_CHECK(hipDestroyExternalSemaphore(sem));
   report("a destroyed semaphore is refused", hipSignalExternalSemaphoresAsync(&sem, &sp, 1, s) == hipErrorInvalidValue);
