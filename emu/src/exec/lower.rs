@@ -6,15 +6,15 @@
 //! literal of `v_fmamk`/`v_fmaak`). Also block decoding from guest memory and the text of an
 //! instruction for error reports.
 //!
-//! Anything the engine does not execute (MIMG, MTBUF, EXP, SCRATCH, DPP8, GDS, GWS other than
+//! Anything the engine does not execute (MIMG, MTBUF, EXP, DPP8, GDS, GWS other than
 //! `ds_gws_barrier` and `ds_gws_init`, LDS DMA, `lds_direct`) gets the [`unsupported`]
 //! handler, so it fails only if reached. Not for decoding bytes ([`crate::isa`]).
 
 use super::{Block, Dpp, DynMemory, HandlerId, LaneMode, Mem, Mods, Opnd, Sdwa, Uop};
-use crate::isa::{literal_bits, Encoding, Extra, Inst, Isa, Op, Operand, Special};
+use crate::isa::{literal_bits, Encoding, Extra, Inst, Isa, Layout, Op, Operand, Special};
 use crate::memory;
 use crate::program::{DecodeStop, MAX_BLOCK};
-use crate::wave::sreg;
+use crate::wave::{sreg, AGPR_BASE};
 
 /// The engine's operand for a decoded one; `None` marks operands the engine cannot read.
 fn opnd(o: Operand, literal: u32) -> Option<Opnd> {
@@ -22,6 +22,8 @@ fn opnd(o: Operand, literal: u32) -> Option<Opnd> {
         Operand::None | Operand::Off => Opnd::None,
         Operand::Sgpr { first, .. } => Opnd::S(first.min(sreg::SGPRS - 1)),
         Operand::Vgpr { first, .. } => Opnd::V(u16::from(first)),
+        // AGPRs follow the VGPRs in the wave's vector file (CDNA's unified register file).
+        Operand::Agpr { first, .. } => Opnd::V(AGPR_BASE + u16::from(first)),
         Operand::Ttmp { first, .. } => Opnd::S(sreg::TTMP + first.min(15)),
         Operand::Special { reg, .. } => match reg {
             Special::VccLo => Opnd::S(sreg::VCC),
@@ -39,6 +41,11 @@ fn opnd(o: Operand, literal: u32) -> Option<Opnd> {
             Special::Execz => Opnd::Execz,
             Special::Scc => Opnd::Scc,
             Special::LdsDirect => return None,
+            Special::FlatScratchLo => Opnd::FlatScratchLo,
+            Special::FlatScratchHi => Opnd::FlatScratchHi,
+            // gfx9's XNACK_MASK takes the engine's s104/s105, which no gfx9 SGPR uses.
+            Special::XnackMaskLo => Opnd::S(sreg::XNACK_MASK),
+            Special::XnackMaskHi => Opnd::S(sreg::XNACK_MASK + 1),
         },
         Operand::Inline(c) => Opnd::Imm(c.bits()),
         Operand::Literal(ty) => Opnd::Imm(literal_bits(literal, ty)),
@@ -54,7 +61,6 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
             | Encoding::Exp
             | Encoding::Vintrp
             | Encoding::Illegal
-            | Encoding::Scratch
     );
     let mut r = |o: Operand| {
         opnd(o, inst.literal).unwrap_or_else(|| {
@@ -143,6 +149,10 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
             };
         }
         Extra::Imm16(x) => u.imm = i64::from(x),
+        // MFMA controls: cbsz in bits 0-2, abid 4-7, blgp 8-10.
+        Extra::Mai { cbsz, abid, blgp } => {
+            u.imm = i64::from(cbsz) | i64::from(abid) << 4 | i64::from(blgp) << 8
+        }
         Extra::Branch { target, .. } => u.imm = target as i64,
         Extra::Smem { offset, .. } => {
             u.mem = Mem {
@@ -198,13 +208,36 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
         Op::VFmaakF32 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal))],
         Op::VFmamkF16 => u.s = [src[0], Opnd::Imm(u64::from(inst.literal & 0xffff)), src[1]],
         Op::VFmaakF16 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal & 0xffff))],
+        Op::VMadmkF32 => u.s = [src[0], Opnd::Imm(u64::from(inst.literal)), src[1]],
+        Op::VMadakF32 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal))],
+        Op::VMadmkF16 => u.s = [src[0], Opnd::Imm(u64::from(inst.literal & 0xffff)), src[1]],
+        Op::VMadakF16 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal & 0xffff))],
         Op::SSetregImm32B32 => u.s[0] = Opnd::Imm(u64::from(inst.literal)),
         _ => {}
+    }
+    if inst.isa.isa().layout == Layout::Gfx9 {
+        u.zero_hi16 = !keeps_high_half(inst.op);
     }
     if !ok {
         u.run = HandlerId::UNSUPPORTED;
     }
     u
+}
+
+/// gfx9's 16-bit operations that keep their destination's high half: the accumulating and
+/// K-constant f16 forms and the mixed-precision halves (the others zero it).
+fn keeps_high_half(op: Op) -> bool {
+    matches!(
+        op,
+        Op::VMacF16
+            | Op::VFmacF16
+            | Op::VMadakF16
+            | Op::VMadmkF16
+            | Op::VFmaakF16
+            | Op::VFmamkF16
+            | Op::VFmaMixloF16
+            | Op::VFmaMixhiF16
+    )
 }
 
 /// Reads up to 20 instruction bytes at `pc` (fewer near the end of readable memory).

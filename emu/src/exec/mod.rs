@@ -23,6 +23,7 @@ pub mod ds;
 pub mod flow;
 pub mod lanes;
 pub mod lower;
+pub mod mfma;
 pub mod salu;
 pub mod smem;
 pub mod table;
@@ -60,6 +61,11 @@ pub enum Opnd {
     Vccz,
     /// `src_execz`.
     Execz,
+    /// gfx9's FLAT_SCRATCH_LO (`flat_scratch` as a 64-bit operand): the wave's
+    /// [`Wave::flat_scratch`].
+    FlatScratchLo,
+    /// gfx9's FLAT_SCRATCH_HI.
+    FlatScratchHi,
 }
 
 /// Source and output modifiers (VOP3, VOP3P, SDWA).
@@ -236,6 +242,8 @@ pub struct Uop {
     pub imm: i64,
     /// Memory fields.
     pub mem: Mem,
+    /// gfx9: a 16-bit result zeroes the destination's high half (gfx10 keeps it).
+    pub zero_hi16: bool,
 }
 
 impl std::fmt::Debug for Uop {
@@ -265,6 +273,7 @@ impl Uop {
             lanes: LaneMode::Plain,
             imm: 0,
             mem: Mem::default(),
+            zero_hi16: false,
         }
     }
 
