@@ -694,6 +694,8 @@ def assign_roles(enc, fm):
             role = "Src(2)"
         elif f == "ssrc0":
             role = "Src(0)"
+        elif f == "ssrc1" and sp["kind"] == "Imm":
+            role = "None"
         elif f == "ssrc1":
             role = "Src(1)"
         elif f == "sdata" and sp["kind"] == "Imm":
@@ -1463,6 +1465,23 @@ def enumerate_gfx9():
     return T
 
 
+def gpr_idx_forms(T):
+    """gfx9's VGPR index mode: `s_set_gpr_idx_on sN, gpr_idx(...)` (SOPC, the mode in the ssrc1
+    field) and `s_set_gpr_idx_mode gpr_idx(...)` (SOPP) print their 4-bit mode symbolically."""
+    for op, fm in T["SOPC"].items():
+        t = disassemble([sopc_words(op, dict(fm["fs"], ssrc1=1))])[0]
+        if t and "gpr_idx(SRC0)" in t:
+            fm["specs"] = [s for s in fm["specs"] if s.get("field") == "ssrc0"]
+            fm["specs"].append({"field": "ssrc1", "kind": "Imm", "dwords": 1})
+            fm["imm"] = "GprIdx"
+    for op, fm in T["SOPP"].items():
+        t = disassemble([sopp_words(op, dict(fm["fs"], simm16=1))])[0]
+        if t and "gpr_idx(SRC0)" in t:
+            fm["specs"] = [{"field": "simm16", "kind": "Imm", "dwords": 1}]
+            fm["mods"] = []
+            fm["imm"] = "GprIdx"
+
+
 def gfx9_extras(T):
     """The symbolic names gfx9's printer uses (hwreg, sendmsg; no depctr)."""
     getreg = [op for op, fm in T["SOPK"].items() if fm["mnem"] == "s_getreg_b32"]
@@ -1496,8 +1515,12 @@ def probe(mcpu):
         import pickle
 
         T = pickle.load(open(cache, "rb"))
+        if layout == "gfx9":
+            gpr_idx_forms(T)
     else:
         T = enumerate_gfx9() if layout == "gfx9" else enumerate_all()
+        if layout == "gfx9":
+            gpr_idx_forms(T)
         if cache:
             import pickle
 

@@ -951,6 +951,7 @@ fn new_group<const N: usize>(
         w.pc = l.entry;
         w.mode = l.modes.mode_register();
         w.trapsts = 0;
+        w.gpr_idx = false;
         // gfx940's architected flat scratch starts at the wave's scratch; elsewhere the
         // kernel prologue sets FLAT_SCRATCH from the init SGPRs (the same value).
         w.flat_scratch = crate::scratch::SCRATCH_BASE;

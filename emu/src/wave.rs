@@ -228,6 +228,8 @@ pub struct Wave<const N: usize> {
     pub private_base_hi: u32,
     /// This wave's scratch.
     pub scratch: Scratch,
+    /// gfx9's VGPR index mode is on (`s_set_gpr_idx_on`; the index and operands in M0).
+    pub gpr_idx: bool,
     /// Scheduling state.
     pub status: Status,
     /// Index in its work-group.
@@ -251,6 +253,7 @@ impl<const N: usize> Wave<N> {
             shared_base_hi: 0,
             private_base_hi: 0,
             scratch: Scratch::default(),
+            gpr_idx: false,
             status: Status::Ready,
             index: 0,
             instructions: 0,

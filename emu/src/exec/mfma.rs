@@ -322,6 +322,7 @@ macro_rules! shapes {
             }
         )*
         /// Every matrix instruction's shape, by operation (for tests and reports).
+        #[allow(dead_code)]
         pub const SHAPES: &[(Op, Shape)] = &[$(
             (op!($name), Shape {
                 m: $m, n: $n, k: $k, blocks: $blocks, a: Elem::$a, b: Elem::$b,

@@ -22,6 +22,7 @@ pub static WAVE64: Table<64> = Table::build(&[
     vmem::Handlers::<64>::EXTRA,
     ds::Handlers::<64>::TABLE,
     smem::Handlers::<64>::TABLE,
+    salu::Handlers::<64>::GFX9_EXTRA,
     valu::Handlers::<64>::GFX9_TABLE,
     valu::Handlers::<64>::GFX9_EXTRA,
     vmem::Handlers::<64>::GFX9_TABLE,

@@ -361,6 +361,10 @@ pub(super) fn scalar(r: &mut Reader, w0: u32, encoding: Encoding) -> Result<Inst
         Field::Ssrc1 => ((w0 >> 8) & 0xff) as u16,
         _ => 0,
     })?;
+    if encoding == Encoding::Sopc && info.imm == ImmStyle::GprIdx {
+        // s_set_gpr_idx_on: its mode is the ssrc1 field.
+        inst.extra = Extra::Imm16(((w0 >> 8) & 0xff) as u16);
+    }
     if matches!(encoding, Encoding::Sopp | Encoding::Sopk) {
         let simm16 = (w0 & 0xffff) as u16;
         inst.extra = if info.flags & BRANCH != 0 {

@@ -1333,6 +1333,15 @@ pub(crate) static SOPC: [Option<OpInfo>; 128] = {
         imm: ImmStyle::None,
         flags: 0,
     });
+    t[0x11] = Some(OpInfo {
+        op: Op::SSetGprIdxOn,
+        mnemonic: "s_set_gpr_idx_on",
+        operands: &[o(Role::Src(0), Field::Ssrc0, Kind::Ss, 1, Ty::B32, 0), o(Role::None, Field::Ssrc1, Kind::Imm, 1, Ty::None, 0)],
+        rtn_operands: &[],
+        mods: &[],
+        imm: ImmStyle::GprIdx,
+        flags: 0,
+    });
     t[0x12] = Some(OpInfo {
         op: Op::SCmpEqU64,
         mnemonic: "s_cmp_eq_u64",
@@ -1616,6 +1625,15 @@ pub(crate) static SOPP: [Option<OpInfo>; 128] = {
         rtn_operands: &[],
         mods: &[],
         imm: ImmStyle::NoImm,
+        flags: 0,
+    });
+    t[0x1d] = Some(OpInfo {
+        op: Op::SSetGprIdxMode,
+        mnemonic: "s_set_gpr_idx_mode",
+        operands: &[o(Role::None, Field::Simm16, Kind::Imm, 1, Ty::None, 0)],
+        rtn_operands: &[],
+        mods: &[],
+        imm: ImmStyle::GprIdx,
         flags: 0,
     });
     t[0x1e] = Some(OpInfo {
@@ -18140,8 +18158,6 @@ pub(crate) static TABLES: Tables = Tables {
 };
 
 // Opcodes llvm-mc decodes that these tables leave out (graphics-only operand kinds):
-//   SOPC 0x11 s_set_gpr_idx_on (operand 0x18)
-//   SOPP 0x1d s_set_gpr_idx_mode (operand immediate printed in no known style)
 //   DS 0x98 ds_gws_sema_release_all (operand offset:513)
 //   DS 0x9a ds_gws_sema_v (operand offset:513)
 //   DS 0x9c ds_gws_sema_p (operand offset:513)

@@ -607,6 +607,17 @@ fn write_imm16(f: &mut fmt::Formatter<'_>, t: &Tables, style: ImmStyle, v: u16) 
             }
             f.write_char(')')
         }
+        ImmStyle::GprIdx => {
+            f.write_str("gpr_idx(")?;
+            let mut sep = "";
+            for (bit, name) in ["SRC0", "SRC1", "SRC2", "DST"].iter().enumerate() {
+                if v >> bit & 1 != 0 {
+                    write!(f, "{sep}{name}")?;
+                    sep = ",";
+                }
+            }
+            f.write_char(')')
+        }
         ImmStyle::Hex | ImmStyle::Version | ImmStyle::None | ImmStyle::NoImm => write!(f, "{v:#x}"),
     }
 }

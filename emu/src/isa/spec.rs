@@ -224,6 +224,8 @@ pub enum ImmStyle {
     Hwreg,
     /// `s_version` code.
     Version,
+    /// gfx9's VGPR index mode: `gpr_idx(SRC0,SRC1,SRC2,DST)` for its 4 bits.
+    GprIdx,
 }
 
 /// Operand specification: where an operand comes from and what it is.
