@@ -82,14 +82,20 @@ fn with_soft_hsa(program: &Path) -> (bool, String, String) {
     (out.success, out.stdout, out.stderr)
 }
 
-fn passes(name: &str) {
-    let Some(dir) = programs() else { return };
+/// Runs `name`; its output once it exited cleanly with no FAIL (and a PASS if `need_pass`).
+fn clean_run(name: &str, need_pass: bool) -> Option<String> {
+    let dir = programs()?;
     let (ok, stdout, stderr) = with_soft_hsa(&dir.join(name));
     let fails: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
     assert!(
-        ok && fails.is_empty() && stdout.lines().any(|l| l.starts_with("PASS")),
+        ok && fails.is_empty() && (!need_pass || stdout.lines().any(|l| l.starts_with("PASS"))),
         "{name} under clr over libhsa_soft.so (exit ok: {ok}):\n{stdout}\n{stderr}"
     );
+    Some(stdout)
+}
+
+fn passes(name: &str) {
+    clean_run(name, true);
 }
 
 #[test]
@@ -132,4 +138,138 @@ fn clr_runs_math() {
 #[test]
 fn clr_runs_a_cooperative_launch() {
     passes("cooperative");
+}
+
+/// Streams and events that must synchronise (`sync.hip`, 200 rounds each): hipDeviceSynchronize
+/// waits for non-blocking streams, hipMemcpyAsync with pageable memory is synchronous.
+#[test]
+fn clr_runs_stream_and_event_synchronisation() {
+    passes("sync");
+}
+
+/// Device printf through clr's hostcall buffer and listener thread: the lines the kernel
+/// prints (`printf ...`) must be those the host's printf prints for the same values
+/// (`expect ...`). The kernel rings the listener's doorbell, an interrupt signal, from device
+/// code.
+#[test]
+fn clr_runs_device_printf() {
+    let Some(stdout) = clean_run("printf", false) else {
+        return;
+    };
+    let mut device: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("printf "))
+        .collect();
+    let mut host: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("expect "))
+        .collect();
+    device.sort_unstable();
+    host.sort_unstable();
+    assert!(!host.is_empty(), "no host lines:\n{stdout}");
+    assert_eq!(device, host, "device printf differs from the host's");
+}
+
+/// The demo's program (`tests/kernels/demo_app.hip`, rebuilt at v4): an LDS-tiled matrix
+/// product and row sums checked against the host, and a line printed from the device.
+#[test]
+fn clr_runs_the_demo() {
+    let Some(dir) = programs() else { return };
+    let (ok, stdout, stderr) = with_soft_hsa(&dir.join("demo_app"));
+    assert!(
+        ok && stdout.contains("verified against the host")
+            && stdout.contains("demo: hello from the device, 128 row sums done"),
+        "demo_app under clr over libhsa_soft.so (exit ok: {ok}):\n{stdout}\n{stderr}"
+    );
+}
+
+/// `calls.hip` makes indirect calls, so clang-19 declares `hidden_completion_action` for its
+/// kernel (its attributor cannot follow them), which clr 5.2.3 takes for device-side enqueue
+/// and crashes launching its scheduler: a clr/compiler mismatch, on a GPU as here.
+#[test]
+#[ignore = "clr 5.2.3 cannot launch kernels clang-19 marks with hidden_completion_action (indirect calls); see build-clr.sh"]
+fn clr_runs_calls() {
+    let Some(dir) = programs() else { return };
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip_programs_clr_calls");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip_programs/emu/build-clr.sh");
+    let built = Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .arg("calls")
+        .status()
+        .expect("run build-clr.sh");
+    assert!(built.success());
+    let _ = dir;
+    let (ok, stdout, stderr) = with_soft_hsa(&out.join("calls"));
+    assert!(ok && !stdout.contains("FAIL"), "calls:\n{stdout}\n{stderr}");
+}
+
+/// Debian's rocRAND and rocSPARSE checks (`tests/debian_libs/`, as in
+/// `debian_libraries_run.rs`), on clr over the library instead of `rocload run`; `None` when
+/// the packages are missing outside CI.
+fn debian_checks() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            programs()?;
+            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("debian_libs_clr");
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/debian_libs/build.sh");
+            let result = Command::new("bash")
+                .arg(&script)
+                .arg(&out)
+                .output()
+                .expect("run build.sh");
+            let stdout = String::from_utf8_lossy(&result.stdout);
+            if result.status.code() == Some(77) && std::env::var_os("CI").is_none() {
+                eprintln!("{}", stdout.trim());
+                return None;
+            }
+            assert!(
+                result.status.success(),
+                "build.sh failed:\n{stdout}\n{}",
+                String::from_utf8_lossy(&result.stderr)
+            );
+            Some(out)
+        })
+        .as_deref()
+}
+
+fn debian_check_passes(name: &str, env: &[(&str, &str)]) {
+    let Some(dir) = debian_checks() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh");
+    let mut cmd = Command::new("bash");
+    cmd.arg(script)
+        .arg(dir.join(name))
+        .env("HSA_SOFT_LIBRARY", common::built("libhsa_soft.so"))
+        .env_remove("ROCLOAD_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = common::run_with_deadline(&mut cmd, TIMEOUT);
+    let fails: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("FAIL"))
+        .collect();
+    assert!(
+        out.success && fails.is_empty() && out.stdout.lines().any(|l| l.starts_with("PASS")),
+        "{name} under clr over libhsa_soft.so (exit ok: {}):\n{}\n{}",
+        out.success,
+        out.stdout,
+        out.stderr
+    );
+}
+
+/// rocRAND's generators (Philox, XORWOW, MRG32k3a, Sobol32) on clr: clr pins the program's
+/// pageable buffers for its copies and keeps them locked after the program frees them, so
+/// new device memory lands on still-locked addresses (a stale lock must not refuse it).
+#[test]
+fn clr_runs_debians_rocrand_checks() {
+    debian_check_passes("rocrand_check", &[("ROCRAND_CHECK_N", "262144")]);
+}
+
+/// rocSPARSE's SpMV, conversions, SpMM and the spinning triangular solve on clr.
+#[test]
+fn clr_runs_debians_rocsparse_checks() {
+    debian_check_passes("rocsparse_check", &[]);
 }

@@ -443,8 +443,8 @@ fn memory_hints_pointer_attributes_and_allocation_flags() {
 /// child's kernel's writes; after hipMemUnmap a kernel reading the old address faults, reported
 /// on stderr with the unmapped range, and the program goes on. With two software agents, a
 /// mapping accessible to device 1 alone is filled by a kernel there. Through the software HSA library
-/// (ROCr 5.2.3's API, which has no virtual memory and shares no memory here), the calls must
-/// say they are not supported.
+/// (ROCr 5.2.3's API, which has no virtual memory), the VMM calls must say they are not
+/// supported and an IPC handle must be made (`hsa_amd_ipc_memory_create`).
 #[test]
 fn vmm_and_ipc_between_two_processes() {
     let Some(dir) = programs() else { return };

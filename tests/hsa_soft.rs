@@ -1067,6 +1067,38 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
     ),
     ("ptrinfo.owner_is_gpu", "1", "PtrInfo: the node's agent"),
     (
+        "mailbox.interrupt",
+        "1",
+        "interrupt_signal.cpp: event_mailbox_ptr is the event's slot",
+    ),
+    (
+        "mailbox.default",
+        "0",
+        "default_signal.cpp: no mailbox (device code posts nothing)",
+    ),
+    ("stale_lock.lock", "1", "runtime.cpp Lock"),
+    (
+        "stale_lock.device_alloc",
+        "1",
+        "AllocateMemory: device memory never collides with a range locked, then unmapped",
+    ),
+    (
+        "stale_lock.unlock",
+        "1",
+        "Unlock of a range its owner unmapped: the registration is still the runtime's",
+    ),
+    (
+        "ptrinfo.size",
+        "4096",
+        "PtrInfo: the allocation map's size, which AllocateMemory records after \
+         MemoryRegion::Allocate aligned it up to 4 KiB (6.2: the size asked for)",
+    ),
+    (
+        "ptrinfo.system.size",
+        "8192",
+        "PtrInfo: the page-rounded size, system pools too",
+    ),
+    (
         "ptrinfo.accessible",
         "1/1",
         "PtrInfo: the mapped nodes' agents",
@@ -1210,6 +1242,172 @@ fn the_library_answers_what_clr_asks_as_rocr_5_2_3_does() {
         .iter()
         .filter(|(k, v, _)| answers.get(k) != Some(v))
         .map(|(k, v, why)| format!("{k}: {:?}, ROCr 5.2.3: {v} ({why})", answers.get(k)))
+        .collect();
+    assert!(
+        out.status.success() && wrong.is_empty(),
+        "{}\n{stdout}\n{}",
+        wrong.join("\n"),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Following 6.2, pointer info reports the size asked for (`size_requested`).
+    let out = std::process::Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
+        .arg(&exe)
+        .env("HSA_SOFT_LIBRARY", library())
+        .env("ROCLOAD_SOFT_ROCR_VERSION", "6.2")
+        .env_remove("ROCLOAD_LOG")
+        .output()
+        .expect("run rocr_answers");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for want in ["ptrinfo.size=100", "ptrinfo.system.size=4097"] {
+        assert!(
+            stdout.lines().any(|l| l == want),
+            "ROCr 6.2: {want} missing\n{stdout}"
+        );
+    }
+}
+
+/// ROCr's interrupt signals wake their waiters when device code updates them: a host thread
+/// waits (10 s timeout) on a signal made with no consumers while a kernel
+/// (`tests/hsa_programs/signal_post.hip`, `__ockl_hsa_signal_add`) adds 7 to it; the kernel
+/// posts the signal's event to its mailbox and sends an interrupt, and the waiter must wake
+/// well before its timeout (it slept the whole timeout when the signals had no mailbox).
+#[test]
+fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
+    let clang = Path::new("/usr/lib/llvm-19/bin/clang++");
+    let device_libs = Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
+    if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists()
+        || !clang.exists()
+        || !device_libs.join("ockl.bc").exists()
+    {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "clang-19, rocm-device-libs or libhsa-runtime-dev missing in CI"
+        );
+        eprintln!("skipped: needs clang-19, rocm-device-libs and libhsa-runtime-dev");
+        return;
+    }
+    let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hsa_programs");
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let co = tmp.join("signal_post.co");
+    let built = std::process::Command::new(clang)
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "--offload-arch=gfx1030",
+            "-O2",
+        ])
+        .args(["-mcode-object-version=4", "--no-gpu-bundle-output"])
+        .arg(format!("--rocm-device-lib-path={}", device_libs.display()))
+        .arg(here.join("signal_post.hip"))
+        .arg("-o")
+        .arg(&co)
+        .output()
+        .expect("run clang++");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let exe = tmp.join("interrupt_signal");
+    let cc = std::process::Command::new("cc")
+        .args(["-O1", "-D_POSIX_C_SOURCE=200809L", "-o"])
+        .arg(&exe)
+        .arg(here.join("interrupt_signal.c"))
+        .args(["-lhsa-runtime64", "-lpthread"])
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let out = std::process::Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
+        .arg(&exe)
+        .arg(&co)
+        .env("HSA_SOFT_LIBRARY", library())
+        .env_remove("ROCLOAD_LOG")
+        .output()
+        .expect("run interrupt_signal");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "kernel_done=1",
+        "waiter_saw=7",
+        "value=7",
+        "woke_promptly=1",
+        "done=1",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == want),
+            "{want} missing:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// IPC memory as ROCr 5.2.3 defines it (`Runtime::IPCCreate`, `IPCAttach`, `IPCDetach`;
+/// `tests/hsa_programs/ipc_memory.c`): a handle only for a whole allocation by its start and
+/// the page-rounded size pointer info reports; attached in this process at another address
+/// with the same bytes, and in a second process that reads the parent's bytes and writes its
+/// own, which the parent sees; detach of anything not attached is `INVALID_ARGUMENT`. (The
+/// library refused every handle before: device memory could not leave the process.)
+#[test]
+fn ipc_memory_is_shared_with_another_process_as_rocr_shares_it() {
+    if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "libhsa-runtime-dev missing in CI"
+        );
+        eprintln!("skipped: /usr/include/hsa missing (Debian package libhsa-runtime-dev)");
+        return;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hsa_programs/ipc_memory.c");
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ipc_memory");
+    let cc = std::process::Command::new("cc")
+        .args(["-O1", "-D_GNU_SOURCE", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-lhsa-runtime64")
+        .output()
+        .expect("run cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let out = std::process::Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
+        .arg(&exe)
+        .env("HSA_SOFT_LIBRARY", library())
+        .env_remove("ROCLOAD_LOG")
+        .output()
+        .expect("run ipc_memory");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let invalid = HSA_STATUS_ERROR_INVALID_ARGUMENT.to_string();
+    let want: [(&str, &str); 13] = [
+        ("create.wrong_len.status", &invalid),
+        ("create.interior.status", &invalid),
+        ("create.status", "0"),
+        ("detach.unknown.status", &invalid),
+        ("attach.self.status", "0"),
+        ("attach.self.same_bytes", "1"),
+        ("detach.self.status", "0"),
+        ("child.attach.status", "0"),
+        ("child.reads_parent", "1"),
+        ("child.detach.status", "0"),
+        ("child.exit", "0"),
+        ("parent.sees_child", "1"),
+        ("done", "1"),
+    ];
+    let answers: std::collections::HashMap<&str, &str> =
+        stdout.lines().filter_map(|l| l.split_once('=')).collect();
+    let wrong: Vec<String> = want
+        .iter()
+        .filter(|(k, v)| answers.get(k) != Some(v))
+        .map(|(k, v)| format!("{k}: {:?}, want {v}", answers.get(k)))
         .collect();
     assert!(
         out.status.success() && wrong.is_empty(),

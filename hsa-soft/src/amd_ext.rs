@@ -5,10 +5,12 @@
 //! - pointer information (`hsa_amd_pointer_info`) from the memory tables;
 //! - locking to a pool, rectangular async copies, copy profiling;
 //! - `hsa_memory_register`/`deregister` (ROCr checks the arguments and does nothing else);
+//! - IPC memory (`hsa_amd_ipc_memory_*`) over the software agent's shareable memory objects:
+//!   the 32-byte handle names the object, which another process maps through `/proc`;
 //! - agent extension queries; coherency types (recorded);
 //! - what a software agent cannot have, answered as ROCr answers without it: SVM (ROCr over a
 //!   kernel driver without the SVM API: `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` false, the SVM
-//!   calls fail as `hsaKmtSVM*` does), IPC (memory cannot leave this process), graphics
+//!   calls fail as `hsaKmtSVM*` does), graphics
 //!   interop (no graphics driver), images (ROCr with `HSA_DISABLE_IMAGE=1`: the image table's
 //!   stand-ins answer `HSA_STATUS_ERROR_NOT_INITIALIZED`; the emulator has no image
 //!   instructions).
@@ -20,7 +22,8 @@ use std::sync::Arc;
 
 use hsa_sys::*;
 use parking_lot::Mutex;
-use rocload::device::{Condition, Signal};
+use rocload::device::vmm::{IpcBackend, IpcHandle, IpcKind};
+use rocload::device::{Condition, Device, MemoryKind, Signal};
 
 use crate::agents::{agent_handle, agent_index};
 use crate::memory::Place;
@@ -36,7 +39,27 @@ pub(crate) struct State {
     copy_signals: Mutex<HashSet<u64>>,
     /// `hsa_amd_coherency_set_type` per agent index.
     coherency: Mutex<Vec<(usize, u32)>>,
+    /// IPC memory `hsa_amd_ipc_memory_attach` mapped, by the pointer it returned.
+    ipc: Mutex<std::collections::HashMap<u64, Attached>>,
 }
+
+/// IPC memory attached in this process.
+struct Attached {
+    /// The GPU agent that opened the memory object (its `ipc_close` unmaps it).
+    opener: usize,
+    /// Other agents given the range in their tables.
+    others: Vec<usize>,
+    /// Attaches not yet detached (the same handle attached twice maps once).
+    count: u32,
+}
+
+/// Bytes of `hsa_amd_ipc_memory_t`: the software agent's IPC payload up to the pointer offset
+/// (the owning process and descriptor, the memory object's token, the allocation's offset and
+/// size in it), which is all ROCr's handle carries since it names whole allocations.
+const IPC_BYTES: usize = 32;
+
+/// ROCr's refusal of larger allocations ("thunk limitations", `Runtime::IPCCreate`).
+const IPC_MAX_LEN: usize = 0x7FF_FFFF_F000;
 
 /// Most copy signals remembered; past it the set starts over (its entries only serve
 /// `hsa_amd_profiling_get_async_copy_time`).
@@ -153,7 +176,8 @@ hsa_api! {
             if size == 0 {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            let block = rt.memory.block_info(ptr as u64);
+            let requested_sizes = rt.caps.version >= rocload::loader::rocr::RocrVersion::V6_2;
+            let block = rt.memory.block_info(ptr as u64, requested_sizes);
             let mut out = hsa_amd_pointer_info_t {
                 size: (size as usize).min(std::mem::size_of::<hsa_amd_pointer_info_t>()) as u32,
                 type_: HSA_EXT_POINTER_TYPE_UNKNOWN,
@@ -461,46 +485,128 @@ hsa_api! {
         })
     }
 
-    /// `hsa_amd_ipc_memory_create`: device memory is this process's own memory, which no
-    /// other process can map: the driver's share fails (`HSA_STATUS_ERROR`).
+    /// `hsa_amd_ipc_memory_create` (`Runtime::IPCCreate`): `ptr` must start a pool allocation
+    /// and `len` be the size pointer info reports for it, else `INVALID_ARGUMENT`. The handle
+    /// names the software agent's memory object holding the block (its process, descriptor,
+    /// token, offset and size), which another process opens through `/proc`; memory that
+    /// cannot be shared (system pools, locked memory, a block the host could not put in a
+    /// memory object) is `INVALID_ARGUMENT`, as the driver's share failing is in ROCr.
     fn hsa_amd_ipc_memory_create(ptr: *mut c_void, len: usize, handle: *mut hsa_amd_ipc_memory_t) -> hsa_status_t {
         guard(|| {
-            let _ = len;
-            runtime()?;
-            if ptr.is_null() || handle.is_null() {
+            let rt = runtime()?;
+            if ptr.is_null() || handle.is_null() || len > IPC_MAX_LEN {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            Err(HSA_STATUS_ERROR)
+            let requested_sizes = rt.caps.version >= rocload::loader::rocr::RocrVersion::V6_2;
+            let block = rt.memory.block_info(ptr as u64, requested_sizes).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            if block.base != ptr as u64 || block.size != len as u64 || block.locked {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            let (soft, _) = rt.agents.get(block.owner).and_then(|a| a.gpu()).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            let exported = soft.ipc_export(ptr as u64).map_err(|e| {
+                tracing::debug!(error = %e, "IPC memory cannot be shared");
+                HSA_STATUS_ERROR_INVALID_ARGUMENT
+            })?;
+            let mut out = hsa_amd_ipc_memory_t { handle: [0; 8] };
+            for (i, w) in out.handle.iter_mut().enumerate() {
+                let b = exported.bytes_at(4 * i, 4);
+                *w = u32::from_le_bytes(b.try_into().map_err(|_| HSA_STATUS_ERROR)?);
+            }
+            // SAFETY: non-NULL out-pointer to a hsa_amd_ipc_memory_t.
+            unsafe { put(handle.cast(), out) }
         })
     }
 
-    /// `hsa_amd_ipc_memory_attach`: no handle can name memory here (`INVALID_ARGUMENT`).
+    /// `hsa_amd_ipc_memory_attach` (`Runtime::IPCAttach`): maps the memory a handle names
+    /// for the agents listed (every GPU agent when none is), at one address they all reach.
+    /// `len` is not checked (ROCr uses it only for fragments). A handle that names nothing
+    /// this process can open is `INVALID_ARGUMENT`.
     fn hsa_amd_ipc_memory_attach(handle: *const hsa_amd_ipc_memory_t, len: usize, num_agents: u32, mapping_agents: *const hsa_agent_t, mapped_ptr: *mut *mut c_void) -> hsa_status_t {
         guard(|| {
-            let _ = (handle, len);
+            let _ = len;
             let rt = runtime()?;
-            if mapped_ptr.is_null() || (num_agents != 0 && mapping_agents.is_null()) {
+            if handle.is_null() || mapped_ptr.is_null() || (num_agents != 0 && mapping_agents.is_null()) {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
             if num_agents as usize > rt.agents.len() * 4 {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
+            let mut gpus = Vec::new();
             if num_agents > 0 {
                 // SAFETY: `num_agents` agents by the API's contract (bounded above).
                 for &a in unsafe { std::slice::from_raw_parts(mapping_agents, num_agents as usize) } {
-                    agent_index(a, rt.agents.len())?;
+                    let i = agent_index(a, rt.agents.len())?;
+                    if rt.agents[i].gpu().is_some() && !gpus.contains(&i) {
+                        gpus.push(i);
+                    }
+                }
+            } else {
+                gpus = (0..rt.agents.len()).filter(|&i| rt.agents[i].gpu().is_some()).collect();
+            }
+            let &opener = gpus.first().ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            // SAFETY: the caller's handle, 32 bytes.
+            let raw = unsafe { std::ptr::read_unaligned(handle) };
+            let mut payload = [0u8; IPC_BYTES];
+            for (i, w) in raw.handle.iter().enumerate() {
+                payload[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+            }
+            let mut ipc = IpcHandle::new(IpcKind::Memory, IpcBackend::Soft);
+            ipc.put_bytes(0, &payload);
+            let size = ipc.u64_at(24);
+            let (soft, _) = rt.agents[opener].gpu().ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            let mut attached = rt.amd_ext.ipc.lock();
+            let pointer = soft.ipc_open(&ipc).map_err(|e| {
+                tracing::debug!(error = %e, "IPC memory cannot be attached");
+                HSA_STATUS_ERROR_INVALID_ARGUMENT
+            })?;
+            let entry = attached.entry(pointer).or_insert(Attached { opener, others: Vec::new(), count: 0 });
+            entry.count = entry.count.saturating_add(1);
+            for &a in gpus.iter().skip(1) {
+                if a == entry.opener || entry.others.contains(&a) {
+                    continue;
+                }
+                if let Some((other, _)) = rt.agents[a].gpu() {
+                    other.allocations()
+                        .insert(pointer, size, MemoryKind::Imported, true)
+                        .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
+                    entry.others.push(a);
                 }
             }
-            Err(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+            // SAFETY: non-NULL out-pointer.
+            unsafe { put(mapped_ptr.cast(), pointer as *mut c_void) }
         })
     }
 
-    /// `hsa_amd_ipc_memory_detach`: nothing was attached (`INVALID_ARGUMENT`).
+    /// `hsa_amd_ipc_memory_detach` (`Runtime::IPCDetach`): unmaps what an attach returned
+    /// (once each attach of it is detached); anything else is `INVALID_ARGUMENT`.
     fn hsa_amd_ipc_memory_detach(mapped_ptr: *mut c_void) -> hsa_status_t {
         guard(|| {
-            runtime()?;
-            let _ = mapped_ptr;
-            Err(HSA_STATUS_ERROR_INVALID_ARGUMENT)
+            let rt = runtime()?;
+            let pointer = mapped_ptr as u64;
+            let mut attached = rt.amd_ext.ipc.lock();
+            let entry = attached.get_mut(&pointer).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            entry.count -= 1;
+            let last = entry.count == 0;
+            let Attached { opener, others, .. } = if last {
+                attached.remove(&pointer).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?
+            } else {
+                Attached { opener: entry.opener, others: Vec::new(), count: 0 }
+            };
+            if last {
+                for a in others {
+                    if let Some((other, _)) = rt.agents[a].gpu() {
+                        let t = other.allocations();
+                        if t.find(pointer).is_some_and(|x| x.base == pointer && x.kind == MemoryKind::Imported) {
+                            t.remove(pointer, true);
+                        }
+                    }
+                }
+            }
+            let (soft, _) = rt.agents[opener].gpu().ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            soft.ipc_close(pointer).map_err(|e| {
+                tracing::debug!(error = %e, "IPC memory detach refused");
+                HSA_STATUS_ERROR_INVALID_ARGUMENT
+            })
         })
     }
 

@@ -117,7 +117,10 @@ pub(crate) fn pool_of(rt: &Runtime, pool: u64) -> Status<(usize, PoolKind)> {
 
 /// A block of a system pool (its memory is the first GPU agent's: [`system_owner`]).
 struct SystemBlock {
+    /// Granule-rounded: what the agent's memory holds.
     size: u64,
+    /// What the caller asked for (ROCr 6.2's `size_requested`, reported by pointer info).
+    requested: u64,
     kind: PoolKind,
     /// GPU agents allowed to access it.
     access: Vec<usize>,
@@ -125,12 +128,18 @@ struct SystemBlock {
 
 struct DeviceBlock {
     owner: usize,
+    /// Granule-rounded: what the agent's memory holds.
     size: u64,
+    /// What the caller asked for (ROCr 6.2's `size_requested`, reported by pointer info).
+    requested: u64,
     access: Vec<usize>,
 }
 
 struct LockEntry {
     size: u64,
+    /// The host reused its addresses while it was locked (see `forget_stale_locks`): no
+    /// agent reaches it any more, only an unlock is left to answer.
+    stale: bool,
     refs: u32,
     agents: Vec<usize>,
     /// Whether the host may write it (a read-only mapping is locked read-only).
@@ -182,7 +191,13 @@ impl Memory {
             .iter()
             .map(|(b, s)| (*b, s.size))
             .chain(inner.device.iter().map(|(b, d)| (*b, d.size)))
-            .chain(inner.locks.iter().map(|(b, l)| (*b, l.size)));
+            .chain(
+                inner
+                    .locks
+                    .iter()
+                    .filter(|(_, l)| !l.stale)
+                    .map(|(b, l)| (*b, l.size)),
+            );
         for (base, size) in ranges {
             if fits(base, size) {
                 return Ok(Place::Known);
@@ -224,7 +239,7 @@ impl Memory {
     /// Whether `address` lies in locked memory the host may not write.
     fn read_only_lock(&self, address: u64) -> bool {
         self.inner.lock().locks.iter().any(|(&base, l)| {
-            !l.writable && address >= base && address < base.saturating_add(l.size)
+            !l.stale && !l.writable && address >= base && address < base.saturating_add(l.size)
         })
     }
 }
@@ -246,14 +261,25 @@ pub(crate) struct BlockInfo {
 }
 
 impl Memory {
-    /// The block holding `address`, if the library handed it out or locked it.
-    pub(crate) fn block_info(&self, address: u64) -> Option<BlockInfo> {
+    /// The block holding `address`, if the library handed it out or locked it, with the size
+    /// ROCr's `PtrInfo` takes from its allocation map: 5.2.3 records the page-rounded size
+    /// (`AllocateMemory` passes its `size` to `MemoryRegion::Allocate`, which aligns it up to
+    /// 4 KiB, and records that), 6.2 the size asked for (`size_requested`) while `address`
+    /// lies within it, else (the page's tail) the driver's block, the rounded size.
+    pub(crate) fn block_info(&self, address: u64, requested_sizes: bool) -> Option<BlockInfo> {
         let inner = self.inner.lock();
         let inside = |base: u64, size: u64| address >= base && address - base < size;
+        let reported = |base: u64, requested: u64, size: u64| {
+            if requested_sizes && inside(base, requested) {
+                requested
+            } else {
+                size
+            }
+        };
         if let Some((&base, b)) = inner.system.iter().find(|(&b, s)| inside(b, s.size)) {
             return Some(BlockInfo {
                 base,
-                size: b.size,
+                size: reported(base, b.requested, b.size),
                 locked: false,
                 owner: 0,
                 coarse: b.kind == PoolKind::SystemCoarse,
@@ -263,14 +289,17 @@ impl Memory {
         if let Some((&base, b)) = inner.device.iter().find(|(&b, d)| inside(b, d.size)) {
             return Some(BlockInfo {
                 base,
-                size: b.size,
+                size: reported(base, b.requested, b.size),
                 locked: false,
                 owner: b.owner,
                 coarse: true,
                 agents: b.access.iter().copied().filter(|&a| a != b.owner).collect(),
             });
         }
-        let (&base, l) = inner.locks.iter().find(|(&b, l)| inside(b, l.size))?;
+        let (&base, l) = inner
+            .locks
+            .iter()
+            .find(|(&b, l)| !l.stale && inside(b, l.size))?;
         Some(BlockInfo {
             base,
             size: l.size,
@@ -304,10 +333,12 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
         let base = system_owner(rt)?
             .allocate_system(rounded as u64, GRANULE)
             .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
+        forget_stale_locks(rt, base, rounded as u64);
         rt.memory.inner.lock().system.insert(
             base,
             SystemBlock {
                 size: rounded as u64,
+                requested: size as u64,
                 kind,
                 access: Vec::new(),
             },
@@ -325,16 +356,65 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
         .ok_or(HSA_STATUS_ERROR_INVALID_MEMORY_POOL)?;
     let allocation = soft
         .allocate(rounded as u64, MemoryKind::Device)
-        .map_err(|_| HSA_STATUS_ERROR_OUT_OF_RESOURCES)?;
+        .map_err(|e| {
+            tracing::debug!(error = %e, size = rounded, "device memory refused");
+            HSA_STATUS_ERROR_OUT_OF_RESOURCES
+        })?;
+    forget_stale_locks(rt, allocation.base, rounded as u64);
     rt.memory.inner.lock().device.insert(
         allocation.base,
         DeviceBlock {
             owner: agent,
             size: rounded as u64,
+            requested: size as u64,
             access: vec![agent],
         },
     );
     Ok(allocation.base as *mut c_void)
+}
+
+/// Marks stale the locks that overlap `[base, base + size)`, memory the host allocator has
+/// just handed out: a range locked there was unmapped by its owner without an unlock (AMD's
+/// HIP runtime keeps pinned staging ranges cached after the program frees them), and ROCr's
+/// device memory never collides with it. Their table entries go (only the registration
+/// starting at the lock's base, never the new memory); the lock stays for its unlocks, which
+/// succeed as ROCr's do.
+fn forget_stale_locks(rt: &Runtime, base: u64, size: u64) {
+    let end = base.saturating_add(size);
+    let stale: Vec<(u64, Vec<usize>)> = {
+        let mut inner = rt.memory.inner.lock();
+        inner
+            .locks
+            .iter_mut()
+            .filter(|(&b, l)| !l.stale && b < end && b.saturating_add(l.size) > base)
+            .map(|(&b, l)| {
+                l.stale = true;
+                (b, std::mem::take(&mut l.agents))
+            })
+            .collect()
+    };
+    for (lock_base, agents) in stale {
+        tracing::debug!(
+            lock = format_args!("{lock_base:#x}"),
+            "stale lock: the host reused its addresses"
+        );
+        for a in agents {
+            if let Some(t) = gpu_table(rt, a) {
+                remove_registration(t, lock_base);
+            }
+        }
+    }
+}
+
+/// Removes the registration (locked memory) starting at `base` from `table`, and nothing else:
+/// after a stale lock was forgotten, new memory may start at the same address.
+fn remove_registration(table: &rocload::device::AllocationTable, base: u64) {
+    if table
+        .find(base)
+        .is_some_and(|a| a.base == base && a.kind == MemoryKind::RegisteredHost)
+    {
+        table.remove(base, false);
+    }
 }
 
 fn free(rt: &Runtime, ptr: u64) -> Status {
@@ -388,7 +468,8 @@ fn allow_access(rt: &Runtime, agents: &[usize], ptr: u64) -> Status {
         }
         if let Some(t) = gpu_table(rt, a) {
             let writable = kind != MemoryKind::Kernarg;
-            t.insert(ptr, size, kind, writable)
+            // The block's addresses are the library's: a registration there is stale.
+            t.insert_fresh(ptr, size, kind, writable)
                 .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
             access.push(a);
         }
@@ -796,6 +877,10 @@ hsa_api! {
                 }
             };
             let mut inner = rt.memory.inner.lock();
+            // A stale lock at this base is memory that no longer exists: the new one replaces it.
+            if inner.locks.get(&base).is_some_and(|l| l.stale) {
+                inner.locks.remove(&base);
+            }
             if let Some(lock) = inner.locks.get_mut(&base) {
                 if lock.size != size as u64 {
                     return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
@@ -810,7 +895,7 @@ hsa_api! {
                         granted.push(a);
                     }
                 }
-                inner.locks.insert(base, LockEntry { size: size as u64, refs: 1, agents: granted, writable });
+                inner.locks.insert(base, LockEntry { size: size as u64, stale: false, refs: 1, agents: granted, writable });
             }
             // SAFETY: non-NULL out-pointer.
             unsafe { put(agent_ptr.cast(), host_ptr) }
@@ -829,7 +914,7 @@ hsa_api! {
                 if let Some(lock) = inner.locks.remove(&base) {
                     for a in lock.agents {
                         if let Some(t) = gpu_table(&rt, a) {
-                            t.remove(base, false);
+                            remove_registration(t, base);
                         }
                     }
                     drop(inner);

@@ -83,6 +83,8 @@ pub(crate) struct Runtime {
     pub(crate) loader: crate::loader::Loader,
     pub(crate) events: Arc<EventHandlers>,
     pub(crate) amd_ext: crate::amd_ext::State,
+    /// The interrupt signals' event mailboxes (`signals.rs`).
+    pub(crate) event_page: Arc<crate::signals::EventPage>,
 }
 
 struct State {
@@ -113,6 +115,8 @@ fn init() -> Status {
         let signals = Arc::new(SignalTable::new());
         let agents = crate::agents::discover(&signals)?;
         let caps = capabilities()?;
+        let event_page = Arc::new(crate::signals::EventPage::new());
+        crate::signals::attach_event_page(&agents, &event_page)?;
         tracing::debug!(agents = agents.len(), rocr = %caps.version, "software HSA runtime initialised");
         state.runtime = Some(Arc::new(Runtime {
             caps,
@@ -125,6 +129,7 @@ fn init() -> Status {
             loader: crate::loader::Loader::default(),
             events: Arc::new(EventHandlers::default()),
             amd_ext: crate::amd_ext::State::default(),
+            event_page,
         }));
     }
     state.refs += 1;

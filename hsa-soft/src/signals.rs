@@ -9,6 +9,15 @@
 //! 64 bytes are in every GPU agent's allocation table: device code uses signals (a hostcall
 //! doorbell is one, which `__ockl_hsa_signal_add` increments).
 //!
+//! Interrupt signals have an event mailbox, as ROCr's have a slot of the kernel driver's event
+//! page (`core/runtime/interrupt_signal.cpp`, `hsaKmtCreateEvent`): the signal's
+//! `amd_signal_t` names a 64-bit slot of the runtime's [`EventPage`] and an event id. Device
+//! code that stores to or adds to the signal (`__ockl_hsa_signal_store`/`add`, a hostcall
+//! doorbell) writes the id to the slot and sends `s_sendmsg sendmsg(MSG_INTERRUPT)`; the
+//! agent's interrupt listener then finds the posted slots, as the driver's interrupt handler
+//! scans its event page when the id in M0 is too short to name the event, and wakes those
+//! signals' waiters at once instead of at their next timeout.
+//!
 //! ROCr makes two kinds of signal (`hsa_amd_signal_create` in `hsa_ext_amd.cpp`, with its
 //! default of interrupt waits): an *interrupt* signal unless the signal is for IPC, for GPUs
 //! only (`HSA_AMD_SIGNAL_AMD_GPU_ONLY`), or its consumers name no CPU agent; else a *default*
@@ -20,9 +29,10 @@
 use hsa_sys::*;
 use parking_lot::{Condvar, Mutex};
 use rocload::device::{Condition, Device, MemoryKind, Signal, SignalHandle};
+use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -36,6 +46,92 @@ pub(crate) struct OwnedSignal {
     _handle: SignalHandle,
     /// ROCr's `InterruptSignal` (else `DefaultSignal`).
     interrupt: bool,
+    /// Its slot of the event page (interrupt signals while slots last).
+    event: Option<u32>,
+}
+
+/// Slots of the event page: the kernel driver's limit of events per process
+/// (`KFD_SIGNAL_EVENT_LIMIT`), past which ROCr cannot make an event either.
+const EVENT_SLOTS: usize = 4096;
+/// A slot nobody posted to (the driver's `UNSIGNALED_EVENT_SLOT`).
+const UNSIGNALED: u64 = u64::MAX;
+
+/// The interrupt signals' mailboxes: one 64-bit slot per event, in every GPU agent's
+/// allocation table so device code may post to it.
+pub(crate) struct EventPage {
+    slots: Box<[AtomicU64]>,
+    owners: Mutex<EventOwners>,
+}
+
+#[derive(Default)]
+struct EventOwners {
+    /// Slots never used or given back.
+    free: Vec<u32>,
+    /// The signal of each slot in use.
+    live: HashMap<u32, Weak<Signal>>,
+}
+
+impl EventPage {
+    pub(crate) fn new() -> EventPage {
+        EventPage {
+            slots: (0..EVENT_SLOTS)
+                .map(|_| AtomicU64::new(UNSIGNALED))
+                .collect(),
+            owners: Mutex::new(EventOwners {
+                free: (0..EVENT_SLOTS as u32).rev().collect(),
+                live: HashMap::new(),
+            }),
+        }
+    }
+
+    /// Where the page is, and its length in bytes.
+    pub(crate) fn range(&self) -> (u64, u64) {
+        (
+            self.slots.as_ptr() as u64,
+            (self.slots.len() * std::mem::size_of::<AtomicU64>()) as u64,
+        )
+    }
+
+    /// A free slot's event id and mailbox address; `None` when every slot is taken.
+    fn reserve(&self) -> Option<(u32, u64)> {
+        let id = self.owners.lock().free.pop()?;
+        let slot = self.slots.get(id as usize)?;
+        slot.store(UNSIGNALED, Ordering::Relaxed);
+        Some((id, slot as *const AtomicU64 as u64))
+    }
+
+    fn bind(&self, id: u32, signal: &Arc<Signal>) {
+        self.owners.lock().live.insert(id, Arc::downgrade(signal));
+    }
+
+    fn release(&self, id: u32) {
+        let mut owners = self.owners.lock();
+        if owners.live.remove(&id).is_some() {
+            owners.free.push(id);
+        }
+    }
+
+    /// An agent's interrupt: wakes the waiters of every signal whose slot was posted to,
+    /// and clears those slots. M0 carries 8 bits of the id, too few to name one of 4,096
+    /// events, so every slot in use is looked at (the driver scans its page the same way).
+    pub(crate) fn interrupt(&self, _m0: u32) {
+        let posted: Vec<Arc<Signal>> = {
+            let owners = self.owners.lock();
+            owners
+                .live
+                .iter()
+                .filter(|(&id, _)| {
+                    self.slots
+                        .get(id as usize)
+                        .is_some_and(|s| s.swap(UNSIGNALED, Ordering::AcqRel) != UNSIGNALED)
+                })
+                .filter_map(|(_, w)| w.upgrade())
+                .collect()
+        };
+        for s in posted {
+            s.wake();
+        }
+    }
 }
 
 /// Most asynchronous handlers one runtime holds at once (ROCr's are bounded by its signals).
@@ -148,6 +244,32 @@ fn run_handlers(state: &HandlerState) {
     }
 }
 
+/// Makes the event page reachable by every GPU agent's device code and has their interrupts
+/// delivered to it.
+pub(crate) fn attach_event_page(
+    agents: &[crate::agents::AgentEntry],
+    page: &Arc<EventPage>,
+) -> Status {
+    let (base, len) = page.range();
+    for agent in agents {
+        if let Some((soft, _)) = agent.gpu() {
+            soft.allocations()
+                .insert(base, len, MemoryKind::PinnedHost, true)
+                .map_err(|e| {
+                    tracing::debug!(error = %e, "the event page is not reachable by an agent");
+                    HSA_STATUS_ERROR_OUT_OF_RESOURCES
+                })?;
+            let page = page.clone();
+            soft.listen_to_interrupts(Arc::new(move |m0| page.interrupt(m0)))
+                .map_err(|e| {
+                    tracing::debug!(error = %e, "an agent's interrupts cannot be heard");
+                    HSA_STATUS_ERROR_OUT_OF_RESOURCES
+                })?;
+        }
+    }
+    Ok(())
+}
+
 fn condition_of(condition: hsa_signal_condition_t) -> Option<Condition> {
     Some(match condition {
         HSA_SIGNAL_CONDITION_EQ => Condition::Eq,
@@ -195,7 +317,27 @@ unsafe fn create(
     }
     // ROCr's handle is the address of the signal's amd_signal_t, which device code uses (a
     // hostcall doorbell): the same here, and every GPU agent may reach those 64 bytes.
-    let created = rt.signals.create_addressed(initial_value);
+    // Interrupt signals get an event mailbox while the page has slots (past the driver's
+    // limit, one without: its device-side updates then wake waiters at their next timeout).
+    let event = if interrupt {
+        let slot = rt.event_page.reserve();
+        if slot.is_none() {
+            tracing::debug!("event page full: an interrupt signal without a mailbox");
+        }
+        slot
+    } else {
+        None
+    };
+    let created = match event {
+        Some((id, mailbox)) => {
+            let created = rt
+                .signals
+                .create_addressed_with_mailbox(initial_value, mailbox, id);
+            rt.event_page.bind(id, &created.signal);
+            created
+        }
+        None => rt.signals.create_addressed(initial_value),
+    };
     let handle = created.handle;
     for agent in &rt.agents {
         if let Some((soft, _)) = agent.gpu() {
@@ -212,6 +354,7 @@ unsafe fn create(
         OwnedSignal {
             _handle: created,
             interrupt,
+            event: event.map(|(id, _)| id),
         },
     );
     // SAFETY: non-NULL out-pointer.
@@ -321,7 +464,10 @@ hsa_api! {
         guard(|| {
             let rt = runtime()?;
             let removed = rt.owned_signals.lock().remove(&signal.handle);
-            removed.ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)?;
+            let removed = removed.ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)?;
+            if let Some(id) = removed.event {
+                rt.event_page.release(id);
+            }
             for agent in &rt.agents {
                 if let Some((soft, _)) = agent.gpu() {
                     soft.allocations().remove(signal.handle, false);

@@ -376,6 +376,42 @@ impl AllocationTable {
         Ok(allocation)
     }
 
+    /// Records fresh memory the host allocator just handed out: as [`insert`](Self::insert),
+    /// except that registered host memory overlapping it is forgotten first and returned. The
+    /// host cannot hand out an address that is still mapped, so such a registration is stale:
+    /// its owner unmapped the range without unregistering it (AMD's HIP runtime keeps pinned
+    /// staging ranges cached after the program frees them; a GPU's registration would keep
+    /// the old pages and never collide with new device memory).
+    ///
+    /// # Errors
+    /// [`Overlap`] if it overlaps a live range of another kind.
+    pub fn insert_fresh(
+        &self,
+        base: u64,
+        size: u64,
+        kind: MemoryKind,
+        writable: bool,
+    ) -> Result<(Allocation, Vec<Allocation>), Overlap> {
+        let end = base.saturating_add(size.max(1));
+        let mut stale = Vec::new();
+        {
+            let mut live = self.live.write();
+            while let Some((&at, a)) = live.range(..end).next_back() {
+                if a.end() <= base || a.kind != MemoryKind::RegisteredHost {
+                    break;
+                }
+                if let Some(a) = live.remove(&at) {
+                    stale.push(a);
+                }
+            }
+        }
+        for a in &stale {
+            tracing::debug!(registration = %a, base, size, "stale host registration forgotten: the host reused its addresses");
+        }
+        self.insert(base, size, kind, writable)
+            .map(|allocation| (allocation, stale))
+    }
+
     /// Gives the live allocation at `base` permissions by part (a loaded code object's
     /// segments); `false` when there is none.
     pub fn set_segments(&self, base: u64, segments: Vec<Segment>) -> bool {
@@ -622,6 +658,36 @@ mod tests {
         assert!(t.insert(0x2020, 16, MemoryKind::Device, true).is_err());
         assert!(t.insert(0x1f00, 0x101, MemoryKind::Device, true).is_err());
         assert!(t.insert(0x1f00, 0x100, MemoryKind::Device, true).is_ok());
+    }
+
+    /// Fresh memory forgets the stale host registrations it overlaps (the host could not
+    /// have handed those addresses out while they were mapped), and only those.
+    #[test]
+    fn fresh_memory_replaces_stale_registrations_only() {
+        let t = AllocationTable::new();
+        let r1 = t
+            .insert(0x1000, 0x1000, MemoryKind::RegisteredHost, true)
+            .unwrap();
+        let r2 = t
+            .insert(0x2800, 0x800, MemoryKind::RegisteredHost, true)
+            .unwrap();
+        let kept = t
+            .insert(0x4000, 0x100, MemoryKind::RegisteredHost, true)
+            .unwrap();
+        assert!(t.insert(0x1800, 0x1800, MemoryKind::Device, true).is_err());
+        let (d, stale) = t
+            .insert_fresh(0x1800, 0x1800, MemoryKind::Device, true)
+            .unwrap();
+        assert_eq!(stale.len(), 2);
+        assert!(stale.contains(&r1) && stale.contains(&r2));
+        assert_eq!(t.find(0x1000), None);
+        assert_eq!(t.find(0x2900), Some(d.clone()));
+        assert_eq!(t.find(0x4000), Some(kept));
+        // Live memory of another kind is never taken for stale.
+        assert!(t
+            .insert_fresh(0x2000, 0x10, MemoryKind::Device, true)
+            .is_err());
+        assert_eq!(t.find(0x2000), Some(d));
     }
 
     /// A parked pool block is a use after free for kernels and copies, is not live for

@@ -118,6 +118,24 @@ impl Signal {
         }
     }
 
+    /// A software signal holding `initial` whose `amd_signal_t` names an event mailbox:
+    /// device code that changes its value (`__ockl_hsa_signal_store`/`add`) then writes
+    /// `event_id` to the 64-bit slot at `mailbox` and sends an interrupt, which the agent's
+    /// interrupt listener answers with [`Signal::wake`] (ROCr's interrupt signals, whose
+    /// mailbox is a slot of the kernel driver's event page).
+    pub fn with_mailbox(initial: i64, mailbox: u64, event_id: u32) -> Signal {
+        let mut s = Signal::new(initial);
+        s.abi.event_mailbox_ptr = mailbox;
+        s.abi.event_id = event_id;
+        s
+    }
+
+    /// Wakes the signal's waiters so they look at its value again: the value changed behind
+    /// the signal's back (device code stored to it and posted its event).
+    pub fn wake(&self) {
+        self.notify();
+    }
+
     /// A signal whose value lives in `backend` (another runtime's signal).
     pub fn external(backend: Box<dyn SignalBackend>) -> Signal {
         Signal {

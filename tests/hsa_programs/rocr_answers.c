@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 static hsa_agent_t cpu, gpu;
@@ -116,7 +117,15 @@ int main(void) {
   printf("ptrinfo.base_is_allocation=%d\n", info.agentBaseAddress == p && info.hostBaseAddress == p);
   printf("ptrinfo.owner_is_gpu=%d\n", info.agentOwner.handle == gpu.handle);
   printf("ptrinfo.accessible=%u/%d\n", n, n > 0 && accessible[0].handle == gpu.handle);
+  printf("ptrinfo.size=%zu\n", info.sizeInBytes);
   free(accessible);
+  void* h = NULL;
+  hsa_amd_memory_pool_allocate(cpu_fine, 4097, 0, &h);
+  memset(&info, 0, sizeof info);
+  info.size = sizeof info;
+  hsa_amd_pointer_info((char*)h + 4096, &info, NULL, NULL, NULL);
+  printf("ptrinfo.system.size=%zu\n", info.sizeInBytes);
+  hsa_amd_memory_pool_free(h);
   int local = 0;
   memset(&info, 0, sizeof info);
   info.size = sizeof info;
@@ -130,6 +139,27 @@ int main(void) {
   printf("svm_set.status=%d\n", hsa_amd_svm_attributes_set(p, 100, NULL, 0));
   hsa_amd_memory_pool_free(p);
 
+  // A locked range its owner unmaps without an unlock (clr caches pinned staging ranges past
+  // the program's free): the host may hand those addresses out again, as device memory here,
+  // and the lock must not stand in the way; its unlock later succeeds.
+  size_t big = 4u << 20;
+  int lock_ok = 1, alloc_ok = 1, reused = 0, unlock_ok = 1;
+  for (int round = 0; round < 4; round++) {
+    void* m = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | 0x20 /* MAP_ANONYMOUS: not in POSIX 2008 */, -1, 0);
+    void* agent_m = NULL;
+    if (m == MAP_FAILED || hsa_amd_memory_lock(m, big, &gpu, 1, &agent_m) != HSA_STATUS_SUCCESS) lock_ok = 0;
+    munmap(m, big);
+    void* d = NULL;
+    if (hsa_amd_memory_pool_allocate(gpu_pool, big, 0, &d) != HSA_STATUS_SUCCESS) alloc_ok = 0;
+    if (d && (char*)d < (char*)m + big && (char*)m < (char*)d + big) reused = 1;
+    if (hsa_amd_memory_unlock(m) != HSA_STATUS_SUCCESS) unlock_ok = 0;
+    if (d) hsa_amd_memory_pool_free(d);
+  }
+  printf("stale_lock.lock=%d\n", lock_ok);
+  printf("stale_lock.device_alloc=%d\n", alloc_ok);
+  printf("stale_lock.unlock=%d\n", unlock_ok);
+  fprintf(stderr, "stale_lock: the host reused the unmapped addresses: %d\n", reused);
+
   // Signals.
   hsa_signal_t s_int, s_gpu;
   hsa_signal_create(5, 0, NULL, &s_int);
@@ -139,6 +169,10 @@ int main(void) {
   printf("value_pointer.default.status=%d\n", hsa_amd_signal_value_pointer(s_gpu, (volatile hsa_signal_value_t**)&vp));
   printf("value_pointer.at_handle_plus_8=%d\n", vp && (uintptr_t)vp == s_gpu.handle + 8 && *vp == 5);
   printf("handle.value_at_plus_8=%d\n", *(int64_t*)(uintptr_t)(s_int.handle + 8) == 5);
+  // amd_signal_t's event_mailbox_ptr (offset 16): an interrupt signal's event slot, none for a
+  // default signal.
+  printf("mailbox.interrupt=%d\n", *(uint64_t*)(uintptr_t)(s_int.handle + 16) != 0);
+  printf("mailbox.default=%d\n", *(uint64_t*)(uintptr_t)(s_gpu.handle + 16) != 0);
   printf("async_handler.default.status=%d\n", hsa_amd_signal_async_handler(s_gpu, HSA_SIGNAL_CONDITION_LT, 1, on_signal, NULL));
   printf("async_handler.interrupt.status=%d\n", hsa_amd_signal_async_handler(s_int, HSA_SIGNAL_CONDITION_LT, 1, on_signal, NULL));
   hsa_signal_store_screlease(s_int, 0);

@@ -185,8 +185,9 @@ struct HostcallServices<'a>(&'a HostcallHandlers);
 
 impl Services for HostcallServices<'_> {
     fn interrupt(&self, m0: u32) {
-        // The doorbell's event id travels in M0's low byte.
-        let served = self.0.serve(Some(m0 & 0xff));
+        // The doorbell's event id travels in M0's low byte; interrupt signals' listeners hear
+        // every interrupt.
+        let served = self.0.interrupt(m0);
         tracing::trace!(m0, served, "hostcall interrupt");
     }
 

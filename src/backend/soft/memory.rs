@@ -209,13 +209,17 @@ impl SoftMemory {
             }
         };
         let base = block.address();
-        let allocation = table.insert(base, size, kind, writable).map_err(|e| {
-            // Fresh host memory cannot overlap a live range unless the table is stale.
-            DeviceError::InvalidAddress {
-                address: base,
-                detail: Some(e.to_string()),
-            }
-        })?;
+        // Fresh from the host: a registration still covering these addresses is stale.
+        let allocation = table
+            .insert_fresh(base, size, kind, writable)
+            .map(|(allocation, _stale)| allocation)
+            .map_err(|e| {
+                // Fresh host memory cannot overlap a live range unless the table is stale.
+                DeviceError::InvalidAddress {
+                    address: base,
+                    detail: Some(e.to_string()),
+                }
+            })?;
         self.live.lock().insert(base, block);
         tracing::debug!(%allocation, "allocated");
         Ok(allocation)

@@ -98,22 +98,37 @@ impl std::fmt::Debug for State {
     }
 }
 
-/// The hostcall buffers registered with an agent, by the event id their doorbell carries.
+/// Called with M0 whenever a wave sends `s_sendmsg sendmsg(MSG_INTERRUPT)` on the agent: the
+/// software HSA library's interrupt signals (their event mailboxes) listen this way, as the
+/// kernel driver's event interrupts serve ROCr's.
+pub type InterruptListener = Arc<dyn Fn(u32) + Send + Sync>;
+
+/// The hostcall buffers registered with an agent, by the event id their doorbell carries, and
+/// who else listens to the agent's interrupts.
 #[derive(Default)]
-pub struct HostcallHandlers(RwLock<Vec<(u32, HostcallHandler)>>);
+pub struct HostcallHandlers {
+    buffers: RwLock<Vec<(u32, HostcallHandler)>>,
+    listeners: RwLock<Vec<InterruptListener>>,
+}
 
 impl std::fmt::Debug for HostcallHandlers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ids: Vec<u32> = self.0.read().iter().map(|(id, _)| *id).collect();
-        f.debug_tuple("HostcallHandlers").field(&ids).finish()
+        let ids: Vec<u32> = self.buffers.read().iter().map(|(id, _)| *id).collect();
+        f.debug_struct("HostcallHandlers")
+            .field("buffers", &ids)
+            .field("listeners", &self.listeners.read().len())
+            .finish()
     }
 }
+
+/// Most interrupt listeners one agent keeps (the software HSA library adds one per runtime).
+const MAX_INTERRUPT_LISTENERS: usize = 64;
 
 impl HostcallHandlers {
     /// Serves the buffer whose doorbell carries `event` (`None`: every buffer); returns the
     /// packets served.
     pub fn serve(&self, event: Option<u32>) -> usize {
-        let handlers = self.0.read();
+        let handlers = self.buffers.read();
         handlers
             .iter()
             .filter(|(id, _)| event.is_none_or(|e| e == *id))
@@ -121,10 +136,33 @@ impl HostcallHandlers {
             .sum()
     }
 
+    /// A wave's interrupt with its M0: every listener hears it, then the buffer whose
+    /// doorbell carries M0's low byte is served; returns the packets served.
+    pub fn interrupt(&self, m0: u32) -> usize {
+        let listeners: Vec<InterruptListener> = self.listeners.read().clone();
+        for l in listeners {
+            l(m0);
+        }
+        self.serve(Some(m0 & 0xff))
+    }
+
     fn add(&self, event: u32, handler: HostcallHandler) {
-        let mut handlers = self.0.write();
+        let mut handlers = self.buffers.write();
         handlers.retain(|(id, _)| *id != event);
         handlers.push((event, handler));
+    }
+
+    fn listen(&self, listener: InterruptListener) -> Result<(), DeviceError> {
+        let mut listeners = self.listeners.write();
+        if listeners.len() >= MAX_INTERRUPT_LISTENERS {
+            return Err(DeviceError::Unsupported {
+                op: "listening to interrupts",
+                backend: "soft",
+                reason: format!("more than {MAX_INTERRUPT_LISTENERS} listeners on one agent"),
+            });
+        }
+        listeners.push(listener);
+        Ok(())
     }
 }
 
@@ -160,7 +198,10 @@ impl SignalTable {
     /// layout ([`Signal::abi_address`]), as ROCr's handles are: device code may use it (the
     /// software HSA library's signals; the caller makes the 64 bytes reachable by agents).
     pub fn create_addressed(&self, initial: i64) -> SignalHandle {
-        let signal = Arc::new(Signal::new(initial));
+        self.insert_addressed(Arc::new(Signal::new(initial)))
+    }
+
+    fn insert_addressed(&self, signal: Arc<Signal>) -> SignalHandle {
         let handle = signal.abi_address();
         let mut guard = self.signals.lock();
         let (_, map) = &mut *guard;
@@ -169,6 +210,17 @@ impl SignalTable {
         }
         map.insert(handle, Arc::downgrade(&signal));
         SignalHandle { handle, signal }
+    }
+
+    /// As [`create_addressed`](Self::create_addressed), for a signal whose device-side updates
+    /// post `event_id` to the mailbox at `mailbox` ([`Signal::with_mailbox`]).
+    pub fn create_addressed_with_mailbox(
+        &self,
+        initial: i64,
+        mailbox: u64,
+        event_id: u32,
+    ) -> SignalHandle {
+        self.insert_addressed(Arc::new(Signal::with_mailbox(initial, mailbox, event_id)))
     }
 
     /// The live signal with `handle`.
@@ -331,6 +383,19 @@ impl Agent for SoftAgent {
             frozen: false,
             published: Vec::new(),
         }))
+    }
+}
+
+impl SoftAgent {
+    /// Calls `listener` with M0 each time a wave of this agent sends an interrupt
+    /// (`s_sendmsg sendmsg(MSG_INTERRUPT)`), before the hostcall buffer it names is served:
+    /// how the software HSA library's interrupt signals learn that device code posted to
+    /// their event mailboxes.
+    ///
+    /// # Errors
+    /// [`DeviceError::Unsupported`] past 64 listeners on one agent.
+    pub fn listen_to_interrupts(&self, listener: InterruptListener) -> Result<(), DeviceError> {
+        self.state.hostcall.listen(listener)
     }
 }
 

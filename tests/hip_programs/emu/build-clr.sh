@@ -8,6 +8,19 @@
 # Code object v4: Debian's comgr 5.2.3, which clr asks for a code object's ISA and metadata,
 # does not know v5 (clang-19's default); ROCm 5.2's own clang wrote v4. Exit status 3 with a
 # message when clang-19, the HIP headers, the device libraries or libamdhip64 are missing.
+#
+# Device printf needs one change to Debian's device libraries, made in OUT_DIR/device-libs (the
+# other files are links to Debian's): ockl.bc's __ockl_hostcall_internal without `optnone`.
+# That attribute (device-libs 5.2.3 put it there for HCC, and dropped it in 6.0) keeps
+# clang-19's AMDGPU attributor from seeing that a hostcall kernel never reads the device-enqueue
+# arguments, so it declares `hidden_default_queue` and `hidden_completion_action` (ROCm 5.2's
+# clang declared them only for OpenCL's enqueue_kernel). clr 5.2.3 takes
+# `hidden_completion_action` for device-side enqueue and, after the dispatch, launches its
+# enqueue scheduler with no device queue: a NULL dereference in hipLaunchKernel, whatever the
+# HSA runtime (on a GPU with ROCr too). Without the attribute the arguments are `hidden_none`,
+# as ROCm 5.2's compiler wrote them, and the hostcall code is the same code optimised. A kernel
+# that makes indirect calls (calls.hip) gets both arguments from clang-19 whatever the libraries
+# (its attributor gives up on indirect calls), so clr 5.2.3 cannot launch it.
 set -euo pipefail
 OUT=${1:?usage: build-clr.sh OUT_DIR [NAME...]}
 shift
@@ -20,14 +33,22 @@ missing() { echo "build-clr.sh: missing $1 (install: apt-get install clang-19 ll
 [[ -f $DEVICE_LIBS/ocml.bc ]] || missing "ROCm device libraries in $DEVICE_LIBS"
 ls /usr/lib/x86_64-linux-gnu/libamdhip64.so >/dev/null 2>&1 || missing "libamdhip64.so (libamdhip64-dev)"
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(matmul reduce scan histogram grid3d int64 math cooperative)
-mkdir -p "$OUT"
-HIP=(-x hip --rocm-device-lib-path="$DEVICE_LIBS" --offload-arch=gfx1030 -mcode-object-version=4
+[[ ${#names[@]} -gt 0 ]] || names=(matmul reduce scan histogram grid3d int64 math cooperative printf demo_app sync)
+mkdir -p "$OUT/device-libs"
+for bc in "$DEVICE_LIBS"/*.bc; do ln -sf "$bc" "$OUT/device-libs/"; done
+rm -f "$OUT/device-libs/ockl.bc"
+"$LLVM_BIN/llvm-dis" "$DEVICE_LIBS/ockl.bc" -o - \
+  | sed -E '/^attributes #[0-9]+ = \{/s/ optnone//' \
+  | "$LLVM_BIN/llvm-as" -o "$OUT/device-libs/ockl.bc"
+HIP=(-x hip --rocm-device-lib-path="$OUT/device-libs" --offload-arch=gfx1030 -mcode-object-version=4
      -O2 -Wno-unused-result -Wno-unused-command-line-argument -fno-gpu-rdc)
 LINK=(-fuse-ld=lld --ld-path="$LLVM_BIN/ld.lld" -lamdhip64)
 pids=()
 for name in "${names[@]}"; do
-  "$LLVM_BIN/clang++" "${HIP[@]}" "$HERE/$name.hip" "${LINK[@]}" -o "$OUT/$name" &
+  src="$HERE/$name.hip"
+  # The demo's program (tests/kernels, prebuilt at v5 in tests/fixtures/hip/demo_app).
+  [[ $name == demo_app ]] && src="$HERE/../../kernels/demo_app.hip"
+  "$LLVM_BIN/clang++" "${HIP[@]}" "$src" "${LINK[@]}" -o "$OUT/$name" &
   pids+=($!)
   # Two at a time (two cores).
   if [[ ${#pids[@]} -ge 2 ]]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
