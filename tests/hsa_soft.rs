@@ -1268,13 +1268,10 @@ fn the_library_answers_what_clr_asks_as_rocr_5_2_3_does() {
     }
 }
 
-/// ROCr's interrupt signals wake their waiters when device code updates them: a host thread
-/// waits (10 s timeout) on a signal made with no consumers while a kernel
-/// (`tests/hsa_programs/signal_post.hip`, `__ockl_hsa_signal_add`) adds 7 to it; the kernel
-/// posts the signal's event to its mailbox and sends an interrupt, and the waiter must wake
-/// well before its timeout (it slept the whole timeout when the signals had no mailbox).
-#[test]
-fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
+/// Builds `tests/hsa_programs/<name>.hip` as a gfx1030 code object (v4) with Debian's device
+/// libraries; `None` (skipped, with the reason) when clang-19, the device libraries or the HSA
+/// headers are missing outside CI.
+fn device_code(name: &str) -> Option<PathBuf> {
     let clang = Path::new("/usr/lib/llvm-19/bin/clang++");
     let device_libs = Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
     if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists()
@@ -1286,11 +1283,10 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
             "clang-19, rocm-device-libs or libhsa-runtime-dev missing in CI"
         );
         eprintln!("skipped: needs clang-19, rocm-device-libs and libhsa-runtime-dev");
-        return;
+        return None;
     }
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hsa_programs");
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let co = tmp.join("signal_post.co");
+    let co = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.co"));
     let built = std::process::Command::new(clang)
         .args([
             "-x",
@@ -1301,7 +1297,7 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
         ])
         .args(["-mcode-object-version=4", "--no-gpu-bundle-output"])
         .arg(format!("--rocm-device-lib-path={}", device_libs.display()))
-        .arg(here.join("signal_post.hip"))
+        .arg(here.join(format!("{name}.hip")))
         .arg("-o")
         .arg(&co)
         .output()
@@ -1311,12 +1307,31 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let exe = tmp.join("interrupt_signal");
+    Some(co)
+}
+
+/// Builds `tests/hsa_programs/<name>.c` against the HSA headers (`-lhsa-runtime64`, which
+/// `scripts/with-soft-hsa.sh` resolves to the library); `None` when the headers are missing
+/// outside CI.
+fn hsa_program(name: &str, extra: &[&str]) -> Option<PathBuf> {
+    if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "libhsa-runtime-dev missing in CI"
+        );
+        eprintln!("skipped: /usr/include/hsa missing (Debian package libhsa-runtime-dev)");
+        return None;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hsa_programs")
+        .join(format!("{name}.c"));
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let cc = std::process::Command::new("cc")
-        .args(["-O1", "-D_POSIX_C_SOURCE=200809L", "-o"])
+        .args(["-O1", "-D_GNU_SOURCE", "-o"])
         .arg(&exe)
-        .arg(here.join("interrupt_signal.c"))
-        .args(["-lhsa-runtime64", "-lpthread"])
+        .arg(&src)
+        .arg("-lhsa-runtime64")
+        .args(extra)
         .output()
         .expect("run cc");
     assert!(
@@ -1324,28 +1339,96 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
-    let out = std::process::Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
-        .arg(&exe)
-        .arg(&co)
+    Some(exe)
+}
+
+/// Runs `exe ARGS` under `scripts/with-soft-hsa.sh` with this build's library and `env`;
+/// (exit success, stdout, stderr).
+fn with_soft_hsa(exe: &Path, args: &[&Path], env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
+        .arg(exe)
+        .args(args)
         .env("HSA_SOFT_LIBRARY", library())
-        .env_remove("ROCLOAD_LOG")
-        .output()
-        .expect("run interrupt_signal");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    for want in [
-        "kernel_done=1",
-        "waiter_saw=7",
-        "value=7",
-        "woke_promptly=1",
-        "done=1",
-    ] {
-        assert!(
-            stdout.lines().any(|l| l == want),
-            "{want} missing:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        .env_remove("ROCLOAD_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
     }
+    let out = cmd.output().expect("run with-soft-hsa.sh");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Checks `key=value` lines of a program's output against `want`; the failures, one a line.
+fn wrong_answers(stdout: &str, want: &[(&str, &str)]) -> Vec<String> {
+    let answers: std::collections::HashMap<&str, &str> =
+        stdout.lines().filter_map(|l| l.split_once('=')).collect();
+    want.iter()
+        .filter(|(k, v)| answers.get(k) != Some(v))
+        .map(|(k, v)| format!("{k}: {:?}, want {v}", answers.get(k)))
+        .collect()
+}
+
+/// ROCr's interrupt signals wake their waiters when device code updates them: a host thread
+/// waits (10 s timeout) on a signal made with no consumers while a kernel
+/// (`tests/hsa_programs/signal_post.hip`, `__ockl_hsa_signal_add`) adds 7 to it; the kernel
+/// posts the signal's event to its mailbox and sends an interrupt, and the waiter must wake
+/// well before its timeout (it slept the whole timeout when the signals had no mailbox).
+#[test]
+fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
+    let Some(co) = device_code("signal_post") else {
+        return;
+    };
+    let Some(exe) = hsa_program("interrupt_signal", &["-lpthread"]) else {
+        return;
+    };
+    let (_, stdout, stderr) = with_soft_hsa(&exe, &[&co], &[]);
+    let wrong = wrong_answers(
+        &stdout,
+        &[
+            ("kernel_done", "1"),
+            ("waiter_saw", "7"),
+            ("value", "7"),
+            ("woke_promptly", "1"),
+            ("done", "1"),
+        ],
+    );
+    assert!(wrong.is_empty(), "{}\n{stdout}\n{stderr}", wrong.join("\n"));
+}
+
+/// Two queues run their dispatches side by side, as a GPU's command processor runs them: a
+/// kernel on one queue spins on a flag in memory (AMD's HIP runtime waits for a stream value
+/// that way) until a kernel dispatched later on another queue sets it
+/// (`tests/hsa_programs/two_queues.c`, `flag_kernels.hip`). A runtime that ran one queue's
+/// dispatch at a time would never start the second kernel, and the watchdog (5 s here) would
+/// stop the first.
+#[test]
+fn a_kernel_spinning_on_one_queue_does_not_hold_off_another_queues_dispatch() {
+    let Some(co) = device_code("flag_kernels") else {
+        return;
+    };
+    let Some(exe) = hsa_program("two_queues", &[]) else {
+        return;
+    };
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[&co], &[("ROCLOAD_WATCHDOG", "5")]);
+    let wrong = wrong_answers(
+        &stdout,
+        &[
+            ("waiter_held", "1"),
+            ("raiser_done", "1"),
+            ("waiter_done", "1"),
+            ("waiter_saw", "42"),
+            ("done", "1"),
+        ],
+    );
+    assert!(
+        ok && wrong.is_empty(),
+        "{}\n{stdout}\n{stderr}",
+        wrong.join("\n")
+    );
 }
 
 /// IPC memory as ROCr 5.2.3 defines it (`Runtime::IPCCreate`, `IPCAttach`, `IPCDetach`;
@@ -1356,63 +1439,32 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
 /// library refused every handle before: device memory could not leave the process.)
 #[test]
 fn ipc_memory_is_shared_with_another_process_as_rocr_shares_it() {
-    if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "libhsa-runtime-dev missing in CI"
-        );
-        eprintln!("skipped: /usr/include/hsa missing (Debian package libhsa-runtime-dev)");
+    let Some(exe) = hsa_program("ipc_memory", &[]) else {
         return;
-    }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hsa_programs/ipc_memory.c");
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ipc_memory");
-    let cc = std::process::Command::new("cc")
-        .args(["-O1", "-D_GNU_SOURCE", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .arg("-lhsa-runtime64")
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let out = std::process::Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
-        .arg(&exe)
-        .env("HSA_SOFT_LIBRARY", library())
-        .env_remove("ROCLOAD_LOG")
-        .output()
-        .expect("run ipc_memory");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    };
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[], &[]);
     let invalid = HSA_STATUS_ERROR_INVALID_ARGUMENT.to_string();
-    let want: [(&str, &str); 13] = [
-        ("create.wrong_len.status", &invalid),
-        ("create.interior.status", &invalid),
-        ("create.status", "0"),
-        ("detach.unknown.status", &invalid),
-        ("attach.self.status", "0"),
-        ("attach.self.same_bytes", "1"),
-        ("detach.self.status", "0"),
-        ("child.attach.status", "0"),
-        ("child.reads_parent", "1"),
-        ("child.detach.status", "0"),
-        ("child.exit", "0"),
-        ("parent.sees_child", "1"),
-        ("done", "1"),
-    ];
-    let answers: std::collections::HashMap<&str, &str> =
-        stdout.lines().filter_map(|l| l.split_once('=')).collect();
-    let wrong: Vec<String> = want
-        .iter()
-        .filter(|(k, v)| answers.get(k) != Some(v))
-        .map(|(k, v)| format!("{k}: {:?}, want {v}", answers.get(k)))
-        .collect();
+    let wrong = wrong_answers(
+        &stdout,
+        &[
+            ("create.wrong_len.status", &invalid),
+            ("create.interior.status", &invalid),
+            ("create.status", "0"),
+            ("detach.unknown.status", &invalid),
+            ("attach.self.status", "0"),
+            ("attach.self.same_bytes", "1"),
+            ("detach.self.status", "0"),
+            ("child.attach.status", "0"),
+            ("child.reads_parent", "1"),
+            ("child.detach.status", "0"),
+            ("child.exit", "0"),
+            ("parent.sees_child", "1"),
+            ("done", "1"),
+        ],
+    );
     assert!(
-        out.status.success() && wrong.is_empty(),
-        "{}\n{stdout}\n{}",
-        wrong.join("\n"),
-        String::from_utf8_lossy(&out.stderr)
+        ok && wrong.is_empty(),
+        "{}\n{stdout}\n{stderr}",
+        wrong.join("\n")
     );
 }
