@@ -1468,3 +1468,160 @@ fn ipc_memory_is_shared_with_another_process_as_rocr_shares_it() {
         wrong.join("\n")
     );
 }
+
+/// ROCr 6's virtual memory API and IPC signals as rocm-6.2.0 answers them
+/// (`tests/hsa_programs/vmem.c`, `ROCLOAD_SOFT_ROCR_VERSION=6.2`; `Runtime::VMemory*` in
+/// `runtime.cpp`, `hsa_ext_amd.cpp`): every call's status for good and bad arguments
+/// (`INVALID_ALLOCATION` for an unknown handle or mapping, `RESOURCE_FREE` for a reservation
+/// with mappings, `OUT_OF_RESOURCES` for a mapping larger than its memory, `INCOMPATIBLE_ARGUMENTS`
+/// for a descriptor that is no exported memory, access over a gap or from inside a mapping
+/// refused, the CPU agent `INVALID_AGENT` for `get_access`); two views of one physical
+/// allocation share bytes; an import in the same process gives the same handle; a second
+/// process imports the exported descriptor, reads the parent's bytes and writes its own, and
+/// attaches the parent's IPC signal and decrements it; the handle lives until its last
+/// mapping goes. Under 5.2.3 (the default) reserving and making memory are `INVALID_ARGUMENT`
+/// and the system attribute is unknown, while IPC signals (5.2.3's too) work. (The library
+/// exported none of this before.)
+#[test]
+fn virtual_memory_and_ipc_signals_as_rocr_6_2_answers_them() {
+    let Some(exe) = hsa_program("vmem", &["-ldl"]) else {
+        return;
+    };
+    let s = |status: hsa_status_t| status.to_string();
+    let (invalid, allocation, agent, signal) = (
+        s(HSA_STATUS_ERROR_INVALID_ARGUMENT),
+        s(HSA_STATUS_ERROR_INVALID_ALLOCATION),
+        s(HSA_STATUS_ERROR_INVALID_AGENT),
+        s(HSA_STATUS_ERROR_INVALID_SIGNAL),
+    );
+    let (resource_free, out_of_resources, incompatible) = (
+        s(HSA_STATUS_ERROR_RESOURCE_FREE),
+        s(HSA_STATUS_ERROR_OUT_OF_RESOURCES),
+        s(HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS),
+    );
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[], &[("ROCLOAD_SOFT_ROCR_VERSION", "6.2")]);
+    let mut want: Vec<(&str, &str)> = vec![
+        ("system_info", "0"),
+        ("system_info.value", "1"),
+        ("reserve.zero", &invalid),
+        ("reserve", "0"),
+        ("reserve.page_aligned", "1"),
+        ("create.system_pool", &invalid),
+        ("create.partial_page", &invalid),
+        ("create.bad_type", &invalid),
+        ("create", "0"),
+        ("properties", "0"),
+        ("properties.pool", "1"),
+        ("properties.type", "1"),
+        ("properties.unknown", &allocation),
+        ("map.outside", &invalid),
+        ("map.unknown_handle", &invalid),
+        ("map.too_large", &out_of_resources),
+        ("map", "0"),
+        ("map.overlap", &invalid),
+        ("map.second", "0"),
+        ("free.mapped", &resource_free),
+        ("free.wrong_size", &invalid),
+        ("free.unknown", &allocation),
+        ("retain.interior", &allocation),
+        ("retain", "0"),
+        ("retain.same", "1"),
+        ("retain.release", "0"),
+        ("get_access.before", "0"),
+        ("get_access.before.value", "1"),
+        ("get_access.cpu", &agent),
+        ("get_access.unmapped", &allocation),
+        ("set_access.bad_agent", &agent),
+        ("set_access.gap", &allocation),
+        ("set_access.interior", &allocation),
+        ("set_access", "0"),
+        ("get_access", "0"),
+        ("get_access.value", "1"),
+        ("copy_in", "0"),
+        ("copy_out", "0"),
+        ("views_share", "1"),
+        ("set_access.cpu", "0"),
+        ("host_reads", "1"),
+        ("export.unknown", &allocation),
+        ("export.unknown.fd", "-1"),
+        ("export", "0"),
+        ("export.fd", "1"),
+        ("import.bad_fd", &invalid),
+        ("import.not_memory", &incompatible),
+        ("import.self", "0"),
+        ("import.self.same", "1"),
+        ("import.self.release", "0"),
+        ("ipc_signal_create.plain", &invalid),
+        ("ipc_signal_create.invalid", &signal),
+        ("ipc_signal", "0"),
+        ("ipc_signal_create", "0"),
+        ("ipc_signal.value_pointer", "0"),
+        ("ipc_signal.value_pointer.value", "1"),
+        ("ipc_signal_attach.garbage", &invalid),
+        ("ipc_signal_attach.self", "0"),
+        ("ipc_signal_attach.self.other_handle", "1"),
+        ("ipc_signal_attach.self.shared", "1"),
+        ("ipc_signal_attach.self.destroy", "0"),
+        ("ipc_memory_attach.signal", "0"),
+        ("child.exit", "0"),
+        ("copy_out.after_child", "0"),
+        ("parent.sees_child", "1"),
+        ("parent.signal_waited", "1"),
+        ("unmap.wrong_size", &invalid),
+        ("unmap.interior", &allocation),
+        ("unmap", "0"),
+        ("get_access.after_unmap", &allocation),
+        ("release", "0"),
+        ("properties.still_mapped", "0"),
+        ("unmap.second", "0"),
+        ("properties.gone", &allocation),
+        ("release.gone", &allocation),
+        ("free", "0"),
+        ("done", "1"),
+    ];
+    for key in [
+        "child.import",
+        "child.reserve",
+        "child.map",
+        "child.set_access",
+        "child.copy_out",
+        "child.copy_in",
+        "child.unmap",
+        "child.release",
+        "child.free",
+        "child.signal_attach",
+        "child.signal_destroy",
+    ] {
+        want.push((key, "0"));
+    }
+    want.extend([
+        ("child.reads_parent", "1"),
+        ("child.signal_value", "1"),
+        ("child.done", "1"),
+    ]);
+    let wrong = wrong_answers(&stdout, &want);
+    assert!(
+        ok && wrong.is_empty(),
+        "ROCr 6.2:\n{}\n{stdout}\n{stderr}",
+        wrong.join("\n")
+    );
+
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[Path::new("unsupported")], &[]);
+    let wrong = wrong_answers(
+        &stdout,
+        &[
+            ("unsupported.system_info", &invalid),
+            ("unsupported.reserve", &invalid),
+            ("unsupported.handle_create", &invalid),
+            ("unsupported.release", &allocation),
+            ("unsupported.ipc_signal", "0"),
+            ("unsupported.ipc_signal_create", "0"),
+            ("done", "1"),
+        ],
+    );
+    assert!(
+        ok && wrong.is_empty(),
+        "ROCr 5.2.3:\n{}\n{stdout}\n{stderr}",
+        wrong.join("\n")
+    );
+}

@@ -99,7 +99,7 @@ pub(crate) fn pools_of(agent: &AgentEntry) -> &'static [PoolKind] {
     }
 }
 
-fn pool_handle(agent: usize, slot: usize) -> u64 {
+pub(crate) fn pool_handle(agent: usize, slot: usize) -> u64 {
     handle(tag::POOL, ((agent as u64) << 8) | slot as u64)
 }
 
