@@ -220,6 +220,83 @@ fn clr_runs_calls() {
     assert!(ok && !stdout.contains("FAIL"), "calls:\n{stdout}\n{stderr}");
 }
 
+/// Builds `name` alone with `build-clr.sh` (programs outside its default list, which the
+/// ignored tests below run); `None` when the packages are missing outside CI.
+fn built_alone(name: &str) -> Option<PathBuf> {
+    programs()?;
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hip_programs_clr_{name}"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip_programs/emu/build-clr.sh");
+    let built = Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .arg(name)
+        .output()
+        .expect("run build-clr.sh");
+    assert!(
+        built.status.success(),
+        "build-clr.sh {name} failed:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    Some(out.join(name))
+}
+
+/// Runs `name`, built alone, and asks for a clean run with a PASS and no FAIL.
+fn passes_alone(name: &str) {
+    let Some(exe) = built_alone(name) else { return };
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[]);
+    assert!(
+        ok && !stdout.contains("FAIL") && stdout.contains("PASS"),
+        "{name} under clr over libhsa_soft.so (exit ok: {ok}):\n{stdout}\n{stderr}"
+    );
+}
+
+/// `mempool.hip` passes its first part (hipMallocAsync/hipFreeAsync on two streams) and then
+/// never returns from `hipStreamDestroy`: clr 5.2.3's `Heap::RemoveStream` (hipamd
+/// `src/hip_mempool_impl.cpp` lines 124-128 at rocm-5.2.3) loops
+/// `for (auto it = allocations_.begin(); it != allocations_.end();)` without advancing `it`,
+/// so destroying a stream while a pool's free heap holds a block spins for ever. Blocks freed
+/// with hipFreeAsync stay in the free heap (nothing calls `Device::ReleaseFreedMemory` in
+/// 5.2.3), so every program that frees in stream order and then destroys a stream hangs, on a
+/// GPU as here. Fixed in hipamd dd6eb0c8 ("SWDEV-342067", rocm-5.3.0).
+#[test]
+#[ignore = "clr 5.2.3 bug: hipStreamDestroy spins for ever in Heap::RemoveStream (hip_mempool_impl.cpp:125, iterator never advanced) once hipFreeAsync freed a block; fixed in 5.3.0"]
+fn clr_runs_mempool() {
+    passes_alone("mempool");
+}
+
+/// `per_thread.hip` does not link against Debian's `libamdhip64.so.5`: clr 5.2.3 does not
+/// define `hipLaunchHostFunc` (hipamd `src/hip_graph.cpp` has only its capture helper) nor
+/// `hipMemcpy3DAsync_spt`, `hipMemset2DAsync_spt`, `hipMemset3DAsync_spt`,
+/// `hipMemcpy2DToArrayAsync_spt`, `hipMemcpy2DFromArrayAsync_spt` (absent from
+/// `src/hip_hcc.map.in` at rocm-5.2.3), which the 5.2 headers declare.
+#[test]
+#[ignore = "does not link: clr 5.2.3 exports no hipLaunchHostFunc and no _spt forms of the 2D/3D async copies and fills"]
+fn clr_runs_per_thread() {
+    passes_alone("per_thread");
+}
+
+/// `graph_nodes.hip` first allocates with `hipMallocPitch`, which clr 5.2.3 refuses with
+/// `hipErrorInvalidValue` when the device has no image support (hipamd `src/hip_memory.cpp`
+/// line 670, `ihipMallocPitch`; the pitch comes from `imagePitchAlignment_`): clr sets
+/// `imageSupport_` from the image extension (`hsa_ext_image_*`), which the software HSA
+/// library does not provide on this branch (the `textures` branch adds it).
+#[test]
+#[ignore = "clr 5.2.3 needs the HSA image extension for hipMallocPitch (hip_memory.cpp:670); libhsa_soft.so has none here"]
+fn clr_runs_graph_nodes() {
+    passes_alone("graph_nodes");
+}
+
+/// `memory_attributes.hip` asks `hipMemRangeGetAttribute`, which clr 5.2.3 answers only through
+/// ROCr's SVM API (`Device::GetSvmAttributes`, ROCclr `device/rocm/rocdevice.cpp` at
+/// rocm-5.2.3: without `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` every attribute but the coherency
+/// mode of pool memory is `hipErrorInvalidValue`). The library answers as ROCr over a driver
+/// without SVM (no `hsa_amd_svm_*`), so the program stops at its first range attribute.
+#[test]
+#[ignore = "clr 5.2.3 answers hipMemRangeGetAttribute only through hsa_amd_svm_attributes_get, which libhsa_soft.so does not provide (SVM_SUPPORTED false)"]
+fn clr_runs_memory_attributes() {
+    passes_alone("memory_attributes");
+}
+
 /// Debian's rocRAND and rocSPARSE checks (`tests/debian_libs/`, as in
 /// `debian_libraries_run.rs`), on clr over the library instead of `rocload run`; `None` when
 /// the packages are missing outside CI.
