@@ -286,6 +286,20 @@ fn clr_runs_graph_nodes() {
     passes_alone("graph_nodes");
 }
 
+/// `runtime_api.hip` runs on clr until its 2D copies, whose `hipMallocPitch` needs the HSA
+/// image extension (as `graph_nodes.hip`). Before that, two answers of clr's own fail its
+/// checks: `hipStreamQuery` of a destroyed stream is `hipErrorContextIsDestroyed` (hipamd
+/// `src/hip_stream.cpp`, `hipStreamQuery_common`), and registering host memory twice succeeds
+/// (`ihipHostRegister`, `src/hip_memory.cpp` lines 1001-1032, looks for no registration).
+/// Registering and unregistering once used to abort clr ("Memobj map does not have ptr") while
+/// the library gave locked memory the host's own address; it now gives an address of its own,
+/// as ROCr 5.2.3 on a discrete GPU does.
+#[test]
+#[ignore = "hipMallocPitch needs the HSA image extension (hip_memory.cpp:670); clr 5.2.3 also answers a destroyed stream's query and a second hipHostRegister its own way"]
+fn clr_runs_runtime_api() {
+    passes_alone("runtime_api");
+}
+
 /// `memory_attributes.hip` asks `hipMemRangeGetAttribute`, which clr 5.2.3 answers only through
 /// ROCr's SVM API (`Device::GetSvmAttributes`, ROCclr `device/rocm/rocdevice.cpp` at
 /// rocm-5.2.3: without `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` every attribute but the coherency

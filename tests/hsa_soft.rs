@@ -773,19 +773,33 @@ fn managed_pointers_are_written_through_the_hsa_backend() {
     ];
     let exe = Linker::new().link(&shared, &modules).unwrap();
     let slot = exe.symbol("table_ptr").unwrap().address;
-    let managed = [0u64; 4];
+    let managed = [0x5eed_0000_0000_0001u64, 2, 3, 4];
     let written = exe
         .publish_host_memory(slot, managed.as_ptr() as u64, 32)
         .unwrap();
-    assert_eq!(
+    // ROCr 5.2.3 on a discrete GPU maps locked memory at an address of the GPU's own.
+    assert_ne!(
         written,
         managed.as_ptr() as u64,
-        "the library's agent address is the host's"
+        "the library's agent address is not the host's"
     );
     let mut back = [0u8; 8];
     // SAFETY: the test's 8 bytes; the device side is the variable just written.
     unsafe { a.copy(back.as_mut_ptr() as u64, slot, 8) }.unwrap();
     assert_eq!(u64::from_le_bytes(back), written);
+    // Behind the agent's address are the host's bytes.
+    let mut first = 0u64;
+    // SAFETY: 8 bytes of the test's on both sides (the agent's view of `managed`).
+    unsafe {
+        result::memory_copy(
+            lib_of(&a),
+            (&mut first as *mut u64).cast(),
+            written as *const std::ffi::c_void,
+            8,
+        )
+    }
+    .unwrap();
+    assert_eq!(first, managed[0], "the agent's view reads the host's bytes");
     let e = exe
         .publish_host_memory(0x10, managed.as_ptr() as u64, 32)
         .unwrap_err();
@@ -1075,6 +1089,56 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
         "mailbox.default",
         "0",
         "default_signal.cpp: no mailbox (device code posts nothing)",
+    ),
+    ("lock.status", "0", "MemoryRegion::Lock"),
+    (
+        "lock.agent_address_differs",
+        "1",
+        "MemoryRegion::Lock on a dGPU: the thunk's userptr buffer mapped at a new address of \
+         its SVM aperture (libhsakmt fmm.c fmm_register_user_memory, _fmm_map_to_gpu_userptr)",
+    ),
+    (
+        "lock.page_offset_kept",
+        "1",
+        "_fmm_map_to_gpu_userptr: the GPU address is the buffer's plus the page offset",
+    ),
+    (
+        "lock.again.status",
+        "0",
+        "fmm_register_memory: a registered userptr is counted",
+    ),
+    (
+        "lock.again.same",
+        "1",
+        "fmm_register_memory: the same buffer, the same address",
+    ),
+    (
+        "lock.ptrinfo.type",
+        "2",
+        "PtrInfo: HSA_EXT_POINTER_TYPE_LOCKED",
+    ),
+    (
+        "lock.ptrinfo.addresses",
+        "1",
+        "PtrInfo: the thunk's GPU and CPU addresses of the userptr buffer",
+    ),
+    ("lock.ptrinfo.by_host", "1", "PtrInfo by the host's address"),
+    ("lock.copy_from_agent.status", "0", "hsa_memory_copy"),
+    (
+        "lock.copy_from_agent.bytes",
+        "1",
+        "the agent's view is the host's pages",
+    ),
+    ("lock.unlock.status", "0", "MemoryRegion::Unlock"),
+    (
+        "lock.unlock_again.status",
+        "0",
+        "the second lock's unlock (the registration count)",
+    ),
+    (
+        "lock.unlock_unknown.status",
+        "0",
+        "MemoryRegion::Unlock checks nothing (the thunk's deregistration fails silently)",
     ),
     ("stale_lock.lock", "1", "runtime.cpp Lock"),
     (
