@@ -1140,6 +1140,13 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
         "0",
         "MemoryRegion::Unlock checks nothing (the thunk's deregistration fails silently)",
     ),
+    ("lock.cpu_only.status", "0", "MemoryRegion::Lock"),
+    (
+        "lock.cpu_only.host_address",
+        "1",
+        "MemoryRegion::Lock: no GPU agent listed, nothing registered, the host's address",
+    ),
+    ("lock.cpu_only.unlock", "0", "MemoryRegion::Unlock"),
     ("stale_lock.lock", "1", "runtime.cpp Lock"),
     (
         "stale_lock.device_alloc",

@@ -890,6 +890,12 @@ hsa_api! {
             } else {
                 agents_from(&rt, agents, num_agent as usize)?
             };
+            // No GPU agent listed: nothing to register, the agents' address is the host's
+            // (`MemoryRegion::Lock` returns before registering).
+            if !list.iter().any(|&a| rt.agents[a].gpu().is_some()) {
+                // SAFETY: non-NULL out-pointer.
+                return unsafe { put(agent_ptr.cast(), host_ptr) };
+            }
             let base = host_ptr as u64;
             // Locked memory is what kernels will touch: all of it must be mapped; kernels may
             // write it only if the host may (a GPU maps a read-only page read-only).

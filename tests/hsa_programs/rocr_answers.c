@@ -169,6 +169,11 @@ int main(void) {
     printf("lock.unlock.status=%d\n", hsa_amd_memory_unlock(host));
     printf("lock.unlock_again.status=%d\n", hsa_amd_memory_unlock(host));
     printf("lock.unlock_unknown.status=%d\n", hsa_amd_memory_unlock(host));
+    // Locked for the CPU agent alone: nothing is registered, the address is the host's.
+    void* a3 = NULL;
+    printf("lock.cpu_only.status=%d\n", hsa_amd_memory_lock(host, 64, &cpu, 1, &a3));
+    printf("lock.cpu_only.host_address=%d\n", a3 == (void*)host);
+    printf("lock.cpu_only.unlock=%d\n", hsa_amd_memory_unlock(host));
   }
 
   // A locked range its owner unmaps without an unlock (clr caches pinned staging ranges past
