@@ -279,7 +279,10 @@ fn clr_runs_per_thread() {
 /// `hipErrorInvalidValue` when the device has no image support (hipamd `src/hip_memory.cpp`
 /// line 670, `ihipMallocPitch`; the pitch comes from `imagePitchAlignment_`): clr sets
 /// `imageSupport_` from the image extension (`hsa_ext_image_*`), which the software HSA
-/// library does not provide on this branch (the `textures` branch adds it).
+/// library does not provide on this branch (the `textures` branch adds it). With that
+/// extension (tried merged) the program stops on clr's own graph answers instead, no HSA call:
+/// "instantiate reports no error node", "a child graph cannot be destroyed on its own", "a
+/// kernel node is not a memset node", then `hipGraphMemcpyNodeSetParamsToSymbol` fails.
 #[test]
 #[ignore = "clr 5.2.3 needs the HSA image extension for hipMallocPitch (hip_memory.cpp:670); libhsa_soft.so has none here"]
 fn clr_runs_graph_nodes() {
@@ -293,7 +296,10 @@ fn clr_runs_graph_nodes() {
 /// (`ihipHostRegister`, `src/hip_memory.cpp` lines 1001-1032, looks for no registration).
 /// Registering and unregistering once used to abort clr ("Memobj map does not have ptr") while
 /// the library gave locked memory the host's own address; it now gives an address of its own,
-/// as ROCr 5.2.3 on a discrete GPU does.
+/// as ROCr 5.2.3 on a discrete GPU does. With the image extension (tried merged with the
+/// `textures` branch) the program stops further on at clr's own answers: a zero grid's launch
+/// error, and `hipFree` of an interior pointer, which clr 5.2.3 accepts and frees the whole
+/// allocation (`ihipFree` finds the object by any address inside it).
 #[test]
 #[ignore = "hipMallocPitch needs the HSA image extension (hip_memory.cpp:670); clr 5.2.3 also answers a destroyed stream's query and a second hipHostRegister its own way"]
 fn clr_runs_runtime_api() {
