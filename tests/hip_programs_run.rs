@@ -612,9 +612,11 @@ fn memory_hints_pointer_attributes_and_allocation_flags() {
 /// imports its exported VMM allocation, and the parent, waiting on the event alone, sees the
 /// child's kernel's writes; after hipMemUnmap a kernel reading the old address faults, reported
 /// on stderr with the unmapped range, and the program goes on. With two software agents, a
-/// mapping accessible to device 1 alone is filled by a kernel there. Through the software HSA library
-/// (ROCr 5.2.3's API, which has no virtual memory), the VMM calls must say they are not
-/// supported and an IPC handle must be made (`hsa_amd_ipc_memory_create`).
+/// mapping accessible to device 1 alone is filled by a kernel there. Through the software HSA
+/// library following ROCr 6.2 (`hsa_amd_vmem_*`, `hsa_amd_ipc_memory_*`), the whole program
+/// runs on rocload's HSA backend, with one agent and with two; following 5.2.3 (the default,
+/// no virtual memory API), the VMM calls must say they are not supported and an IPC handle
+/// must be made (`hsa_amd_ipc_memory_create`).
 #[test]
 fn vmm_and_ipc_between_two_processes() {
     let Some(dir) = programs() else { return };
@@ -643,18 +645,43 @@ fn vmm_and_ipc_between_two_processes() {
         ok && !stdout.contains("FAIL") && stdout.matches("PASS two devices:").count() == 3,
         "vmm_ipc.O2 with two devices: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
+    let library = common::built("libhsa_soft.so").display().to_string();
+    let rocr_6_2 = |isa: &str| {
+        [
+            ("ROCLOAD_BACKEND", "hsa".to_owned()),
+            ("ROCLOAD_HSA_LIBRARY", library.clone()),
+            ("ROCLOAD_SOFT_ROCR_VERSION", "6.2".to_owned()),
+            ("ROCLOAD_SOFT_ISA", isa.to_owned()),
+        ]
+    };
+    let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &rocr_6_2("gfx1030"));
+    for want in [
+        "PASS child:",
+        "PASS reservation aligned as asked",
+        "PASS a kernel's writes through one view are read through the other",
+        "PASS the child's kernel wrote the parent's exported VMM allocation",
+        "PASS a kernel reading unmapped memory faults",
+        "PASS the child exited cleanly",
+    ] {
+        assert!(
+            ok && !stdout.contains("FAIL") && stdout.contains(want),
+            "vmm_ipc.O2 through the software HSA library (ROCr 6.2): {want:?} missing, exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+    let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &rocr_6_2("gfx1030,gfx1030"));
+    assert!(
+        ok && !stdout.contains("FAIL") && stdout.matches("PASS two devices:").count() == 3,
+        "vmm_ipc.O2 with two devices through the software HSA library (ROCr 6.2): exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     let hsa = [
         ("ROCLOAD_BACKEND", "hsa".to_owned()),
-        (
-            "ROCLOAD_HSA_LIBRARY",
-            common::built("libhsa_soft.so").display().to_string(),
-        ),
+        ("ROCLOAD_HSA_LIBRARY", library.clone()),
         ("VMM_EXPECT_UNSUPPORTED", "1".to_owned()),
     ];
     let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &hsa);
     assert!(
         ok && !stdout.contains("FAIL") && stdout.matches("PASS").count() == 3,
-        "vmm_ipc.O2 through the software HSA library: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        "vmm_ipc.O2 through the software HSA library (ROCr 5.2.3): exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
 }
 

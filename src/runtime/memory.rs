@@ -102,6 +102,22 @@ impl Runtime {
         found
     }
 
+    /// The address kernels use for `host` in pinned, registered or managed host memory
+    /// (`hipHostGetDevicePointer`): registered memory as its device maps it, the rest at its
+    /// own address; `None` for other memory.
+    pub fn host_device_pointer(&self, host: u64) -> Option<u64> {
+        let info = self.pointer_info(host)?;
+        match info.allocation.kind {
+            MemoryKind::RegisteredHost => Some(
+                self.contexts()
+                    .find(|c| c.index() == info.device)
+                    .map_or(host, |c| c.device().registered_device_address(host)),
+            ),
+            MemoryKind::PinnedHost | MemoryKind::Managed => Some(host),
+            _ => None,
+        }
+    }
+
     /// Frees what [`allocate`](Self::allocate) returned, after every device that could be
     /// using it is idle.
     ///

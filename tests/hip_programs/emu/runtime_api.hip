@@ -272,7 +272,12 @@ int main() {
     std::vector<int> user(h);
     HIP_CHECK(hipHostRegister(user.data(), N * 4, hipHostRegisterDefault));
     report("registering twice is an error", hipHostRegister(user.data(), N * 4, 0) == hipErrorHostMemoryAlreadyRegistered);
-    add_one<<<N / 256, 256>>>(user.data(), N);
+    // Kernels take the device's address for it (ROCr maps locked memory elsewhere on a
+    // discrete GPU; the software agent uses the host's).
+    int* uview = nullptr;
+    HIP_CHECK(hipHostGetDevicePointer((void**)&uview, user.data() + 3, 0));
+    uview -= 3;
+    add_one<<<N / 256, 256>>>(uview, N);
     HIP_CHECK(hipDeviceSynchronize());
     ok = true;
     for (int i = 0; i < N; i++) ok &= user[i] == h[i] + 1;
