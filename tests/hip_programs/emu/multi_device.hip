@@ -278,5 +278,31 @@ int main() {
     }
     HIP_CHECK(hipHostFree(shared));
   }
+
+  // 5. An event belongs to the device current at its creation (clr): it is recorded only on
+  // that device's streams, and two devices' events have no elapsed time between them.
+  {
+    hipEvent_t start, other, stop;
+    HIP_CHECK(hipSetDevice(0));
+    HIP_CHECK(hipEventCreate(&start));
+    HIP_CHECK(hipEventCreate(&other));
+    HIP_CHECK(hipEventRecord(start, nullptr));
+    HIP_CHECK(hipEventSynchronize(start));
+    HIP_CHECK(hipSetDevice(1));
+    HIP_CHECK(hipEventCreate(&stop));
+    hipError_t wrong_stream = hipEventRecord(other, nullptr);
+    HIP_CHECK(hipEventRecord(stop, nullptr));
+    HIP_CHECK(hipEventSynchronize(stop));
+    float ms = 1.0f;
+    hipError_t across = hipEventElapsedTime(&ms, start, stop);
+    snprintf(detail, sizeof detail, "record on device 1's null stream: %s, elapsed: %s",
+             hipGetErrorName(wrong_stream), hipGetErrorName(across));
+    report("events: recorded only on their device's streams, no time across devices",
+           wrong_stream == hipErrorInvalidHandle && across == hipErrorInvalidHandle, detail);
+    HIP_CHECK(hipEventDestroy(start));
+    HIP_CHECK(hipEventDestroy(other));
+    HIP_CHECK(hipEventDestroy(stop));
+    HIP_CHECK(hipSetDevice(0));
+  }
   return finish();
 }
