@@ -172,10 +172,13 @@ impl Runtime {
         self.attributes.forget(address);
         // The other devices' tables forget shared memory before its owner frees it: the
         // owner's release waits for the dispatches running at its free, so no device may
-        // still let a new one reach it after that.
+        // still let a new one reach it after that. They do not remember it as freed: only the
+        // owner knows when its bytes go back to the host allocator, after which the address
+        // is ordinary host memory again (a later malloc may return it) and a copy from it on
+        // another device is no use after free. The owner's table keeps that diagnosis.
         if shared {
             for ctx in self.contexts().filter(|c| c.index() != info.device) {
-                ctx.device().allocations().remove(address, true);
+                ctx.device().allocations().remove(address, false);
             }
         }
         let ctx = self.device(info.device as i64)?;
