@@ -176,9 +176,13 @@ int main(int argc, char** argv) {
           "the executable ran the new parameters (%d)", host_calls);
     np.type = 0;
     CHECK(hipGraphNodeSetParams(gn, &np) == hipErrorInvalidValue, "a kernel's type for a host node");
-    np.type = 10;
     hipGraphNode_t bad;
-    CHECK(hipGraphAddNode(&bad, g3, 0, 0, &np) == 801, "memory allocation nodes: NotSupported");
+    np.type = 99;
+    CHECK(hipGraphAddNode(&bad, g3, 0, 0, &np) == hipErrorInvalidValue, "an unknown node type");
+    /* A memory-allocation node whose parameters are a host node's (no pool, no size). */
+    np.type = 10;
+    CHECK(hipGraphAddNode(&bad, g3, 0, 0, &np) == hipErrorInvalidValue,
+          "an allocation node without a size");
     hipGraphExecDestroy(e4);
     hipGraphDestroy(g3);
   }
