@@ -8,6 +8,8 @@
 #include "check.h"
 #include <string>
 #include <vector>
+// not for CDNA: HIP's headers mark the texture API unavailable on gfx90a and gfx942, which
+// have no image instructions.
 
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
 
