@@ -39,8 +39,8 @@ ISA_DIR = os.path.join(ROOT, "emu", "src", "isa")
 OPS_OUT = os.path.join(ISA_DIR, "ops.rs")
 
 # Processors whose tables are generated, with the encoding layout their words
-# are built with (the builders below are GFX10's: RDNA1 and RDNA2).
-PROCESSORS = {"gfx1030": "gfx10"}
+# are built with (GFX10's: RDNA1 and RDNA2; GFX9's: CDNA2 and CDNA3).
+PROCESSORS = {"gfx1030": "gfx10", "gfx90a": "gfx9", "gfx942": "gfx9"}
 # The processor being probed (set by main for each one in turn).
 MCPU = "gfx1030"
 
@@ -164,11 +164,11 @@ def strip_invalid(tok):
 
 
 def parse_reg(tok):
-    """Return (kind, first, dwords) for v/s/ttmp registers, else None."""
-    m = re.fullmatch(r"(v|s|ttmp)(\d+)", tok)
+    """Return (kind, first, dwords) for v/s/a/ttmp registers, else None."""
+    m = re.fullmatch(r"(v|s|a|ttmp)(\d+)", tok)
     if m:
         return m.group(1), int(m.group(2)), 1
-    m = re.fullmatch(r"(v|s|ttmp)\[(\d+):(\d+)\]", tok)
+    m = re.fullmatch(r"(v|s|a|ttmp)\[(\d+):(\d+)\]", tok)
     if m:
         a, b = int(m.group(2)), int(m.group(3))
         return m.group(1), a, b - a + 1
@@ -493,16 +493,16 @@ def match_field(core, fs, kinds):
         if k is None or val == 0 and k != "V":
             continue
         if k == "VS":
-            if (kind == "v" and val == 0x100 + num) or (kind == "s" and val == num):
-                return name, ("V" if kind == "v" else "S"), width
+            if (kind in "va" and val == 0x100 + num) or (kind == "s" and val == num):
+                return name, {"v": "V", "a": "A"}.get(kind, "S"), width
         elif k == "V8":  # SDWA/DPP src0: VGPR unless the sgpr bit is set
             if kind == "v" and val == num:
                 return name, "V", width
-        elif k == "D":  # 8-bit destination printed as VGPR or SGPR
-            if kind in ("v", "s") and val == num:
+        elif k == "D":  # 8-bit destination printed as VGPR, AGPR or SGPR
+            if kind in ("v", "s", "a") and val == num:
                 return name, kind.upper(), width
-        elif k == "V" and kind == "v" and val == num:
-            return name, "V", width
+        elif k == "V" and kind in "va" and val == num:
+            return name, kind.upper(), width
         elif k in ("S", "SS") and kind == "s" and val == num:
             return name, "S", width
     return None
@@ -523,7 +523,10 @@ def describe(text, fs, kinds):
             if k in ("VS",):
                 kind = "Vs"
             if kinds[name] == "D":
-                kind = "V" if printed_kind == "V" else "S"
+                kind = printed_kind
+            if printed_kind == "A":
+                # An operand that is always an AGPR (v_accvgpr_read/write/mov).
+                kind = "A"
             specs.append({"field": name, "kind": kind, "dwords": width, "rc": rc})
         else:
             specs.append({"fixed": core})
@@ -584,6 +587,7 @@ MOD_NAMES = [
     ("dst_unused:", "DstUnused"), ("src0_sel:", "Src0Sel"), ("src1_sel:", "Src1Sel"),
     ("quad_perm:", "DppCtrl"), ("row_", "DppCtrl"), ("row_mask:", "RowMask"), ("bank_mask:", "BankMask"),
     ("bound_ctrl:", "BoundCtrl"), ("fi:", "Fi"), ("dpp8:", "Dpp8"),
+    ("cbsz:", "Cbsz"), ("abid:", "Abid"), ("blgp:", "Blgp"), ("neg:[", "Neg"),
 ]
 
 
@@ -595,7 +599,7 @@ def mod_name(tok):
     if not best:
         return None
     name = best[1]
-    if name in ("OpSel", "OpSelHi", "NegLo", "NegHi"):
+    if name in ("OpSel", "OpSelHi", "NegLo", "NegHi", "Neg"):
         return "%s(%d)" % (name, tok.count(",") + 1)
     return name
 
@@ -648,6 +652,11 @@ def probe_mods(forms, build, probes, all_probe):
 # ----------------------------------------------------------------------------
 # Roles: which Inst slot each field fills (fixed per encoding, see isa/inst.rs).
 
+# Operations whose first printed vcc (e32, SDWA, DPP) is their carry out.
+CARRY_OUT_VCC = (
+    "v_add_co_ci_u32", "v_sub_co_ci_u32", "v_subrev_co_ci_u32",  # gfx10
+    "v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_addc_co_u32", "v_subb_co_u32", "v_subbrev_co_u32",  # gfx9
+)
 SOPK_SRC_SDST = ("s_cmpk_", "s_setreg_", "s_waitcnt_", "s_subvector_loop_")
 
 
@@ -660,11 +669,11 @@ def assign_roles(enc, fm):
         role = None
         if f is None:
             tok = sp["fixed"]
-            if tok == "vcc_lo":
+            if tok in ("vcc_lo", "vcc"):
                 vcc_count += 1
                 if enc.startswith("VOPC") or canon.startswith("v_cmp"):
                     role = "Dst(0)"
-                elif canon in ("v_add_co_ci_u32", "v_sub_co_ci_u32", "v_subrev_co_ci_u32") and vcc_count == 1:
+                elif canon in CARRY_OUT_VCC and vcc_count == 1:
                     role = "Dst(1)"
                 else:
                     role = "Src(2)"
@@ -685,6 +694,8 @@ def assign_roles(enc, fm):
             role = "Src(2)"
         elif f == "ssrc0":
             role = "Src(0)"
+        elif f == "ssrc1" and sp["kind"] == "Imm":
+            role = "None"
         elif f == "ssrc1":
             role = "Src(1)"
         elif f == "sdata" and sp["kind"] == "Imm":
@@ -769,7 +780,7 @@ def fix_fixed(forms, enc):
             if tok == "0x%x" % KWORD:
                 sp.clear()
                 sp.update({"field": "lit", "kind": "Lit", "dwords": 1, "ty": "B32"})
-            elif tok in ("vcc_lo", "off", "null"):
+            elif tok in ("vcc_lo", "vcc", "off", "null"):
                 pass
             elif enc == "SMEM" and tok == "8":
                 sp.clear()
@@ -1017,7 +1028,9 @@ def form_flags(enc, fm, names):
         if "atomic" in canon:
             fl.append("ATOMIC")
         for c in fm.get("cpol", []):
-            fl.append(c.upper())
+            # By position: the first, second and third cache-policy bits (glc/sc0,
+            # slc/nt, dlc/scc/sc1).
+            fl.append({"sc0": "GLC", "nt": "SLC", "scc": "DLC", "sc1": "DLC"}.get(c, c.upper()))
     if enc == "DS":
         style = fm.get("dsoff")
         fl.append({"Offset16": "DS_OFFSET16", "Offset8x2": "DS_OFFSET8X2", "Swizzle": "DS_SWIZZLE"}.get(style, "DS_NO_OFFSET"))
@@ -1025,6 +1038,8 @@ def form_flags(enc, fm, names):
             fl.append("GDS")
     if canon.startswith("v_cmpx_"):
         fl.append("WRITES_EXEC")
+    if fm.get("mai"):
+        fl.append("MAI")
     if fm.get("imm") == "Dec" and (canon.startswith(("s_branch", "s_cbranch", "s_call", "s_subvector_loop"))):
         fl.append("BRANCH")
     return " | ".join(fl) if fl else "0"
@@ -1046,7 +1061,7 @@ FIELD_RS = {
     "data1": "Data1", "data": "Data", "saddr": "Saddr", "vaddr": "Vaddr", "vdata": "Vdata",
     "srsrc": "Srsrc", "soffset": "Soffset",
 }
-FIXED_RS = {"vcc_lo": "VccLo", "off": "Off", "null": "Null"}
+FIXED_RS = {"vcc_lo": "VccLo", "vcc": "Vcc", "off": "Off", "null": "Null"}
 
 
 class Unprintable(Exception):
@@ -1084,7 +1099,8 @@ TABLE_SIZES = {
     "SOP2": 128, "SOPK": 32, "SOP1": 256, "SOPC": 128, "SOPP": 128, "SMEM": 256, "VOP1": 256, "VOP2": 64,
     "VOPC": 256, "VOP3": 1024, "VOP3P": 128, "VOP1_SDWA": 256, "VOP2_SDWA": 64, "VOPC_SDWA": 256,
     "VOP1_DPP": 256, "VOP2_DPP": 64, "VOP1_DPP8": 256, "VOP2_DPP8": 64,
-    "DS": 256, "FLAT": 128, "SCRATCH": 128, "SCRATCH_SADDR": 128, "GLOBAL": 128, "GLOBAL_SADDR": 128, "MUBUF": 256,
+    "DS": 256, "FLAT": 128, "SCRATCH": 128, "SCRATCH_SADDR": 128, "SCRATCH_SVS": 128, "SCRATCH_ST": 128,
+    "GLOBAL": 128, "GLOBAL_SADDR": 128, "MUBUF": 256,
 }
 
 # Operations that no probe table yields but the decoder names (lengths only).
@@ -1146,13 +1162,352 @@ def depctr_fields():
     return out
 
 
+# ----------------------------------------------------------------------------
+# GFX9 layout (CDNA2 gfx90a, CDNA3 gfx942): its word builders and enumeration.
+# The field layouts are those of AMD's CDNA ISA documents (LLVM's .td encoding
+# classes agree); what each opcode is comes from the disassembler, as for gfx10.
+# Differences from gfx10: VOP3 is 0xD0xx (no literals), VOP3P 0xD38x with the MAI
+# (matrix) forms in its upper half, SMEM has imm/soffset_en bits and a 21-bit signed
+# offset, DS has its opcode at bit 17 and an AGPR bit, FLAT has a 13-bit offset, no
+# NULL saddr (0x7f is "off") and an AGPR bit, the third cache-policy bit is bit 25
+# (FLAT) or 15 (MUBUF), there is no DPP8 nor `fi`, and s_waitcnt's lgkmcnt has 4 bits.
+
+SAOFF = 0x7F  # gfx9's "no scalar address"
+
+
+def smem9_words(op, f):
+    w0 = 0xC0000000 | op << 18 | f.get("imm", 1) << 17 | f.get("glc", 0) << 16 | f.get("soe", 0) << 14 | f.get("sdata", 0) << 6 | (f.get("sbase", 0) >> 1)
+    w1 = f.get("soffset", 0) << 25 | (f.get("offset", 0) & 0x1FFFFF)
+    return [w0, w1]
+
+
+def vop3_9_words(op, f):
+    w0 = 0xD0000000 | op << 16 | f.get("clamp", 0) << 15 | f.get("opsel", 0) << 11 | f.get("abs", 0) << 8 | f.get("sdst2", 0) << 8 | f.get("vdst", 0)
+    w1 = f.get("neg", 0) << 29 | f.get("omod", 0) << 27 | f.get("src2", 0) << 18 | f.get("src1", 0) << 9 | f.get("src0", 0)
+    return [w0, w1]
+
+
+def vop3p_9_words(op, f):
+    oph = f.get("opsel_hi", 7)
+    w0 = 0xD3800000 | op << 16 | f.get("clamp", 0) << 15 | (oph >> 2 & 1) << 14 | f.get("opsel", 0) << 11 | f.get("neg_hi", 0) << 8 | f.get("vdst", 0)
+    w1 = f.get("neg", 0) << 29 | (oph & 3) << 27 | f.get("src2", 0) << 18 | f.get("src1", 0) << 9 | f.get("src0", 0)
+    return [w0, w1]
+
+
+def mai_words(op, f):
+    """VOP3P-MAI: acc_cd (bit 15: vdst and src2 are AGPRs), abid, cbsz; blgp and the
+    AGPR bits of src0/src1 in the second word."""
+    w0 = 0xD3800000 | op << 16 | f.get("acc_cd", 0) << 15 | f.get("abid", 0) << 11 | f.get("cbsz", 0) << 8 | f.get("vdst", 0)
+    w1 = f.get("blgp", 0) << 29 | f.get("acc", 0) << 27 | f.get("src2", 0) << 18 | f.get("src1", 0) << 9 | f.get("src0", 0)
+    return [w0, w1]
+
+
+def ds9_words(op, f):
+    w0 = 0xD8000000 | f.get("acc", 0) << 25 | op << 17 | f.get("gds", 0) << 16 | f.get("offset1", 0) << 8 | f.get("offset0", 0)
+    w1 = f.get("vdst", 0) << 24 | f.get("data1", 0) << 16 | f.get("data0", 0) << 8 | f.get("addr", 0)
+    return [w0, w1]
+
+
+def flat9_words(op, f):
+    seg = f["seg"]
+    w0 = 0xDC000000 | f.get("scc", 0) << 25 | op << 18 | f.get("slc", 0) << 17 | f.get("glc", 0) << 16 | seg << 14 | f.get("sve", 0) << 13 | (f.get("offset", 0) & 0x1FFF)
+    w1 = f.get("vdst", 0) << 24 | f.get("acc", 0) << 23 | f.get("saddr", SAOFF if seg else 0) << 16 | f.get("data", 0) << 8 | f.get("addr", 0)
+    return [w0, w1]
+
+
+def mubuf9_words(op, f):
+    w0 = 0xE0000000 | op << 18 | f.get("slc", 0) << 17 | f.get("lds", 0) << 16 | f.get("scc", 0) << 15 | f.get("glc", 0) << 14 | f.get("idxen", 0) << 13 | f.get("offen", 1) << 12 | f.get("offset", 0)
+    w1 = f.get("soffset", 0) << 24 | f.get("acc", 0) << 23 | (f.get("srsrc", 0) >> 2) << 16 | f.get("vdata", 0) << 8 | f.get("vaddr", 0)
+    return [w0, w1]
+
+
+def is_mai(mnem):
+    return mnem.startswith(("v_mfma", "v_smfmac"))
+
+
+# The gfx1030 tables' source types by (canonical mnemonic, field), for gfx9 VOP3 forms
+# whose types printing cannot tell (gfx9's VOP3 takes no literal).
+GFX10_TYPES = None
+
+
+def gfx10_types():
+    global GFX10_TYPES
+    if GFX10_TYPES is None:
+        GFX10_TYPES = {}
+        path = table_path("gfx1030")
+        if os.path.exists(path):
+            for m in re.finditer(r'mnemonic: "([^"]+)",\n        operands: &\[(.*?)\],\n', open(path).read()):
+                for f, ty in re.findall(r"Field::(\w+), Kind::\w+, \d+, Ty::(\w+)", m.group(2)):
+                    if ty != "None":
+                        GFX10_TYPES.setdefault((canonical(m.group(1)), f.lower()), ty)
+    return GFX10_TYPES
+
+
+def name_type(mnem, field, packed):
+    """A source's constant type from the operation's name (the last resort)."""
+    canon = canonical(mnem)
+    parts = canon.split("_")
+    types = [p for p in parts if re.fullmatch(r"[fiub](16|32|64)|bf16", p)]
+    src = types[-1] if types else "b32"
+    if packed:
+        return "V2F16" if src in ("f16", "bf16") else ("V2B16" if src.endswith("16") else "B32")
+    if src == "f16":
+        return "F16"
+    if src.endswith("16"):
+        return "B16"
+    if src == "f64":
+        return "F64"
+    if src.endswith("64"):
+        return "B64"
+    return "B32"
+
+
+def probe_types9(forms, build, slots, e32, packed=False):
+    """gfx9 VOP3/VOP3P sources: only inline constants print there, and 1/(2pi) tells
+    16-bit integer and 64-bit slots from the rest; the others take the type of the same
+    operation's e32 form, else gfx1030's, else the one its name says."""
+    jobs = []
+    for op, fm in forms.items():
+        for idx, sp in enumerate(fm["specs"]):
+            if sp.get("field") in slots and sp["kind"] in ("Vs", "Ss", "V", "S"):
+                jobs.append((op, idx, dict(fm["fs"], **{sp["field"]: 248})))
+    texts = disassemble([build(op, fs) for op, _, fs in jobs])
+    for (op, idx, _), t in zip(jobs, texts):
+        fm = forms[op]
+        sp = fm["specs"][idx]
+        tok = None
+        if t:
+            _, ops_, _ = parse_inst(t)
+            if idx < len(ops_):
+                tok = strip_mods(strip_invalid(ops_[idx])[0])[0]
+                tok = re.sub(r"/\*[^*]*\*/", "", tok).replace("~", " ")
+        canon = canonical(fm["mnem"])
+        field = sp["field"]
+        if tok is None:
+            continue
+        if sp["kind"] == "V":
+            sp["kind"] = "Vs"
+        if sp["kind"] == "S":
+            sp["kind"] = "Ss"
+        if tok == "0x3118":
+            ty = "B16"
+        elif tok == "0.15915494309189532":
+            ty = "F64" if "f64" in canon else "B64"
+        else:
+            ty = e32.get((canon, "vsrc1" if field == "src1" else field)) or e32.get((canon, field))
+            ty = ty or gfx10_types().get((canon, field))
+            if ty in (None, "B16", "F64", "B64"):
+                ty = name_type(fm["mnem"], field, packed)
+        sp["ty"] = ty
+
+
+def vop3p_mods9(forms):
+    """VOP3P modifiers on gfx9: two-source forms (the packed f32 ones) refuse bit 2 of
+    op_sel and the neg fields, so each is probed with three masks and the order taken from
+    a probe every form accepts."""
+    probes = [("clamp", {"clamp": 1})]
+    for m in (7, 3, 1):
+        probes += [("opsel%d" % m, {"opsel": m}), ("neglo%d" % m, {"neg": m}), ("neghi%d" % m, {"neg_hi": m})]
+    probes.append(("opselhi", {"opsel_hi": 0}))
+    probe_mods(forms, vop3p_9_words, probes, {"clamp": 1, "opsel": 3, "opsel_hi": 0, "neg": 3, "neg_hi": 3})
+
+
+def enumerate_gfx9():
+    T = {}
+    is940 = MCPU.startswith("gfx94")
+
+    # --- scalar ALU (the gfx10 words)
+    sk = {"sdst": "S", "ssrc0": "SS", "ssrc1": "SS"}
+    # SOP2 opcodes 0x60 up are SOPK's words.
+    T["SOP2"] = probe_forms(range(0x60), subsets({"sdst": 8, "ssrc0": 16, "ssrc1": 24}), sop2_words, sk)
+    probe_types(T["SOP2"], sop2_words, ("ssrc0", "ssrc1"))
+    T["SOP1"] = probe_forms(range(256), subsets({"sdst": 8, "ssrc0": 16}), sop1_words, sk)
+    probe_types(T["SOP1"], sop1_words, ("ssrc0",))
+    T["SOPC"] = probe_forms(range(128), subsets({"ssrc0": 16, "ssrc1": 24}), sopc_words, sk)
+    probe_types(T["SOPC"], sopc_words, ("ssrc0", "ssrc1"))
+    # SOPK opcodes 0x1d up are SOP1/SOPC/SOPP words.
+    for enc, rng, build, fields in (("SOPK", range(0x1D), sopk_words, {"sdst": 8}), ("SOPP", range(128), sopp_words, {})):
+        variants = [dict(fs, simm16=3) for fs in subsets(fields)] + [dict(fs, simm16=0) for fs in subsets(fields)]
+        forms = probe_forms(rng, variants, build, sk)
+        for op, fm in forms.items():
+            t0, t3, tn = disassemble([build(op, dict(fm["fs"], simm16=v)) for v in (0, 3, 0xFFF3)])
+            fm["imm"] = imm_style(t0, t3, tn)
+            if fm["imm"] in ("Waitcnt", "Depctr"):
+                fm["specs"] = [{"field": "simm16", "kind": "Imm", "dwords": 1}]
+                fm["mods"] = []
+        T[enc] = forms
+        fix_fixed(forms, enc)
+
+    # --- scalar memory (immediate-offset form; the decoder reads the offset modes)
+    T["SMEM"] = probe_forms(range(256), subsets({"sdata": 8, "sbase": 16}), lambda op, f: smem9_words(op, dict(f, offset=0x10)), {"sdata": "S", "sbase": "S"})
+    fix_fixed(T["SMEM"], "SMEM")
+    probe_cpol(T["SMEM"], lambda op, f: smem9_words(op, dict(f, offset=0x10)), [("glc", {"glc": 1})])
+
+    # --- vector ALU, 32-bit encodings (as gfx10's)
+    vk = {"vdst": "D", "src0": "VS", "vsrc1": "V", "sdst2": "S"}
+    T["VOP1"] = probe_forms(range(256), subsets({"vdst": 10, "src0": 0x114}), vop1_words, vk)
+    probe_types(T["VOP1"], vop1_words, ("src0",))
+    T["VOP2"] = probe_forms(range(64), subsets({"vdst": 10, "src0": 0x114, "vsrc1": 30}), vop2_words, vk)
+    fix_fixed(T["VOP2"], "VOP2")
+    probe_types(T["VOP2"], vop2_words, ("src0",))
+    T["VOPC"] = probe_forms(range(256), subsets({"src0": 0x114, "vsrc1": 30}), vopc_words, vk)
+    probe_types(T["VOPC"], vopc_words, ("src0",))
+    e32 = {}
+    for enc in ("VOP1", "VOP2", "VOPC"):
+        for fm in T[enc].values():
+            for sp in fm["specs"]:
+                if sp.get("ty"):
+                    e32[(canonical(fm["mnem"]), sp["field"])] = sp["ty"]
+
+    # --- VOP3 / VOP3P (no literals on gfx9)
+    v3k = {"vdst": "D", "sdst2": "S", "src0": "VS", "src1": "VS", "src2": "VS"}
+    acc = lambda op, fs, t: fs.get("sdst2", 0) == 0 or "s[50:51]" in t
+    # VOP3 opcodes 0x380 up are VOP3P's encoding.
+    T["VOP3"] = probe_forms(range(0x380), subsets({"vdst": 10, "sdst2": 50, "src0": 0x114, "src1": 0x11E, "src2": 0x128}), vop3_9_words, v3k, acc)
+    fix_fixed(T["VOP3"], "VOP3")
+    probe_types9(T["VOP3"], vop3_9_words, ("src0", "src1", "src2"), e32)
+    a = {k: v for k, v in T["VOP3"].items() if not v["fs"].get("sdst2")}
+    b = {k: v for k, v in T["VOP3"].items() if v["fs"].get("sdst2")}
+    negs = [("neg%d" % i, {"neg": 1 << i}) for i in range(3)]
+    abss = [("abs%d" % i, {"abs": 1 << i}) for i in range(3)]
+    opsels = [("opsel%d" % m, {"opsel": m}) for m in (15, 11, 9, 7, 3, 1)]
+    probe_mods(a, vop3_9_words, [("clamp", {"clamp": 1}), ("omod", {"omod": 1})] + opsels + negs + abss, {"clamp": 1, "omod": 1, "neg": 7, "abs": 7, "opsel": 15})
+    probe_mods(b, vop3_9_words, [("clamp", {"clamp": 1}), ("omod", {"omod": 1})] + negs, {"clamp": 1, "omod": 1, "neg": 7})
+    p3 = probe_forms(range(128), subsets({"vdst": 10, "src0": 0x114, "src1": 0x11E, "src2": 0x128}), vop3p_9_words, v3k)
+    plain = {op: fm for op, fm in p3.items() if not is_mai(fm["mnem"])}
+    probe_types9(plain, vop3p_9_words, ("src0", "src1", "src2"), e32, packed=True)
+    vop3p_mods9(plain)
+    # Matrix (MAI) forms, probed with every register a VGPR (the acc bits clear).
+    mai_ops = [op for op, fm in p3.items() if is_mai(fm["mnem"])]
+    mai = probe_forms(mai_ops, subsets({"vdst": 10, "src0": 0x114, "src1": 0x11E, "src2": 0x128}), mai_words, v3k)
+    probe_types9(mai, mai_words, ("src2",), e32)
+    probe_mods(mai, mai_words, [("cbsz", {"cbsz": 1}), ("abid", {"abid": 1}), ("blgp", {"blgp": 1})], {"cbsz": 1, "abid": 1, "blgp": 1})
+    for fm in mai.values():
+        fm["mai"] = True
+    plain.update(mai)
+    T["VOP3P"] = plain
+
+    # --- SDWA and DPP forms of VOP1, VOP2, VOPC (gfx9: no DPP8, no fi)
+    sels = 6 << 8 | 6 << 16 | 6 << 24
+    for enc, base in (("VOP1", vop1_words), ("VOP2", vop2_words), ("VOPC", vopc_words)):
+        sdwa_base = {"VOP1": 6 << 8 | 6 << 16, "VOP2": sels, "VOPC": 6 << 16 | 6 << 24 | (0x80 | 50) << 8}[enc]
+        ek = {"vdst": "D", "src0": "V8", "vsrc1": "V", "sdst2": "S"}
+        sd = {}
+        for op, fm in T[enc].items():
+            fs = {k: v for k, v in fm["fs"].items() if k != "lit"}
+            fs = dict(fs, src0=20 if fs.get("src0") else 0, sdwa=sdwa_base, sdst2=50)
+            sd.update(probe_forms([op], [fs], lambda op, f, base=base: sdwa_words(base, op, f), ek))
+        build = lambda op, f, base=base: sdwa_words(base, op, f)
+        sm = [("clamp", {"sdwa": sdwa_base | 1 << 13}), ("omod", {"sdwa": sdwa_base | 1 << 14})]
+        sm += [("sext0", {"sdwa": sdwa_base | 1 << 19}), ("neg0", {"sdwa": sdwa_base | 1 << 20}), ("abs0", {"sdwa": sdwa_base | 1 << 21})]
+        sm += [("sext1", {"sdwa": sdwa_base | 1 << 27}), ("neg1", {"sdwa": sdwa_base | 1 << 28}), ("abs1", {"sdwa": sdwa_base | 1 << 29})]
+        probe_mods(sd, build, sm, {"sdwa": sdwa_base | 1 << 13 | 1 << 14})
+        T[enc + "_SDWA"] = sd
+        copy_types(sd, T[enc])
+
+        dpp_base = 0xE4 << 8 | 0xF << 24 | 0xF << 28
+        dforms = {}
+        for op, fm in T[enc].items():
+            fs = {k: v for k, v in fm["fs"].items() if k != "lit"}
+            fs = dict(fs, src0=20 if fs.get("src0") else 0, dpp=dpp_base)
+            dforms.update(probe_forms([op], [fs], lambda op, f, base=base: dpp_words(base, op, f), ek))
+        dbuild = lambda op, f, base=base: dpp_words(base, op, f)
+        dm = [("neg0", {"dpp": dpp_base | 1 << 20}), ("abs0", {"dpp": dpp_base | 1 << 21}), ("neg1", {"dpp": dpp_base | 1 << 22}), ("abs1", {"dpp": dpp_base | 1 << 23})]
+        dm += [("bc", {"dpp": dpp_base | 1 << 19})]
+        probe_mods(dforms, dbuild, dm, {"dpp": dpp_base | 1 << 19})
+        T[enc + "_DPP"] = dforms
+        copy_types(dforms, T[enc])
+
+    # --- LDS
+    dk = {"vdst": "V", "addr": "V", "data0": "V", "data1": "V"}
+    dsv = [dict(fs, offset0=1, offset1=2) for fs in subsets({"vdst": 10, "addr": 20, "data0": 30, "data1": 40})]
+    dsv += subsets({"vdst": 10, "addr": 20, "data0": 30, "data1": 40})
+    T["DS"] = probe_forms(range(256), dsv, ds9_words, dk)
+    gds_only = [op for op in range(256) if op not in T["DS"]]
+    T["DS"].update(probe_forms(gds_only, [dict(fs, gds=1) for fs in dsv], ds9_words, dk))
+    for op, fm in T["DS"].items():
+        t = disassemble([ds9_words(op, dict(fm["fs"], gds=1))])[0]
+        fm["gds"] = bool(t and t.endswith(" gds"))
+        fm["dsoff"] = ds_offset_style(fm)
+
+    # --- FLAT / GLOBAL / SCRATCH
+    fk = {"vdst": "V", "addr": "V", "data": "V", "saddr": "S"}
+    cpol = [("glc", {"glc": 1}), ("slc", {"slc": 1}), ("scc", {"scc": 1})]
+    if is940:
+        cpol = [("sc0", {"glc": 1}), ("nt", {"slc": 1}), ("sc1", {"scc": 1})]
+    for seg, enc in ((0, "FLAT"), (1, "SCRATCH"), (2, "GLOBAL")):
+        # gfx940's scratch names its vaddr with the SVE bit (no SVE: saddr only or neither).
+        build = lambda op, f, seg=seg: flat9_words(op, dict(f, seg=seg, sve=1 if (seg == 1 and is940) else 0))
+        T[enc] = probe_forms(range(128), subsets({"vdst": 10, "addr": 20, "data": 30}), build, fk)
+        probe_cpol(T[enc], build, cpol)
+        atomics_rtn(T[enc], build, fk)
+        if seg:
+            build2 = lambda op, f, seg=seg: flat9_words(op, dict(f, seg=seg, saddr=48))
+            fs_list = [dict(fs, saddr=48) for fs in subsets({"vdst": 10, "addr": 20, "data": 30})]
+            T[enc + "_SADDR"] = probe_forms(range(128), fs_list, build2, fk)
+            probe_cpol(T[enc + "_SADDR"], build2, cpol)
+            atomics_rtn(T[enc + "_SADDR"], build2, fk)
+    if is940:
+        # Both addresses (SVS) and neither (ST).
+        build = lambda op, f: flat9_words(op, dict(f, seg=1, sve=1, saddr=48))
+        T["SCRATCH_SVS"] = probe_forms(range(128), [dict(fs, saddr=48) for fs in subsets({"vdst": 10, "addr": 20, "data": 30})], build, fk)
+        probe_cpol(T["SCRATCH_SVS"], build, cpol)
+        build = lambda op, f: flat9_words(op, dict(f, seg=1, sve=0))
+        T["SCRATCH_ST"] = probe_forms(range(128), subsets({"vdst": 10, "data": 30}), build, fk)
+        probe_cpol(T["SCRATCH_ST"], build, cpol)
+
+    # --- MUBUF
+    mk = {"vdata": "V", "vaddr": "V", "srsrc": "S", "soffset": "SS"}
+    mvars = subsets({"vdata": 10, "vaddr": 20, "srsrc": 16, "soffset": 24})
+    mvars += [dict(fs, offen=0) for fs in subsets({"vdata": 10, "vaddr": 20, "srsrc": 16, "soffset": 24})]
+    T["MUBUF"] = probe_forms(range(128), mvars, mubuf9_words, mk)
+    probe_cpol(T["MUBUF"], mubuf9_words, cpol)
+    return T
+
+
+def gpr_idx_forms(T):
+    """gfx9's VGPR index mode: `s_set_gpr_idx_on sN, gpr_idx(...)` (SOPC, the mode in the ssrc1
+    field) and `s_set_gpr_idx_mode gpr_idx(...)` (SOPP) print their 4-bit mode symbolically."""
+    for op, fm in T["SOPC"].items():
+        t = disassemble([sopc_words(op, dict(fm["fs"], ssrc1=1))])[0]
+        if t and "gpr_idx(SRC0)" in t:
+            fm["specs"] = [s for s in fm["specs"] if s.get("field") == "ssrc0"]
+            fm["specs"].append({"field": "ssrc1", "kind": "Imm", "dwords": 1})
+            fm["imm"] = "GprIdx"
+    for op, fm in T["SOPP"].items():
+        t = disassemble([sopp_words(op, dict(fm["fs"], simm16=1))])[0]
+        if t and "gpr_idx(SRC0)" in t:
+            fm["specs"] = [{"field": "simm16", "kind": "Imm", "dwords": 1}]
+            fm["mods"] = []
+            fm["imm"] = "GprIdx"
+
+
+def gfx9_extras(T):
+    """The symbolic names gfx9's printer uses (hwreg, sendmsg; no depctr)."""
+    getreg = [op for op, fm in T["SOPK"].items() if fm["mnem"] == "s_getreg_b32"]
+    hw = []
+    if getreg:
+        ids = list(range(64))
+        texts = disassemble([[0xB0000000 | getreg[0] << 23 | 8 << 16 | (31 << 11) | i] for i in ids])
+        for i, t in zip(ids, texts):
+            m = re.search(r"hwreg\((\w+)\)", t or "")
+            if m and not m.group(1).isdigit():
+                hw.append((i, m.group(1)))
+    return hw
+
+
 def probe(mcpu):
     """Every table of `mcpu`, probed with its layout's word builders."""
-    global MCPU
+    global MCPU, SENTINEL, SENTINEL_TEXT
     MCPU = mcpu
     layout = PROCESSORS[mcpu]
-    if layout != "gfx10":
+    if layout not in ("gfx10", "gfx9"):
         raise SystemExit("%s: no word builders for the %s encoding layout yet" % (mcpu, layout))
+    if layout == "gfx9":
+        # s_mov_b32 s100, literal (gfx9 has no s105 and numbers SOP1 from s_mov_b32 = 0).
+        SENTINEL, SENTINEL_TEXT = [0xBEE400FF, 0x5A5A5A5A], "s_mov_b32 s100, 0x5a5a5a5a"
+    else:
+        SENTINEL, SENTINEL_TEXT = [0xBEE903FF, 0x5A5A5A5A], "s_mov_b32 s105, 0x5a5a5a5a"
     cache = os.environ.get("EMU_GEN_CACHE")  # development aid: reuse probe results
     if cache:
         cache = "%s.%s" % (cache, mcpu)
@@ -1160,8 +1515,12 @@ def probe(mcpu):
         import pickle
 
         T = pickle.load(open(cache, "rb"))
+        if layout == "gfx9":
+            gpr_idx_forms(T)
     else:
-        T = enumerate_all()
+        T = enumerate_gfx9() if layout == "gfx9" else enumerate_all()
+        if layout == "gfx9":
+            gpr_idx_forms(T)
         if cache:
             import pickle
 
@@ -1252,6 +1611,8 @@ def generate_tables(mcpu, T):
         for op in sorted(forms):
             fm = forms[op]
             try:
+                if fm.get("imm") == "UNKNOWN":
+                    raise Unprintable("immediate printed in no known style")
                 specs = ", ".join(spec_rs(s) for s in fm["specs"])
                 alt = ", ".join(spec_rs(s) for s in fm.get("rtn_specs", []))
             except Unprintable as e:
@@ -1272,7 +1633,8 @@ def generate_tables(mcpu, T):
         w("")
     w("/// Hardware register names for `hwreg(...)`, by id.")
     w("pub(crate) static HWREG_NAMES: &[(u16, &str)] = &[")
-    for i, n in hwreg_names():
+    gfx9 = PROCESSORS[mcpu] == "gfx9"
+    for i, n in gfx9_extras(T) if gfx9 else hwreg_names():
         w("    (%d, %s)," % (i, rs_str(n)))
     w("];")
     w("")
@@ -1285,7 +1647,7 @@ def generate_tables(mcpu, T):
     w("/// `s_waitcnt_depctr` fields (name, shift, width) in print order; all-ones is")
     w("/// each field's default, and any bit outside the fields forces hex.")
     w("pub(crate) static DEPCTR_FIELDS: &[(&str, u8, u8)] = &[")
-    for n, sh, wd in depctr_fields():
+    for n, sh, wd in [] if gfx9 else depctr_fields():
         w("    (%s, %d, %d)," % (rs_str(n), sh, wd))
     w("];")
     w("")
@@ -1302,6 +1664,11 @@ def generate_tables(mcpu, T):
     w("    hwreg_names: HWREG_NAMES,")
     w("    sendmsg_text: SENDMSG_TEXT,")
     w("    depctr_fields: DEPCTR_FIELDS,")
+    # The cache-policy bits' names, first to third, as the FLAT and MUBUF probes printed them.
+    cpol = ("sc0", "nt", "sc1") if mcpu.startswith("gfx94") else ("glc", "slc", "scc") if gfx9 else ("glc", "slc", "dlc")
+    w("    cpol: [%s]," % ", ".join(rs_str(c) for c in cpol))
+    # s_waitcnt's lgkmcnt width (bits 8 up): 4 on gfx9, 6 on gfx10.
+    w("    lgkm_bits: %d," % (4 if gfx9 else 6))
     w("    ops: &OPS,")
     w("};")
     w("")
@@ -1318,6 +1685,8 @@ def generate_tables(mcpu, T):
 def committed_ops(mcpu):
     """The canonical names of the operations in `mcpu`'s committed tables (read through
     the committed ops.rs), for processors not regenerated in this run."""
+    if not os.path.exists(table_path(mcpu)):
+        return set()
     ops_rs = open(OPS_OUT).read()
     by_variant = {}
     block = ops_rs.split("OP_NAMES", 1)[1]

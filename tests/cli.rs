@@ -356,7 +356,8 @@ fn agents_lists_the_software_agent() {
 
 /// `rocload disasm` prints every instruction of a code object's `.text` as llvm-objdump-19
 /// does (text and address, line for line), labels kernels and device functions, narrows to
-/// one by raw or demangled name, and refuses targets its decoder does not know.
+/// one by raw or demangled name, decodes gfx1030 and gfx90a (CDNA2) entries, and refuses
+/// targets its decoder does not know.
 #[test]
 fn disasm_prints_like_llvm_objdump() {
     let Some(objdump) = common::llvm_tool("llvm-objdump") else {
@@ -391,7 +392,7 @@ fn disasm_prints_like_llvm_objdump() {
             })
             .collect()
     };
-    let reference = Command::new(objdump)
+    let reference = Command::new(&objdump)
         .args(["-d", "--mcpu=gfx1030", "-j", ".text"])
         .arg(&co)
         .output()
@@ -427,6 +428,39 @@ fn disasm_prints_like_llvm_objdump() {
     let gcn = rocload(&["disasm", fat, "--target", "gfx906"]);
     assert_eq!(gcn.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&gcn.stderr).contains("gfx906 code is not decoded"));
+    // CDNA2: the gfx90a entry, against llvm-objdump's gfx90a listing.
+    let co = dir.path().join("gfx90a.co");
+    let out = rocload(&[
+        "extract",
+        fat,
+        "--target",
+        "gfx90a:xnack-",
+        "-o",
+        co.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reference = Command::new(objdump)
+        .args(["-d", "--mcpu=gfx90a", "-j", ".text"])
+        .arg(&co)
+        .output()
+        .unwrap();
+    let reference = instructions(&String::from_utf8_lossy(&reference.stdout));
+    assert!(reference.len() > 100, "llvm-objdump printed {reference:?}");
+    let listing = rocload(&["disasm", fat, "--target", "gfx90a:xnack-"]);
+    assert!(
+        listing.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listing.stderr)
+    );
+    let ours = instructions(&String::from_utf8(listing.stdout).unwrap());
+    assert!(ours.len() >= reference.len());
+    for (want, got) in reference.iter().zip(&ours) {
+        assert_eq!(want, got);
+    }
 }
 
 /// `extract --target` takes the entry `clang-offload-bundler-19 -unbundle` takes, byte for

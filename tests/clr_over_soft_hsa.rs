@@ -69,29 +69,35 @@ fn programs() -> Option<&'static Path> {
 
 /// Runs `program` under `scripts/with-soft-hsa.sh` against this build's library; returns
 /// (exit status success, stdout, stderr).
-fn with_soft_hsa(program: &Path) -> (bool, String, String) {
+fn with_soft_hsa(program: &Path, env: &[(&str, &str)]) -> (bool, String, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh");
-    let out = common::run_with_deadline(
-        Command::new("bash")
-            .arg(script)
-            .arg(program)
-            .env("HSA_SOFT_LIBRARY", common::built("libhsa_soft.so"))
-            .env_remove("ROCLOAD_LOG"),
-        TIMEOUT,
-    );
+    let mut cmd = Command::new("bash");
+    cmd.arg(script)
+        .arg(program)
+        .env("HSA_SOFT_LIBRARY", common::built("libhsa_soft.so"))
+        .env_remove("ROCLOAD_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = common::run_with_deadline(&mut cmd, TIMEOUT);
     (out.success, out.stdout, out.stderr)
 }
 
-/// Runs `name`; its output once it exited cleanly with no FAIL (and a PASS if `need_pass`).
-fn clean_run(name: &str, need_pass: bool) -> Option<String> {
+/// Runs `name` (with `env`); its output once it exited cleanly with no FAIL (and a PASS if
+/// `need_pass`).
+fn clean_run_with(name: &str, need_pass: bool, env: &[(&str, &str)]) -> Option<String> {
     let dir = programs()?;
-    let (ok, stdout, stderr) = with_soft_hsa(&dir.join(name));
+    let (ok, stdout, stderr) = with_soft_hsa(&dir.join(name), env);
     let fails: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
     assert!(
         ok && fails.is_empty() && (!need_pass || stdout.lines().any(|l| l.starts_with("PASS"))),
         "{name} under clr over libhsa_soft.so (exit ok: {ok}):\n{stdout}\n{stderr}"
     );
     Some(stdout)
+}
+
+fn clean_run(name: &str, need_pass: bool) -> Option<String> {
+    clean_run_with(name, need_pass, &[])
 }
 
 fn passes(name: &str) {
@@ -147,6 +153,16 @@ fn clr_runs_stream_and_event_synchronisation() {
     passes("sync");
 }
 
+/// Stream memory operations (`stream_values.hip`): clr 5.2.3 waits for a value with a blit
+/// kernel that spins on the memory (`__amd_rocclr_streamOpsWait`) while the producing kernel
+/// runs on another stream's queue, so both queues' dispatches must run side by side. Checked
+/// with `STREAM_VALUES_AS_CLR=1`: Nor as clr's wait kernel defines it, no refusals (clr checks
+/// no argument), no `hipDeviceAttributeCanUseStreamWaitValue` (0 on gfx1030 in clr 5.2.3).
+#[test]
+fn clr_runs_stream_memory_operations() {
+    clean_run_with("stream_values", true, &[("STREAM_VALUES_AS_CLR", "1")]);
+}
+
 /// Device printf through clr's hostcall buffer and listener thread: the lines the kernel
 /// prints (`printf ...`) must be those the host's printf prints for the same values
 /// (`expect ...`). The kernel rings the listener's doorbell, an interrupt signal, from device
@@ -175,7 +191,7 @@ fn clr_runs_device_printf() {
 #[test]
 fn clr_runs_the_demo() {
     let Some(dir) = programs() else { return };
-    let (ok, stdout, stderr) = with_soft_hsa(&dir.join("demo_app"));
+    let (ok, stdout, stderr) = with_soft_hsa(&dir.join("demo_app"), &[]);
     assert!(
         ok && stdout.contains("verified against the host")
             && stdout.contains("demo: hello from the device, 128 row sums done"),
@@ -200,8 +216,99 @@ fn clr_runs_calls() {
         .expect("run build-clr.sh");
     assert!(built.success());
     let _ = dir;
-    let (ok, stdout, stderr) = with_soft_hsa(&out.join("calls"));
+    let (ok, stdout, stderr) = with_soft_hsa(&out.join("calls"), &[]);
     assert!(ok && !stdout.contains("FAIL"), "calls:\n{stdout}\n{stderr}");
+}
+
+/// Builds `name` alone with `build-clr.sh` (programs outside its default list, which the
+/// ignored tests below run); `None` when the packages are missing outside CI.
+fn built_alone(name: &str) -> Option<PathBuf> {
+    programs()?;
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hip_programs_clr_{name}"));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip_programs/emu/build-clr.sh");
+    let built = Command::new("bash")
+        .arg(&script)
+        .arg(&out)
+        .arg(name)
+        .output()
+        .expect("run build-clr.sh");
+    assert!(
+        built.status.success(),
+        "build-clr.sh {name} failed:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    Some(out.join(name))
+}
+
+/// Runs `name`, built alone, and asks for a clean run with a PASS and no FAIL.
+fn passes_alone(name: &str) {
+    let Some(exe) = built_alone(name) else { return };
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[]);
+    assert!(
+        ok && !stdout.contains("FAIL") && stdout.contains("PASS"),
+        "{name} under clr over libhsa_soft.so (exit ok: {ok}):\n{stdout}\n{stderr}"
+    );
+}
+
+/// `mempool.hip` passes its first part (hipMallocAsync/hipFreeAsync on two streams) and then
+/// never returns from `hipStreamDestroy`: clr 5.2.3's `Heap::RemoveStream` (hipamd
+/// `src/hip_mempool_impl.cpp` lines 124-128 at rocm-5.2.3) loops
+/// `for (auto it = allocations_.begin(); it != allocations_.end();)` without advancing `it`,
+/// so destroying a stream while a pool's free heap holds a block spins for ever. Blocks freed
+/// with hipFreeAsync stay in the free heap (nothing calls `Device::ReleaseFreedMemory` in
+/// 5.2.3), so every program that frees in stream order and then destroys a stream hangs, on a
+/// GPU as here. Fixed in hipamd dd6eb0c8 ("SWDEV-342067", rocm-5.3.0).
+#[test]
+#[ignore = "clr 5.2.3 bug: hipStreamDestroy spins for ever in Heap::RemoveStream (hip_mempool_impl.cpp:125, iterator never advanced) once hipFreeAsync freed a block; fixed in 5.3.0"]
+fn clr_runs_mempool() {
+    passes_alone("mempool");
+}
+
+/// `per_thread.hip` does not link against Debian's `libamdhip64.so.5`: clr 5.2.3 does not
+/// define `hipLaunchHostFunc` (hipamd `src/hip_graph.cpp` has only its capture helper) nor
+/// `hipMemcpy3DAsync_spt`, `hipMemset2DAsync_spt`, `hipMemset3DAsync_spt`,
+/// `hipMemcpy2DToArrayAsync_spt`, `hipMemcpy2DFromArrayAsync_spt` (absent from
+/// `src/hip_hcc.map.in` at rocm-5.2.3), which the 5.2 headers declare.
+#[test]
+#[ignore = "does not link: clr 5.2.3 exports no hipLaunchHostFunc and no _spt forms of the 2D/3D async copies and fills"]
+fn clr_runs_per_thread() {
+    passes_alone("per_thread");
+}
+
+/// `graph_nodes.hip` stops on clr 5.2.3's own graph answers, no HSA call involved: "instantiate
+/// reports no error node", "a child graph cannot be destroyed on its own", "a kernel node is
+/// not a memset node", then `hipGraphMemcpyNodeSetParamsToSymbol` fails. (Its `hipMallocPitch`,
+/// which clr refuses without image support, hipamd `src/hip_memory.cpp` line 670, works since
+/// the library has the image extension.)
+#[test]
+#[ignore = "clr 5.2.3 answers graph error nodes, child-graph destruction, node types and hipGraphMemcpyNodeSetParamsToSymbol its own way"]
+fn clr_runs_graph_nodes() {
+    passes_alone("graph_nodes");
+}
+
+/// `runtime_api.hip` stops on answers of clr's own: `hipStreamQuery` of a destroyed stream is
+/// `hipErrorContextIsDestroyed` (hipamd `src/hip_stream.cpp`, `hipStreamQuery_common`),
+/// registering host memory twice succeeds (`ihipHostRegister`, `src/hip_memory.cpp` lines
+/// 1001-1032, looks for no registration), a zero grid's launch error, and `hipFree` of an
+/// interior pointer, which clr 5.2.3 accepts and frees the whole allocation (`ihipFree` finds
+/// the object by any address inside it). Registering and unregistering once used to abort clr
+/// ("Memobj map does not have ptr") while the library gave locked memory the host's own
+/// address; it now gives an address of its own, as ROCr 5.2.3 on a discrete GPU does.
+#[test]
+#[ignore = "clr 5.2.3 answers destroyed streams, double hipHostRegister, zero grids and interior hipFree its own way"]
+fn clr_runs_runtime_api() {
+    passes_alone("runtime_api");
+}
+
+/// `memory_attributes.hip` asks `hipMemRangeGetAttribute`, which clr 5.2.3 answers only through
+/// ROCr's SVM API (`Device::GetSvmAttributes`, ROCclr `device/rocm/rocdevice.cpp` at
+/// rocm-5.2.3: without `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` every attribute but the coherency
+/// mode of pool memory is `hipErrorInvalidValue`). The library answers as ROCr over a driver
+/// without SVM (no `hsa_amd_svm_*`), so the program stops at its first range attribute.
+#[test]
+#[ignore = "clr 5.2.3 answers hipMemRangeGetAttribute only through hsa_amd_svm_attributes_get, which libhsa_soft.so does not provide (SVM_SUPPORTED false)"]
+fn clr_runs_memory_attributes() {
+    passes_alone("memory_attributes");
 }
 
 /// Debian's rocRAND and rocSPARSE checks (`tests/debian_libs/`, as in

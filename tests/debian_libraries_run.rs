@@ -4,7 +4,8 @@
 //! against the host (rocRAND: determinism, distributions, Philox4x32-10 and Sobol32 exactly;
 //! rocSPARSE: CSR SpMV with and without analysis, conversions, SpMM, a triangular solve whose
 //! work-groups spin on each other). A tool library (`examples/tools/kernel_census.c`) loaded
-//! with `rocload run --tool` sees the code objects and counts the dispatches.
+//! with `rocload run --tool` sees the code objects and counts the dispatches. The rocRAND and
+//! rocSPARSE checks also run on a gfx90a software agent, on the libraries' gfx90a code.
 //!
 //! Needs clang-19, librocrand-dev and librocsparse-dev: skipped with a message when missing,
 //! failing when env CI is set.
@@ -112,6 +113,40 @@ fn rocsparse_routines_match_the_host() {
         );
     }
     all_passed("rocsparse_check", run);
+}
+
+/// The same rocRAND checks on a gfx90a software agent: the libraries' gfx90a code objects
+/// (wave64, GFX9 encodings) chosen from their bundles and run (issue #24). 2^16 values per
+/// check keep it to a few minutes.
+#[test]
+fn rocrand_on_gfx90a_matches_the_host_and_the_definitions() {
+    let Some(dir) = programs() else { return };
+    let run = rocload_run(
+        &[],
+        &dir.join("rocrand_check"),
+        &[("ROCRAND_CHECK_N", "65536"), ("ROCLOAD_SOFT_ISA", "gfx90a")],
+    );
+    all_passed("rocrand_check on gfx90a", run);
+}
+
+/// The rocSPARSE checks on a gfx90a software agent, every one of them, on the library's gfx90a
+/// code.
+#[test]
+fn rocsparse_on_gfx90a_matches_the_host() {
+    let Some(dir) = programs() else { return };
+    let run = rocload_run(
+        &[],
+        &dir.join("rocsparse_check"),
+        &[("ROCLOAD_SOFT_ISA", "gfx90a")],
+    );
+    let passed = run.1.lines().filter(|l| l.starts_with("PASS")).count();
+    assert!(
+        passed >= 10,
+        "{passed} rocSPARSE checks passed on gfx90a\nstdout:\n{}\nstderr:\n{}",
+        run.1,
+        run.2
+    );
+    all_passed("rocsparse_check on gfx90a", run);
 }
 
 #[test]

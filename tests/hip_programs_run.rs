@@ -7,7 +7,10 @@
 //! the runtime's markers; a `SKIP` line (what ROCr's API cannot offer) is allowed only on the
 //! HSA run. The -O2 build runs a second time through the ROCr
 //! backend against the software HSA library (`ROCLOAD_BACKEND=hsa`, `libhsa_soft.so`): the same
-//! dispatch path, HSA queues, pools, signals and the hostcall listener.
+//! dispatch path, HSA queues, pools, signals and the hostcall listener. The `cdna_*` tests run
+//! the same programs built for gfx90a and gfx942 on software agents of those processors
+//! (`ROCLOAD_SOFT_ISA`, wave64) at every level; `ROCLOAD_TEST_CDNA_FULL=1` adds the ROCr
+//! backend and the xnack/sramecc variants.
 //!
 //! Needs clang-19, lld-19, libamdhip64-dev and rocm-device-libs: skipped with a message when
 //! missing, failing when env CI is set.
@@ -80,16 +83,21 @@ fn run(program: &Path, env: &[(&str, String)]) -> (bool, String, String) {
     (out.success, out.stdout, out.stderr)
 }
 
-/// Runs `name` at every optimisation level and checks its own verdicts.
-fn check(name: &str) {
-    let Some(dir) = programs() else { return };
-    let hsa = vec![
+/// The software HSA library's environment (the ROCr backend).
+fn hsa_env() -> Vec<(&'static str, String)> {
+    vec![
         ("ROCLOAD_BACKEND", "hsa".to_owned()),
         (
             "ROCLOAD_HSA_LIBRARY",
             common::built("libhsa_soft.so").display().to_string(),
         ),
-    ];
+    ]
+}
+
+/// Runs `name` at every optimisation level and checks its own verdicts.
+fn check(name: &str) {
+    let Some(dir) = programs() else { return };
+    let hsa = hsa_env();
     let runs: [(&str, &[(&str, String)]); 4] =
         [("O0", &[]), ("O2", &[]), ("O3", &[]), ("O2", &hsa)];
     for (opt, env) in runs {
@@ -100,53 +108,156 @@ fn check(name: &str) {
         } else {
             format!("{opt} through the software HSA library")
         };
-        let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
-        assert!(
-            ok && failures.is_empty(),
-            "{name}.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-        );
-        // A program says "SKIP name: why" for what ROCr's API cannot do (an arbitrary texture
-        // border colour): allowed through the software HSA library only.
-        let skipped: Vec<&str> = stdout.lines().filter(|l| l.starts_with("SKIP")).collect();
-        assert!(
-            skipped.is_empty() || !env.is_empty(),
-            "{name}.{opt}: skipped on the software agent: {skipped:?}"
-        );
-        if name.starts_with("printf") {
-            let mut device: Vec<&str> = stdout
-                .lines()
-                .filter_map(|l| l.strip_prefix("printf "))
-                .collect();
-            let mut host: Vec<&str> = stdout
-                .lines()
-                .filter_map(|l| l.strip_prefix("expect "))
-                .collect();
-            device.sort();
-            host.sort();
-            assert!(!host.is_empty(), "{name}.{opt}: no host lines\n{stdout}");
-            assert_eq!(
-                device, host,
-                "{name}.{opt}: device printf differs from the host's"
-            );
-            if name == "printf_hostile" {
-                let mut hostile: Vec<&str> = stdout
-                    .lines()
-                    .filter(|l| l.starts_with("hostile "))
-                    .collect();
-                hostile.sort();
-                let mut want = HOSTILE_LINES.to_vec();
-                want.sort();
-                assert_eq!(
-                    hostile, want,
-                    "{name}.{opt}: hostile formats not refused as documented\nstdout:\n{stdout}"
+        judge(name, &opt, ok, &stdout, &stderr, !env.is_empty());
+    }
+}
+
+/// The programs built for CDNA (gfx90a and gfx942 in each fat binary; wave64), once per test
+/// binary; `None` when the toolchain is missing outside CI.
+fn cdna_programs() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            common::llvm_tool("clang++")?;
+            let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("hip_programs_cdna");
+            let script =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip_programs/emu/build.sh");
+            // The programs, then the matrix-instruction program of its own directory.
+            let mfma = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hip_programs/mfma");
+            for sources in [None, Some(&mfma)] {
+                let mut cmd = Command::new("bash");
+                cmd.arg(&script)
+                    .arg(&out)
+                    .arg(lib_dir())
+                    .args(["gfx90a", "gfx942"]);
+                if let Some(dir) = sources {
+                    cmd.env("HIP_SOURCES", dir);
+                }
+                let result = cmd.output().expect("run build.sh");
+                if result.status.code() == Some(3) && std::env::var_os("CI").is_none() {
+                    eprintln!(
+                        "skipped: {}",
+                        String::from_utf8_lossy(&result.stderr).trim()
+                    );
+                    return None;
+                }
+                assert!(
+                    result.status.success(),
+                    "build.sh failed:\n{}",
+                    String::from_utf8_lossy(&result.stderr)
                 );
             }
-        } else {
-            assert!(
-                stdout.lines().any(|l| l.starts_with("PASS")),
-                "{name}.{opt}: no PASS line\n{stdout}"
+            Some(out)
+        })
+        .as_deref()
+}
+
+/// Whether the long CDNA matrix was asked for (`ROCLOAD_TEST_CDNA_FULL=1`): the ROCr backend
+/// and the xnack/sramecc variants besides the levels on both processors.
+fn cdna_full() -> bool {
+    std::env::var_os("ROCLOAD_TEST_CDNA_FULL").is_some_and(|v| v != "0")
+}
+
+/// Runs `name` built for CDNA on software agents of gfx90a and gfx942 (wave64, AGPRs) at every
+/// optimisation level and checks its own verdicts as [`check`] does; with [`cdna_full`] also
+/// at -O2 through the software HSA library and on the processors' xnack/sramecc variants.
+fn check_cdna(name: &str) {
+    let Some(dir) = cdna_programs() else { return };
+    // hiprtc compiles for the agent's processor: build.sh's device libraries have gfx942's.
+    let libs = (
+        "ROCLOAD_DEVICE_LIB_PATH",
+        dir.join("device-libs").display().to_string(),
+    );
+    let mut runs: Vec<(&str, Vec<(&str, String)>)> = Vec::new();
+    for isa in ["gfx90a", "gfx942"] {
+        for opt in ["O0", "O2", "O3"] {
+            runs.push((
+                opt,
+                vec![("ROCLOAD_SOFT_ISA", isa.to_owned()), libs.clone()],
+            ));
+        }
+        if cdna_full() {
+            let mut hsa = hsa_env();
+            hsa.extend([("ROCLOAD_SOFT_ISA", isa.to_owned()), libs.clone()]);
+            if name == "vmm_ipc" {
+                // The ROCr backend has no virtual memory management (as on gfx1030).
+                hsa.push(("VMM_EXPECT_UNSUPPORTED", "1".to_owned()));
+            }
+            runs.push(("O2", hsa));
+        }
+    }
+    if cdna_full() {
+        for variant in ["gfx90a:xnack+", "gfx942:sramecc+:xnack-"] {
+            runs.push((
+                "O2",
+                vec![("ROCLOAD_SOFT_ISA", variant.to_owned()), libs.clone()],
+            ));
+        }
+    }
+    for (opt, env) in &runs {
+        let program = dir.join(format!("{name}.{opt}"));
+        let (ok, stdout, stderr) = run(&program, env);
+        let label = format!(
+            "{opt} on {}",
+            env.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        let through_hsa = env.iter().any(|(k, _)| *k == "ROCLOAD_BACKEND");
+        judge(name, &label, ok, &stdout, &stderr, through_hsa);
+    }
+}
+
+/// Checks one run's verdicts: a clean exit and no FAIL; printf programs' device lines equal
+/// the host's (and the hostile formats' markers), the others print a PASS. A program says
+/// "SKIP name: why" for what ROCr's API cannot do (an arbitrary texture border colour):
+/// allowed only when `through_hsa` (the run went through an HSA library).
+fn judge(name: &str, opt: &str, ok: bool, stdout: &str, stderr: &str, through_hsa: bool) {
+    let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(
+        ok && failures.is_empty(),
+        "{name}.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let skipped: Vec<&str> = stdout.lines().filter(|l| l.starts_with("SKIP")).collect();
+    assert!(
+        skipped.is_empty() || through_hsa,
+        "{name}.{opt}: skipped on the software agent: {skipped:?}"
+    );
+    if name.starts_with("printf") {
+        let mut device: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("printf "))
+            .collect();
+        let mut host: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("expect "))
+            .collect();
+        device.sort();
+        host.sort();
+        assert!(!host.is_empty(), "{name}.{opt}: no host lines\n{stdout}");
+        assert_eq!(
+            device, host,
+            "{name}.{opt}: device printf differs from the host's"
+        );
+        if name == "printf_hostile" {
+            let mut hostile: Vec<&str> = stdout
+                .lines()
+                .filter(|l| l.starts_with("hostile "))
+                .collect();
+            hostile.sort();
+            let mut want = HOSTILE_LINES.to_vec();
+            want.sort();
+            assert_eq!(
+                hostile, want,
+                "{name}.{opt}: hostile formats not refused as documented\nstdout:\n{stdout}"
             );
         }
+    } else {
+        assert!(
+            stdout.lines().any(|l| l.starts_with("PASS")),
+            "{name}.{opt}: no PASS line\n{stdout}"
+        );
     }
 }
 
@@ -501,9 +612,11 @@ fn memory_hints_pointer_attributes_and_allocation_flags() {
 /// imports its exported VMM allocation, and the parent, waiting on the event alone, sees the
 /// child's kernel's writes; after hipMemUnmap a kernel reading the old address faults, reported
 /// on stderr with the unmapped range, and the program goes on. With two software agents, a
-/// mapping accessible to device 1 alone is filled by a kernel there. Through the software HSA library
-/// (ROCr 5.2.3's API, which has no virtual memory), the VMM calls must say they are not
-/// supported and an IPC handle must be made (`hsa_amd_ipc_memory_create`).
+/// mapping accessible to device 1 alone is filled by a kernel there. Through the software HSA
+/// library following ROCr 6.2 (`hsa_amd_vmem_*`, `hsa_amd_ipc_memory_*`), the whole program
+/// runs on rocload's HSA backend, with one agent and with two; following 5.2.3 (the default,
+/// no virtual memory API), the VMM calls must say they are not supported and an IPC handle
+/// must be made (`hsa_amd_ipc_memory_create`).
 #[test]
 fn vmm_and_ipc_between_two_processes() {
     let Some(dir) = programs() else { return };
@@ -532,63 +645,132 @@ fn vmm_and_ipc_between_two_processes() {
         ok && !stdout.contains("FAIL") && stdout.matches("PASS two devices:").count() == 3,
         "vmm_ipc.O2 with two devices: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
+    let library = common::built("libhsa_soft.so").display().to_string();
+    let rocr_6_2 = |isa: &str| {
+        [
+            ("ROCLOAD_BACKEND", "hsa".to_owned()),
+            ("ROCLOAD_HSA_LIBRARY", library.clone()),
+            ("ROCLOAD_SOFT_ROCR_VERSION", "6.2".to_owned()),
+            ("ROCLOAD_SOFT_ISA", isa.to_owned()),
+        ]
+    };
+    let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &rocr_6_2("gfx1030"));
+    for want in [
+        "PASS child:",
+        "PASS reservation aligned as asked",
+        "PASS a kernel's writes through one view are read through the other",
+        "PASS the child's kernel wrote the parent's exported VMM allocation",
+        "PASS a kernel reading unmapped memory faults",
+        "PASS the child exited cleanly",
+    ] {
+        assert!(
+            ok && !stdout.contains("FAIL") && stdout.contains(want),
+            "vmm_ipc.O2 through the software HSA library (ROCr 6.2): {want:?} missing, exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+    let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &rocr_6_2("gfx1030,gfx1030"));
+    assert!(
+        ok && !stdout.contains("FAIL") && stdout.matches("PASS two devices:").count() == 3,
+        "vmm_ipc.O2 with two devices through the software HSA library (ROCr 6.2): exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     let hsa = [
         ("ROCLOAD_BACKEND", "hsa".to_owned()),
-        (
-            "ROCLOAD_HSA_LIBRARY",
-            common::built("libhsa_soft.so").display().to_string(),
-        ),
+        ("ROCLOAD_HSA_LIBRARY", library.clone()),
         ("VMM_EXPECT_UNSUPPORTED", "1".to_owned()),
     ];
     let (ok, stdout, stderr) = run(&dir.join("vmm_ipc.O2"), &hsa);
     assert!(
         ok && !stdout.contains("FAIL") && stdout.matches("PASS").count() == 3,
-        "vmm_ipc.O2 through the software HSA library: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        "vmm_ipc.O2 through the software HSA library (ROCr 5.2.3): exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
     );
 }
 
-/// External resources: a memfd made by the program as another API would, imported, a buffer
-/// at an offset that is no page boundary scaled by a kernel and checked through the host's own
-/// mapping of the object (exactly the buffer's bytes changed); an eventfd semaphore a stream
-/// waits for and a child process signals, and one a kernel's stream signals while a child
-/// waits and then checks the kernel's result in memory both processes map; every refusal.
-/// Through the software HSA library the memory import must say it is not supported (the
-/// semaphores are host work there too).
+/// The programs built for CDNA2 and CDNA3 and run on software agents of gfx90a and gfx942
+/// (wave64, AGPRs, packed work-item ids, gfx942's flat scratch): each passes as it does on
+/// gfx1030 (issue #24).
+macro_rules! cdna {
+    ($($test:ident => $name:literal;)*) => {
+        $(
+            #[test]
+            fn $test() {
+                check_cdna($name);
+            }
+        )*
+    };
+}
+
+cdna! {
+    cdna_arrays => "arrays";
+    cdna_bad_pointers => "bad_pointers";
+    cdna_calls => "calls";
+    cdna_cooperative => "cooperative";
+    cdna_graph_capture => "graph_capture";
+    cdna_graph_diamond => "graph_diamond";
+    cdna_graph_nodes => "graph_nodes";
+    cdna_graph_replay => "graph_replay";
+    cdna_grid3d => "grid3d";
+    cdna_histogram => "histogram";
+    cdna_hostile_memory => "hostile_memory";
+    cdna_int64 => "int64";
+    cdna_lost_failures => "lost_failures";
+    cdna_math => "math";
+    cdna_matmul => "matmul";
+    cdna_memory_attributes => "memory_attributes";
+    cdna_mempool => "mempool";
+    cdna_per_thread => "per_thread";
+    cdna_printf => "printf";
+    cdna_printf_hostile => "printf_hostile";
+    cdna_reduce => "reduce";
+    cdna_rtc => "rtc";
+    cdna_runtime_api => "runtime_api";
+    cdna_scan => "scan";
+    cdna_soak => "soak";
+    cdna_stream_values => "stream_values";
+    cdna_sync => "sync";
+    cdna_unload_race => "unload_race";
+    cdna_vmm_ipc => "vmm_ipc";
+}
+
+/// Two CDNA software agents as two GPUs of one node (as [`several_devices_and_multi_device_launches`]).
 #[test]
-fn external_memory_and_semaphores() {
-    let Some(dir) = programs() else { return };
-    for opt in ["O0", "O2", "O3"] {
-        let (ok, stdout, stderr) = run(&dir.join(format!("external.{opt}")), &[]);
-        let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
-        assert!(
-            ok && failures.is_empty()
-                && stdout.contains("PASS the kernel changed exactly the buffer's bytes")
-                && stdout.contains("PASS the child saw the kernel's result after the signal"),
-            "external.{opt}: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-        );
+fn cdna_several_devices() {
+    let Some(dir) = cdna_programs() else { return };
+    for isa in ["gfx90a,gfx90a", "gfx942,gfx942"] {
+        let env = [("ROCLOAD_SOFT_ISA", isa.to_owned())];
+        for opt in ["O0", "O2", "O3"] {
+            let (ok, stdout, stderr) = run(&dir.join(format!("multi_device.{opt}")), &env);
+            judge(
+                "multi_device",
+                &format!("{opt} on {isa}"),
+                ok,
+                &stdout,
+                &stderr,
+                false,
+            );
+        }
     }
-    let hsa = [
-        ("ROCLOAD_BACKEND", "hsa".to_owned()),
-        (
-            "ROCLOAD_HSA_LIBRARY",
-            common::built("libhsa_soft.so").display().to_string(),
-        ),
-        ("EXTERNAL_EXPECT_UNSUPPORTED", "1".to_owned()),
-    ];
-    let (ok, stdout, stderr) = run(&dir.join("external.O2"), &hsa);
-    assert!(
-        ok && !stdout.contains("FAIL")
-            && stdout.contains("PASS import says it is not supported")
-            && stdout.contains("PASS the child saw the kernel's result after the signal"),
-        "external.O2 through the software HSA library: exit ok={ok}\nstdout:\n{stdout}\nstderr:\n{stderr}"
-    );
 }
 
-/// HIP 5.2's tracing interface as roctracer drives it: API callbacks with the ids, phases,
-/// correlation ids and arguments of the calls the program made (and none after removal, none
-/// without an activity callback), kernel dispatch records through the operation callbacks,
-/// hipApiName, hipKernelNameRefByPtr and hipGetCmdName.
+/// Every matrix (MFMA) instruction form clang-19 emits for gfx90a (29 with the CBSZ/ABID and
+/// BLGP variants) and gfx942 (35), through the compiler's builtins, each output element of
+/// every block checked against the program's own host multiply (`tests/hip_programs/mfma`).
 #[test]
-fn tracing_callbacks_fire_with_the_calls_arguments() {
-    check("tracing");
+fn cdna_matrix_instructions_against_host_multiplies() {
+    let Some(dir) = cdna_programs() else { return };
+    for (isa, forms) in [("gfx90a", 29), ("gfx942", 35)] {
+        for opt in ["O0", "O2", "O3"] {
+            let env = [("ROCLOAD_SOFT_ISA", isa.to_owned())];
+            let (ok, stdout, stderr) = run(&dir.join(format!("mfma.{opt}")), &env);
+            judge(
+                "mfma",
+                &format!("{opt} on {isa}"),
+                ok,
+                &stdout,
+                &stderr,
+                false,
+            );
+            let line = format!("{forms} instruction forms checked on {isa}");
+            assert!(stdout.contains(&line), "mfma.{opt}: no `{line}`\n{stdout}");
+        }
+    }
 }

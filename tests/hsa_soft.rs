@@ -773,19 +773,33 @@ fn managed_pointers_are_written_through_the_hsa_backend() {
     ];
     let exe = Linker::new().link(&shared, &modules).unwrap();
     let slot = exe.symbol("table_ptr").unwrap().address;
-    let managed = [0u64; 4];
+    let managed = [0x5eed_0000_0000_0001u64, 2, 3, 4];
     let written = exe
         .publish_host_memory(slot, managed.as_ptr() as u64, 32)
         .unwrap();
-    assert_eq!(
+    // ROCr 5.2.3 on a discrete GPU maps locked memory at an address of the GPU's own.
+    assert_ne!(
         written,
         managed.as_ptr() as u64,
-        "the library's agent address is the host's"
+        "the library's agent address is not the host's"
     );
     let mut back = [0u8; 8];
     // SAFETY: the test's 8 bytes; the device side is the variable just written.
     unsafe { a.copy(back.as_mut_ptr() as u64, slot, 8) }.unwrap();
     assert_eq!(u64::from_le_bytes(back), written);
+    // Behind the agent's address are the host's bytes.
+    let mut first = 0u64;
+    // SAFETY: 8 bytes of the test's on both sides (the agent's view of `managed`).
+    unsafe {
+        result::memory_copy(
+            lib_of(&a),
+            (&mut first as *mut u64).cast(),
+            written as *const std::ffi::c_void,
+            8,
+        )
+    }
+    .unwrap();
+    assert_eq!(first, managed[0], "the agent's view reads the host's bytes");
     let e = exe
         .publish_host_memory(0x10, managed.as_ptr() as u64, 32)
         .unwrap_err();
@@ -1076,6 +1090,63 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
         "0",
         "default_signal.cpp: no mailbox (device code posts nothing)",
     ),
+    ("lock.status", "0", "MemoryRegion::Lock"),
+    (
+        "lock.agent_address_differs",
+        "1",
+        "MemoryRegion::Lock on a dGPU: the thunk's userptr buffer mapped at a new address of \
+         its SVM aperture (libhsakmt fmm.c fmm_register_user_memory, _fmm_map_to_gpu_userptr)",
+    ),
+    (
+        "lock.page_offset_kept",
+        "1",
+        "_fmm_map_to_gpu_userptr: the GPU address is the buffer's plus the page offset",
+    ),
+    (
+        "lock.again.status",
+        "0",
+        "fmm_register_memory: a registered userptr is counted",
+    ),
+    (
+        "lock.again.same",
+        "1",
+        "fmm_register_memory: the same buffer, the same address",
+    ),
+    (
+        "lock.ptrinfo.type",
+        "2",
+        "PtrInfo: HSA_EXT_POINTER_TYPE_LOCKED",
+    ),
+    (
+        "lock.ptrinfo.addresses",
+        "1",
+        "PtrInfo: the thunk's GPU and CPU addresses of the userptr buffer",
+    ),
+    ("lock.ptrinfo.by_host", "1", "PtrInfo by the host's address"),
+    ("lock.copy_from_agent.status", "0", "hsa_memory_copy"),
+    (
+        "lock.copy_from_agent.bytes",
+        "1",
+        "the agent's view is the host's pages",
+    ),
+    ("lock.unlock.status", "0", "MemoryRegion::Unlock"),
+    (
+        "lock.unlock_again.status",
+        "0",
+        "the second lock's unlock (the registration count)",
+    ),
+    (
+        "lock.unlock_unknown.status",
+        "0",
+        "MemoryRegion::Unlock checks nothing (the thunk's deregistration fails silently)",
+    ),
+    ("lock.cpu_only.status", "0", "MemoryRegion::Lock"),
+    (
+        "lock.cpu_only.host_address",
+        "1",
+        "MemoryRegion::Lock: no GPU agent listed, nothing registered, the host's address",
+    ),
+    ("lock.cpu_only.unlock", "0", "MemoryRegion::Unlock"),
     ("stale_lock.lock", "1", "runtime.cpp Lock"),
     (
         "stale_lock.device_alloc",
@@ -1268,13 +1339,10 @@ fn the_library_answers_what_clr_asks_as_rocr_5_2_3_does() {
     }
 }
 
-/// ROCr's interrupt signals wake their waiters when device code updates them: a host thread
-/// waits (10 s timeout) on a signal made with no consumers while a kernel
-/// (`tests/hsa_programs/signal_post.hip`, `__ockl_hsa_signal_add`) adds 7 to it; the kernel
-/// posts the signal's event to its mailbox and sends an interrupt, and the waiter must wake
-/// well before its timeout (it slept the whole timeout when the signals had no mailbox).
-#[test]
-fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
+/// Builds `tests/hsa_programs/<name>.hip` as a gfx1030 code object (v4) with Debian's device
+/// libraries; `None` (skipped, with the reason) when clang-19, the device libraries or the HSA
+/// headers are missing outside CI.
+fn device_code(name: &str) -> Option<PathBuf> {
     let clang = Path::new("/usr/lib/llvm-19/bin/clang++");
     let device_libs = Path::new("/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
     if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists()
@@ -1286,11 +1354,10 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
             "clang-19, rocm-device-libs or libhsa-runtime-dev missing in CI"
         );
         eprintln!("skipped: needs clang-19, rocm-device-libs and libhsa-runtime-dev");
-        return;
+        return None;
     }
     let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hsa_programs");
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    let co = tmp.join("signal_post.co");
+    let co = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.co"));
     let built = std::process::Command::new(clang)
         .args([
             "-x",
@@ -1301,7 +1368,7 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
         ])
         .args(["-mcode-object-version=4", "--no-gpu-bundle-output"])
         .arg(format!("--rocm-device-lib-path={}", device_libs.display()))
-        .arg(here.join("signal_post.hip"))
+        .arg(here.join(format!("{name}.hip")))
         .arg("-o")
         .arg(&co)
         .output()
@@ -1311,12 +1378,31 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    let exe = tmp.join("interrupt_signal");
+    Some(co)
+}
+
+/// Builds `tests/hsa_programs/<name>.c` against the HSA headers (`-lhsa-runtime64`, which
+/// `scripts/with-soft-hsa.sh` resolves to the library); `None` when the headers are missing
+/// outside CI.
+fn hsa_program(name: &str, extra: &[&str]) -> Option<PathBuf> {
+    if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "libhsa-runtime-dev missing in CI"
+        );
+        eprintln!("skipped: /usr/include/hsa missing (Debian package libhsa-runtime-dev)");
+        return None;
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/hsa_programs")
+        .join(format!("{name}.c"));
+    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let cc = std::process::Command::new("cc")
-        .args(["-O1", "-D_POSIX_C_SOURCE=200809L", "-o"])
+        .args(["-O1", "-D_GNU_SOURCE", "-o"])
         .arg(&exe)
-        .arg(here.join("interrupt_signal.c"))
-        .args(["-lhsa-runtime64", "-lpthread"])
+        .arg(&src)
+        .arg("-lhsa-runtime64")
+        .args(extra)
         .output()
         .expect("run cc");
     assert!(
@@ -1324,28 +1410,96 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
-    let out = std::process::Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
-        .arg(&exe)
-        .arg(&co)
+    Some(exe)
+}
+
+/// Runs `exe ARGS` under `scripts/with-soft-hsa.sh` with this build's library and `env`;
+/// (exit success, stdout, stderr).
+fn with_soft_hsa(exe: &Path, args: &[&Path], env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
+        .arg(exe)
+        .args(args)
         .env("HSA_SOFT_LIBRARY", library())
-        .env_remove("ROCLOAD_LOG")
-        .output()
-        .expect("run interrupt_signal");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    for want in [
-        "kernel_done=1",
-        "waiter_saw=7",
-        "value=7",
-        "woke_promptly=1",
-        "done=1",
-    ] {
-        assert!(
-            stdout.lines().any(|l| l == want),
-            "{want} missing:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        .env_remove("ROCLOAD_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
     }
+    let out = cmd.output().expect("run with-soft-hsa.sh");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Checks `key=value` lines of a program's output against `want`; the failures, one a line.
+fn wrong_answers(stdout: &str, want: &[(&str, &str)]) -> Vec<String> {
+    let answers: std::collections::HashMap<&str, &str> =
+        stdout.lines().filter_map(|l| l.split_once('=')).collect();
+    want.iter()
+        .filter(|(k, v)| answers.get(k) != Some(v))
+        .map(|(k, v)| format!("{k}: {:?}, want {v}", answers.get(k)))
+        .collect()
+}
+
+/// ROCr's interrupt signals wake their waiters when device code updates them: a host thread
+/// waits (10 s timeout) on a signal made with no consumers while a kernel
+/// (`tests/hsa_programs/signal_post.hip`, `__ockl_hsa_signal_add`) adds 7 to it; the kernel
+/// posts the signal's event to its mailbox and sends an interrupt, and the waiter must wake
+/// well before its timeout (it slept the whole timeout when the signals had no mailbox).
+#[test]
+fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
+    let Some(co) = device_code("signal_post") else {
+        return;
+    };
+    let Some(exe) = hsa_program("interrupt_signal", &["-lpthread"]) else {
+        return;
+    };
+    let (_, stdout, stderr) = with_soft_hsa(&exe, &[&co], &[]);
+    let wrong = wrong_answers(
+        &stdout,
+        &[
+            ("kernel_done", "1"),
+            ("waiter_saw", "7"),
+            ("value", "7"),
+            ("woke_promptly", "1"),
+            ("done", "1"),
+        ],
+    );
+    assert!(wrong.is_empty(), "{}\n{stdout}\n{stderr}", wrong.join("\n"));
+}
+
+/// Two queues run their dispatches side by side, as a GPU's command processor runs them: a
+/// kernel on one queue spins on a flag in memory (AMD's HIP runtime waits for a stream value
+/// that way) until a kernel dispatched later on another queue sets it
+/// (`tests/hsa_programs/two_queues.c`, `flag_kernels.hip`). A runtime that ran one queue's
+/// dispatch at a time would never start the second kernel, and the watchdog (5 s here) would
+/// stop the first.
+#[test]
+fn a_kernel_spinning_on_one_queue_does_not_hold_off_another_queues_dispatch() {
+    let Some(co) = device_code("flag_kernels") else {
+        return;
+    };
+    let Some(exe) = hsa_program("two_queues", &[]) else {
+        return;
+    };
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[&co], &[("ROCLOAD_WATCHDOG", "5")]);
+    let wrong = wrong_answers(
+        &stdout,
+        &[
+            ("waiter_held", "1"),
+            ("raiser_done", "1"),
+            ("waiter_done", "1"),
+            ("waiter_saw", "42"),
+            ("done", "1"),
+        ],
+    );
+    assert!(
+        ok && wrong.is_empty(),
+        "{}\n{stdout}\n{stderr}",
+        wrong.join("\n")
+    );
 }
 
 /// IPC memory as ROCr 5.2.3 defines it (`Runtime::IPCCreate`, `IPCAttach`, `IPCDetach`;
@@ -1356,64 +1510,190 @@ fn device_updates_of_an_interrupt_signal_wake_its_waiters_at_once() {
 /// library refused every handle before: device memory could not leave the process.)
 #[test]
 fn ipc_memory_is_shared_with_another_process_as_rocr_shares_it() {
-    if !Path::new("/usr/include/hsa/hsa_ext_amd.h").exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "libhsa-runtime-dev missing in CI"
-        );
-        eprintln!("skipped: /usr/include/hsa missing (Debian package libhsa-runtime-dev)");
+    let Some(exe) = hsa_program("ipc_memory", &[]) else {
         return;
-    }
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hsa_programs/ipc_memory.c");
-    let exe = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ipc_memory");
-    let cc = std::process::Command::new("cc")
-        .args(["-O1", "-D_GNU_SOURCE", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .arg("-lhsa-runtime64")
-        .output()
-        .expect("run cc");
-    assert!(
-        cc.status.success(),
-        "{}",
-        String::from_utf8_lossy(&cc.stderr)
-    );
-    let out = std::process::Command::new("bash")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/with-soft-hsa.sh"))
-        .arg(&exe)
-        .env("HSA_SOFT_LIBRARY", library())
-        .env_remove("ROCLOAD_LOG")
-        .output()
-        .expect("run ipc_memory");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    };
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[], &[]);
     let invalid = HSA_STATUS_ERROR_INVALID_ARGUMENT.to_string();
-    let want: [(&str, &str); 13] = [
-        ("create.wrong_len.status", &invalid),
-        ("create.interior.status", &invalid),
-        ("create.status", "0"),
-        ("detach.unknown.status", &invalid),
-        ("attach.self.status", "0"),
-        ("attach.self.same_bytes", "1"),
-        ("detach.self.status", "0"),
-        ("child.attach.status", "0"),
-        ("child.reads_parent", "1"),
-        ("child.detach.status", "0"),
+    let wrong = wrong_answers(
+        &stdout,
+        &[
+            ("create.wrong_len.status", &invalid),
+            ("create.interior.status", &invalid),
+            ("create.status", "0"),
+            ("detach.unknown.status", &invalid),
+            ("attach.self.status", "0"),
+            ("attach.self.same_bytes", "1"),
+            ("detach.self.status", "0"),
+            ("child.attach.status", "0"),
+            ("child.reads_parent", "1"),
+            ("child.detach.status", "0"),
+            ("child.exit", "0"),
+            ("parent.sees_child", "1"),
+            ("done", "1"),
+        ],
+    );
+    assert!(
+        ok && wrong.is_empty(),
+        "{}\n{stdout}\n{stderr}",
+        wrong.join("\n")
+    );
+}
+
+/// ROCr 6's virtual memory API and IPC signals as rocm-6.2.0 answers them
+/// (`tests/hsa_programs/vmem.c`, `ROCLOAD_SOFT_ROCR_VERSION=6.2`; `Runtime::VMemory*` in
+/// `runtime.cpp`, `hsa_ext_amd.cpp`): every call's status for good and bad arguments
+/// (`INVALID_ALLOCATION` for an unknown handle or mapping, `RESOURCE_FREE` for a reservation
+/// with mappings, `OUT_OF_RESOURCES` for a mapping larger than its memory, `INCOMPATIBLE_ARGUMENTS`
+/// for a descriptor that is no exported memory, access over a gap or from inside a mapping
+/// refused, the CPU agent `INVALID_AGENT` for `get_access`); two views of one physical
+/// allocation share bytes; an import in the same process gives the same handle; a second
+/// process imports the exported descriptor, reads the parent's bytes and writes its own, and
+/// attaches the parent's IPC signal and decrements it; the handle lives until its last
+/// mapping goes. Under 5.2.3 (the default) reserving and making memory are `INVALID_ARGUMENT`
+/// and the system attribute is unknown, while IPC signals (5.2.3's too) work. (The library
+/// exported none of this before.)
+#[test]
+fn virtual_memory_and_ipc_signals_as_rocr_6_2_answers_them() {
+    let Some(exe) = hsa_program("vmem", &["-ldl"]) else {
+        return;
+    };
+    let s = |status: hsa_status_t| status.to_string();
+    let (invalid, allocation, agent, signal) = (
+        s(HSA_STATUS_ERROR_INVALID_ARGUMENT),
+        s(HSA_STATUS_ERROR_INVALID_ALLOCATION),
+        s(HSA_STATUS_ERROR_INVALID_AGENT),
+        s(HSA_STATUS_ERROR_INVALID_SIGNAL),
+    );
+    let (resource_free, out_of_resources, incompatible) = (
+        s(HSA_STATUS_ERROR_RESOURCE_FREE),
+        s(HSA_STATUS_ERROR_OUT_OF_RESOURCES),
+        s(HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS),
+    );
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[], &[("ROCLOAD_SOFT_ROCR_VERSION", "6.2")]);
+    let mut want: Vec<(&str, &str)> = vec![
+        ("system_info", "0"),
+        ("system_info.value", "1"),
+        ("reserve.zero", &invalid),
+        ("reserve", "0"),
+        ("reserve.page_aligned", "1"),
+        ("create.system_pool", &invalid),
+        ("create.partial_page", &invalid),
+        ("create.bad_type", &invalid),
+        ("create", "0"),
+        ("properties", "0"),
+        ("properties.pool", "1"),
+        ("properties.type", "1"),
+        ("properties.unknown", &allocation),
+        ("map.outside", &invalid),
+        ("map.unknown_handle", &invalid),
+        ("map.too_large", &out_of_resources),
+        ("map", "0"),
+        ("map.overlap", &invalid),
+        ("map.second", "0"),
+        ("free.mapped", &resource_free),
+        ("free.wrong_size", &invalid),
+        ("free.unknown", &allocation),
+        ("retain.interior", &allocation),
+        ("retain", "0"),
+        ("retain.same", "1"),
+        ("retain.release", "0"),
+        ("get_access.before", "0"),
+        ("get_access.before.value", "1"),
+        ("get_access.cpu", &agent),
+        ("get_access.unmapped", &allocation),
+        ("set_access.bad_agent", &agent),
+        ("set_access.gap", &allocation),
+        ("set_access.interior", &allocation),
+        ("set_access", "0"),
+        ("get_access", "0"),
+        ("get_access.value", "1"),
+        ("copy_in", "0"),
+        ("copy_out", "0"),
+        ("views_share", "1"),
+        ("set_access.cpu", "0"),
+        ("host_reads", "1"),
+        ("export.unknown", &allocation),
+        ("export.unknown.fd", "-1"),
+        ("export", "0"),
+        ("export.fd", "1"),
+        ("import.bad_fd", &invalid),
+        ("import.not_memory", &incompatible),
+        ("import.self", "0"),
+        ("import.self.same", "1"),
+        ("import.self.release", "0"),
+        ("ipc_signal_create.plain", &invalid),
+        ("ipc_signal_create.invalid", &signal),
+        ("ipc_signal", "0"),
+        ("ipc_signal_create", "0"),
+        ("ipc_signal.value_pointer", "0"),
+        ("ipc_signal.value_pointer.value", "1"),
+        ("ipc_signal_attach.garbage", &invalid),
+        ("ipc_signal_attach.self", "0"),
+        ("ipc_signal_attach.self.other_handle", "1"),
+        ("ipc_signal_attach.self.shared", "1"),
+        ("ipc_signal_attach.self.destroy", "0"),
+        ("ipc_memory_attach.signal", "0"),
         ("child.exit", "0"),
+        ("copy_out.after_child", "0"),
         ("parent.sees_child", "1"),
+        ("parent.signal_waited", "1"),
+        ("unmap.wrong_size", &invalid),
+        ("unmap.interior", &allocation),
+        ("unmap", "0"),
+        ("get_access.after_unmap", &allocation),
+        ("release", "0"),
+        ("properties.still_mapped", "0"),
+        ("unmap.second", "0"),
+        ("properties.gone", &allocation),
+        ("release.gone", &allocation),
+        ("free", "0"),
         ("done", "1"),
     ];
-    let answers: std::collections::HashMap<&str, &str> =
-        stdout.lines().filter_map(|l| l.split_once('=')).collect();
-    let wrong: Vec<String> = want
-        .iter()
-        .filter(|(k, v)| answers.get(k) != Some(v))
-        .map(|(k, v)| format!("{k}: {:?}, want {v}", answers.get(k)))
-        .collect();
+    for key in [
+        "child.import",
+        "child.reserve",
+        "child.map",
+        "child.set_access",
+        "child.copy_out",
+        "child.copy_in",
+        "child.unmap",
+        "child.release",
+        "child.free",
+        "child.signal_attach",
+        "child.signal_destroy",
+    ] {
+        want.push((key, "0"));
+    }
+    want.extend([
+        ("child.reads_parent", "1"),
+        ("child.signal_value", "1"),
+        ("child.done", "1"),
+    ]);
+    let wrong = wrong_answers(&stdout, &want);
     assert!(
-        out.status.success() && wrong.is_empty(),
-        "{}\n{stdout}\n{}",
-        wrong.join("\n"),
-        String::from_utf8_lossy(&out.stderr)
+        ok && wrong.is_empty(),
+        "ROCr 6.2:\n{}\n{stdout}\n{stderr}",
+        wrong.join("\n")
+    );
+
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[Path::new("unsupported")], &[]);
+    let wrong = wrong_answers(
+        &stdout,
+        &[
+            ("unsupported.system_info", &invalid),
+            ("unsupported.reserve", &invalid),
+            ("unsupported.handle_create", &invalid),
+            ("unsupported.release", &allocation),
+            ("unsupported.ipc_signal", "0"),
+            ("unsupported.ipc_signal_create", "0"),
+            ("done", "1"),
+        ],
+    );
+    assert!(
+        ok && wrong.is_empty(),
+        "ROCr 5.2.3:\n{}\n{stdout}\n{stderr}",
+        wrong.join("\n")
     );
 }
 

@@ -308,17 +308,12 @@ pub unsafe extern "C" fn hipHostGetDevicePointer(
         if flags != 0 {
             return Err(Failure::new(hipErrorInvalidValue, "flags must be 0"));
         }
-        match runtime().pointer_info(host_ptr as u64) {
-            Some(info)
-                if matches!(
-                    info.allocation.kind,
-                    MemoryKind::PinnedHost | MemoryKind::RegisteredHost | MemoryKind::Managed
-                ) =>
-            {
+        match runtime().host_device_pointer(host_ptr as u64) {
+            Some(device) => {
                 // SAFETY: non-null, writable by the caller's contract.
-                unsafe { out(dev_ptr, "devPtr", host_ptr) }
+                unsafe { out(dev_ptr, "devPtr", device as *mut c_void) }
             }
-            _ => Err(Failure::new(
+            None => Err(Failure::new(
                 hipErrorInvalidValue,
                 format!("{host_ptr:p} is not pinned, registered or managed host memory"),
             )),

@@ -538,6 +538,10 @@ fn create_event(event: *mut hipEvent_t, flags: c_uint) -> Result<(), Failure> {
     } else {
         Event::new(flags & EVENT_DISABLE_TIMING == 0)
     };
+    // clr's events belong to the device current at their creation.
+    if let Ok(home) = usize::try_from(crate::current_device()) {
+        e.set_home_device(home);
+    }
     let handle = EVENTS
         .insert(e)
         .ok_or_else(|| Failure::new(hipErrorOutOfMemory, "2^24 events are live"))?;
@@ -606,6 +610,15 @@ pub unsafe extern "C" fn hipEventElapsedTime(
             return Err(Failure::null("ms"));
         }
         let (a, b) = (event_of(start)?, event_of(stop)?);
+        // clr: events of two devices have no common clock.
+        if let (Some(x), Some(y)) = (a.home_device(), b.home_device()) {
+            if x != y {
+                return Err(Failure::new(
+                    hipErrorInvalidHandle,
+                    format!("start is an event of device {x}, stop of device {y}"),
+                ));
+            }
+        }
         let v = b.elapsed_ms(&a).map_err(|e| match e {
             // HIP: an event without timing or never recorded is an invalid handle.
             e @ (RuntimeError::EventWithoutTiming | RuntimeError::EventNotRecorded) => {
@@ -641,7 +654,20 @@ pub(crate) fn record_external(event: hipEvent_t, stream: hipStream_t) -> Result<
     if let Some(c) = crate::capture::intercept(&s, "recording an event")? {
         return crate::capture::add(&c, &s, NodeOp::EventRecord(e));
     }
+    check_same_device(&e, &s)?;
     Ok(e.record(&s)?)
+}
+
+/// clr records an event only on a stream of the event's own device (`hipErrorInvalidHandle`
+/// otherwise: the null stream of another current device is such a stream).
+fn check_same_device(e: &Event, s: &Stream) -> Result<(), Failure> {
+    match (e.home_device(), s.device_index()?) {
+        (Some(home), on) if home != on => Err(Failure::new(
+            hipErrorInvalidHandle,
+            format!("the event belongs to device {home}, the stream to device {on}"),
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Records `event` on `stream` (for the launches that take events).
@@ -652,6 +678,7 @@ pub(crate) fn record(event: hipEvent_t, stream: hipStream_t) -> Result<(), Failu
     if capture::record_event(&s, &e)? {
         return Ok(());
     }
+    check_same_device(&e, &s)?;
     Ok(e.record(&s)?)
 }
 

@@ -1142,6 +1142,7 @@ fn runtime_errors_map_to_hip_codes() {
                     kind: MemoryKind::Device,
                     writable: true,
                     segments: None,
+                    host: None,
                 },
             }),
         },

@@ -784,6 +784,34 @@ fn surface_words(res: &hipResourceDesc) -> Result<([u32; 12], Option<Made>), Fai
     ))
 }
 
+/// What clr asks of linear memory made a texture object (hipamd 5.2.3's
+/// `ihipCreateTextureObject` and ROCclr's image checks): a base aligned to `textureAlignment`
+/// and at least one texel, no more than `maxTexture1DLinear` bytes. Texture references bound
+/// to linear memory (`hipBindTexture`) are not held to the alignment: rocload's buffers start
+/// anywhere, so their offset is 0.
+fn check_linear_object(res: &hipResourceDesc) -> Result<(), Failure> {
+    if res.resType != RES_LINEAR {
+        return Ok(());
+    }
+    let (ptr, bytes) = (res.res[0], res.res[4]);
+    let props = crate::device::properties(current_device())?;
+    let align = props.textureAlignment.max(1) as u64;
+    if ptr % align != 0 {
+        return Err(bad(format!(
+            "linear memory at {ptr:#x} is not aligned to the device's textureAlignment ({align})"
+        )));
+    }
+    let (format, channels) = resource_channels(res)?;
+    let texel = format.bytes() * u64::from(channels);
+    let max = u64::try_from(props.maxTexture1DLinear).unwrap_or(0);
+    if bytes < texel || bytes > max {
+        return Err(bad(format!(
+            "{bytes} bytes of linear memory: a texture reads 1 to {max} bytes of {texel}-byte texels"
+        )));
+    }
+    Ok(())
+}
+
 /// `hipError_t hipCreateTextureObject(hipTextureObject_t*, const hipResourceDesc*, const
 /// hipTextureDesc*, const hipResourceViewDesc*)`.
 #[export]
@@ -801,6 +829,7 @@ pub unsafe extern "C" fn hipCreateTextureObject(
         let (r, t) = unsafe { (*res, *tex) };
         // SAFETY: as above; NULL means no view.
         let v = (!view.is_null()).then(|| unsafe { *view });
+        check_linear_object(&r)?;
         let address = create_texture(&r, &t, v)?;
         // SAFETY: non-null, writable by the caller's contract.
         unsafe { out(object, "pTexObject", address as *mut c_void) }
@@ -1085,7 +1114,9 @@ pub unsafe extern "C" fn hipTexObjectCreate(
         let (r, t) = unsafe { (*res, *tex) };
         // SAFETY: as above; NULL means no view.
         let v = (!view.is_null()).then(|| unsafe { (*view).view });
-        let address = create_texture(&resource_of_driver(&r)?, &texture_of_driver(&t), v)?;
+        let r = resource_of_driver(&r)?;
+        check_linear_object(&r)?;
+        let address = create_texture(&r, &texture_of_driver(&t), v)?;
         // SAFETY: non-null, writable by the caller's contract.
         unsafe { out(object, "pTexObject", address as *mut c_void) }
     })

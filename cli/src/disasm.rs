@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use rocload::code_object::{demangle, CodeObject};
 use rocload::container::{MappedFile, ReadOptions};
-use rocload_emu::isa::decode;
+use rocload_emu::isa::{for_processor, Isa};
 
 use super::{code_objects, CliResult};
 
@@ -59,10 +59,12 @@ pub fn run(args: Args, options: &ReadOptions) -> CliResult {
         let what = format!("bundle {}: {}", s.bundle, s.id);
         let co = CodeObject::parse(&s.bytes).map_err(|e| format!("{what}: {e}"))?;
         let processor = co.target().target.processor();
-        // The decoder knows RDNA2 (gfx103x, which share one instruction set).
-        if processor.known().is_none_or(|p| p.family != "GFX10.3") {
+        // The decoder knows RDNA2 (gfx103x, which share one instruction set), CDNA2 (gfx90a)
+        // and CDNA3 (gfx942).
+        let Some(isa) = for_processor(processor.name()) else {
             let refusal = format!(
-                "{what}: {} code is not decoded (the emulator's decoder knows gfx103x)",
+                "{what}: {} code is not decoded (the emulator's decoder knows gfx103x, gfx90a \
+                 and gfx942)",
                 processor.name()
             );
             if several {
@@ -70,7 +72,7 @@ pub fn run(args: Args, options: &ReadOptions) -> CliResult {
                 continue;
             }
             return Err(refusal.into());
-        }
+        };
         let functions = functions(&co);
         let wanted: Vec<&Function<'_>> = match &args.kernel {
             Some(name) => functions.iter().filter(|f| names(f.name, name)).collect(),
@@ -104,7 +106,7 @@ pub fn run(args: Args, options: &ReadOptions) -> CliResult {
             else {
                 return Err(format!("{what}: code at {start:#x} lies outside .text").into());
             };
-            list(&mut out, code, start, &functions, args.demangle)?;
+            list(&mut out, isa, code, start, &functions, args.demangle)?;
         }
     }
     if !found {
@@ -152,6 +154,7 @@ fn names(raw: &str, wanted: &str) -> bool {
 /// Runs of eight or more zero bytes (padding) print as `...`, as llvm-objdump prints them.
 fn list(
     out: &mut String,
+    isa: &'static Isa,
     code: &[u8],
     address: u64,
     functions: &[Function<'_>],
@@ -173,7 +176,7 @@ fn list(
             offset += zeros & !3;
             continue;
         }
-        let (text, len) = match decode(&code[offset..], at) {
+        let (text, len) = match isa.decode(&code[offset..], at) {
             Ok(inst) => (inst.to_string(), usize::from(inst.len).max(4)),
             Err(e) => (format!("; {e}"), 4),
         };

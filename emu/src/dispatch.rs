@@ -98,6 +98,8 @@ pub struct KernelDescriptor {
     pub rsrc1: u32,
     /// COMPUTE_PGM_RSRC2.
     pub rsrc2: u32,
+    /// COMPUTE_PGM_RSRC3 (gfx90a: ACCUM_OFFSET in bits 5:0, TG_SPLIT bit 16).
+    pub rsrc3: u32,
     /// kernel_code_properties.
     pub code_properties: u16,
 }
@@ -115,6 +117,7 @@ impl KernelDescriptor {
             entry_offset: i64::from_le_bytes(e),
             rsrc1: u32_at(48),
             rsrc2: u32_at(52),
+            rsrc3: u32_at(44),
             code_properties: u16::from_le_bytes([bytes[56], bytes[57]]),
         }
     }
@@ -131,9 +134,16 @@ impl KernelDescriptor {
     }
 
     /// VGPRs the kernel asked for in waves of `lanes` (GRANULATED_WORKITEM_VGPR_COUNT:
-    /// granules of 8 in wave32, 4 in wave64).
-    pub fn vgprs(&self, lanes: u32) -> u32 {
-        ((self.rsrc1 & 0x3f) + 1) * if lanes >= 64 { 4 } else { 8 }
+    /// granules of 8 in wave32, 4 in wave64; with `agprs` (gfx90a and later) granules of 8
+    /// counting VGPRs and AGPRs together).
+    pub fn vgprs(&self, lanes: u32, agprs: bool) -> u32 {
+        ((self.rsrc1 & 0x3f) + 1) * if lanes >= 64 && !agprs { 4 } else { 8 }
+    }
+
+    /// The first AGPR's place in the unified register file (gfx90a: ACCUM_OFFSET, in
+    /// granules of 4).
+    pub fn accum_offset(&self) -> u32 {
+        ((self.rsrc3 & 0x3f) + 1) * 4
     }
 
     /// Lanes per wave (32 or 64).
@@ -193,6 +203,10 @@ pub struct Layout {
     pub sgprs: Vec<(u8, SgprValue)>,
     /// How many of v0..v2 get work-item ids.
     pub id_vgprs: u32,
+    /// Whether the ids are packed in v0 (gfx90a and later).
+    pub packed_ids: bool,
+    /// VGPRs (and, with AGPRs, the same number of AGPRs) zeroed for each wave.
+    pub granted_vgprs: u32,
     /// Number of work-groups in each dimension.
     pub groups: [u32; 3],
     /// Scratch bytes per lane actually provided (static size, or the dispatch's, or the
@@ -226,7 +240,10 @@ impl Layout {
         let kd = KernelDescriptor::parse(&d.descriptor);
         let lanes = kd.lanes();
         if !family.wave_sizes().any(|n| n == lanes) {
-            return Err(DispatchError::Wave64);
+            return Err(DispatchError::WaveSize {
+                processor: d.processor,
+                lanes,
+            });
         }
         let wg_items: u64 = d.workgroup.iter().map(|&v| u64::from(v)).product();
         if wg_items == 0 || wg_items > 1024 || d.grid.contains(&0) {
@@ -344,6 +361,8 @@ impl Layout {
             lanes,
             modes: kd.float_modes(),
             id_vgprs: kd.workitem_id_vgprs(),
+            packed_ids: family.isa.packed_workitem_ids,
+            granted_vgprs: kd.vgprs(lanes, family.isa.agprs),
             kd,
             entry,
             sgprs,
@@ -450,7 +469,7 @@ mod tests {
 
     #[test]
     fn refuses_processors_of_another_isa() {
-        for processor in ["gfx1010", "gfx1100", "gfx90a", "gfx942", "gfx900"] {
+        for processor in ["gfx1010", "gfx1100", "gfx908", "gfx940", "gfx900"] {
             let mut d = dispatch(descriptor(kcp::WAVEFRONT_SIZE32, 0));
             d.processor = processor;
             let e = Layout::new(&d, 0, 1 << 20).unwrap_err();
@@ -462,6 +481,26 @@ mod tests {
             d.processor = processor;
             assert!(Layout::new(&d, 0, 1 << 20).is_ok(), "{processor}");
         }
+        // CDNA runs wave64 kernels, packs work-item ids and zeroes VGPRs in granules of 8.
+        for processor in ["gfx90a", "gfx942"] {
+            let mut d = dispatch(descriptor(0, 0));
+            d.processor = processor;
+            let l = Layout::new(&d, 0, 1 << 20).unwrap();
+            assert_eq!(l.lanes, 64);
+            assert!(l.packed_ids);
+            assert_eq!(
+                l.granted_vgprs, 32,
+                "RSRC1's granule count 3 is 4 granules of 8"
+            );
+            d.descriptor = descriptor(kcp::WAVEFRONT_SIZE32, 0);
+            assert_eq!(
+                Layout::new(&d, 0, 1 << 20).unwrap_err(),
+                DispatchError::WaveSize {
+                    processor,
+                    lanes: 32
+                }
+            );
+        }
     }
 
     #[test]
@@ -471,7 +510,13 @@ mod tests {
             0,
             1 << 20,
         );
-        assert_eq!(l.unwrap_err(), DispatchError::Wave64);
+        assert_eq!(
+            l.unwrap_err(),
+            DispatchError::WaveSize {
+                processor: "gfx1030",
+                lanes: 64
+            }
+        );
         let mut d = dispatch(descriptor(kcp::WAVEFRONT_SIZE32, 0));
         d.grid[1] = 0;
         assert!(matches!(

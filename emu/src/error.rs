@@ -19,8 +19,14 @@ pub enum DispatchError {
         /// The processor.
         processor: &'static str,
     },
-    /// The descriptor does not set ENABLE_WAVEFRONT_SIZE32 (wave64 is not emulated yet).
-    Wave64,
+    /// The kernel's wave width (ENABLE_WAVEFRONT_SIZE32 in its descriptor) is not one its
+    /// processor's family runs (RDNA2 runs wave32 code, CDNA wave64).
+    WaveSize {
+        /// The processor.
+        processor: &'static str,
+        /// Lanes per wave the descriptor asks for.
+        lanes: u32,
+    },
     /// An empty grid or work-group, or a work-group over 1,024 work-items.
     BadSize {
         /// Grid in work-items.
@@ -68,7 +74,10 @@ impl fmt::Display for DispatchError {
                 "{processor} code cannot run here: the emulator executes {}",
                 crate::FAMILIES
             ),
-            DispatchError::Wave64 => f.write_str("the kernel is wave64; only wave32 is emulated"),
+            DispatchError::WaveSize { processor, lanes } => write!(
+                f,
+                "the kernel is wave{lanes}, which the emulator does not run for {processor}"
+            ),
             DispatchError::BadSize { grid, workgroup } => {
                 write!(f, "invalid sizes: grid {grid:?}, work-group {workgroup:?} (at most 1024 work-items, none empty)")
             }

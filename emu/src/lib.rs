@@ -1,9 +1,9 @@
-//! rocload-emu: an AMD GPU emulator that runs kernels on the CPU; today the RDNA2 family
-//! (gfx1030, wave32).
+//! rocload-emu: an AMD GPU emulator that runs kernels on the CPU: the RDNA2 family (gfx1030,
+//! wave32) and CDNA2/CDNA3 (gfx90a, gfx942, wave64 with AGPRs and matrix instructions).
 //!
 //! Two halves. The decoder ([`isa`]) turns machine code into a compact predecoded form
 //! ([`isa::Inst`], one [`isa::Op`] space for every instruction set it knows) and prints it
-//! exactly as `llvm-objdump-19 -d --mcpu=gfx1030` does. The engine ([`family`], [`exec`],
+//! exactly as `llvm-objdump-19 -d --mcpu=<processor>` does. The engine ([`family`], [`exec`],
 //! [`sched`]) finds the [`Family`] of the dispatch's processor, lowers instructions into uops,
 //! cached per code address ([`program`]), and runs dispatches: give it guest memory (a
 //! [`GuestMemory`] whose every
@@ -64,7 +64,8 @@ pub use memory::{Access, FlatFault, FlatMemory, GuestMemory, Span};
 pub use sched::{Config, Emulator, Report};
 
 /// The ISA families the emulator executes, for reports.
-pub const FAMILIES: &str = "RDNA2 (the gfx1030 ISA: gfx1030 to gfx1036)";
+pub const FAMILIES: &str =
+    "RDNA2 (the gfx1030 ISA: gfx1030 to gfx1036), CDNA2 (gfx90a) and CDNA3 (gfx942)";
 
 /// Whether the emulator executes code built for `processor` (an LLVM processor name such as
 /// `gfx1030`): whether one of its [`Family`]s does. Code of any other processor is refused

@@ -132,8 +132,9 @@ struct Pool<const N: usize> {
 }
 
 impl<const N: usize> Pool<N> {
-    /// A wave whose registers hold nothing of another kernel; `granted` VGPRs zeroed.
-    fn wave(&mut self, granted: usize) -> Wave<N> {
+    /// A wave whose registers hold nothing of another kernel; `granted` VGPRs zeroed, and as
+    /// many AGPRs when the kernel has them.
+    fn wave(&mut self, granted: usize, agprs: bool) -> Wave<N> {
         let (mut w, granted) = match self.own.pop() {
             Some(w) => (w, granted),
             None => match self.other.pop() {
@@ -143,6 +144,12 @@ impl<const N: usize> Pool<N> {
         };
         for r in w.v.iter_mut().take(granted) {
             *r = [0; N];
+        }
+        if agprs && granted != usize::MAX {
+            let base = usize::from(crate::wave::AGPR_BASE);
+            for r in w.v.iter_mut().skip(base).take(granted) {
+                *r = [0; N];
+            }
         }
         w
     }
@@ -497,11 +504,19 @@ impl Emulator {
         match layout.lanes {
             32 => match family.table::<32>() {
                 Some(t) => self.run_width(t, layout, start, d, mem, services),
-                None => Err(DispatchError::Wave64.into()),
+                None => Err(DispatchError::WaveSize {
+                    processor: d.processor,
+                    lanes: layout.lanes,
+                }
+                .into()),
             },
             _ => match family.table::<64>() {
                 Some(t) => self.run_width(t, layout, start, d, mem, services),
-                None => Err(DispatchError::Wave64.into()),
+                None => Err(DispatchError::WaveSize {
+                    processor: d.processor,
+                    lanes: layout.lanes,
+                }
+                .into()),
             },
         }
     }
@@ -895,7 +910,7 @@ fn new_group<const N: usize>(
     for wi in 0..nwaves {
         // VGPRs start undefined on the hardware; the ones the kernel may use are zeroed so
         // runs are deterministic (a pooled wave may hold an earlier group's values).
-        let mut w = pool.wave(l.kd.vgprs(N as u32) as usize);
+        let mut w = pool.wave(l.granted_vgprs as usize, l.family.isa.agprs);
         w.s = [0; crate::wave::SREGS];
         for &(i, v) in &l.sgprs {
             w.s[i as usize] = match v {
@@ -911,12 +926,16 @@ fn new_group<const N: usize>(
         let (ex, ey) = (ext[0].max(1), ext[1].max(1));
         let (mut x, mut y, mut z) = (first % ex, first / ex % ey, first / (ex * ey));
         for lane in 0..live as usize {
-            w.v[0][lane] = x;
-            if l.id_vgprs >= 2 {
-                w.v[1][lane] = y;
-            }
-            if l.id_vgprs >= 3 {
-                w.v[2][lane] = z;
+            if l.packed_ids {
+                w.v[0][lane] = x | y << 10 | z << 20;
+            } else {
+                w.v[0][lane] = x;
+                if l.id_vgprs >= 2 {
+                    w.v[1][lane] = y;
+                }
+                if l.id_vgprs >= 3 {
+                    w.v[2][lane] = z;
+                }
             }
             x += 1;
             if x == ex {
@@ -932,7 +951,10 @@ fn new_group<const N: usize>(
         w.pc = l.entry;
         w.mode = l.modes.mode_register();
         w.trapsts = 0;
-        w.flat_scratch = 0;
+        w.gpr_idx = false;
+        // gfx940's architected flat scratch starts at the wave's scratch; elsewhere the
+        // kernel prologue sets FLAT_SCRATCH from the init SGPRs (the same value).
+        w.flat_scratch = crate::scratch::SCRATCH_BASE;
         w.shared_base_hi = (sh.d.shared_aperture >> 32) as u32;
         w.private_base_hi = (sh.d.private_aperture >> 32) as u32;
         w.scratch = Scratch::new(

@@ -15,9 +15,24 @@ use crate::scratch::Scratch;
 
 /// Lanes of a wave32 wave (the width every gfx1030 kernel built by clang uses).
 pub const LANES: usize = 32;
-/// VGPRs every wave has (the architectural maximum), plus slack so that a multi-dword
+/// VGPRs every wave32 wave has (the architectural maximum), plus slack so that a multi-dword
 /// operand starting at v255 reads zeros instead of panicking.
 pub const VGPRS: usize = 256 + 8;
+/// Where the AGPRs (CDNA's accumulation registers) start in a wave64's vector file: `a[n]`
+/// is `v[AGPR_BASE + n]`.
+pub const AGPR_BASE: u16 = 256;
+/// Vector registers of a wave64 wave: 256 VGPRs, 256 AGPRs, and slack for the widest
+/// operand (an MFMA's 32-dword accumulator) starting at the last register.
+pub const VGPRS64: usize = 512 + 32;
+
+/// Vector registers a wave of `N` lanes has.
+pub const fn vgprs<const N: usize>() -> usize {
+    if N >= 64 {
+        VGPRS64
+    } else {
+        VGPRS
+    }
+}
 /// Scalar registers 0..=127 of the engine's layout plus slack.
 pub const SREGS: usize = 128 + 8;
 
@@ -36,6 +51,8 @@ pub mod sreg {
     pub const NULL: u8 = 125;
     /// EXEC_LO (EXEC_HI is the next).
     pub const EXEC: u8 = 126;
+    /// gfx9's XNACK_MASK (the pair s104/s105; gfx9 has no such SGPRs).
+    pub const XNACK_MASK: u8 = 104;
 }
 
 /// A lane mask (EXEC, VCC, compare results): bit `l` is lane `l`. Wave32 masks use the low
@@ -211,6 +228,8 @@ pub struct Wave<const N: usize> {
     pub private_base_hi: u32,
     /// This wave's scratch.
     pub scratch: Scratch,
+    /// gfx9's VGPR index mode is on (`s_set_gpr_idx_on`; the index and operands in M0).
+    pub gpr_idx: bool,
     /// Scheduling state.
     pub status: Status,
     /// Index in its work-group.
@@ -225,7 +244,7 @@ impl<const N: usize> Wave<N> {
         const { assert!(N == 32 || N == 64, "waves have 32 or 64 lanes") };
         Wave {
             s: [0; SREGS],
-            v: vec![[0u32; N]; VGPRS].into_boxed_slice(),
+            v: vec![[0u32; N]; vgprs::<N>()].into_boxed_slice(),
             scc: false,
             pc: 0,
             mode: 0,
@@ -234,6 +253,7 @@ impl<const N: usize> Wave<N> {
             shared_base_hi: 0,
             private_base_hi: 0,
             scratch: Scratch::default(),
+            gpr_idx: false,
             status: Status::Ready,
             index: 0,
             instructions: 0,
@@ -336,6 +356,8 @@ impl<const N: usize> Wave<N> {
             Opnd::SharedLimit => u64::from(self.shared_base_hi) << 32 | 0xffff_ffff,
             Opnd::PrivateLimit => u64::from(self.private_base_hi) << 32 | 0xffff_ffff,
             Opnd::Scc => u64::from(self.scc),
+            Opnd::FlatScratchLo => self.flat_scratch,
+            Opnd::FlatScratchHi => self.flat_scratch >> 32,
             Opnd::Vccz => u64::from(self.vcc().is_empty()),
             Opnd::Execz => u64::from(self.exec().is_empty()),
             Opnd::PopsExitingWaveId | Opnd::None | Opnd::S(_) | Opnd::V(_) | Opnd::Imm(_) => 0,
@@ -360,6 +382,8 @@ impl<const N: usize> Wave<N> {
             if n != sreg::NULL {
                 self.s[n as usize] = v;
             }
+        } else {
+            self.swrite_special(o, u64::from(v), false);
         }
     }
 
@@ -371,6 +395,24 @@ impl<const N: usize> Wave<N> {
                 self.s[n as usize] = v as u32;
                 self.s[n as usize + 1] = (v >> 32) as u32;
             }
+        } else {
+            self.swrite_special(o, v, true);
+        }
+    }
+
+    /// Writes gfx9's FLAT_SCRATCH (a 32-bit half, or the pair when `wide`); other
+    /// destinations that are not registers drop the write.
+    #[cold]
+    fn swrite_special(&mut self, o: Opnd, v: u64, wide: bool) {
+        match (o, wide) {
+            (Opnd::FlatScratchLo, true) => self.flat_scratch = v,
+            (Opnd::FlatScratchLo, false) => {
+                self.flat_scratch = self.flat_scratch & !0xffff_ffff | (v & 0xffff_ffff)
+            }
+            (Opnd::FlatScratchHi, _) => {
+                self.flat_scratch = self.flat_scratch & 0xffff_ffff | (v & 0xffff_ffff) << 32
+            }
+            _ => {}
         }
     }
 

@@ -1,6 +1,8 @@
 //! Differential test: every instruction llvm-objdump-19 prints for the code
 //! objects of the corpus (built by `scripts/emu-corpus.sh` into
-//! `target/emu-corpus/`) must decode and print identically with rocload-emu.
+//! `target/emu-corpus/`: gfx1030, gfx90a and gfx942 objects, each checked with
+//! its own instruction set, found from its ELF header) must decode and print
+//! identically with rocload-emu.
 //!
 //! - Missing corpus: the test says how to build it and passes as skipped,
 //!   unless `CI` is set, where missing inputs are failures.
@@ -11,7 +13,7 @@
 //! - `ROCLOAD_EMU_FAILURES=FILE` writes every mismatch to FILE.
 //! - `ROCLOAD_EMU_CORPUS` overrides the corpus directory, `LLVM_OBJDUMP` the tool.
 
-use rocload_emu::isa::disassemble;
+use rocload_emu::isa::{Isa, GFX1030, GFX90A, GFX942};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,6 +68,19 @@ fn parse_objdump(out: &str) -> Vec<Expected> {
     v
 }
 
+/// The instruction set of a code object, from `EF_AMDGPU_MACH` (the low byte of the ELF
+/// header's `e_flags`); `None` for a processor the decoder does not know.
+fn isa_of(file: &Path) -> Option<&'static Isa> {
+    let bytes = std::fs::read(file).ok()?;
+    let flags = u32::from_le_bytes(bytes.get(48..52)?.try_into().ok()?);
+    match flags & 0xff {
+        0x36 => Some(&GFX1030),
+        0x3f => Some(&GFX90A),
+        0x4c => Some(&GFX942),
+        _ => None,
+    }
+}
+
 fn code_objects(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -111,9 +126,17 @@ fn corpus_prints_like_llvm_objdump() {
     let mut checked = 0usize;
     let mut mnemonics = BTreeSet::new();
     let mut failures = Vec::new();
+    let mut per_isa = std::collections::BTreeMap::<&str, usize>::new();
     for file in &files {
+        let isa = isa_of(file).unwrap_or_else(|| {
+            panic!(
+                "{}: not a gfx1030, gfx90a or gfx942 code object",
+                file.display()
+            )
+        });
+        *per_isa.entry(isa.name).or_default() += 1;
         let out = Command::new(objdump())
-            .args(["-d", "--mcpu=gfx1030", "--section=.text"])
+            .args(["-d", &format!("--mcpu={}", isa.name), "--section=.text"])
             .arg(file)
             .output()
             .unwrap_or_else(|e| panic!("running {}: {e}", objdump()));
@@ -138,7 +161,8 @@ fn corpus_prints_like_llvm_objdump() {
         };
         for e in expected.iter().step_by(stride) {
             let bytes: Vec<u8> = e.words.iter().flat_map(|w| w.to_le_bytes()).collect();
-            let (_, res) = disassemble(&bytes, e.address)
+            let (_, res) = isa
+                .disassemble(&bytes, e.address)
                 .next()
                 .expect("one instruction");
             checked += 1;
@@ -167,7 +191,7 @@ fn corpus_prints_like_llvm_objdump() {
         }
     }
     eprintln!(
-        "corpus: {} objects, {} instructions checked ({}), {} distinct mnemonics, {} mismatches, {:.1}s",
+        "corpus: {} objects ({per_isa:?}), {} instructions checked ({}), {} distinct mnemonics, {} mismatches, {:.1}s",
         files.len(),
         checked,
         if full { "full" } else { "sampled" },

@@ -189,7 +189,7 @@ hsa_api! {
             let mut mapped = Vec::new();
             if let Some(b) = &block {
                 out.type_ = if b.locked { HSA_EXT_POINTER_TYPE_LOCKED } else { HSA_EXT_POINTER_TYPE_HSA };
-                out.agentBaseAddress = b.base as *mut c_void;
+                out.agentBaseAddress = b.agent_base as *mut c_void;
                 out.hostBaseAddress = b.base as *mut c_void;
                 out.sizeInBytes = b.size as usize;
                 out.agentOwner = agent_handle(b.owner);
@@ -293,15 +293,18 @@ hsa_api! {
             if u64::from(range.y) * u64::from(range.z) > MAX_RECT_ROWS {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            let rows = rect_rows(&dst, &dst_offset, &src, &src_offset, &range).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            let mut rows = rect_rows(&dst, &dst_offset, &src, &src_offset, &range).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
             let len = u64::from(range.x);
-            for r in &rows {
+            for r in &mut rows {
                 for address in [r.dst, r.src] {
                     if rt.memory.place(&rt, address, len)? == Place::Unknown {
                         tracing::debug!(address = format_args!("{address:#x}"), "rect copy of memory that is neither pool memory nor locked");
                         return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
                     }
                 }
+                // The agents' view of locked memory is the host's bytes elsewhere.
+                r.dst = rt.memory.to_host(r.dst, len);
+                r.src = rt.memory.to_host(r.src, len);
             }
             let handle = completion_signal.handle;
             let run = move |rt: &Runtime| {

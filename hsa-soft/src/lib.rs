@@ -12,15 +12,17 @@
 //! - [`agents`]: one CPU agent and one software GPU agent per `ROCLOAD_SOFT_ISA` entry
 //!   (default `gfx1030`), with the attributes rocminfo prints, and their ISAs;
 //! - [`memory`]: memory pools and regions, allocation, access, copies, locking, fills;
-//! - [`signals`]: signals and waits;
+//! - [`signals`]: signals and waits; [`ipc_signals`]: signals shared between processes;
 //! - [`queues`]: AQL queues whose packets the software agent's packet processor runs: kernels
 //!   on the agent's emulator, barriers, and ROCr's failure semantics (a failed packet calls the
 //!   queue's error callback and suspends the queue);
 //! - [`amd_ext`]: the rest of the AMD extensions AMD's HIP runtime calls (pointer info, locking
 //!   to a pool, rectangular copies, copy profiling, and what a software agent lacks, answered
-//!   as ROCr answers without it: SVM, IPC, graphics interop);
+//!   as ROCr answers without it: SVM, graphics interop);
 //! - [`images`]: the image extension (images and samplers whose descriptors the emulator
 //!   reads, copies, limits);
+//! - [`vmem`]: ROCr 6's virtual memory API (`hsa_amd_vmem_*`) over the software agents'
+//!   reservations, memory objects and mappings (ROCr 6.2's answers; 5.2.3 has none);
 //! - [`loader`]: code object readers, executables loaded through rocload's loader with ROCr's
 //!   rules (`rocload::loader::rocr`) and status codes, symbols, loaded code objects.
 //!
@@ -59,10 +61,12 @@ macro_rules! hsa_api {
 pub mod agents;
 pub mod amd_ext;
 pub mod images;
+pub mod ipc_signals;
 pub mod loader;
 pub mod memory;
 pub mod queues;
 pub mod runtime;
 pub mod signals;
+pub mod vmem;
 
 pub(crate) mod util;

@@ -12,8 +12,12 @@
 //! - `hsa_memory_copy` takes any host memory (ROCr locks it for the copy);
 //!   `hsa_amd_memory_async_copy` needs pool or locked memory on both sides (checked here; on a
 //!   GPU the copy engine would fault), waits for its dependencies and decrements its completion
-//!   signal; `hsa_amd_memory_lock` records host memory for the agents (its agent address is the
-//!   host address, as with a large-BAR GPU).
+//!   signal; `hsa_amd_memory_lock` gives the agents host memory at an address of their own, as
+//!   ROCr 5.2.3 on a discrete GPU does (the thunk registers the pages as a userptr buffer and
+//!   maps it at a new address of its SVM aperture, `fmm_register_user_memory` and
+//!   `_fmm_map_to_gpu_userptr` in libhsakmt's `fmm.c`): the agent address lies in address
+//!   space reserved with no access, and the GPU agents' tables enter it as an alias of the
+//!   host range. Copies and fills accept either address.
 //!
 //! Everything the library hands out is host memory of this process: what differs from a GPU is
 //! who may touch it, and that is what the allocation tables enforce. It is owned by the software
@@ -99,7 +103,7 @@ pub(crate) fn pools_of(agent: &AgentEntry) -> &'static [PoolKind] {
     }
 }
 
-fn pool_handle(agent: usize, slot: usize) -> u64 {
+pub(crate) fn pool_handle(agent: usize, slot: usize) -> u64 {
     handle(tag::POOL, ((agent as u64) << 8) | slot as u64)
 }
 
@@ -137,6 +141,10 @@ struct DeviceBlock {
 
 struct LockEntry {
     size: u64,
+    /// The agents' address for the host's first byte (inside `alias`).
+    agent_base: u64,
+    /// Address space kept for the agents' view of the range (no access from the host).
+    _alias: rocload::device::shared::Reservation,
     /// The host reused its addresses while it was locked (see `forget_stale_locks`): no
     /// agent reaches it any more, only an unlock is left to answer.
     stale: bool,
@@ -196,7 +204,7 @@ impl Memory {
                     .locks
                     .iter()
                     .filter(|(_, l)| !l.stale)
-                    .map(|(b, l)| (*b, l.size)),
+                    .flat_map(|(b, l)| [(*b, l.size), (l.agent_base, l.size)]),
             );
         for (base, size) in ranges {
             if fits(base, size) {
@@ -236,6 +244,20 @@ fn system_owner(rt: &Runtime) -> Status<&rocload::backend::SoftAgent> {
 }
 
 impl Memory {
+    /// The host address of `[address, address + len)`: itself, unless it lies in the agents'
+    /// view of locked memory (see `hsa_amd_memory_lock`).
+    pub(crate) fn to_host(&self, address: u64, len: u64) -> u64 {
+        let inner = self.inner.lock();
+        for (&base, l) in inner.locks.iter().filter(|(_, l)| !l.stale) {
+            if let Some(offset) = address.checked_sub(l.agent_base) {
+                if offset.checked_add(len).is_some_and(|end| end <= l.size) {
+                    return base + offset;
+                }
+            }
+        }
+        address
+    }
+
     /// Whether `address` lies in locked memory the host may not write.
     fn read_only_lock(&self, address: u64) -> bool {
         self.inner.lock().locks.iter().any(|(&base, l)| {
@@ -248,7 +270,10 @@ impl Memory {
 
 /// What the library knows of the block (pool allocation or locked range) holding an address.
 pub(crate) struct BlockInfo {
+    /// The host's address of its first byte.
     pub(crate) base: u64,
+    /// The agents' address of it (locked memory: the agents' view; else `base`).
+    pub(crate) agent_base: u64,
     pub(crate) size: u64,
     /// Locked host memory (else a pool allocation).
     pub(crate) locked: bool,
@@ -279,6 +304,7 @@ impl Memory {
         if let Some((&base, b)) = inner.system.iter().find(|(&b, s)| inside(b, s.size)) {
             return Some(BlockInfo {
                 base,
+                agent_base: base,
                 size: reported(base, b.requested, b.size),
                 locked: false,
                 owner: 0,
@@ -289,6 +315,7 @@ impl Memory {
         if let Some((&base, b)) = inner.device.iter().find(|(&b, d)| inside(b, d.size)) {
             return Some(BlockInfo {
                 base,
+                agent_base: base,
                 size: reported(base, b.requested, b.size),
                 locked: false,
                 owner: b.owner,
@@ -299,9 +326,10 @@ impl Memory {
         let (&base, l) = inner
             .locks
             .iter()
-            .find(|(&b, l)| !l.stale && inside(b, l.size))?;
+            .find(|(&b, l)| !l.stale && (inside(b, l.size) || inside(l.agent_base, l.size)))?;
         Some(BlockInfo {
             base,
+            agent_base: l.agent_base,
             size: l.size,
             locked: true,
             owner: 0,
@@ -381,7 +409,7 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
 /// succeed as ROCr's do.
 fn forget_stale_locks(rt: &Runtime, base: u64, size: u64) {
     let end = base.saturating_add(size);
-    let stale: Vec<(u64, Vec<usize>)> = {
+    let stale: Vec<(u64, u64, Vec<usize>)> = {
         let mut inner = rt.memory.inner.lock();
         inner
             .locks
@@ -389,18 +417,18 @@ fn forget_stale_locks(rt: &Runtime, base: u64, size: u64) {
             .filter(|(&b, l)| !l.stale && b < end && b.saturating_add(l.size) > base)
             .map(|(&b, l)| {
                 l.stale = true;
-                (b, std::mem::take(&mut l.agents))
+                (b, l.agent_base, std::mem::take(&mut l.agents))
             })
             .collect()
     };
-    for (lock_base, agents) in stale {
+    for (lock_base, agent_base, agents) in stale {
         tracing::debug!(
             lock = format_args!("{lock_base:#x}"),
             "stale lock: the host reused its addresses"
         );
         for a in agents {
             if let Some(t) = gpu_table(rt, a) {
-                remove_registration(t, lock_base);
+                remove_registration(t, agent_base);
             }
         }
     }
@@ -599,6 +627,8 @@ pub(crate) unsafe fn checked_copy(
     let _active = system_owner(rt).ok().map(|soft| soft.epochs().begin());
     let d = rt.memory.place(rt, dst, size)?;
     let s = rt.memory.place(rt, src, size)?;
+    // The agents' view of locked memory is the host's bytes elsewhere.
+    let (dst, src) = (rt.memory.to_host(dst, size), rt.memory.to_host(src, size));
     if rt.memory.read_only_lock(dst) {
         tracing::debug!(
             dst = format_args!("{dst:#x}"),
@@ -878,8 +908,9 @@ hsa_api! {
         })
     }
 
-    /// `hsa_amd_memory_lock`: records host memory for the agents (all GPU agents when none are
-    /// given); the agent address is the host address.
+    /// `hsa_amd_memory_lock`: gives the agents (all GPU agents when none are given) host memory
+    /// at an address of their own, the same for every lock of the same range (the thunk counts
+    /// registrations of one userptr buffer).
     fn hsa_amd_memory_lock(host_ptr: *mut c_void, size: usize, agents: *mut hsa_agent_t, num_agent: std::os::raw::c_int, agent_ptr: *mut *mut c_void) -> hsa_status_t {
         guard(|| {
             let rt = runtime()?;
@@ -891,6 +922,12 @@ hsa_api! {
             } else {
                 agents_from(&rt, agents, num_agent as usize)?
             };
+            // No GPU agent listed: nothing to register, the agents' address is the host's
+            // (`MemoryRegion::Lock` returns before registering).
+            if !list.iter().any(|&a| rt.agents[a].gpu().is_some()) {
+                // SAFETY: non-NULL out-pointer.
+                return unsafe { put(agent_ptr.cast(), host_ptr) };
+            }
             let base = host_ptr as u64;
             // Locked memory is what kernels will touch: all of it must be mapped; kernels may
             // write it only if the host may (a GPU maps a read-only page read-only).
@@ -913,45 +950,74 @@ hsa_api! {
             if inner.locks.get(&base).is_some_and(|l| l.stale) {
                 inner.locks.remove(&base);
             }
-            if let Some(lock) = inner.locks.get_mut(&base) {
+            let agent_base = if let Some(lock) = inner.locks.get_mut(&base) {
                 if lock.size != size as u64 {
                     return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
                 }
                 lock.refs = lock.refs.saturating_add(1);
+                lock.agent_base
             } else {
+                // The agents' view: whole pages of reserved address space, the host's offset
+                // in its first page kept (the thunk maps the pages and adds the offset).
+                let page = rocload::device::shared::page_size();
+                let offset = base % page;
+                let span = (size as u64)
+                    .checked_add(offset)
+                    .and_then(|n| n.checked_next_multiple_of(page))
+                    .ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+                let alias = rocload::device::shared::Reservation::new(span, 0, 0).map_err(|e| {
+                    tracing::debug!(error = %e, "no address space for the agents' view of locked memory");
+                    HSA_STATUS_ERROR_OUT_OF_RESOURCES
+                })?;
+                let agent_base = alias.base() + offset;
                 let mut granted = Vec::new();
                 for &a in &list {
                     if let Some(t) = gpu_table(&rt, a) {
-                        t.insert(base, size as u64, MemoryKind::RegisteredHost, writable)
-                            .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+                        if let Err(e) = t.insert_alias(agent_base, size as u64, MemoryKind::RegisteredHost, writable, base) {
+                            tracing::debug!(error = %e, "locked memory's view overlaps an allocation");
+                            for &g in &granted {
+                                if let Some(t) = gpu_table(&rt, g) {
+                                    remove_registration(t, agent_base);
+                                }
+                            }
+                            return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+                        }
                         granted.push(a);
                     }
                 }
-                inner.locks.insert(base, LockEntry { size: size as u64, stale: false, refs: 1, agents: granted, writable });
-            }
+                inner.locks.insert(base, LockEntry { size: size as u64, agent_base, _alias: alias, stale: false, refs: 1, agents: granted, writable });
+                agent_base
+            };
             // SAFETY: non-NULL out-pointer.
-            unsafe { put(agent_ptr.cast(), host_ptr) }
+            unsafe { put(agent_ptr.cast(), agent_base as *mut c_void) }
         })
     }
 
-    /// `hsa_amd_memory_unlock`.
+    /// `hsa_amd_memory_unlock`: succeeds whatever `host_ptr` is, as ROCr's does (5.2.3 and
+    /// 6.2: `MemoryRegion::Unlock` returns success after the thunk's deregistration, which
+    /// fails silently for memory it never registered).
     fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t {
         guard(|| {
             let rt = runtime()?;
             let base = host_ptr as u64;
             let mut inner = rt.memory.inner.lock();
-            let lock = inner.locks.get_mut(&base).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            let Some(lock) = inner.locks.get_mut(&base) else {
+                tracing::debug!(host = format_args!("{base:#x}"), "unlock of memory not locked");
+                return Ok(());
+            };
             lock.refs -= 1;
             if lock.refs == 0 {
                 if let Some(lock) = inner.locks.remove(&base) {
-                    for a in lock.agents {
+                    for &a in &lock.agents {
                         if let Some(t) = gpu_table(&rt, a) {
-                            remove_registration(t, base);
+                            remove_registration(t, lock.agent_base);
                         }
                     }
                     drop(inner);
-                    // The caller may unmap the range once this returns.
+                    // The caller may unmap the range once this returns, and the agents' view
+                    // goes with the lock: no running dispatch may still reach either.
                     system_owner(&rt)?.wait_for_running_dispatches();
+                    drop(lock);
                 }
             }
             Ok(())
@@ -971,11 +1037,16 @@ hsa_api! {
                 return Ok(());
             }
             let _active = system_owner(&rt).ok().map(|soft| soft.epochs().begin());
-            if rt.memory.place(&rt, base, bytes as u64)? != Place::Known || rt.memory.read_only_lock(base) {
+            if rt.memory.place(&rt, base, bytes as u64)? != Place::Known {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            // SAFETY: `count` aligned words inside one known allocation (checked).
-            let words = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<u32>(), count) };
+            let host = rt.memory.to_host(base, bytes as u64);
+            if rt.memory.read_only_lock(host) {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            }
+            // SAFETY: `count` aligned words inside one known allocation (checked; an agent's
+            // view of locked memory translated to the host's, same page offset).
+            let words = unsafe { std::slice::from_raw_parts_mut(host as *mut u32, count) };
             words.fill(value);
             Ok(())
         })

@@ -85,6 +85,8 @@ pub(crate) struct Runtime {
     pub(crate) amd_ext: crate::amd_ext::State,
     /// The interrupt signals' event mailboxes (`signals.rs`).
     pub(crate) event_page: Arc<crate::signals::EventPage>,
+    /// ROCr 6's virtual memory (`vmem.rs`).
+    pub(crate) vmem: crate::vmem::State,
 }
 
 struct State {
@@ -130,6 +132,7 @@ fn init() -> Status {
             events: Arc::new(EventHandlers::default()),
             amd_ext: crate::amd_ext::State::default(),
             event_page,
+            vmem: crate::vmem::State::default(),
         }));
     }
     state.refs += 1;
@@ -155,6 +158,7 @@ fn shut_down() -> Status {
         let queues: Vec<_> = rt.queues.lock().drain().collect();
         drop(queues);
         rt.loader.clear();
+        rt.vmem.clear(&rt);
         tracing::debug!("software HSA runtime shut down");
     }
     Ok(())
@@ -252,7 +256,7 @@ hsa_api! {
     /// `hsa_system_get_info`.
     fn hsa_system_get_info(attribute: hsa_system_info_t, value: *mut c_void) -> hsa_status_t {
         guard(|| {
-            runtime()?;
+            let six_two = crate::vmem::supported(&*runtime()?);
             // SAFETY: (all writes) the attribute's type is the caller's contract.
             unsafe {
                 match attribute {
@@ -275,6 +279,25 @@ hsa_api! {
                     // software agent has no shared virtual memory (see amd_ext).
                     HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED => put(value, false),
                     HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT => put(value, false),
+                    // 6.2's attributes (5.2.3 knows none of them): no MWAITX, no dma-buf
+                    // export of pool memory, the virtual memory API, XNACK off, AMD
+                    // extension interface 1.6 (`hsa_ext_amd.h` of rocm-6.2.0).
+                    hsa_sys::vmem::HSA_AMD_SYSTEM_INFO_MWAITX_ENABLED
+                    | hsa_sys::vmem::HSA_AMD_SYSTEM_INFO_DMABUF_SUPPORTED
+                    | hsa_sys::vmem::HSA_AMD_SYSTEM_INFO_XNACK_ENABLED
+                        if six_two =>
+                    {
+                        put(value, false)
+                    }
+                    hsa_sys::vmem::HSA_AMD_SYSTEM_INFO_VIRTUAL_MEM_API_SUPPORTED if six_two => {
+                        put(value, true)
+                    }
+                    hsa_sys::vmem::HSA_AMD_SYSTEM_INFO_EXT_VERSION_MAJOR if six_two => {
+                        put(value, 1u16)
+                    }
+                    hsa_sys::vmem::HSA_AMD_SYSTEM_INFO_EXT_VERSION_MINOR if six_two => {
+                        put(value, 6u16)
+                    }
                     _ => Err(HSA_STATUS_ERROR_INVALID_ARGUMENT),
                 }
             }
@@ -420,21 +443,6 @@ hsa_api! {
             handlers.push((f as usize, data as usize));
             Ok(())
         })
-    }
-}
-
-#[cfg(feature = "rocr-6-2")]
-hsa_api! {
-    /// The 6.2 export rocload detects 6.2 by; the virtual memory API itself is not provided.
-    fn hsa_amd_vmem_address_reserve_align(
-        ptr: *mut *mut c_void,
-        size: usize,
-        address: u64,
-        alignment: u64,
-        flags: u64,
-    ) -> hsa_status_t {
-        let _ = (ptr, size, address, alignment, flags);
-        HSA_STATUS_ERROR
     }
 }
 

@@ -40,7 +40,8 @@ use crate::agents::agent_index;
 use crate::runtime::runtime;
 use crate::util::{guard, guard_value, put, Status};
 
-/// A signal `hsa_signal_create` or `hsa_amd_signal_create` made, kept until destroyed.
+/// A signal `hsa_signal_create`, `hsa_amd_signal_create` or `hsa_amd_ipc_signal_attach` made,
+/// kept until destroyed.
 pub(crate) struct OwnedSignal {
     /// Keeps the table entry alive.
     _handle: SignalHandle,
@@ -48,6 +49,48 @@ pub(crate) struct OwnedSignal {
     interrupt: bool,
     /// Its slot of the event page (interrupt signals while slots last).
     event: Option<u32>,
+    /// An IPC signal's shared block (`ipc_signals.rs`), mapped while the signal lives.
+    ipc: Option<Arc<crate::ipc_signals::SharedBlock>>,
+}
+
+/// Keeps a new signal until `hsa_signal_destroy` and makes its `amd_signal_t` reachable by
+/// every GPU agent (device code may use it); returns its handle.
+pub(crate) fn own(
+    rt: &crate::runtime::Runtime,
+    created: SignalHandle,
+    interrupt: bool,
+    event: Option<u32>,
+    ipc: Option<Arc<crate::ipc_signals::SharedBlock>>,
+) -> u64 {
+    let handle = created.handle;
+    for agent in &rt.agents {
+        if let Some((soft, _)) = agent.gpu() {
+            if let Err(e) =
+                soft.allocations()
+                    .insert(handle, Signal::ABI_SIZE, MemoryKind::PinnedHost, true)
+            {
+                tracing::debug!(error = %e, "a signal's amd_signal_t is not reachable by an agent");
+            }
+        }
+    }
+    rt.owned_signals.lock().insert(
+        handle,
+        OwnedSignal {
+            _handle: created,
+            interrupt,
+            event,
+            ipc,
+        },
+    );
+    handle
+}
+
+/// The shared block of the IPC signal `handle`, if it is one.
+pub(crate) fn ipc_block(
+    rt: &crate::runtime::Runtime,
+    handle: u64,
+) -> Option<Arc<crate::ipc_signals::SharedBlock>> {
+    rt.owned_signals.lock().get(&handle)?.ipc.clone()
 }
 
 /// Slots of the event page: the kernel driver's limit of events per process
@@ -328,6 +371,15 @@ unsafe fn create(
     } else {
         None
     };
+    // An IPC signal's block is a page other processes can map (ROCr allocates it with
+    // `AllocateIPC`); its handle is that page's address.
+    if ipc {
+        let block = crate::ipc_signals::create_block(initial_value)?;
+        let created = crate::ipc_signals::signal_over(&rt, &block)?;
+        let handle = own(&rt, created, false, None, Some(block));
+        // SAFETY: non-NULL out-pointer.
+        return unsafe { put(signal.cast(), hsa_signal_t { handle }) };
+    }
     let created = match event {
         Some((id, mailbox)) => {
             let created = rt
@@ -338,25 +390,7 @@ unsafe fn create(
         }
         None => rt.signals.create_addressed(initial_value),
     };
-    let handle = created.handle;
-    for agent in &rt.agents {
-        if let Some((soft, _)) = agent.gpu() {
-            if let Err(e) =
-                soft.allocations()
-                    .insert(handle, Signal::ABI_SIZE, MemoryKind::PinnedHost, true)
-            {
-                tracing::debug!(error = %e, "a signal's amd_signal_t is not reachable by an agent");
-            }
-        }
-    }
-    rt.owned_signals.lock().insert(
-        handle,
-        OwnedSignal {
-            _handle: created,
-            interrupt,
-            event: event.map(|(id, _)| id),
-        },
-    );
+    let handle = own(&rt, created, interrupt, event.map(|(id, _)| id), None);
     // SAFETY: non-NULL out-pointer.
     unsafe { put(signal.cast(), hsa_signal_t { handle }) }
 }
@@ -431,12 +465,21 @@ hsa_api! {
             if value_ptr.is_null() {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            let interrupt = rt.owned_signals.lock().get(&signal.handle).map(|s| s.interrupt);
+            let (interrupt, shared) = rt
+                .owned_signals
+                .lock()
+                .get(&signal.handle)
+                .map(|s| (s.interrupt, s.ipc.as_ref().map(|b| b.value_address())))
+                .unzip();
             let s = rt.signals.get(signal.handle).ok_or(HSA_STATUS_ERROR_INVALID_SIGNAL)?;
             if interrupt != Some(false) {
                 return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            let address = s.value_address().ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
+            // An IPC signal's value is in its shared block.
+            let address = match shared.flatten() {
+                Some(a) => a as *const std::sync::atomic::AtomicI64,
+                None => s.value_address().ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?,
+            };
             // SAFETY: non-NULL out-pointer; the value lives as long as the signal.
             unsafe { put(value_ptr.cast(), address as *mut hsa_signal_value_t) }
         })

@@ -72,6 +72,7 @@ pub(crate) mod tag {
     pub(crate) const READER: Tag = Tag(0xC0);
     pub(crate) const SYMBOL: Tag = Tag(0x5B);
     pub(crate) const LOADED_CODE_OBJECT: Tag = Tag(0x1C);
+    pub(crate) const VMEM: Tag = Tag(0x3D);
 }
 
 /// A handle for an object that lives as long as the library (agents, ISAs, pools).

@@ -33,8 +33,26 @@ pub struct hsa_amd_memory_access_desc_t {
 
 /// `HSA_ACCESS_PERMISSION_NONE` (the 5.2.3 headers name only RO, WO and RW).
 pub const HSA_ACCESS_PERMISSION_NONE: hsa_access_permission_t = 0;
+/// `MEMORY_TYPE_NONE` of `hsa_amd_memory_type_t`.
+pub const MEMORY_TYPE_NONE: u32 = 0;
 /// `MEMORY_TYPE_PINNED` of `hsa_amd_memory_type_t`.
 pub const MEMORY_TYPE_PINNED: u32 = 1;
+/// `hsa_amd_memory_type_t`.
+pub type hsa_amd_memory_type_t = u32;
+
+/// System attributes ROCr 6.x added after `HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT`
+/// (`hsa.h` of rocm-6.2.0; 5.2.3 answers them `HSA_STATUS_ERROR_INVALID_ARGUMENT`).
+pub const HSA_AMD_SYSTEM_INFO_MWAITX_ENABLED: u32 = 0x203;
+/// Whether the driver can export dma-bufs (bool).
+pub const HSA_AMD_SYSTEM_INFO_DMABUF_SUPPORTED: u32 = 0x204;
+/// Whether the virtual memory API works (bool): `hsa_amd_vmem_*` fail without it.
+pub const HSA_AMD_SYSTEM_INFO_VIRTUAL_MEM_API_SUPPORTED: u32 = 0x205;
+/// Whether XNACK is on (bool).
+pub const HSA_AMD_SYSTEM_INFO_XNACK_ENABLED: u32 = 0x206;
+/// `HSA_AMD_INTERFACE_VERSION_MAJOR` (u16).
+pub const HSA_AMD_SYSTEM_INFO_EXT_VERSION_MAJOR: u32 = 0x207;
+/// `HSA_AMD_INTERFACE_VERSION_MINOR` (u16).
+pub const HSA_AMD_SYSTEM_INFO_EXT_VERSION_MINOR: u32 = 0x208;
 
 type Reserve = unsafe extern "C" fn(*mut *mut c_void, usize, u64, u64) -> hsa_status_t;
 type ReserveAlign = unsafe extern "C" fn(*mut *mut c_void, usize, u64, u64, u64) -> hsa_status_t;

@@ -192,6 +192,10 @@ pub struct Allocation {
     pub writable: bool,
     /// Permissions by part, for a loaded code object (set once it is loaded).
     pub segments: Option<Arc<[Segment]>>,
+    /// Where its bytes are on the host, when that is not `base`: an alias of host memory at
+    /// another address (the software HSA library's locked memory, which ROCr maps for the
+    /// GPU at an address of its own). `None`: at `base`.
+    pub host: Option<u64>,
 }
 
 impl Allocation {
@@ -218,6 +222,14 @@ impl Allocation {
                 (address >= start && address.checked_add(len)? <= end)
                     .then_some((start, s.size, s.perms))
             }),
+        }
+    }
+
+    /// The host address of the allocation's byte at `address` (inside it).
+    pub fn host_address(&self, address: u64) -> u64 {
+        match self.host {
+            Some(host) => host.wrapping_add(address.wrapping_sub(self.base)),
+            None => address,
         }
     }
 
@@ -371,6 +383,44 @@ impl AllocationTable {
             kind,
             writable,
             segments: None,
+            host: None,
+        };
+        live.insert(base, allocation.clone());
+        Ok(allocation)
+    }
+
+    /// As [`insert`](Self::insert), for a range whose bytes are the host's at `host` (an alias:
+    /// accesses at `base + n` reach `host + n`).
+    ///
+    /// # Errors
+    /// [`Overlap`] if it overlaps a live range.
+    pub fn insert_alias(
+        &self,
+        base: u64,
+        size: u64,
+        kind: MemoryKind,
+        writable: bool,
+        host: u64,
+    ) -> Result<Allocation, Overlap> {
+        let mut live = self.live.write();
+        let end = base.saturating_add(size.max(1));
+        if let Some((_, a)) = live.range(..end).next_back() {
+            if a.end() > base {
+                return Err(Overlap {
+                    base,
+                    size,
+                    existing: a.clone(),
+                });
+            }
+        }
+        let allocation = Allocation {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed) + 1,
+            base,
+            size,
+            kind,
+            writable,
+            segments: None,
+            host: (host != base).then_some(host),
         };
         live.insert(base, allocation.clone());
         Ok(allocation)
@@ -485,6 +535,7 @@ impl AllocationTable {
             kind,
             writable: true,
             segments: None,
+            host: None,
         };
         live.insert(base, allocation.clone());
         allocation
@@ -507,12 +558,26 @@ impl AllocationTable {
     /// # Errors
     /// An [`AccessViolation`] naming the allocation it hit or the nearest one.
     pub fn check(&self, address: u64, len: u64, access: AccessKind) -> Result<(), AccessViolation> {
+        self.translate(address, len, access).map(|_| ())
+    }
+
+    /// As [`check`](Self::check), returning the host address of the bytes (`address` itself
+    /// but for aliases, see [`insert_alias`](Self::insert_alias)).
+    ///
+    /// # Errors
+    /// An [`AccessViolation`] naming the allocation it hit or the nearest one.
+    pub fn translate(
+        &self,
+        address: u64,
+        len: u64,
+        access: AccessKind,
+    ) -> Result<u64, AccessViolation> {
         {
             let live = self.live.read();
             if let Some((_, a)) = live.range(..=address).next_back() {
                 if let Some((_, _, perms)) = a.region(address, len) {
                     if perms.allows(access) {
-                        return Ok(());
+                        return Ok(a.host_address(address));
                     }
                 }
             }
@@ -801,5 +866,43 @@ mod tests {
             "{v}"
         );
         assert!(v.to_string().contains("was not loaded as code"), "{v}");
+    }
+
+    /// An alias names host bytes elsewhere: accesses inside it translate by its offset, the
+    /// host range itself is not in the table, bounds and write permission still hold, and it
+    /// overlaps like any allocation.
+    #[test]
+    fn an_alias_translates_to_its_host_range() {
+        let t = AllocationTable::new();
+        let a = t
+            .insert_alias(
+                0x7000_0040,
+                0x100,
+                MemoryKind::RegisteredHost,
+                false,
+                0x1234_0040,
+            )
+            .unwrap();
+        assert_eq!(a.host, Some(0x1234_0040));
+        assert_eq!(
+            t.translate(0x7000_0050, 8, AccessKind::Read).unwrap(),
+            0x1234_0050
+        );
+        assert!(t.translate(0x7000_0050, 8, AccessKind::Write).is_err());
+        assert!(t.translate(0x7000_0138, 16, AccessKind::Read).is_err());
+        assert!(
+            t.find(0x1234_0050).is_none(),
+            "the host range is not the device's"
+        );
+        assert!(t
+            .insert(0x7000_0000, 0x80, MemoryKind::Device, true)
+            .is_err());
+        let plain = t.insert(0x9000, 16, MemoryKind::Device, true).unwrap();
+        assert_eq!(plain.host, None);
+        assert_eq!(t.translate(0x9004, 4, AccessKind::Write).unwrap(), 0x9004);
+        let same = t
+            .insert_alias(0xa000, 16, MemoryKind::RegisteredHost, true, 0xa000)
+            .unwrap();
+        assert_eq!(same.host, None, "an alias of itself is plain");
     }
 }

@@ -463,6 +463,14 @@ pub trait Device: Agent {
     /// [`DeviceError::InvalidAddress`].
     fn unregister_host(&self, base: u64) -> Result<(), DeviceError>;
 
+    /// The address kernels and copy engines of this device use for the byte at `host` of
+    /// memory recorded by [`register_host`](Self::register_host) (`hipHostGetDevicePointer`):
+    /// the host address unless the device maps host memory elsewhere (ROCr on a discrete GPU
+    /// gives locked memory an address of the GPU's own).
+    fn registered_device_address(&self, host: u64) -> u64 {
+        host
+    }
+
     /// Copies `len` bytes. Each side is either in an allocation of this device (checked:
     /// the whole range must lie inside) or host memory the caller vouches for.
     ///

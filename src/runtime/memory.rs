@@ -102,6 +102,22 @@ impl Runtime {
         found
     }
 
+    /// The address kernels use for `host` in pinned, registered or managed host memory
+    /// (`hipHostGetDevicePointer`): registered memory as its device maps it, the rest at its
+    /// own address; `None` for other memory.
+    pub fn host_device_pointer(&self, host: u64) -> Option<u64> {
+        let info = self.pointer_info(host)?;
+        match info.allocation.kind {
+            MemoryKind::RegisteredHost => Some(
+                self.contexts()
+                    .find(|c| c.index() == info.device)
+                    .map_or(host, |c| c.device().registered_device_address(host)),
+            ),
+            MemoryKind::PinnedHost | MemoryKind::Managed => Some(host),
+            _ => None,
+        }
+    }
+
     /// Frees what [`allocate`](Self::allocate) returned, after every device that could be
     /// using it is idle.
     ///
@@ -156,10 +172,13 @@ impl Runtime {
         self.attributes.forget(address);
         // The other devices' tables forget shared memory before its owner frees it: the
         // owner's release waits for the dispatches running at its free, so no device may
-        // still let a new one reach it after that.
+        // still let a new one reach it after that. They do not remember it as freed: only the
+        // owner knows when its bytes go back to the host allocator, after which the address
+        // is ordinary host memory again (a later malloc may return it) and a copy from it on
+        // another device is no use after free. The owner's table keeps that diagnosis.
         if shared {
             for ctx in self.contexts().filter(|c| c.index() != info.device) {
-                ctx.device().allocations().remove(address, true);
+                ctx.device().allocations().remove(address, false);
             }
         }
         let ctx = self.device(info.device as i64)?;

@@ -557,6 +557,9 @@ struct EventInner {
     /// The shared state of an interprocess event (`hipEventInterprocess`), which records
     /// made in other processes complete too.
     ipc: Option<Arc<super::ipc_event::IpcEvent>>,
+    /// The device the event belongs to (HIP's: the current device when it was created), if
+    /// its maker said; HIP records it only on that device's streams.
+    home: std::sync::OnceLock<usize>,
 }
 
 static NEXT_EVENT: AtomicU64 = AtomicU64::new(1);
@@ -585,12 +588,24 @@ impl Event {
             timing,
             state: Mutex::new(EventState::default()),
             ipc: None,
+            home: std::sync::OnceLock::new(),
         }))
     }
 
     /// A number identifying the event, unique for the process's lifetime.
     pub fn id(&self) -> u64 {
         self.0.id
+    }
+
+    /// Says which device the event belongs to (once; later calls change nothing): HIP's
+    /// `hipEventCreate` gives an event the current device.
+    pub fn set_home_device(&self, index: usize) {
+        let _ = self.0.home.set(index);
+    }
+
+    /// The device the event belongs to, if its maker said ([`set_home_device`](Self::set_home_device)).
+    pub fn home_device(&self) -> Option<usize> {
+        self.0.home.get().copied()
     }
 
     /// The signal of the point the event was last recorded at, if that point is not reached
@@ -649,6 +664,7 @@ impl Event {
             timing: false,
             state: Mutex::new(EventState::default()),
             ipc: Some(Arc::new(ipc)),
+            home: std::sync::OnceLock::new(),
         }))
     }
 

@@ -139,6 +139,43 @@ int main(void) {
   printf("svm_set.status=%d\n", hsa_amd_svm_attributes_set(p, 100, NULL, 0));
   hsa_amd_memory_pool_free(p);
 
+  // Locked host memory: the agent's address is one of its own (the thunk's userptr buffer in
+  // its SVM aperture), the host's offset in the page kept; a second lock of the range gives the
+  // same address; pointer info names both; copies through the agent's address reach the host's
+  // bytes; the agent's address is no host memory.
+  {
+    static char buf[3 * 4096];
+    char* host = buf + 4096 + 100;
+    memset(host, 0x3c, 64);
+    void* a1 = NULL;
+    void* a2 = NULL;
+    printf("lock.status=%d\n", hsa_amd_memory_lock(host, 64, &gpu, 1, &a1));
+    printf("lock.agent_address_differs=%d\n", a1 != NULL && a1 != (void*)host);
+    printf("lock.page_offset_kept=%d\n", ((uintptr_t)a1 & 4095) == ((uintptr_t)host & 4095));
+    printf("lock.again.status=%d\n", hsa_amd_memory_lock(host, 64, &gpu, 1, &a2));
+    printf("lock.again.same=%d\n", a2 == a1);
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    hsa_amd_pointer_info(a1, &info, NULL, NULL, NULL);
+    printf("lock.ptrinfo.type=%d\n", info.type);
+    printf("lock.ptrinfo.addresses=%d\n", info.agentBaseAddress == a1 && info.hostBaseAddress == (void*)host);
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    hsa_amd_pointer_info(host + 10, &info, NULL, NULL, NULL);
+    printf("lock.ptrinfo.by_host=%d\n", info.type == HSA_EXT_POINTER_TYPE_LOCKED && info.agentBaseAddress == a1);
+    char back[64] = {0};
+    printf("lock.copy_from_agent.status=%d\n", hsa_memory_copy(back, a1, 64));
+    printf("lock.copy_from_agent.bytes=%d\n", back[0] == 0x3c && back[63] == 0x3c);
+    printf("lock.unlock.status=%d\n", hsa_amd_memory_unlock(host));
+    printf("lock.unlock_again.status=%d\n", hsa_amd_memory_unlock(host));
+    printf("lock.unlock_unknown.status=%d\n", hsa_amd_memory_unlock(host));
+    // Locked for the CPU agent alone: nothing is registered, the address is the host's.
+    void* a3 = NULL;
+    printf("lock.cpu_only.status=%d\n", hsa_amd_memory_lock(host, 64, &cpu, 1, &a3));
+    printf("lock.cpu_only.host_address=%d\n", a3 == (void*)host);
+    printf("lock.cpu_only.unlock=%d\n", hsa_amd_memory_unlock(host));
+  }
+
   // A locked range its owner unmaps without an unlock (clr caches pinned staging ranges past
   // the program's free): the host may hand those addresses out again, as device memory here,
   // and the lock must not stand in the way; its unlock later succeeds.

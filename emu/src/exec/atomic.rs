@@ -53,6 +53,10 @@ pub enum AtomicOp {
     Csub,
     /// `ds_mskor`: (old & !data) | the second operand.
     Mskor,
+    /// Two f16 adds, one per half (`atomic_pk_add_f16`).
+    PkAddF16,
+    /// Two bf16 adds, one per half (`atomic_pk_add_bf16`), rounded to nearest even.
+    PkAddBf16,
 }
 
 /// The value `op` leaves in memory whose old value is `old` (`None`: memory unchanged, as
@@ -124,6 +128,21 @@ pub fn apply(op: AtomicOp, wide: bool, old: u64, src: u64, cmp: u64) -> Option<u
         }
         AtomicOp::Csub => old.saturating_sub(src),
         AtomicOp::Mskor => (old & !src) | cmp,
+        AtomicOp::PkAddF16 => {
+            let add = |a: u64, b: u64| {
+                let x = fp::from_f16(a as u32 & 0xffff) + fp::from_f16(b as u32 & 0xffff);
+                u64::from(fp::to_f16(x))
+            };
+            add(old, src) | add(old >> 16, src >> 16) << 16
+        }
+        AtomicOp::PkAddBf16 => {
+            let add = |a: u64, b: u64| {
+                let x = f32::from_bits((a as u32 & 0xffff) << 16)
+                    + f32::from_bits((b as u32 & 0xffff) << 16);
+                u64::from(fp::to_bf16(x))
+            };
+            add(old, src) | add(old >> 16, src >> 16) << 16
+        }
     };
     Some(r & keep)
 }

@@ -628,3 +628,51 @@ ds! {
     ds_read_i8_d16 => |w, u, e| load(w, u, e, 1, Ext::SignD16Lo);
     ds_read_i8_d16_hi => |w, u, e| load(w, u, e, 1, Ext::SignD16Hi);
 }
+
+/// `ds_add_f64` (gfx90a and later).
+pub fn ds_add_f64<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Ctl {
+    let r = atomic(w, u, e, At::Fadd, true, false);
+    ctl(r, e)
+}
+
+/// `ds_add_rtn_f64` (gfx90a and later).
+pub fn ds_add_rtn_f64<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Ctl {
+    let r = atomic(w, u, e, At::Fadd, true, true);
+    ctl(r, e)
+}
+
+/// `ds_pk_add_f16` (gfx940).
+pub fn ds_pk_add_f16<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Ctl {
+    let r = atomic(w, u, e, At::PkAddF16, false, false);
+    ctl(r, e)
+}
+
+/// `ds_pk_add_rtn_f16` (gfx940).
+pub fn ds_pk_add_rtn_f16<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Ctl {
+    let r = atomic(w, u, e, At::PkAddF16, false, true);
+    ctl(r, e)
+}
+
+/// `ds_pk_add_bf16` (gfx940).
+pub fn ds_pk_add_bf16<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Ctl {
+    let r = atomic(w, u, e, At::PkAddBf16, false, false);
+    ctl(r, e)
+}
+
+/// `ds_pk_add_rtn_bf16` (gfx940).
+pub fn ds_pk_add_rtn_bf16<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Ctl {
+    let r = atomic(w, u, e, At::PkAddBf16, false, true);
+    ctl(r, e)
+}
+
+impl<const N: usize> Handlers<N> {
+    /// GFX9-layout (gfx90a, gfx942) LDS operations gfx1030 lacks.
+    pub const GFX9_TABLE: &'static [(Op, Handler<N>)] = &[
+        (op!(ds_add_f64), ds_add_f64::<N> as Handler<N>),
+        (op!(ds_add_rtn_f64), ds_add_rtn_f64::<N> as Handler<N>),
+        (op!(ds_pk_add_f16), ds_pk_add_f16::<N> as Handler<N>),
+        (op!(ds_pk_add_rtn_f16), ds_pk_add_rtn_f16::<N> as Handler<N>),
+        (op!(ds_pk_add_bf16), ds_pk_add_bf16::<N> as Handler<N>),
+        (op!(ds_pk_add_rtn_bf16), ds_pk_add_rtn_bf16::<N> as Handler<N>),
+    ];
+}

@@ -9,8 +9,11 @@ use crate::wave::{Lanes, Mask};
 #[cfg(test)]
 use crate::wave::LANES;
 
-/// The lane DPP control `ctrl` reads for lane `l`, or `None` when it is out of its row.
-pub fn dpp_source(ctrl: u16, l: usize) -> Option<usize> {
+/// The lane DPP control `ctrl` reads for lane `l` of a wave of `lanes`, or `None` when it is
+/// out of its row (or wave). GFX9's wave shifts and rotates and row broadcasts (0x130-0x143)
+/// and gfx10's row_share/row_xmask (0x150-0x16f; gfx90a's row_newbcast is row_share's reading)
+/// share one space: a control of one family never appears in the other's code.
+pub fn dpp_source(ctrl: u16, l: usize, lanes: usize) -> Option<usize> {
     let row = l & !15;
     let i = l & 15;
     let n = usize::from(ctrl & 15);
@@ -19,8 +22,17 @@ pub fn dpp_source(ctrl: u16, l: usize) -> Option<usize> {
         0x101..=0x10f => (i + n < 16).then_some(l + n),
         0x111..=0x11f => (i >= n).then(|| l - n),
         0x121..=0x12f => Some(row + (i + 16 - n) % 16),
+        // wave_shl:1, wave_rol:1, wave_shr:1, wave_ror:1.
+        0x130 => (l + 1 < lanes).then_some(l + 1),
+        0x134 => Some((l + 1) % lanes),
+        0x138 => l.checked_sub(1),
+        0x13c => Some((l + lanes - 1) % lanes),
         0x140 => Some(row + 15 - i),
         0x141 => Some((l & !7) + 7 - (l & 7)),
+        // row_bcast:15: each row after the first reads the previous row's last lane.
+        0x142 => row.checked_sub(1),
+        // row_bcast:31: rows 2 and 3 read lane 31.
+        0x143 => (l >= 32).then_some(31),
         0x150..=0x15f => Some(row + n),
         0x160..=0x16f => Some(row + (i ^ n)),
         _ => None,
@@ -37,7 +49,7 @@ pub fn dpp<const N: usize>(src: &Lanes<N>, exec: Mask, d: &Dpp) -> (Lanes<N>, Ma
         if !(row_ok && bank_ok) {
             continue;
         }
-        let s = dpp_source(d.ctrl, l).filter(|&s| s < N && (d.fi || exec.has(s)));
+        let s = dpp_source(d.ctrl, l, N).filter(|&s| s < N && (d.fi || exec.has(s)));
         match s {
             Some(s) => {
                 *o = src[s];
@@ -148,12 +160,39 @@ mod tests {
 
     #[test]
     fn mirrors_share_xmask_ror() {
-        assert_eq!(dpp_source(0x140, 16), Some(31));
-        assert_eq!(dpp_source(0x141, 9), Some(14));
-        assert_eq!(dpp_source(0x153, 20), Some(19));
-        assert_eq!(dpp_source(0x161, 18), Some(19));
-        assert_eq!(dpp_source(0x121, 16), Some(31));
-        assert_eq!(dpp_source(0x130, 3), None, "wave_shl is gfx9-only");
+        assert_eq!(dpp_source(0x140, 16, 32), Some(31));
+        assert_eq!(dpp_source(0x141, 9, 32), Some(14));
+        assert_eq!(dpp_source(0x153, 20, 32), Some(19));
+        assert_eq!(dpp_source(0x161, 18, 32), Some(19));
+        assert_eq!(dpp_source(0x121, 16, 32), Some(31));
+    }
+
+    #[test]
+    fn gfx9_wave_shifts_and_row_broadcasts() {
+        // wave_shl/shr shift by one lane across rows; the rotates wrap around the wave.
+        assert_eq!(dpp_source(0x130, 15, 64), Some(16));
+        assert_eq!(dpp_source(0x130, 63, 64), None);
+        assert_eq!(dpp_source(0x138, 16, 64), Some(15));
+        assert_eq!(dpp_source(0x138, 0, 64), None);
+        assert_eq!(dpp_source(0x134, 63, 64), Some(0));
+        assert_eq!(dpp_source(0x13c, 0, 64), Some(63));
+        // row_bcast:15: lane 15 of each row feeds the next row; row_bcast:31: lane 31 feeds
+        // rows 2 and 3.
+        assert_eq!(dpp_source(0x142, 5, 64), None);
+        assert_eq!(dpp_source(0x142, 20, 64), Some(15));
+        assert_eq!(dpp_source(0x142, 63, 64), Some(47));
+        assert_eq!(dpp_source(0x143, 31, 64), None);
+        assert_eq!(dpp_source(0x143, 40, 64), Some(31));
+        // A wave reduction's row_bcast:15 with row_mask 0xa adds row 0's last lane into row
+        // 1 and row 2's into row 3.
+        let v: [u32; 64] = std::array::from_fn(|l| l as u32);
+        let d = Dpp {
+            row_mask: 0xa,
+            ..plain(0x142)
+        };
+        let (out, w) = dpp(&v, Mask::all::<64>(), &d);
+        assert_eq!(w, Mask(0xffff_0000_ffff_0000));
+        assert_eq!((out[16], out[31], out[48]), (15, 15, 47));
     }
 
     #[test]

@@ -6,15 +6,15 @@
 //! literal of `v_fmamk`/`v_fmaak`). Also block decoding from guest memory and the text of an
 //! instruction for error reports.
 //!
-//! Anything the engine does not execute (MTBUF, EXP, SCRATCH, DPP8, GDS, GWS other than
+//! Anything the engine does not execute (MTBUF, EXP, gfx10 SCRATCH, DPP8, GDS, GWS other than
 //! `ds_gws_barrier` and `ds_gws_init`, LDS DMA, `lds_direct`) gets the [`unsupported`]
 //! handler, so it fails only if reached. Not for decoding bytes ([`crate::isa`]).
 
 use super::{Block, Dpp, DynMemory, HandlerId, LaneMode, Mem, Mods, Opnd, Sdwa, Uop};
-use crate::isa::{literal_bits, Encoding, Extra, Inst, Isa, Op, Operand, Special};
+use crate::isa::{literal_bits, Encoding, Extra, Inst, Isa, Layout, Op, Operand, Special};
 use crate::memory;
 use crate::program::{DecodeStop, MAX_BLOCK};
-use crate::wave::sreg;
+use crate::wave::{sreg, AGPR_BASE};
 
 /// The engine's operand for a decoded one; `None` marks operands the engine cannot read.
 fn opnd(o: Operand, literal: u32) -> Option<Opnd> {
@@ -22,6 +22,8 @@ fn opnd(o: Operand, literal: u32) -> Option<Opnd> {
         Operand::None | Operand::Off => Opnd::None,
         Operand::Sgpr { first, .. } => Opnd::S(first.min(sreg::SGPRS - 1)),
         Operand::Vgpr { first, .. } => Opnd::V(u16::from(first)),
+        // AGPRs follow the VGPRs in the wave's vector file (CDNA's unified register file).
+        Operand::Agpr { first, .. } => Opnd::V(AGPR_BASE + u16::from(first)),
         Operand::Ttmp { first, .. } => Opnd::S(sreg::TTMP + first.min(15)),
         Operand::Special { reg, .. } => match reg {
             Special::VccLo => Opnd::S(sreg::VCC),
@@ -39,6 +41,11 @@ fn opnd(o: Operand, literal: u32) -> Option<Opnd> {
             Special::Execz => Opnd::Execz,
             Special::Scc => Opnd::Scc,
             Special::LdsDirect => return None,
+            Special::FlatScratchLo => Opnd::FlatScratchLo,
+            Special::FlatScratchHi => Opnd::FlatScratchHi,
+            // gfx9's XNACK_MASK takes the engine's s104/s105, which no gfx9 SGPR uses.
+            Special::XnackMaskLo => Opnd::S(sreg::XNACK_MASK),
+            Special::XnackMaskHi => Opnd::S(sreg::XNACK_MASK + 1),
         },
         Operand::Inline(c) => Opnd::Imm(c.bits()),
         Operand::Literal(ty) => Opnd::Imm(literal_bits(literal, ty)),
@@ -53,7 +60,6 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
             | Encoding::Exp
             | Encoding::Vintrp
             | Encoding::Illegal
-            | Encoding::Scratch
     );
     let mut r = |o: Operand| {
         opnd(o, inst.literal).unwrap_or_else(|| {
@@ -142,6 +148,10 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
             };
         }
         Extra::Imm16(x) => u.imm = i64::from(x),
+        // MFMA controls: cbsz in bits 0-2, abid 4-7, blgp 8-10.
+        Extra::Mai { cbsz, abid, blgp } => {
+            u.imm = i64::from(cbsz) | i64::from(abid) << 4 | i64::from(blgp) << 8
+        }
         Extra::Branch { target, .. } => u.imm = target as i64,
         Extra::Smem { offset, .. } => {
             u.mem = Mem {
@@ -198,13 +208,53 @@ pub fn lower(inst: &Inst, pc: u64) -> Uop {
         Op::VFmaakF32 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal))],
         Op::VFmamkF16 => u.s = [src[0], Opnd::Imm(u64::from(inst.literal & 0xffff)), src[1]],
         Op::VFmaakF16 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal & 0xffff))],
+        Op::VMadmkF32 => u.s = [src[0], Opnd::Imm(u64::from(inst.literal)), src[1]],
+        Op::VMadakF32 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal))],
+        Op::VMadmkF16 => u.s = [src[0], Opnd::Imm(u64::from(inst.literal & 0xffff)), src[1]],
+        Op::VMadakF16 => u.s = [src[0], src[1], Opnd::Imm(u64::from(inst.literal & 0xffff))],
         Op::SSetregImm32B32 => u.s[0] = Opnd::Imm(u64::from(inst.literal)),
         _ => {}
+    }
+    if inst.isa.isa().layout == Layout::Gfx9 {
+        u.zero_hi16 = !keeps_high_half(inst.op);
     }
     if !ok {
         u.run = HandlerId::UNSUPPORTED;
     }
     u
+}
+
+/// gfx9's 16-bit operations that keep their destination's high half: the accumulating and
+/// K-constant f16 forms and the mixed-precision halves (the others zero it).
+fn keeps_high_half(op: Op) -> bool {
+    matches!(
+        op,
+        Op::VMacF16
+            | Op::VFmacF16
+            | Op::VMadakF16
+            | Op::VMadmkF16
+            | Op::VFmaakF16
+            | Op::VFmamkF16
+            | Op::VFmaMixloF16
+            | Op::VFmaMixhiF16
+    )
+}
+
+/// Whether an encoding is a vector ALU one (what VGPR index mode applies to).
+fn is_valu(e: Encoding) -> bool {
+    matches!(
+        e,
+        Encoding::Vop1
+            | Encoding::Vop2
+            | Encoding::Vopc
+            | Encoding::Vop3
+            | Encoding::Vop3p
+            | Encoding::Vop1Sdwa
+            | Encoding::Vop2Sdwa
+            | Encoding::VopcSdwa
+            | Encoding::Vop1Dpp16
+            | Encoding::Vop2Dpp16
+    )
 }
 
 /// Reads up to 20 instruction bytes at `pc` (fewer near the end of readable memory).
@@ -240,6 +290,8 @@ pub fn decode_block(isa: &'static Isa, pc: u64, mem: &dyn DynMemory) -> (Block, 
     let mut code = Vec::new();
     let mut at = pc;
     let mut stop = None;
+    // gfx9's VGPR index mode: the `s_set_gpr_idx_on` whose region the next VALU uops are in.
+    let mut indexing: Option<usize> = None;
     while uops.len() < MAX_BLOCK {
         let (bytes, n) = match fetch(at, mem) {
             Ok(b) => b,
@@ -251,7 +303,19 @@ pub fn decode_block(isa: &'static Isa, pc: u64, mem: &dyn DynMemory) -> (Block, 
         match isa.decode(&bytes[..n], at) {
             Ok(inst) => {
                 code.extend_from_slice(&bytes[..usize::from(inst.len).min(n)]);
-                uops.push(lower(&inst, at));
+                let mut u = lower(&inst, at);
+                match inst.op {
+                    Op::SSetGprIdxOn => indexing = Some(uops.len()),
+                    Op::SSetGprIdxOff => indexing = None,
+                    _ if indexing.is_some()
+                        && is_valu(inst.encoding)
+                        && u.run != HandlerId::UNSUPPORTED =>
+                    {
+                        u.run = HandlerId::GPR_INDEXED;
+                    }
+                    _ => {}
+                }
+                uops.push(u);
                 at = at.wrapping_add(u64::from(inst.len));
                 if inst.ends_block() {
                     break;
@@ -265,6 +329,13 @@ pub fn decode_block(isa: &'static Isa, pc: u64, mem: &dyn DynMemory) -> (Block, 
                 });
                 break;
             }
+        }
+    }
+    if let Some(on) = indexing {
+        // Index mode left on past the block: its instructions elsewhere would run unindexed,
+        // so the region is refused where it starts.
+        if let Some(u) = uops.get_mut(on) {
+            u.run = HandlerId::UNSUPPORTED;
         }
     }
     let stopped = stop.is_some();
@@ -326,5 +397,51 @@ mod tests {
         // Past readable memory: a fetch stop with the embedder's payload.
         let (_, stop) = decode_block(&GFX1030, 0x2000, &m);
         assert!(matches!(stop, Some(DecodeStop::Fetch { pc: 0x2000, .. })));
+    }
+
+    /// gfx9's VGPR index mode: between `s_set_gpr_idx_on` and `s_set_gpr_idx_off` the
+    /// operands the mode names are offset by the index; after it nothing is.
+    #[test]
+    fn gpr_index_mode_offsets_the_operands_it_names() {
+        use crate::exec::{step, Env, Spans, Step};
+        use crate::lds::Lds;
+        use crate::wave::{Mask, Wave};
+        // s_set_gpr_idx_on s2, gpr_idx(SRC0,DST); v_mov_b32 v1, v10; v_add_u32 v3, v10, v11;
+        // s_set_gpr_idx_off; v_mov_b32 v4, v10; s_endpgm (llvm-mc-19 -mcpu=gfx90a).
+        let m = words(&[
+            0xbf11_0902,
+            0x7e02_030a,
+            0x6806_170a,
+            0xbf9c_0000,
+            0x7e08_030a,
+            0xbf81_0000,
+        ]);
+        let (b, stop) = decode_block(&crate::isa::GFX90A, 0x1000, &m);
+        assert!(stop.is_none() && b.uops.len() == 6);
+        let mut w = Wave::<64>::new();
+        w.set_exec(Mask::all::<64>());
+        w.s[2] = 5;
+        for lane in 0..64u32 {
+            w.v[10][lane as usize] = lane;
+            w.v[11][lane as usize] = 1000 + lane;
+            w.v[15][lane as usize] = 7 * lane;
+        }
+        let before = w.v.clone();
+        let mut lds = Lds::new(0);
+        let spans = Spans::default();
+        let mut e = Env::new(&m, &mut lds, &crate::NoServices, &spans);
+        for u in &b.uops {
+            let s = step(&crate::family::cdna::WAVE64, &mut w, u, &mut e).expect("runs");
+            assert!(matches!(s, Step::Next | Step::End), "{s:?}");
+        }
+        for lane in 0..64 {
+            // v6 = v15 and v8 = v15 + v11 (src1 not indexed); v4 = v10 after the mode ends.
+            assert_eq!(w.v[6][lane], before[15][lane]);
+            assert_eq!(w.v[8][lane], before[15][lane] + before[11][lane]);
+            assert_eq!(w.v[4][lane], before[10][lane]);
+            assert_eq!(w.v[1][lane], before[1][lane]);
+            assert_eq!(w.v[3][lane], before[3][lane]);
+        }
+        assert!(!w.gpr_idx);
     }
 }

@@ -24,6 +24,7 @@ pub mod image;
 pub mod flow;
 pub mod lanes;
 pub mod lower;
+pub mod mfma;
 pub mod salu;
 pub mod smem;
 pub mod table;
@@ -61,6 +62,11 @@ pub enum Opnd {
     Vccz,
     /// `src_execz`.
     Execz,
+    /// gfx9's FLAT_SCRATCH_LO (`flat_scratch` as a 64-bit operand): the wave's
+    /// [`Wave::flat_scratch`].
+    FlatScratchLo,
+    /// gfx9's FLAT_SCRATCH_HI.
+    FlatScratchHi,
 }
 
 /// Source and output modifiers (VOP3, VOP3P, SDWA).
@@ -205,6 +211,9 @@ pub struct HandlerId(pub u16);
 impl HandlerId {
     /// The handler of instructions the engine does not execute (whatever their operation).
     pub const UNSUPPORTED: HandlerId = HandlerId(Op::COUNT as u16);
+    /// gfx9's VGPR index mode: VALU instructions after `s_set_gpr_idx_on` run through
+    /// [`gpr_indexed`], which offsets their VGPR operands by M0's index.
+    pub const GPR_INDEXED: HandlerId = HandlerId(Op::COUNT as u16 + 1);
 
     /// The handler of `op`.
     pub const fn of(op: Op) -> HandlerId {
@@ -237,6 +246,8 @@ pub struct Uop {
     pub imm: i64,
     /// Memory fields.
     pub mem: Mem,
+    /// gfx9: a 16-bit result zeroes the destination's high half (gfx10 keeps it).
+    pub zero_hi16: bool,
 }
 
 impl std::fmt::Debug for Uop {
@@ -266,6 +277,7 @@ impl Uop {
             lanes: LaneMode::Plain,
             imm: 0,
             mem: Mem::default(),
+            zero_hi16: false,
         }
     }
 
@@ -482,6 +494,43 @@ pub(crate) fn ctl(r: Result<(), Box<Fault>>, e: &mut Env<'_>) -> Ctl {
 pub fn unsupported<const N: usize>(_: &mut Wave<N>, _: &Uop, e: &mut Env<'_>) -> Ctl {
     e.fault = Some(Box::new(Fault::Unsupported));
     Ctl::Fault
+}
+
+/// A VALU instruction in gfx9's VGPR index mode: with the mode on (`Wave::gpr_idx`), the VGPR
+/// operands M0[15:12] selects (src0, src1, src2, dst) are offset by M0[7:0], then the
+/// operation's own CDNA handler runs; an index past the last VGPR is refused.
+pub fn gpr_indexed<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Ctl {
+    let Some(table) = crate::family::cdna::CDNA2.table::<N>() else {
+        return unsupported(w, u, e);
+    };
+    let mut v = *u;
+    v.run = HandlerId::of(u.op);
+    if w.gpr_idx {
+        let m0 = w.m0();
+        let idx = (m0 & 0xff) as u16;
+        let mode = m0 >> 12 & 0xf;
+        let mut ok = true;
+        let mut shift = |o: &mut Opnd| {
+            if let Opnd::V(r) = *o {
+                if r < crate::wave::AGPR_BASE {
+                    ok &= r + idx < crate::wave::AGPR_BASE;
+                    *o = Opnd::V(r + idx);
+                }
+            }
+        };
+        for (i, s) in v.s.iter_mut().enumerate() {
+            if mode >> i & 1 != 0 {
+                shift(s);
+            }
+        }
+        if mode & 8 != 0 {
+            shift(&mut v.d[0]);
+        }
+        if !ok {
+            return unsupported(w, u, e);
+        }
+    }
+    table.get(v.run)(w, &v, e)
 }
 
 #[cfg(any(test, feature = "internals"))]

@@ -521,3 +521,48 @@ impl<const N: usize> Handlers<N> {
         (op!(s_movreld_b32), s_movreld_b32::<N> as Handler<N>),
     ];
 }
+
+/// `s_set_gpr_idx_on` (gfx9): VGPR index mode on, M0[7:0] the index (the source's low byte),
+/// M0[15:12] which operands it applies to (the instruction's mode bits: src0, src1, src2,
+/// dst). Lowering routes the VALU instructions up to `s_set_gpr_idx_off` through
+/// [`super::gpr_indexed`].
+pub fn s_set_gpr_idx_on<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let idx = w.sread(u.s[0]) & 0xff;
+    let mode = (u.imm as u32 & 0xf) << 12;
+    let m0 = &mut w.s[sreg::M0 as usize];
+    *m0 = *m0 & !0xf0ff | idx | mode;
+    w.gpr_idx = true;
+    Ctl::Next
+}
+
+/// `s_set_gpr_idx_off` (gfx9): VGPR index mode off.
+pub fn s_set_gpr_idx_off<const N: usize>(w: &mut Wave<N>, _: &Uop, _: &mut Env<'_>) -> R {
+    w.gpr_idx = false;
+    Ctl::Next
+}
+
+/// `s_set_gpr_idx_idx` (gfx9): M0[7:0], the index, from the source's low byte.
+pub fn s_set_gpr_idx_idx<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let idx = w.sread(u.s[0]) & 0xff;
+    let m0 = &mut w.s[sreg::M0 as usize];
+    *m0 = *m0 & !0xff | idx;
+    Ctl::Next
+}
+
+/// `s_set_gpr_idx_mode` (gfx9): M0[15:12], the operands indexed, from the immediate.
+pub fn s_set_gpr_idx_mode<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let mode = (u.imm as u32 & 0xf) << 12;
+    let m0 = &mut w.s[sreg::M0 as usize];
+    *m0 = *m0 & !0xf000 | mode;
+    Ctl::Next
+}
+
+impl<const N: usize> Handlers<N> {
+    /// GFX9-layout (gfx90a, gfx942) scalar operations gfx1030 lacks: VGPR index mode.
+    pub const GFX9_EXTRA: &'static [(Op, Handler<N>)] = &[
+        (op!(s_set_gpr_idx_on), s_set_gpr_idx_on::<N> as Handler<N>),
+        (op!(s_set_gpr_idx_off), s_set_gpr_idx_off::<N> as Handler<N>),
+        (op!(s_set_gpr_idx_idx), s_set_gpr_idx_idx::<N> as Handler<N>),
+        (op!(s_set_gpr_idx_mode), s_set_gpr_idx_mode::<N> as Handler<N>),
+    ];
+}

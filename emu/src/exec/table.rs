@@ -5,12 +5,12 @@
 //! handler, and forms lowering refuses, run [`super::unsupported`]. Not for choosing which
 //! table a dispatch uses (the family does).
 
-use super::{unsupported, Handler, HandlerId};
+use super::{gpr_indexed, unsupported, Handler, HandlerId};
 use crate::isa::Op;
 
-/// One handler per operation, plus [`HandlerId::UNSUPPORTED`].
+/// One handler per operation, plus [`HandlerId::UNSUPPORTED`] and [`HandlerId::GPR_INDEXED`].
 pub struct Table<const N: usize> {
-    handlers: [Handler<N>; Op::COUNT + 1],
+    handlers: [Handler<N>; Op::COUNT + 2],
     /// Whether each operation has a handler of its own (for coverage reports).
     executes: [bool; Op::COUNT],
 }
@@ -18,7 +18,8 @@ pub struct Table<const N: usize> {
 impl<const N: usize> Table<N> {
     /// The table of the handlers in `lists` (later lists override earlier ones).
     pub const fn build(lists: &[&[(Op, Handler<N>)]]) -> Table<N> {
-        let mut handlers: [Handler<N>; Op::COUNT + 1] = [unsupported::<N> as Handler<N>; Op::COUNT + 1];
+        let mut handlers: [Handler<N>; Op::COUNT + 2] = [unsupported::<N> as Handler<N>; Op::COUNT + 2];
+        handlers[Op::COUNT + 1] = gpr_indexed::<N>;
         let mut executes = [false; Op::COUNT];
         let mut i = 0;
         while i < lists.len() {

@@ -155,11 +155,13 @@ fn finish<const N: usize>(w: &mut Wave<N>, u: &Uop, k: K, mut out: [u32; N], mas
     } else if matches!(k, K::F16 | K::I16) {
         let old = w.v[d as usize];
         let hi = u.m.op_sel & 8 != 0;
+        // gfx9 zeroes the high half (unless op_sel writes it); gfx10 keeps it.
+        let keep = if u.zero_hi16 { 0 } else { 0xffff_0000 };
         for l in 0..N {
             out[l] = if hi {
                 (old[l] & 0xffff) | out[l] << 16
             } else {
-                (old[l] & 0xffff_0000) | (out[l] & 0xffff)
+                (old[l] & keep) | (out[l] & 0xffff)
             };
         }
     }
@@ -670,6 +672,10 @@ fn write_mask<const N: usize>(w: &mut Wave<N>, u: &Uop, bits: Mask) -> R {
         w.set_exec(bits);
     } else {
         w.write_mask(u.d[0], bits);
+        // gfx9's v_cmpx writes its destination and EXEC.
+        if u.d[1] == Opnd::S(sreg::EXEC) {
+            w.set_exec(bits);
+        }
     }
     Ctl::Next
 }
@@ -987,7 +993,7 @@ fn dot2_f16(a: u32, b: u32, c: u32) -> u32 {
 }
 
 macro_rules! handlers {
-    ($( $helper:ident : $name:ident => $f:expr ;)*) => {
+    ($(#[$doc:meta])* $table:ident; $( $helper:ident : $name:ident => $f:expr ;)*) => {
         $(
             #[doc = concat!("`", stringify!($name), "`.")]
             pub fn $name<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
@@ -995,8 +1001,8 @@ macro_rules! handlers {
             }
         )*
         impl<const N: usize> Handlers<N> {
-            /// The handlers of the table below, by operation.
-            pub const TABLE: &'static [(Op, Handler<N>)] =
+            $(#[$doc])*
+            pub const $table: &'static [(Op, Handler<N>)] =
                 &[$((op!($name), $name::<N> as Handler<N>)),*];
         }
     };
@@ -1049,11 +1055,11 @@ fn h2raw<const N: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn(u32, u32) -> u32) 
     conv::<N, 2>(w, u, K::F16, K::I32, |[a, b]| f(a, b))
 }
 
-// Entries name operations of the one Op space, checked when compiled: the non-fused
-// multiply-adds of gfx9 and gfx10.1 (v_mad_f32, v_mac_f32, v_madmk/madak_f32, v_mad_f16,
-// v_mad_legacy_f32) are no gfx1030 operation, and come with the family whose tables have them
-// (`f3`/`fmac`/`h3` with an unfused product).
+// Entries name operations of the one Op space, checked when compiled. Operations only the
+// GFX9-layout instruction sets have are in the GFX9 list further down.
 handlers! {
+    /// The handlers of the table below, by operation.
+    TABLE;
     // ---- moves and bits ----
     i1: v_mov_b32 => |a| a;
     i1: v_not_b32 => |a| !a;
@@ -1762,5 +1768,188 @@ impl<const N: usize> Handlers<N> {
         (op!(v_fma_mixlo_f16), v_fma_mixlo_f16::<N> as Handler<N>),
         (op!(v_fma_mixhi_f16), v_fma_mixhi_f16::<N> as Handler<N>),
         (op!(v_trig_preop_f64), v_trig_preop_f64::<N> as Handler<N>),
+    ];
+}
+
+// ---- GFX9 (CDNA) ----
+
+/// f32 multiply then add, each rounded (`v_mad_f32` and friends: unfused).
+fn mad32(a: f32, b: f32, c: f32) -> f32 {
+    let p = a * b;
+    p + c
+}
+
+/// `v_mul_legacy_f32`'s product (0 times anything, even infinity or NaN, is 0) then an add.
+fn mad_legacy32(a: f32, b: f32, c: f32) -> f32 {
+    let p = if a == 0.0 || b == 0.0 { 0.0 } else { a * b };
+    p + c
+}
+
+/// f16 multiply then add, each rounded to f16 (`v_mad_f16`, `v_mac_f16`, ...).
+fn mad16(a: f64, b: f64, c: f64) -> f64 {
+    f16::from_f64(a * b).to_f64() + c
+}
+
+/// `v_mac_f16`: [`mad16`] into the destination's low half.
+pub fn v_mac_f16<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let acc = w.vread(u.d[0]);
+    let (s, mask) = sources::<N, 2>(w, u, K::F16);
+    let out: [u32; N] = std::array::from_fn(|l| {
+        let r = mad16(
+            f64::from(fp::from_f16(s[0][l])),
+            f64::from(fp::from_f16(s[1][l])),
+            f64::from(fp::from_f16(acc[l])),
+        );
+        u32::from(f16::from_f64(r).to_bits())
+    });
+    finish(w, u, K::F16, out, mask)
+}
+
+/// `v_fmac_f64`: `d = a * b + d`, fused.
+pub fn v_fmac_f64<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let s = sources64::<N, 2>(w, u, true);
+    let acc = w.vread64(u.d[0]);
+    let out: [u64; N] = std::array::from_fn(|l| {
+        f64::from_bits(s[0][l])
+            .mul_add(f64::from_bits(s[1][l]), f64::from_bits(acc[l]))
+            .to_bits()
+    });
+    let m = w.exec();
+    w.vwrite64(u.d[0], m, &out);
+    Ctl::Next
+}
+
+/// gfx940's `v_mov_b64`: a 64-bit move (its DPP form moves whole rows' lanes, as 32-bit
+/// moves do).
+pub fn v_mov_b64<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let m = w.exec();
+    if let LaneMode::Dpp(d) = u.lanes {
+        // Each half through the same lane movement.
+        let (lo, hi) = match u.s[0] {
+            Opnd::V(r) => (w.v[r as usize], w.v[r as usize + 1]),
+            o => {
+                let v = w.sread64(o);
+                ([v as u32; N], [(v >> 32) as u32; N])
+            }
+        };
+        let (lo, mask) = dpp(&lo, m, &d);
+        let (hi, _) = dpp(&hi, m, &d);
+        if let Opnd::V(r) = u.d[0] {
+            w.vwrite(Opnd::V(r), mask, &lo);
+            w.vwrite(Opnd::V(r + 1), mask, &hi);
+        }
+        return Ctl::Next;
+    }
+    let v = w.vread64(u.s[0]);
+    w.vwrite64(u.d[0], m, &v);
+    Ctl::Next
+}
+
+/// Packed f32 operations (gfx90a's `v_pk_fma/mul/add_f32`): 64-bit sources whose dwords
+/// `op_sel` (low result) and `op_sel_hi` (high result) pick; `neg_lo`/`neg_hi` negate each
+/// half's sources; `clamp` clamps both results.
+fn pk32<const N: usize, const S: usize>(w: &mut Wave<N>, u: &Uop, f: impl Fn([f32; S]) -> f32) -> R {
+    let s: [[u64; N]; S] = std::array::from_fn(|i| w.vread64(u.s[i]));
+    let dx10 = w.mode >> 8 & 1 != 0;
+    let half = |l: usize, hi: bool| -> u32 {
+        let args: [f32; S] = std::array::from_fn(|i| {
+            let sel = if hi { u.m.op_sel_hi } else { u.m.op_sel } >> i & 1 != 0;
+            let x = f32::from_bits(if sel { (s[i][l] >> 32) as u32 } else { s[i][l] as u32 });
+            if (if hi { u.m.neg_hi } else { u.m.neg }) >> i & 1 != 0 {
+                -x
+            } else {
+                x
+            }
+        });
+        let r = f(args);
+        if u.m.clamp {
+            fp::clamp_f32(r, dx10).to_bits()
+        } else {
+            r.to_bits()
+        }
+    };
+    let out: [u64; N] =
+        std::array::from_fn(|l| u64::from(half(l, false)) | u64::from(half(l, true)) << 32);
+    let m = w.exec();
+    w.vwrite64(u.d[0], m, &out);
+    Ctl::Next
+}
+
+/// `v_pk_mov_b32`: the low result is source 0's dword `op_sel[0]`, the high one source 1's
+/// dword `op_sel[1]`.
+pub fn v_pk_mov_b32<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let (a, b) = (w.vread64(u.s[0]), w.vread64(u.s[1]));
+    let pick = |v: u64, hi: bool| if hi { v >> 32 } else { v & 0xffff_ffff };
+    let out: [u64; N] = std::array::from_fn(|l| {
+        pick(a[l], u.m.op_sel & 1 != 0) | pick(b[l], u.m.op_sel & 2 != 0) << 32
+    });
+    let m = w.exec();
+    w.vwrite64(u.d[0], m, &out);
+    Ctl::Next
+}
+
+/// gfx940's `v_lshl_add_u64`: `(a << b) + c` on 64 bits (the shift amount a 32-bit source).
+pub fn v_lshl_add_u64<const N: usize>(w: &mut Wave<N>, u: &Uop, _: &mut Env<'_>) -> R {
+    let a = w.vread64(u.s[0]);
+    let b = w.vread(u.s[1]);
+    let c = w.vread64(u.s[2]);
+    let out: [u64; N] = std::array::from_fn(|l| (a[l] << (b[l] & 63)).wrapping_add(c[l]));
+    let m = w.exec();
+    w.vwrite64(u.d[0], m, &out);
+    Ctl::Next
+}
+
+handlers! {
+    /// Operations of the GFX9-layout instruction sets (gfx90a, gfx942) that gfx1030 lacks.
+    GFX9_TABLE;
+    f3: v_mad_f32 => mad32;
+    f3: v_madak_f32 => mad32;
+    f3: v_madmk_f32 => mad32;
+    f3: v_mad_legacy_f32 => mad_legacy32;
+    fmac: v_mac_f32 => mad32;
+    h3: v_mad_f16 => mad16;
+    h3: v_mad_legacy_f16 => mad16;
+    h3: v_madak_f16 => mad16;
+    h3: v_madmk_f16 => mad16;
+    h3: v_fma_legacy_f16 => |a, b, c| a.mul_add(b, c);
+    h3: v_div_fixup_legacy_f16 => |a, b, c| fp::div_fixup64(a, b, c, 16);
+    s16_3: v_mad_legacy_u16 => |a, b, c| u32::from(a.wrapping_mul(b).wrapping_add(c));
+    s16_3: v_mad_legacy_i16 => |a, b, c| u32::from(a.wrapping_mul(b).wrapping_add(c));
+    s16s: v_subrev_u16 => |a, b, c| if c { b.saturating_sub(a) } else { b.wrapping_sub(a) };
+    f1: v_exp_legacy_f32 => |a| f64::from(a).exp2() as f32;
+    f1: v_log_legacy_f32 => |a| f64::from(a).log2() as f32;
+    dotc: v_dot2c_i32_i16 => |a, b, c| (i32::from(a as i16) * i32::from(b as i16)).wrapping_add(i32::from((a >> 16) as i16) * i32::from((b >> 16) as i16)).wrapping_add(c as i32) as u32;
+    dotc: v_dot8c_i32_i4 => |a, b, c| (0..8).fold(c as i32, |acc, i| acc.wrapping_add((((a >> (4 * i)) << 28) as i32 >> 28) * (((b >> (4 * i)) << 28) as i32 >> 28))) as u32;
+    pk32: v_pk_fma_f32 => |[a, b, c]| a.mul_add(b, c);
+    pk32: v_pk_mul_f32 => |[a, b]| a * b;
+    pk32: v_pk_add_f32 => |[a, b]| a + b;
+    cmp_i16: v_cmp_f_i16 => |_, _| false;
+    cmp_i16: v_cmp_t_i16 => |_, _| true;
+    cmp_i16: v_cmp_f_u16 => |_, _| false;
+    cmp_i16: v_cmp_t_u16 => |_, _| true;
+}
+
+impl<const N: usize> Handlers<N> {
+    /// GFX9-only operations defined outside the table macro, and GFX9's names for gfx10
+    /// operations (`v_add_u32` is gfx10's `v_add_nc_u32`, `v_addc_co_u32` its
+    /// `v_add_co_ci_u32`, ...).
+    pub const GFX9_EXTRA: &'static [(Op, Handler<N>)] = &[
+        (op!(v_mac_f16), v_mac_f16::<N> as Handler<N>),
+        (op!(v_fmac_f64), v_fmac_f64::<N> as Handler<N>),
+        (op!(v_pk_mov_b32), v_pk_mov_b32::<N> as Handler<N>),
+        (op!(v_add_u32), v_add_nc_u32::<N> as Handler<N>),
+        (op!(v_sub_u32), v_sub_nc_u32::<N> as Handler<N>),
+        (op!(v_subrev_u32), v_subrev_nc_u32::<N> as Handler<N>),
+        (op!(v_add_i32), v_add_nc_i32::<N> as Handler<N>),
+        (op!(v_sub_i32), v_sub_nc_i32::<N> as Handler<N>),
+        (op!(v_add_u16), v_add_nc_u16::<N> as Handler<N>),
+        (op!(v_sub_u16), v_sub_nc_u16::<N> as Handler<N>),
+        (op!(v_add_i16), v_add_nc_i16::<N> as Handler<N>),
+        (op!(v_sub_i16), v_sub_nc_i16::<N> as Handler<N>),
+        (op!(v_addc_co_u32), v_add_co_ci_u32::<N> as Handler<N>),
+        (op!(v_subb_co_u32), v_sub_co_ci_u32::<N> as Handler<N>),
+        (op!(v_subbrev_co_u32), v_subrev_co_ci_u32::<N> as Handler<N>),
+        (op!(v_mov_b64), v_mov_b64::<N> as Handler<N>),
+        (op!(v_lshl_add_u64), v_lshl_add_u64::<N> as Handler<N>),
     ];
 }

@@ -1,6 +1,7 @@
-//! Vector memory (FLAT, GLOBAL, MUBUF): per-lane addresses, aperture routing (flat addresses
-//! in the shared aperture reach LDS, in the private aperture this lane's scratch, the rest
-//! global memory through [`crate::GuestMemory::translate`]), loads with sign or zero extension
+//! Vector memory (FLAT, GLOBAL, SCRATCH, MUBUF): per-lane addresses, aperture routing (flat
+//! addresses in the shared aperture reach LDS, in the private aperture this lane's scratch, the
+//! rest global memory through [`crate::GuestMemory::translate`]; SCRATCH instructions' 32-bit
+//! addresses are offsets in the lane's private memory from FLAT_SCRATCH), loads with sign or zero extension
 //! and d16 halves, stores, and atomics (host compare-and-swap, so atomic across threads).
 //! MUBUF follows the buffer-descriptor addressing of the ISA (swizzle, ADD_TID, index stride);
 //! descriptors whose base lies in the emulator's scratch range reach scratch. Not for LDS
@@ -38,6 +39,8 @@ enum Space {
     Flat,
     Global,
     Buffer,
+    /// The SCRATCH encoding: a per-lane private offset (VGPR + SGPR + offset).
+    Scratch,
 }
 
 /// Where one lane's access goes.
@@ -52,10 +55,21 @@ enum Target {
     Nowhere,
 }
 
-/// The guest (flat or global) address of lane `l`.
+/// The guest (flat or global) address of lane `l`; for SCRATCH, its private offset.
 #[inline(always)]
 fn address<const N: usize>(w: &Wave<N>, u: &Uop, space: Space, l: usize) -> u64 {
     let off = i64::from(u.mem.offset);
+    if space == Space::Scratch {
+        let v = match u.s[0] {
+            Opnd::V(r) => w.v[r as usize][l],
+            _ => 0,
+        };
+        let s = match u.mem.saddr {
+            Opnd::None => 0,
+            o => w.sread(o),
+        };
+        return u64::from(v.wrapping_add(s).wrapping_add(off as u32));
+    }
     match (space, u.mem.saddr) {
         (Space::Global, Opnd::S(_)) => {
             let v = match u.s[0] {
@@ -127,6 +141,12 @@ fn resolve<const N: usize>(w: &Wave<N>,
     acc: Access,
     in_range: bool,
 ) -> Result<Target, Box<Fault>> {
+    if space == Space::Scratch {
+        return Ok(Target::Scratch {
+            base: w.flat_scratch.wrapping_sub(SCRATCH_BASE),
+            offset: addr as u32,
+        });
+    }
     if space == Space::Flat {
         let hi = (addr >> 32) as u32;
         if hi == w.shared_base_hi {
@@ -450,7 +470,7 @@ fn store_words<const N: usize, const W: usize>(
 /// takes the per-lane path.
 #[inline(always)]
 fn fast<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &Env<'_>, space: Space, op: Op) -> Option<()> {
-    if space == Space::Buffer {
+    if matches!(space, Space::Buffer | Space::Scratch) {
         return None;
     }
     match op {
@@ -650,7 +670,7 @@ fn atomic<const N: usize>(
 }
 
 macro_rules! mem {
-    ($( $space:ident $name:ident => $op:expr ;)*) => {
+    ($(#[$doc:meta])* $table:ident; $( $space:ident $name:ident => $op:expr ;)*) => {
         $(
             #[doc = concat!("`", stringify!($name), "`.")]
             pub fn $name<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> R {
@@ -658,8 +678,8 @@ macro_rules! mem {
             }
         )*
         impl<const N: usize> Handlers<N> {
-            /// Handlers by operation.
-            pub const TABLE: &'static [(IsaOp, Handler<N>)] =
+            $(#[$doc])*
+            pub const $table: &'static [(IsaOp, Handler<N>)] =
                 &[$((op!($name), $name::<N> as Handler<N>)),*];
         }
     };
@@ -693,6 +713,8 @@ const fn at2(op: At) -> Op {
 }
 
 mem! {
+    /// Handlers by operation.
+    TABLE;
     Global global_load_ubyte => ld(1, false);
     Global global_load_sbyte => ld(1, true);
     Global global_load_ushort => ld(2, false);
@@ -859,6 +881,57 @@ mem! {
     Buffer buffer_atomic_fmax_x2 => at2(At::Fmax);
 }
 
+mem! {
+    /// GFX9-layout (gfx90a, gfx942) memory operations gfx1030 lacks.
+    GFX9_TABLE;
+    Scratch scratch_load_ubyte => ld(1, false);
+    Scratch scratch_load_sbyte => ld(1, true);
+    Scratch scratch_load_ushort => ld(2, false);
+    Scratch scratch_load_sshort => ld(2, true);
+    Scratch scratch_load_dword => ld(4, false);
+    Scratch scratch_load_dwordx2 => ld(8, false);
+    Scratch scratch_load_dwordx3 => ld(12, false);
+    Scratch scratch_load_dwordx4 => ld(16, false);
+    Scratch scratch_load_ubyte_d16 => ld16(1, false, false);
+    Scratch scratch_load_ubyte_d16_hi => ld16(1, false, true);
+    Scratch scratch_load_sbyte_d16 => ld16(1, true, false);
+    Scratch scratch_load_sbyte_d16_hi => ld16(1, true, true);
+    Scratch scratch_load_short_d16 => ld16(2, false, false);
+    Scratch scratch_load_short_d16_hi => ld16(2, false, true);
+    Scratch scratch_store_byte => st(1, false);
+    Scratch scratch_store_byte_d16_hi => st(1, true);
+    Scratch scratch_store_short => st(2, false);
+    Scratch scratch_store_short_d16_hi => st(2, true);
+    Scratch scratch_store_dword => st(4, false);
+    Scratch scratch_store_dwordx2 => st(8, false);
+    Scratch scratch_store_dwordx3 => st(12, false);
+    Scratch scratch_store_dwordx4 => st(16, false);
+    Global global_atomic_add_f32 => at(At::Fadd);
+    Global global_atomic_pk_add_f16 => at(At::PkAddF16);
+    Global global_atomic_add_f64 => at2(At::Fadd);
+    Global global_atomic_min_f64 => at2(At::Fmin);
+    Global global_atomic_max_f64 => at2(At::Fmax);
+    Flat flat_atomic_add_f64 => at2(At::Fadd);
+    Flat flat_atomic_min_f64 => at2(At::Fmin);
+    Flat flat_atomic_max_f64 => at2(At::Fmax);
+    Buffer buffer_atomic_add_f32 => at(At::Fadd);
+    Buffer buffer_atomic_pk_add_f16 => at(At::PkAddF16);
+    Buffer buffer_atomic_add_f64 => at2(At::Fadd);
+    Buffer buffer_atomic_min_f64 => at2(At::Fmin);
+    Buffer buffer_atomic_max_f64 => at2(At::Fmax);
+    Flat flat_atomic_add_f32 => at(At::Fadd);
+    Flat flat_atomic_pk_add_f16 => at(At::PkAddF16);
+    Flat flat_atomic_pk_add_bf16 => at(At::PkAddBf16);
+    Global global_atomic_pk_add_bf16 => at(At::PkAddBf16);
+}
+
+/// gfx9's cache writebacks (`buffer_wbl2`): memory is coherent here; a release fence orders
+/// the accesses before it.
+pub fn buffer_wb<const N: usize>(_: &mut Wave<N>, _: &Uop, _: &mut Env<'_>) -> R {
+    std::sync::atomic::fence(std::sync::atomic::Ordering::Release);
+    Ctl::Next
+}
+
 /// `buffer_gl0_inv`, `buffer_gl1_inv`: caches are coherent here; an acquire fence orders the
 /// accesses that follow.
 pub fn buffer_inv<const N: usize>(_: &mut Wave<N>, _: &Uop, _: &mut Env<'_>) -> R {
@@ -871,5 +944,14 @@ impl<const N: usize> Handlers<N> {
     pub const EXTRA: &'static [(IsaOp, Handler<N>)] = &[
         (op!(buffer_gl0_inv), buffer_inv::<N> as Handler<N>),
         (op!(buffer_gl1_inv), buffer_inv::<N> as Handler<N>),
+    ];
+
+    /// gfx9's cache maintenance (`buffer_wbl2`, `buffer_invl2`, `buffer_wbinvl1`...) as fences.
+    pub const GFX9_EXTRA: &'static [(IsaOp, Handler<N>)] = &[
+        (op!(buffer_wbl2), buffer_wb::<N> as Handler<N>),
+        (op!(buffer_invl2), buffer_inv::<N> as Handler<N>),
+        (op!(buffer_wbinvl1), buffer_inv::<N> as Handler<N>),
+        (op!(buffer_wbinvl1_vol), buffer_inv::<N> as Handler<N>),
+        (op!(buffer_inv), buffer_inv::<N> as Handler<N>),
     ];
 }

@@ -10,6 +10,7 @@ use std::any::Any;
 use crate::exec::table::Table;
 use crate::isa::Isa;
 
+pub mod cdna;
 pub mod rdna2;
 
 /// One family the engine executes.
@@ -88,7 +89,7 @@ impl Family {
 }
 
 /// Every family the engine executes.
-pub static FAMILIES: &[&Family] = &[&rdna2::RDNA2];
+pub static FAMILIES: &[&Family] = &[&rdna2::RDNA2, &cdna::CDNA2, &cdna::CDNA3];
 
 #[cfg(test)]
 mod tests {
@@ -102,8 +103,7 @@ mod tests {
         assert!(f.table::<32>().is_some());
         assert!(f.table::<64>().is_none(), "wave64 is not run yet");
         assert_eq!(f.wave_sizes().collect::<Vec<_>>(), vec![32]);
-        assert!(Family::for_processor("gfx90a").is_none());
-        for p in ["gfx1010", "gfx1100", "gfx942", "gfx900"] {
+        for p in ["gfx1010", "gfx1100", "gfx940", "gfx908", "gfx900"] {
             assert!(!crate::executes(p), "{p}");
         }
         // Every operation the table executes is one the ISA decodes.
@@ -117,6 +117,33 @@ mod tests {
                     op.name()
                 );
             }
+        }
+        // CDNA runs wave64 only, and every handler its table has is for an operation one of
+        // its two instruction sets decodes.
+        for (p, name) in [("gfx90a", "gfx90a"), ("gfx942", "gfx942")] {
+            let f = Family::for_processor(p).expect("CDNA");
+            assert_eq!(f.isa.name, name);
+            assert!(f.table::<32>().is_none());
+            assert_eq!(f.wave_sizes().collect::<Vec<_>>(), vec![64]);
+        }
+        // The CDNA-only lists name operations one of CDNA's instruction sets decodes (the
+        // shared lists also hold gfx10 operations CDNA never decodes).
+        let (a, b) = (crate::isa::GFX90A.ops(), crate::isa::GFX942.ops());
+        let own: [&[(Op, crate::exec::Handler<64>)]; 6] = [
+            crate::exec::valu::Handlers::<64>::GFX9_TABLE,
+            crate::exec::valu::Handlers::<64>::GFX9_EXTRA,
+            crate::exec::vmem::Handlers::<64>::GFX9_TABLE,
+            crate::exec::vmem::Handlers::<64>::GFX9_EXTRA,
+            crate::exec::ds::Handlers::<64>::GFX9_TABLE,
+            crate::exec::mfma::Handlers::<64>::TABLE,
+        ];
+        for &(op, _) in own.iter().copied().flatten() {
+            assert!(
+                a.contains(&op) || b.contains(&op),
+                "{} has a CDNA handler but no CDNA encoding",
+                op.name()
+            );
+            assert!(cdna::WAVE64.executes(op));
         }
     }
 }

@@ -424,6 +424,11 @@ pub fn to_f16(x: f32) -> u16 {
     f16::from_f32(x).to_bits()
 }
 
+/// f32 to bfloat16, round to nearest even (NaN stays NaN).
+pub fn to_bf16(x: f32) -> u16 {
+    half::bf16::from_f32(x).to_bits()
+}
+
 /// f16 to f32.
 pub fn from_f16(x: u32) -> f32 {
     f16::from_bits(x as u16).to_f32()

@@ -5,7 +5,7 @@
 //! input; failures are typed [`DecodeError`]s naming the encoding, the words and the address.
 //! Not printing (`print.rs`), not caching (`crate::cache`).
 
-use super::family::{Isa, GFX1030};
+use super::family::{Isa, Layout, GFX1030};
 use super::inst::{inst_flags, Dpp16, Encoding, Extra, Inst, Sdwa};
 use super::operand::{Operand, Special};
 use super::spec::*;
@@ -13,9 +13,9 @@ use super::spec::*;
 /// Why some bytes are not a decodable instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DecodeErrorKind {
-    /// The first word matches no gfx1030 encoding.
+    /// The first word matches no encoding of the instruction set.
     UnknownEncoding,
-    /// The opcode is not defined for this encoding on gfx1030.
+    /// The opcode is not defined for this encoding in the instruction set.
     UnknownOpcode(u16),
     /// An operand field holds a reserved value.
     ReservedOperand {
@@ -61,7 +61,9 @@ fn fmt_words(w: &[u32]) -> String {
 
 fn fmt_kind(k: &DecodeErrorKind) -> String {
     match k {
-        DecodeErrorKind::UnknownEncoding => "no gfx1030 encoding has this bit pattern".into(),
+        DecodeErrorKind::UnknownEncoding => {
+            "no encoding of this instruction set has this bit pattern".into()
+        }
         DecodeErrorKind::UnknownOpcode(op) => format!("opcode {op:#x} is not defined"),
         DecodeErrorKind::ReservedOperand { field, value } => {
             format!("field {field} holds reserved value {value}")
@@ -73,17 +75,17 @@ fn fmt_kind(k: &DecodeErrorKind) -> String {
 }
 
 /// Reading state for one instruction: the words and where they came from.
-struct Reader<'a> {
-    isa: &'static Isa,
-    code: &'a [u8],
-    address: u64,
-    words: [u32; 3],
-    nwords: u8,
-    encoding: &'static str,
+pub(super) struct Reader<'a> {
+    pub(super) isa: &'static Isa,
+    pub(super) code: &'a [u8],
+    pub(super) address: u64,
+    pub(super) words: [u32; 3],
+    pub(super) nwords: u8,
+    pub(super) encoding: &'static str,
 }
 
 impl Reader<'_> {
-    fn word(&mut self, index: usize) -> Result<u32, DecodeError> {
+    pub(super) fn word(&mut self, index: usize) -> Result<u32, DecodeError> {
         let start = index * 4;
         match self.code.get(start..start + 4) {
             Some(b) => {
@@ -101,7 +103,7 @@ impl Reader<'_> {
         }
     }
 
-    fn err(&self, kind: DecodeErrorKind) -> DecodeError {
+    pub(super) fn err(&self, kind: DecodeErrorKind) -> DecodeError {
         DecodeError {
             kind,
             encoding: self.encoding,
@@ -167,7 +169,7 @@ pub(crate) fn decode_gfx10(
     }
 }
 
-fn bare(r: &Reader, op: Op, encoding: Encoding, len: u8) -> Inst {
+pub(super) fn bare(r: &Reader, op: Op, encoding: Encoding, len: u8) -> Inst {
     Inst {
         isa: r.isa.id,
         op,
@@ -182,13 +184,18 @@ fn bare(r: &Reader, op: Op, encoding: Encoding, len: u8) -> Inst {
     }
 }
 
-fn length_only(r: &mut Reader, op: Op, encoding: Encoding, len: u8) -> Result<Inst, DecodeError> {
+pub(super) fn length_only(
+    r: &mut Reader,
+    op: Op,
+    encoding: Encoding,
+    len: u8,
+) -> Result<Inst, DecodeError> {
     r.encoding = encoding.name();
     r.word(len as usize / 4 - 1)?;
     Ok(bare(r, op, encoding, len))
 }
 
-fn lookup(
+pub(super) fn lookup(
     r: &Reader,
     table: &'static [Option<OpInfo>],
     opcode: u16,
@@ -199,7 +206,7 @@ fn lookup(
     }
 }
 
-fn field_name(f: Field) -> &'static str {
+pub(super) fn field_name(f: Field) -> &'static str {
     match f {
         Field::Sdst => "sdst",
         Field::Ssrc0 => "ssrc0",
@@ -225,6 +232,7 @@ fn field_name(f: Field) -> &'static str {
         Field::Srsrc => "srsrc",
         Field::Soffset => "soffset",
         Field::VccLo => "vcc_lo",
+        Field::Vcc => "vcc",
         Field::Off => "off",
         Field::Null => "null",
     }
@@ -233,7 +241,7 @@ fn field_name(f: Field) -> &'static str {
 /// Fill the operand slots of `inst` from `specs`, reading raw field values
 /// through `get`. Reads the literal dword (at `base_len`) when an operand
 /// needs it, and sets `inst.len`.
-fn fill(
+pub(super) fn fill(
     r: &mut Reader,
     inst: &mut Inst,
     specs: &[OperandSpec],
@@ -251,9 +259,10 @@ fn fill(
             match spec.field {
                 Field::Src0 | Field::Vsrc1 => kind = Kind::Vs,
                 Field::Sdst2 if !sd => {
+                    // VCC: wave64's pair on gfx9, VCC_LO on gfx10 (wave32).
                     inst.dst[0] = Operand::Special {
                         reg: Special::VccLo,
-                        dwords: 1,
+                        dwords: if r.isa.layout == Layout::Gfx9 { 2 } else { 1 },
                     };
                     continue;
                 }
@@ -265,6 +274,10 @@ fn fill(
                 first: value as u8,
                 dwords: spec.dwords,
             }),
+            Kind::A => Some(Operand::Agpr {
+                first: value as u8,
+                dwords: spec.dwords,
+            }),
             Kind::S | Kind::Ss => Operand::scalar_in(&r.isa.regs, value, spec.dwords, spec.ty),
             Kind::Vs => Operand::vector_source_in(&r.isa.regs, value, spec.dwords, spec.ty),
             Kind::Lit => Some(Operand::Literal(spec.ty)),
@@ -273,6 +286,10 @@ fn fill(
                 Field::VccLo => Operand::Special {
                     reg: Special::VccLo,
                     dwords: 1,
+                },
+                Field::Vcc => Operand::Special {
+                    reg: Special::VccLo,
+                    dwords: 2,
                 },
                 Field::Null => Operand::Special {
                     reg: Special::Null,
@@ -305,19 +322,25 @@ fn fill(
     Ok(())
 }
 
-fn start(r: &Reader, info: &OpInfo, encoding: Encoding, opcode: u16) -> Inst {
+pub(super) fn start(r: &Reader, info: &OpInfo, encoding: Encoding, opcode: u16) -> Inst {
     let mut inst = bare(r, info.op, encoding, 4);
     inst.opcode = opcode;
     if info.flags & WRITES_EXEC != 0 {
-        inst.dst[0] = Operand::Special {
+        // gfx10's v_cmpx writes EXEC alone; gfx9's writes its VCC or SGPR destination too.
+        let exec = Operand::Special {
             reg: Special::ExecLo,
             dwords: 1,
         };
+        if r.isa.layout == Layout::Gfx9 {
+            inst.dst[1] = exec;
+        } else {
+            inst.dst[0] = exec;
+        }
     }
     inst
 }
 
-fn scalar(r: &mut Reader, w0: u32, encoding: Encoding) -> Result<Inst, DecodeError> {
+pub(super) fn scalar(r: &mut Reader, w0: u32, encoding: Encoding) -> Result<Inst, DecodeError> {
     r.encoding = encoding.name();
     let (table, opcode): (&'static [Option<OpInfo>], u16) = match encoding {
         Encoding::Sop1 => (r.isa.tables.sop1, ((w0 >> 8) & 0xff) as u16),
@@ -334,6 +357,10 @@ fn scalar(r: &mut Reader, w0: u32, encoding: Encoding) -> Result<Inst, DecodeErr
         Field::Ssrc1 => ((w0 >> 8) & 0xff) as u16,
         _ => 0,
     })?;
+    if encoding == Encoding::Sopc && info.imm == ImmStyle::GprIdx {
+        // s_set_gpr_idx_on: its mode is the ssrc1 field.
+        inst.extra = Extra::Imm16(((w0 >> 8) & 0xff) as u16);
+    }
     if matches!(encoding, Encoding::Sopp | Encoding::Sopk) {
         let simm16 = (w0 & 0xffff) as u16;
         inst.extra = if info.flags & BRANCH != 0 {
@@ -412,11 +439,16 @@ fn smem(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     } else {
         0
     };
-    inst.extra = Extra::Smem { offset, sdata_imm };
+    inst.extra = Extra::Smem {
+        offset,
+        sdata_imm,
+        imm: false,
+    };
     Ok(inst)
 }
 
-fn mem_flags(info: &OpInfo, glc: u32, slc: u32, dlc: u32) -> u8 {
+pub(super) fn mem_flags(info: &OpInfo, glc: u32, slc: u32, dlc: u32) -> u8 {
+    // The third bit is dlc on gfx10, scc (gfx90a) or sc1 (gfx940) on gfx9.
     let mut f = 0;
     if glc != 0 && info.flags & GLC != 0 {
         f |= inst_flags::GLC;
@@ -430,7 +462,7 @@ fn mem_flags(info: &OpInfo, glc: u32, slc: u32, dlc: u32) -> u8 {
     f
 }
 
-fn vop_short(r: &mut Reader, w0: u32, base: Encoding) -> Result<Inst, DecodeError> {
+pub(super) fn vop_short(r: &mut Reader, w0: u32, base: Encoding) -> Result<Inst, DecodeError> {
     let (opcode, vdst) = match base {
         Encoding::Vop1 => (((w0 >> 9) & 0xff) as u16, ((w0 >> 17) & 0xff) as u16),
         Encoding::Vopc => (((w0 >> 17) & 0xff) as u16, 0),
@@ -524,7 +556,7 @@ fn vop_short(r: &mut Reader, w0: u32, base: Encoding) -> Result<Inst, DecodeErro
     Ok(inst)
 }
 
-fn vop3(r: &mut Reader, w0: u32, packed: bool) -> Result<Inst, DecodeError> {
+pub(super) fn vop3(r: &mut Reader, w0: u32, packed: bool) -> Result<Inst, DecodeError> {
     r.encoding = if packed { "VOP3P" } else { "VOP3" };
     let w1 = r.word(1)?;
     let (encoding, table, opcode): (Encoding, &'static [Option<OpInfo>], u16) = if packed {
@@ -552,6 +584,25 @@ fn vop3(r: &mut Reader, w0: u32, packed: bool) -> Result<Inst, DecodeError> {
     })?;
     let clamp = w0 >> 15 & 1 != 0;
     let neg = (w1 >> 29) as u8;
+    if packed && info.flags & MAI != 0 {
+        // Matrix forms: bit 15 puts the destination and src2 in AGPRs, bits 59/60 src0/src1.
+        if clamp {
+            to_agpr(&mut inst.dst[0]);
+            to_agpr(&mut inst.src[2]);
+        }
+        if w1 >> 27 & 1 != 0 {
+            to_agpr(&mut inst.src[0]);
+        }
+        if w1 >> 28 & 1 != 0 {
+            to_agpr(&mut inst.src[1]);
+        }
+        inst.extra = Extra::Mai {
+            cbsz: ((w0 >> 8) & 7) as u8,
+            abid: ((w0 >> 11) & 0xf) as u8,
+            blgp: (w1 >> 29) as u8,
+        };
+        return Ok(inst);
+    }
     inst.extra = if packed {
         Extra::Vop3p {
             clamp,
@@ -694,6 +745,13 @@ fn mubuf(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     Ok(inst)
 }
 
+/// Turns a VGPR operand into the AGPRs of the same numbers (CDNA's AGPR bits).
+pub(super) fn to_agpr(o: &mut Operand) {
+    if let Operand::Vgpr { first, dwords } = *o {
+        *o = Operand::Agpr { first, dwords };
+    }
+}
+
 /// The table entry an instruction was decoded from (for printing).
 pub(crate) fn info_of(inst: &Inst) -> Option<&'static OpInfo> {
     inst.isa.isa().info(inst)
@@ -722,12 +780,20 @@ pub(crate) fn info_in(tables: &'static Tables, inst: &Inst) -> Option<&'static O
         Encoding::Vop3p => tables.vop3p,
         Encoding::Ds => tables.ds,
         Encoding::Flat => tables.flat,
-        Encoding::Global if matches!(inst.src[2], Operand::Sgpr { .. }) => tables.global_saddr,
-        Encoding::Global => tables.global,
-        Encoding::Scratch if !matches!(inst.src[2], Operand::Off | Operand::None) => {
-            tables.scratch_saddr
+        Encoding::Global if !matches!(inst.src[2], Operand::Off | Operand::None) => {
+            tables.global_saddr
         }
-        Encoding::Scratch => tables.scratch,
+        Encoding::Global => tables.global,
+        Encoding::Scratch => {
+            let saddr = !matches!(inst.src[2], Operand::Off | Operand::None);
+            let vaddr = !matches!(inst.src[0], Operand::Off | Operand::None);
+            match (inst.isa.isa().scratch_sve, saddr, vaddr) {
+                (true, true, true) => tables.scratch_svs,
+                (true, false, false) => tables.scratch_st,
+                (_, true, _) => tables.scratch_saddr,
+                _ => tables.scratch,
+            }
+        }
         Encoding::Mubuf => tables.mubuf,
         _ => return None,
     };

@@ -1,4 +1,4 @@
-//! The instruction sets the decoder knows, as values: for each, the processors that
+//! The instruction sets the decoder knows (gfx1030, gfx90a, gfx942), as values: for each, the processors that
 //! implement it, its wave sizes, where its special scalar registers sit in the operand
 //! encoding space ([`RegisterMap`]), the generated tables of its opcodes and the encoding
 //! layout its words follow. Looked up by processor name ([`for_processor`]). Also the
@@ -15,6 +15,10 @@ pub enum IsaId {
     /// gfx1030 (RDNA2).
     #[default]
     Gfx1030,
+    /// gfx90a (CDNA2).
+    Gfx90a,
+    /// gfx942 (CDNA3).
+    Gfx942,
 }
 
 impl IsaId {
@@ -22,6 +26,8 @@ impl IsaId {
     pub fn isa(self) -> &'static Isa {
         match self {
             IsaId::Gfx1030 => &GFX1030,
+            IsaId::Gfx90a => &GFX90A,
+            IsaId::Gfx942 => &GFX942,
         }
     }
 }
@@ -44,6 +50,10 @@ pub struct RegisterMap {
     pub null: Option<u8>,
     /// EXEC_LO (EXEC_HI follows).
     pub exec: u8,
+    /// FLAT_SCRATCH_LO (FLAT_SCRATCH_HI follows), if the ISA has it as an operand (gfx9).
+    pub flat_scratch: Option<u8>,
+    /// XNACK_MASK_LO (XNACK_MASK_HI follows), if the ISA has it as an operand (gfx9).
+    pub xnack_mask: Option<u8>,
 }
 
 impl RegisterMap {
@@ -56,6 +66,22 @@ impl RegisterMap {
         m0: 124,
         null: Some(125),
         exec: 126,
+        flat_scratch: None,
+        xnack_mask: None,
+    };
+
+    /// gfx9's (GCN5, CDNA): s0-s101, FLAT_SCRATCH 102, XNACK_MASK 104, VCC 106, TTMPs
+    /// 108-123, M0 124, EXEC 126. Code 125 is reserved on the hardware; LLVM's disassembler
+    /// prints it as `null`, so the decoder does too.
+    pub const GFX9: RegisterMap = RegisterMap {
+        sgprs: 102,
+        vcc: 106,
+        ttmp: 108,
+        m0: 124,
+        null: Some(125),
+        exec: 126,
+        flat_scratch: Some(102),
+        xnack_mask: Some(104),
     };
 }
 
@@ -64,6 +90,9 @@ impl RegisterMap {
 pub enum Layout {
     /// GFX10's encodings (RDNA1, RDNA2): `decode.rs`.
     Gfx10,
+    /// GFX9's encodings as CDNA2 and CDNA3 have them (AGPR bits in VOP3P-MAI, DS, FLAT and
+    /// MUBUF words): `decode_gfx9.rs`.
+    Gfx9,
 }
 
 /// One instruction set the decoder knows.
@@ -83,6 +112,16 @@ pub struct Isa {
     pub regs: RegisterMap,
     /// Its encoding layout.
     pub layout: Layout,
+    /// Whether bit 13 of a SCRATCH word says a VGPR address is used (gfx940's SVE) rather
+    /// than selecting LDS DMA.
+    pub scratch_sve: bool,
+    /// Whether waves start with the work-item ids packed in v0 (x in bits 9:0, y 19:10, z
+    /// 29:20: gfx90a and later) rather than in v0, v1 and v2.
+    pub packed_workitem_ids: bool,
+    /// Whether its kernel descriptors give AGPRs their own share of the VGPRs
+    /// (COMPUTE_PGM_RSRC3's ACCUM_OFFSET; GRANULATED_WORKITEM_VGPR_COUNT then counts both in
+    /// granules of 8).
+    pub agprs: bool,
     pub(crate) tables: &'static Tables,
 }
 
@@ -94,7 +133,14 @@ impl Isa {
     pub fn decode(&'static self, code: &[u8], address: u64) -> Result<Inst, DecodeError> {
         match self.layout {
             Layout::Gfx10 => super::decode::decode_gfx10(self, code, address),
+            Layout::Gfx9 => super::decode_gfx9::decode_gfx9(self, code, address),
         }
+    }
+
+    /// Decodes `code` (located at `address`) instruction by instruction, as
+    /// [`disassemble`](super::disassemble) does for gfx1030.
+    pub fn disassemble<'a>(&'static self, code: &'a [u8], address: u64) -> super::Disassembly<'a> {
+        super::print::disassemble_with(self, code, address)
     }
 
     /// The table entry an instruction of this ISA was decoded from.
@@ -124,11 +170,44 @@ pub static GFX1030: Isa = Isa {
     wave_sizes: &[32, 64],
     regs: RegisterMap::GFX10,
     layout: Layout::Gfx10,
+    scratch_sve: false,
+    packed_workitem_ids: false,
+    agprs: false,
     tables: &super::gfx1030_tables::TABLES,
 };
 
+/// gfx90a: CDNA2 (MI200), wave64, tables generated with `llvm-mc --mcpu=gfx90a`.
+pub static GFX90A: Isa = Isa {
+    id: IsaId::Gfx90a,
+    name: "gfx90a",
+    family: "CDNA2",
+    processors: &["gfx90a"],
+    wave_sizes: &[64],
+    regs: RegisterMap::GFX9,
+    layout: Layout::Gfx9,
+    scratch_sve: false,
+    packed_workitem_ids: true,
+    agprs: true,
+    tables: &super::gfx90a_tables::TABLES,
+};
+
+/// gfx942: CDNA3 (MI300), wave64, tables generated with `llvm-mc --mcpu=gfx942`.
+pub static GFX942: Isa = Isa {
+    id: IsaId::Gfx942,
+    name: "gfx942",
+    family: "CDNA3",
+    processors: &["gfx942"],
+    wave_sizes: &[64],
+    regs: RegisterMap::GFX9,
+    layout: Layout::Gfx9,
+    scratch_sve: true,
+    packed_workitem_ids: true,
+    agprs: true,
+    tables: &super::gfx942_tables::TABLES,
+};
+
 /// Every instruction set the decoder knows.
-pub static ISAS: &[&Isa] = &[&GFX1030];
+pub static ISAS: &[&Isa] = &[&GFX1030, &GFX90A, &GFX942];
 
 /// The instruction set of `processor`, if the decoder knows it.
 pub fn for_processor(processor: &str) -> Option<&'static Isa> {
@@ -166,7 +245,9 @@ mod tests {
     #[test]
     fn processors_find_their_isa() {
         assert_eq!(for_processor("gfx1032").map(|i| i.name), Some("gfx1030"));
-        assert!(for_processor("gfx90a").is_none());
+        assert_eq!(for_processor("gfx90a").map(|i| i.name), Some("gfx90a"));
+        assert_eq!(for_processor("gfx942").map(|i| i.name), Some("gfx942"));
+        assert!(for_processor("gfx908").is_none());
         for isa in ISAS {
             assert_eq!(isa.id.isa().name, isa.name);
             // The tables' operations are operations of the one Op space, each once.

@@ -14215,6 +14215,18 @@ pub(crate) static SCRATCH_SADDR: [Option<OpInfo>; 128] = {
     t
 };
 
+/// SCRATCH_SVS opcodes (0 defined).
+pub(crate) static SCRATCH_SVS: [Option<OpInfo>; 128] = {
+    let mut t: [Option<OpInfo>; 128] = [None; 128];
+    t
+};
+
+/// SCRATCH_ST opcodes (0 defined).
+pub(crate) static SCRATCH_ST: [Option<OpInfo>; 128] = {
+    let mut t: [Option<OpInfo>; 128] = [None; 128];
+    t
+};
+
 /// GLOBAL opcodes (57 defined).
 pub(crate) static GLOBAL: [Option<OpInfo>; 128] = {
     let mut t: [Option<OpInfo>; 128] = [None; 128];
@@ -17050,12 +17062,16 @@ pub(crate) static TABLES: Tables = Tables {
     flat: &FLAT,
     scratch: &SCRATCH,
     scratch_saddr: &SCRATCH_SADDR,
+    scratch_svs: &SCRATCH_SVS,
+    scratch_st: &SCRATCH_ST,
     global: &GLOBAL,
     global_saddr: &GLOBAL_SADDR,
     mubuf: &MUBUF,
     hwreg_names: HWREG_NAMES,
     sendmsg_text: SENDMSG_TEXT,
     depctr_fields: DEPCTR_FIELDS,
+    cpol: ["glc", "slc", "dlc"],
+    lgkm_bits: 6,
     ops: &OPS,
 };
 

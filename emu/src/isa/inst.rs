@@ -88,7 +88,8 @@ pub mod inst_flags {
     pub const GLC: u8 = 1 << 0;
     /// Memory: system level coherent (slc).
     pub const SLC: u8 = 1 << 1;
-    /// Memory: device level coherent (dlc).
+    /// Memory: the third cache-policy bit: device level coherent (dlc) on gfx10, `scc` on
+    /// gfx90a, `sc1` on gfx940.
     pub const DLC: u8 = 1 << 2;
     /// The instruction carries a 32-bit literal dword.
     pub const HAS_LITERAL: u8 = 1 << 3;
@@ -158,6 +159,18 @@ pub enum Extra {
         offset: i32,
         /// The sdata field when it is an immediate (`s_atc_probe`), else 0.
         sdata_imm: u8,
+        /// gfx9: the IMM bit (the offset is encoded and prints even when 0); false on gfx10.
+        imm: bool,
+    },
+    /// Matrix (MAI) instruction controls; the operands already name AGPRs where the
+    /// instruction's AGPR bits put them.
+    Mai {
+        /// Control broadcast size (3 bits).
+        cbsz: u8,
+        /// A-matrix broadcast id (4 bits).
+        abid: u8,
+        /// B-matrix lane group pattern (3 bits; gfx940's f64 forms: negate sources).
+        blgp: u8,
     },
     /// LDS/GDS.
     Ds {

@@ -1,4 +1,4 @@
-//! The instruction sets the decoder knows (gfx1030 now; [`ISAS`]): decoding
+//! The instruction sets the decoder knows (gfx1030, gfx90a, gfx942; [`ISAS`]): decoding
 //! machine code into predecoded instructions and printing them as llvm-objdump
 //! does. One [`Op`] space covers every instruction set (`ops.rs`, the union of
 //! the generated per-processor tables); each [`Isa`] has its own tables
@@ -42,10 +42,17 @@
 //! `scripts/gen-emu-tables.py --mcpu <processor>` from llvm-mc.
 
 mod decode;
+mod decode_gfx9;
 mod family;
-#[allow(clippy::all, dead_code)]
+#[allow(clippy::all, dead_code, unused_mut)]
 #[rustfmt::skip]
 mod gfx1030_tables;
+#[allow(clippy::all, dead_code, unused_mut)]
+#[rustfmt::skip]
+mod gfx90a_tables;
+#[allow(clippy::all, dead_code, unused_mut)]
+#[rustfmt::skip]
+mod gfx942_tables;
 mod inst;
 pub mod mimg;
 #[allow(clippy::all)]
@@ -57,7 +64,8 @@ mod spec;
 
 pub use decode::{decode, DecodeError, DecodeErrorKind};
 pub use family::{
-    for_processor, Gfx1030, Isa, IsaFamily, IsaId, Layout, RegisterMap, GFX1030, ISAS,
+    for_processor, Gfx1030, Isa, IsaFamily, IsaId, Layout, RegisterMap, GFX1030, GFX90A, GFX942,
+    ISAS,
 };
 pub use inst::{inst_flags, Dpp16, Encoding, Extra, Inst, Sdwa};
 pub use operand::{literal_bits, InlineConst, Operand, Special};

@@ -26,6 +26,13 @@ pub enum Operand {
         /// Width in dwords.
         dwords: u8,
     },
+    /// Accumulation registers `a[first .. first + dwords)` (CDNA's AGPRs).
+    Agpr {
+        /// First register number.
+        first: u8,
+        /// Width in dwords.
+        dwords: u8,
+    },
     /// Trap-handler temporaries `ttmp[first .. first + dwords)`.
     Ttmp {
         /// First register number.
@@ -68,6 +75,12 @@ pub enum Special {
     Execz,
     Scc,
     LdsDirect,
+    /// gfx9's FLAT_SCRATCH (`dwords: 2` is the pair).
+    FlatScratchLo,
+    FlatScratchHi,
+    /// gfx9's XNACK_MASK.
+    XnackMaskLo,
+    XnackMaskHi,
 }
 
 /// An inline constant: its 8-bit source code (128..=248) and the type of the
@@ -219,6 +232,22 @@ impl Operand {
         }
         if code == map.exec as u16 + 1 {
             return special(Special::ExecHi, dwords);
+        }
+        if let Some(fs) = map.flat_scratch {
+            if code == fs as u16 {
+                return special(Special::FlatScratchLo, dwords);
+            }
+            if code == fs as u16 + 1 {
+                return special(Special::FlatScratchHi, dwords);
+            }
+        }
+        if let Some(xm) = map.xnack_mask {
+            if code == xm as u16 {
+                return special(Special::XnackMaskLo, dwords);
+            }
+            if code == xm as u16 + 1 {
+                return special(Special::XnackMaskHi, dwords);
+            }
         }
         match code {
             128..=208 | 240..=248 => match InlineConst::new(code, ty) {

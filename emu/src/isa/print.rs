@@ -2,7 +2,8 @@
 //! text (mnemonic, operands, modifiers; no address/encoding comment). Number
 //! spellings follow how LLVM prints each operand type. Not decoding.
 
-use super::decode::{decode, info_of};
+use super::decode::info_of;
+use super::family::{Isa, Layout, GFX1030};
 use super::inst::{Encoding, Extra, Inst};
 use super::operand::{Operand, Special};
 use super::spec::*;
@@ -11,15 +12,27 @@ use core::fmt::{self, Write};
 
 /// Iterator over the instructions of a code range; see [`disassemble`].
 pub struct Disassembly<'a> {
+    isa: &'static Isa,
     code: &'a [u8],
     address: u64,
     offset: usize,
 }
 
-/// Decode `code` (located at `address`) instruction by instruction. After an
-/// undecodable word the iterator moves on by 4 bytes, as llvm-objdump does.
+/// Decode gfx1030 `code` (located at `address`) instruction by instruction
+/// ([`Isa::disassemble`] for the others). After an undecodable word the iterator
+/// moves on by 4 bytes, as llvm-objdump does.
 pub fn disassemble(code: &[u8], address: u64) -> Disassembly<'_> {
+    disassemble_with(&GFX1030, code, address)
+}
+
+/// [`disassemble`] with `isa`'s decoder.
+pub(crate) fn disassemble_with<'a>(
+    isa: &'static Isa,
+    code: &'a [u8],
+    address: u64,
+) -> Disassembly<'a> {
     Disassembly {
+        isa,
         code,
         address,
         offset: 0,
@@ -33,7 +46,7 @@ impl Iterator for Disassembly<'_> {
             return None;
         }
         let at = self.address.wrapping_add(self.offset as u64);
-        let res = decode(&self.code[self.offset..], at);
+        let res = self.isa.decode(&self.code[self.offset..], at);
         self.offset += match &res {
             Ok(inst) => inst.len as usize,
             Err(_) => 4,
@@ -129,6 +142,7 @@ impl Inst {
             Kind::Fixed => {
                 return f.write_str(match spec.field {
                     Field::VccLo => "vcc_lo",
+                    Field::Vcc => "vcc",
                     Field::Null => "null",
                     _ => "off",
                 })
@@ -174,13 +188,12 @@ impl Inst {
     ) -> fmt::Result {
         match (self.extra, spec.field) {
             (Extra::Smem { offset, .. }, Field::Offset) => match self.src[1] {
-                Operand::None => {
-                    if offset != 0 {
-                        write_signed_hex(f, offset as i64)
-                    } else {
-                        f.write_str("null")
-                    }
+                // gfx9 always has an offset here; gfx10's zero offset without a register is
+                // its NULL soffset.
+                Operand::None if offset != 0 || self.isa.isa().layout == Layout::Gfx9 => {
+                    write_signed_hex(f, offset as i64)
                 }
+                Operand::None => f.write_str("null"),
                 reg => write_value(f, reg, 0),
             },
             (Extra::Smem { sdata_imm, .. }, _) => write!(f, "{sdata_imm}"),
@@ -197,12 +210,19 @@ impl Inst {
         specs: &[OperandSpec],
     ) -> fmt::Result {
         match self.extra {
-            Extra::Smem { offset, .. } => {
-                if !matches!(self.src[1], Operand::None) && offset != 0 {
+            Extra::Smem { offset, imm, .. } => {
+                if !matches!(self.src[1], Operand::None) && (offset != 0 || imm) {
                     f.write_str(" offset:")?;
                     write_signed_hex(f, offset as i64)?;
                 }
-                self.write_cpol(f)
+                // Scalar memory prints glc on every processor.
+                if self.glc() {
+                    f.write_str(" glc")?;
+                }
+                if self.dlc() {
+                    f.write_str(" dlc")?;
+                }
+                Ok(())
             }
             Extra::Ds {
                 offset0,
@@ -276,14 +296,11 @@ impl Inst {
     }
 
     fn write_cpol(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.glc() {
-            f.write_str(" glc")?;
-        }
-        if self.slc() {
-            f.write_str(" slc")?;
-        }
-        if self.dlc() {
-            f.write_str(" dlc")?;
+        let names = self.isa.isa().tables.cpol;
+        for (set, name) in [self.glc(), self.slc(), self.dlc()].into_iter().zip(names) {
+            if set {
+                write!(f, " {name}")?;
+            }
         }
         Ok(())
     }
@@ -354,7 +371,14 @@ impl Inst {
             (Mod::Src1Sel, Extra::Sdwa(s)) => {
                 write!(f, " src1_sel:{}", SDWA_SEL[s.src1_sel as usize & 7])
             }
+            (Mod::DppCtrl, Extra::Dpp16(d)) if self.isa.isa().layout == Layout::Gfx9 => {
+                write_dpp_ctrl_gfx9(f, d.ctrl, self.dst[0])
+            }
             (Mod::DppCtrl, Extra::Dpp16(d)) => write_dpp_ctrl(f, d.ctrl),
+            (Mod::Cbsz, Extra::Mai { cbsz, .. }) if cbsz != 0 => write!(f, " cbsz:{cbsz}"),
+            (Mod::Abid, Extra::Mai { abid, .. }) if abid != 0 => write!(f, " abid:{abid}"),
+            (Mod::Blgp, Extra::Mai { blgp, .. }) if blgp != 0 => write!(f, " blgp:{blgp}"),
+            (Mod::Neg(n), Extra::Mai { blgp, .. }) => write_list(f, " neg:[", blgp, n, 0),
             (Mod::RowMask, Extra::Dpp16(d)) => write!(f, " row_mask:{:#x}", d.row_mask),
             (Mod::BankMask, Extra::Dpp16(d)) => write!(f, " bank_mask:{:#x}", d.bank_mask),
             (Mod::BoundCtrl, Extra::Dpp16(d)) if d.bound_ctrl => f.write_str(" bound_ctrl:1"),
@@ -430,6 +454,28 @@ fn write_dpp_ctrl(f: &mut fmt::Formatter<'_>, c: u16) -> fmt::Result {
     }
 }
 
+/// GFX9's DPP controls (no row_share/row_xmask; wave shifts and row broadcasts, and
+/// gfx90a's row_newbcast, the only control its 64-bit DPP forms take).
+fn write_dpp_ctrl_gfx9(f: &mut fmt::Formatter<'_>, c: u16, dst: Operand) -> fmt::Result {
+    let wide = matches!(dst, Operand::Vgpr { dwords: 2, .. });
+    if wide && !(0x150..=0x15f).contains(&c) {
+        return f.write_str("  /* DP ALU dpp only supports row_newbcast */");
+    }
+    match c {
+        0x130 => f.write_str(" wave_shl:1"),
+        0x134 => f.write_str(" wave_rol:1"),
+        0x138 => f.write_str(" wave_shr:1"),
+        0x13c => f.write_str(" wave_ror:1"),
+        0x142 => f.write_str(" row_bcast:15"),
+        0x143 => f.write_str(" row_bcast:31"),
+        0x150..=0x15f => write!(f, " row_newbcast:{}", c & 0xf),
+        0x160..=0x16f => {
+            f.write_str(" /* row_xmask is not supported on ASICs earlier than GFX10 */")
+        }
+        _ => write_dpp_ctrl(f, c),
+    }
+}
+
 fn write_swizzle(f: &mut fmt::Formatter<'_>, imm: u16) -> fmt::Result {
     if imm == 0 {
         return Ok(());
@@ -499,8 +545,9 @@ fn write_imm16(f: &mut fmt::Formatter<'_>, t: &Tables, style: ImmStyle, v: u16) 
         ImmStyle::Waitcnt => {
             let vm = (v & 0xf) | (v >> 14 & 3) << 4;
             let exp = v >> 4 & 7;
-            let lgkm = v >> 8 & 0x3f;
-            let all = vm == 63 && exp == 7 && lgkm == 63;
+            let lgkm_max = (1u16 << t.lgkm_bits) - 1;
+            let lgkm = v >> 8 & lgkm_max;
+            let all = vm == 63 && exp == 7 && lgkm == lgkm_max;
             let mut sep = "";
             if vm != 63 || all {
                 write!(f, "vmcnt({vm})")?;
@@ -510,7 +557,7 @@ fn write_imm16(f: &mut fmt::Formatter<'_>, t: &Tables, style: ImmStyle, v: u16) 
                 write!(f, "{sep}expcnt({exp})")?;
                 sep = " ";
             }
-            if lgkm != 63 || all {
+            if lgkm != lgkm_max || all {
                 write!(f, "{sep}lgkmcnt({lgkm})")?;
             }
             Ok(())
@@ -563,6 +610,17 @@ fn write_imm16(f: &mut fmt::Formatter<'_>, t: &Tables, style: ImmStyle, v: u16) 
             }
             f.write_char(')')
         }
+        ImmStyle::GprIdx => {
+            f.write_str("gpr_idx(")?;
+            let mut sep = "";
+            for (bit, name) in ["SRC0", "SRC1", "SRC2", "DST"].iter().enumerate() {
+                if v >> bit & 1 != 0 {
+                    write!(f, "{sep}{name}")?;
+                    sep = ",";
+                }
+            }
+            f.write_char(')')
+        }
         ImmStyle::Hex | ImmStyle::Version | ImmStyle::None | ImmStyle::NoImm => write!(f, "{v:#x}"),
     }
 }
@@ -573,6 +631,7 @@ fn write_value(f: &mut fmt::Formatter<'_>, op: Operand, literal: u32) -> fmt::Re
         Operand::None => Ok(()),
         Operand::Sgpr { first, dwords } => write_range(f, "s", first as u32, dwords),
         Operand::Vgpr { first, dwords } => write_range(f, "v", first as u32, dwords),
+        Operand::Agpr { first, dwords } => write_range(f, "a", first as u32, dwords),
         Operand::Ttmp { first, dwords } => write_range(f, "ttmp", first as u32, dwords),
         Operand::Special { reg, dwords } => f.write_str(special_name(reg, dwords)),
         Operand::Off => f.write_str("off"),
@@ -639,6 +698,12 @@ fn special_name(reg: Special, dwords: u8) -> &'static str {
         (Special::Execz, _) => "src_execz",
         (Special::Scc, _) => "src_scc",
         (Special::LdsDirect, _) => "src_lds_direct",
+        (Special::FlatScratchLo, 2) => "flat_scratch",
+        (Special::FlatScratchLo, _) => "flat_scratch_lo",
+        (Special::FlatScratchHi, _) => "flat_scratch_hi",
+        (Special::XnackMaskLo, 2) => "xnack_mask",
+        (Special::XnackMaskLo, _) => "xnack_mask_lo",
+        (Special::XnackMaskHi, _) => "xnack_mask_hi",
     }
 }
 

@@ -32,12 +32,21 @@ pub struct Tables {
     pub(crate) flat: &'static [Option<OpInfo>],
     pub(crate) scratch: &'static [Option<OpInfo>],
     pub(crate) scratch_saddr: &'static [Option<OpInfo>],
+    /// gfx940's scratch forms with both a VGPR and an SGPR address (SVS).
+    pub(crate) scratch_svs: &'static [Option<OpInfo>],
+    /// gfx940's scratch forms with neither (ST: the offset alone).
+    pub(crate) scratch_st: &'static [Option<OpInfo>],
     pub(crate) global: &'static [Option<OpInfo>],
     pub(crate) global_saddr: &'static [Option<OpInfo>],
     pub(crate) mubuf: &'static [Option<OpInfo>],
     pub(crate) hwreg_names: &'static [(u16, &'static str)],
     pub(crate) sendmsg_text: &'static [(u16, &'static str)],
     pub(crate) depctr_fields: &'static [(&'static str, u8, u8)],
+    /// How the first, second and third cache-policy bits of FLAT and MUBUF instructions
+    /// print (`glc slc dlc` on gfx10, `glc slc scc` on gfx90a, `sc0 nt sc1` on gfx940).
+    pub(crate) cpol: [&'static str; 3],
+    /// Width of `s_waitcnt`'s lgkmcnt field (bits 8 up): 6 on gfx10, 4 on gfx9.
+    pub(crate) lgkm_bits: u8,
     pub(crate) ops: &'static [Op],
 }
 
@@ -59,7 +68,7 @@ pub struct OpInfo {
     /// How the 16-bit immediate of SOPP/SOPK prints.
     pub imm: ImmStyle,
     /// Facts about the opcode (`PROMOTED_*`, `LOAD`, `GLC`, ...).
-    pub flags: u16,
+    pub flags: u32,
 }
 
 /// Which slot of the decoded instruction an operand fills.
@@ -105,6 +114,8 @@ pub enum Field {
     Soffset,
     /// Printed `vcc_lo` that no field encodes.
     VccLo,
+    /// Printed `vcc` (wave64's pair) that no field encodes.
+    Vcc,
     /// Printed `off` (absent address or scalar base).
     Off,
     /// Printed `null`.
@@ -116,6 +127,9 @@ pub enum Field {
 pub enum Kind {
     /// 8-bit VGPR number.
     V,
+    /// An accumulation register (AGPR) whatever the encoding's AGPR bits say
+    /// (`v_accvgpr_read/write/mov`): the field's low 8 bits number it.
+    A,
     /// Scalar register field (SGPR, VCC, EXEC, M0, NULL, TTMP; no constants).
     S,
     /// 9-bit vector-ALU source: VGPR, scalar register, inline constant or literal.
@@ -175,6 +189,14 @@ pub enum Mod {
     BoundCtrl,
     Fi,
     Dpp8,
+    /// MFMA: control broadcast size.
+    Cbsz,
+    /// MFMA: A-matrix broadcast id.
+    Abid,
+    /// MFMA: B-matrix lane group pattern.
+    Blgp,
+    /// gfx940's f64 MFMA: `neg:[a,b,c]` (the blgp bits negate the sources).
+    Neg(u8),
 }
 
 /// How the 16-bit immediate of a SOPP/SOPK instruction prints.
@@ -202,6 +224,8 @@ pub enum ImmStyle {
     Hwreg,
     /// `s_version` code.
     Version,
+    /// gfx9's VGPR index mode: `gpr_idx(SRC0,SRC1,SRC2,DST)` for its 4 bits.
+    GprIdx,
 }
 
 /// Operand specification: where an operand comes from and what it is.
@@ -229,37 +253,40 @@ pub const SRC_ABS: u8 = 2;
 pub const SRC_SEXT: u8 = 4;
 
 /// VOP3 form of a VOP1 opcode.
-pub const PROMOTED_VOP1: u16 = 1 << 0;
+pub const PROMOTED_VOP1: u32 = 1 << 0;
 /// VOP3 form of a VOP2 opcode.
-pub const PROMOTED_VOP2: u16 = 1 << 1;
+pub const PROMOTED_VOP2: u32 = 1 << 1;
 /// VOP3 form of a VOPC opcode.
-pub const PROMOTED_VOPC: u16 = 1 << 2;
+pub const PROMOTED_VOPC: u32 = 1 << 2;
 /// Reads memory.
-pub const LOAD: u16 = 1 << 3;
+pub const LOAD: u32 = 1 << 3;
 /// Writes memory.
-pub const STORE: u16 = 1 << 4;
+pub const STORE: u32 = 1 << 4;
 /// Atomic read-modify-write.
-pub const ATOMIC: u16 = 1 << 5;
-/// Prints the `glc` cache-policy bit.
-pub const GLC: u16 = 1 << 6;
-/// Prints the `slc` cache-policy bit.
-pub const SLC: u16 = 1 << 7;
-/// Prints the `dlc` cache-policy bit.
-pub const DLC: u16 = 1 << 8;
+pub const ATOMIC: u32 = 1 << 5;
+/// Prints the first cache-policy bit (`glc`; `sc0` on gfx940).
+pub const GLC: u32 = 1 << 6;
+/// Prints the second cache-policy bit (`slc`; `nt` on gfx940).
+pub const SLC: u32 = 1 << 7;
+/// Prints the third cache-policy bit (`dlc` on gfx10, `scc` on gfx90a, `sc1` on gfx940).
+pub const DLC: u32 = 1 << 8;
 /// DS: single 16-bit `offset:`.
-pub const DS_OFFSET16: u16 = 1 << 9;
+pub const DS_OFFSET16: u32 = 1 << 9;
 /// DS: `offset0:` / `offset1:` pair.
-pub const DS_OFFSET8X2: u16 = 1 << 10;
+pub const DS_OFFSET8X2: u32 = 1 << 10;
 /// DS: `offset:swizzle(...)`.
-pub const DS_SWIZZLE: u16 = 1 << 11;
+pub const DS_SWIZZLE: u32 = 1 << 11;
 /// DS: no offset.
-pub const DS_NO_OFFSET: u16 = 1 << 12;
+pub const DS_NO_OFFSET: u32 = 1 << 12;
 /// DS: prints `gds`.
-pub const GDS: u16 = 1 << 13;
+pub const GDS: u32 = 1 << 13;
 /// SOPP/SOPK whose immediate is a branch offset in dwords from the next instruction.
-pub const BRANCH: u16 = 1 << 14;
+pub const BRANCH: u32 = 1 << 14;
 /// `v_cmpx_*`: writes EXEC (not printed as an operand).
-pub const WRITES_EXEC: u16 = 1 << 15;
+pub const WRITES_EXEC: u32 = 1 << 15;
+/// A matrix (MAI) instruction: `cbsz`/`abid`/`blgp` in place of the VOP3P modifiers, and
+/// AGPR bits for its sources and destination.
+pub const MAI: u32 = 1 << 16;
 
 /// Build an operand spec (used by the generated tables).
 pub(crate) const fn o(

@@ -38,6 +38,10 @@ impl Device for HsaAgent {
         memory::unregister_host(self, base)
     }
 
+    fn registered_device_address(&self, host: u64) -> u64 {
+        memory::agent_address(self, host)
+    }
+
     unsafe fn copy(&self, dst: u64, src: u64, len: u64) -> Result<(), DeviceError> {
         // SAFETY: the caller's contract is the trait's, passed on.
         unsafe { memory::copy(self, dst, src, len) }

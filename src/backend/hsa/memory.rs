@@ -284,8 +284,10 @@ pub(crate) fn unlock_host(agent: &HsaAgent, host: u64) {
     }
 }
 
-/// Registers the caller's host memory (`hipHostRegister`): locked for the agent and recorded
-/// at the agent's address for it.
+/// Registers the caller's host memory (`hipHostRegister`): locked for the agent, recorded at
+/// the host's address (what the program names it by), with the agent's address for it
+/// (ROCr 5.2.3 on a discrete GPU maps locked memory at an address of the GPU's own, which
+/// kernels and copies must use: [`agent_address`]).
 pub(crate) fn register_host(
     agent: &HsaAgent,
     base: u64,
@@ -295,7 +297,7 @@ pub(crate) fn register_host(
     match agent
         .0
         .table
-        .insert(agent_ptr, size, MemoryKind::RegisteredHost, true)
+        .insert(base, size, MemoryKind::RegisteredHost, true)
     {
         Ok(a) => {
             agent.0.memory.registered.lock().insert(agent_ptr, base);
@@ -325,9 +327,28 @@ pub(crate) fn unregister_host(agent: &HsaAgent, base: u64) -> Result<(), DeviceE
         });
     };
     registered.remove(&agent_ptr);
-    agent.0.table.remove(agent_ptr, false);
+    agent.0.table.remove(host, false);
     unlock_host(agent, host);
     Ok(())
+}
+
+/// The agent's address for the byte at `host` of registered host memory (itself for any other
+/// address).
+pub(crate) fn agent_address(agent: &HsaAgent, host: u64) -> u64 {
+    let Some(a) = agent.0.table.find(host) else {
+        return host;
+    };
+    if a.kind != MemoryKind::RegisteredHost {
+        return host;
+    }
+    agent
+        .0
+        .memory
+        .registered
+        .lock()
+        .iter()
+        .find(|(_, &h)| h == a.base)
+        .map_or(host, |(&agent_ptr, _)| agent_ptr + (host - a.base))
 }
 
 /// One side of a copy, as the copy engine sees it.
@@ -397,7 +418,8 @@ pub(crate) unsafe fn copy(
     let mut end = |side: Side, address: u64| -> Result<(u64, hsa_agent_t), DeviceError> {
         match side {
             Side::Device => Ok((address, agent.handle())),
-            Side::Pinned { .. } => Ok((address, pools.cpu)),
+            // Registered memory by the agent's address for it.
+            Side::Pinned { .. } => Ok((agent_address(agent, address), pools.cpu)),
             Side::User => {
                 let p = lock_host(agent, address, len)?;
                 locked.push(address);

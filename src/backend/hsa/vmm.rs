@@ -8,10 +8,16 @@
 //! allocation, its size rounded to the pool's granule as clr rounds it), the allocation's size
 //! and the pointer's offset; opening one is `hsa_amd_ipc_memory_attach` for this agent.
 //!
-//! The virtual memory API is ROCr 6.0's: with Debian's ROCr 5.2.3 (and the software HSA
-//! library, which follows 5.2.3's exports) `virtual_memory` says it is missing. **None of this
-//! has run on a GPU or a ROCr that has these functions**: the project has neither; against the
-//! software HSA library, IPC creation fails as ROCr's does when the driver cannot share memory.
+//! The virtual memory API is ROCr 6.0's: with Debian's ROCr 5.2.3, which lacks the functions,
+//! or a runtime that has them but reports `HSA_AMD_SYSTEM_INFO_VIRTUAL_MEM_API_SUPPORTED`
+//! false (6.x over a driver without it; the software HSA library following 5.2.3)
+//! `virtual_memory` says it is not supported. Before 6.2 (no
+//! `hsa_amd_vmem_address_reserve_align`) an aligned reservation is asked for at an aligned
+//! address inside a larger one just given back; ROCr maps from the physical memory's first
+//! byte whatever `in_offset` says (`Runtime::VMemoryHandleMap`), so an offset is refused here.
+//! This runs end to end against the software HSA library with
+//! `ROCLOAD_SOFT_ROCR_VERSION=6.2` (`vmm_ipc.hip` in `tests/hip_programs_run.rs`); **none of
+//! it has run on a GPU**.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -19,7 +25,10 @@ use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 
 use hsa_sys::result;
-use hsa_sys::vmem::{hsa_amd_vmem_alloc_handle_t, Vmem, HSA_ACCESS_PERMISSION_NONE};
+use hsa_sys::vmem::{
+    hsa_amd_vmem_alloc_handle_t, Vmem, HSA_ACCESS_PERMISSION_NONE,
+    HSA_AMD_SYSTEM_INFO_VIRTUAL_MEM_API_SUPPORTED,
+};
 use hsa_sys::{
     hsa_amd_ipc_memory_t, HSA_ACCESS_PERMISSION_RO, HSA_ACCESS_PERMISSION_RW,
     HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE,
@@ -135,6 +144,26 @@ impl HsaVirtualMemory {
                 missing.join(", ")
             ),
         })?;
+        // The functions exist from 6.0 on; whether they work is the runtime's answer (clr asks
+        // the same attribute).
+        // SAFETY: the attribute is a bool, read into a byte.
+        let works: Result<u8, _> = unsafe {
+            result::system_get_info(agent.lib(), HSA_AMD_SYSTEM_INFO_VIRTUAL_MEM_API_SUPPORTED)
+        };
+        if works != Ok(1) {
+            return Err(DeviceError::Unsupported {
+                op: "virtual memory management",
+                backend: "hsa",
+                reason: format!(
+                    "{} reports no virtual memory API (HSA_AMD_SYSTEM_INFO_VIRTUAL_MEM_API_SUPPORTED: {})",
+                    agent.lib().name(),
+                    match works {
+                        Ok(_) => "false".to_owned(),
+                        Err(e) => e.to_string(),
+                    }
+                ),
+            });
+        }
         Ok(HsaVirtualMemory {
             agent: agent.clone(),
             vmem,
@@ -160,22 +189,46 @@ impl VirtualMemory for HsaVirtualMemory {
     fn reserve(&self, size: u64, alignment: u64, hint: u64) -> Result<u64, DeviceError> {
         let lib = self.agent.lib();
         let n = Self::bytes(size)?;
+        let aligned = |base: u64| alignment <= 1 || base % alignment == 0;
         // SAFETY: the range is released with address_free.
         let va = unsafe { self.vmem.address_reserve(lib, n, hint, alignment) }
             .map_err(|e| self.agent.device_error("reserving address space", e))?;
-        let base = va as u64;
-        if alignment > 1 && base % alignment != 0 {
-            // ROCr before 6.2 has no aligned reservation: give it back rather than misalign.
-            // SAFETY: just reserved, nothing mapped.
-            let _ = unsafe { self.vmem.address_free(lib, va, n) };
-            return Err(DeviceError::Vmm {
-                what: "reserving address space",
-                reason: format!(
-                    "the runtime reserved {base:#x}, not aligned to {alignment:#x} (hsa_amd_vmem_address_reserve_align is ROCr 6.2's)"
-                ),
-            });
+        if aligned(va as u64) {
+            return Ok(va as u64);
         }
-        Ok(base)
+        // ROCr before 6.2 reserves page-aligned only: reserve enough to hold an aligned range,
+        // give it back and ask for the aligned address inside it (the runtime tries the
+        // address asked for first). Another thread may take the range in between: then fail.
+        // SAFETY: just reserved, nothing mapped.
+        let _ = unsafe { self.vmem.address_free(lib, va, n) };
+        let misaligned = |base: u64| {
+            DeviceError::Vmm {
+            what: "reserving address space",
+            reason: format!(
+                "the runtime reserved {base:#x}, not aligned to {alignment:#x} (hsa_amd_vmem_address_reserve_align is ROCr 6.2's)"
+            ),
+        }
+        };
+        let wide = size
+            .checked_add(alignment)
+            .filter(|w| *w <= MAX_BYTES)
+            .ok_or_else(|| misaligned(va as u64))?;
+        let wn = Self::bytes(wide)?;
+        // SAFETY: as above.
+        let outer = unsafe { self.vmem.address_reserve(lib, wn, 0, alignment) }
+            .map_err(|e| self.agent.device_error("reserving address space", e))?;
+        let want = (outer as u64).next_multiple_of(alignment);
+        // SAFETY: just reserved, nothing mapped.
+        let _ = unsafe { self.vmem.address_free(lib, outer, wn) };
+        // SAFETY: as above.
+        let va = unsafe { self.vmem.address_reserve(lib, n, want, alignment) }
+            .map_err(|e| self.agent.device_error("reserving address space", e))?;
+        if aligned(va as u64) {
+            return Ok(va as u64);
+        }
+        // SAFETY: just reserved, nothing mapped.
+        let _ = unsafe { self.vmem.address_free(lib, va, n) };
+        Err(misaligned(va as u64))
     }
 
     fn free_reservation(&self, base: u64, size: u64) -> Result<(), DeviceError> {
@@ -239,6 +292,14 @@ impl VirtualMemory for HsaVirtualMemory {
                 what: "mapping",
                 reason: "physical memory of another backend".into(),
             })?;
+        if offset != 0 {
+            // ROCr maps from the memory's first byte whatever the offset (VMemoryHandleMap).
+            return Err(DeviceError::Unsupported {
+                op: "mapping physical memory at an offset",
+                backend: "hsa",
+                reason: format!("offset {offset:#x}: ROCr ignores hsa_amd_vmem_map's in_offset"),
+            });
+        }
         let (n, off) = (Self::bytes(size)?, Self::bytes(offset)?);
         // SAFETY: the runtime checked the range is inside a reservation and over no mapping;
         // the handle is live while `physical` is, which the mapping holds.

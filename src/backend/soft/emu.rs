@@ -152,7 +152,10 @@ impl<'a> TableMemory<'a> {
 // the agent's epochs (`device::epoch`): a free removes the range from the table, then releases
 // the bytes only once every dispatch active at the free has ended, and unregistering host
 // memory waits for them; so an approved range (or span) stays valid until this dispatch ends.
-// Other threads touch it only through the emulator's atomics or the device's copies.
+// Other threads touch it only through the emulator's atomics or the device's copies. An alias
+// (`AllocationTable::insert_alias`) stands for the host range it names, which its owner keeps
+// mapped while the alias is in the table (locked memory: unlocking removes it first, and waits
+// for running dispatches).
 unsafe impl GuestMemory for TableMemory<'_> {
     type Fault = AccessViolation;
 
@@ -163,8 +166,8 @@ unsafe impl GuestMemory for TableMemory<'_> {
         access: Access,
     ) -> Result<NonNull<u8>, AccessViolation> {
         let kind = access_kind(access);
-        self.table.check(address, len, kind)?;
-        NonNull::new(address as *mut u8).ok_or_else(|| self.table.violation(0, len, kind))
+        let host = self.table.translate(address, len, kind)?;
+        NonNull::new(host as *mut u8).ok_or_else(|| self.table.violation(0, len, kind))
     }
 
     /// The region with one set of permissions around `address` (a whole allocation, or one
@@ -181,7 +184,7 @@ unsafe impl GuestMemory for TableMemory<'_> {
         Some(Span {
             start,
             len,
-            host: NonNull::new(start as *mut u8)?,
+            host: NonNull::new(a.host_address(start) as *mut u8)?,
         })
     }
 }

@@ -233,6 +233,23 @@ impl SignalTable {
         SignalHandle { handle, signal }
     }
 
+    /// Enters `signal` under `handle`, an address the caller chose (the software HSA library's
+    /// IPC signals: the `amd_signal_t` in memory shared with other processes, which `signal`'s
+    /// backend reads and writes); `None` when a live signal has that handle already.
+    pub fn insert_at(&self, handle: u64, signal: Signal) -> Option<SignalHandle> {
+        let mut guard = self.signals.lock();
+        let (_, map) = &mut *guard;
+        if map.get(&handle).is_some_and(|w| w.strong_count() > 0) {
+            return None;
+        }
+        if map.len() >= 64 && map.len().is_power_of_two() {
+            map.retain(|_, w| w.strong_count() > 0);
+        }
+        let signal = Arc::new(signal);
+        map.insert(handle, Arc::downgrade(&signal));
+        Some(SignalHandle { handle, signal })
+    }
+
     /// As [`create_addressed`](Self::create_addressed), for a signal whose device-side updates
     /// post `event_id` to the mailbox at `mailbox` ([`Signal::with_mailbox`]).
     pub fn create_addressed_with_mailbox(

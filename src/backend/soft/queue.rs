@@ -427,6 +427,7 @@ fn process(s: Arc<Shared>) {
         let label = pending
             .as_mut()
             .map_or_else(|| "packet".to_owned(), |p| std::mem::take(&mut p.label));
+        tracing::trace!(queue = format_args!("{:#x}", s.base), index, kind = ?header.packet_type(), "packet taken");
         let (completion, signal) = match header.packet_type() {
             PacketType::KernelDispatch => {
                 // SAFETY: the slot holds a published 64-byte packet; DispatchPacket is plain

@@ -177,6 +177,78 @@ impl SoftVirtualMemory {
     }
 }
 
+impl SoftVirtualMemory {
+    /// Gives the host (not a device) `access` to the mapping at `va` of `size` bytes: the
+    /// software HSA library's CPU agent (`hsa_amd_vmem_set_access` for a CPU agent). The host's
+    /// page protection stays the widest access anyone has, devices included; no table changes.
+    ///
+    /// # Errors
+    /// [`DeviceError::Vmm`] for an address and size that are not one mapping's.
+    pub fn set_host_access(&self, va: u64, size: u64, access: Access) -> Result<(), DeviceError> {
+        self.set_access_for(HOST_KEY, None, va, size, access)
+    }
+
+    /// [`VirtualMemory::set_access`] for `key` (a device's state, or [`HOST_KEY`]), entering the
+    /// range in `table` (the device's) when there is one.
+    fn set_access_for(
+        &self,
+        key: usize,
+        table: Option<&crate::device::AllocationTable>,
+        va: u64,
+        size: u64,
+        access: Access,
+    ) -> Result<(), DeviceError> {
+        let what = "setting access";
+        let mut st = self.space.state.lock();
+        let m = st.mapping(what, va, size)?;
+        let old = m.access.get(&key).copied().unwrap_or(Access::None);
+        if old == access {
+            return Ok(());
+        }
+        let host_before = m.host_access();
+        // Narrower for this device: what its running work was approved for must end first.
+        let narrowing = old.union(access) == old;
+        if old != Access::None {
+            // Out of this device's reach first: new accesses fault from here on.
+            if let Some(t) = table {
+                t.remove(va, true);
+            }
+        }
+        if access == Access::None {
+            m.access.remove(&key);
+        } else {
+            m.access.insert(key, access);
+        }
+        let host_after = m.host_access();
+        if narrowing && table.is_some() {
+            self.device.wait_for_running_dispatches();
+        }
+        if host_after != host_before {
+            let reservation = st
+                .reservation_of(va, size)
+                .ok_or_else(|| DeviceError::Vmm {
+                    what,
+                    reason: format!("{va:#x}+{size:#x} is in no reservation"),
+                })?;
+            reservation
+                .protect(va, size, protection(host_after))
+                .map_err(DeviceError::Shared)?;
+        }
+        if let (Some(t), true) = (table, access != Access::None) {
+            t.insert(va, size, MemoryKind::Mapped, access == Access::ReadWrite)
+                .map_err(|e| DeviceError::Vmm {
+                    what,
+                    reason: e.to_string(),
+                })?;
+        }
+        tracing::debug!(va = format_args!("{va:#x}"), size, %access, host = table.is_none(), "access set");
+        Ok(())
+    }
+}
+
+/// The access key of the host (no device state lives at address 0).
+const HOST_KEY: usize = 0;
+
 impl VirtualMemory for SoftVirtualMemory {
     fn granularity(&self) -> u64 {
         page_size()
@@ -339,52 +411,7 @@ impl VirtualMemory for SoftVirtualMemory {
     }
 
     fn set_access(&self, va: u64, size: u64, access: Access) -> Result<(), DeviceError> {
-        let what = "setting access";
-        let key = self.key();
-        let table = &self.device.state.table;
-        let mut st = self.space.state.lock();
-        let m = st.mapping(what, va, size)?;
-        let old = m.access.get(&key).copied().unwrap_or(Access::None);
-        if old == access {
-            return Ok(());
-        }
-        let host_before = m.host_access();
-        // Narrower for this device: what its running work was approved for must end first.
-        let narrowing = old.union(access) == old;
-        if old != Access::None {
-            // Out of this device's reach first: new accesses fault from here on.
-            table.remove(va, true);
-        }
-        if access == Access::None {
-            m.access.remove(&key);
-        } else {
-            m.access.insert(key, access);
-        }
-        let host_after = m.host_access();
-        if narrowing {
-            self.device.wait_for_running_dispatches();
-        }
-        if host_after != host_before {
-            let reservation = st
-                .reservation_of(va, size)
-                .ok_or_else(|| DeviceError::Vmm {
-                    what,
-                    reason: format!("{va:#x}+{size:#x} is in no reservation"),
-                })?;
-            reservation
-                .protect(va, size, protection(host_after))
-                .map_err(DeviceError::Shared)?;
-        }
-        if access != Access::None {
-            table
-                .insert(va, size, MemoryKind::Mapped, access == Access::ReadWrite)
-                .map_err(|e| DeviceError::Vmm {
-                    what,
-                    reason: e.to_string(),
-                })?;
-        }
-        tracing::debug!(va = format_args!("{va:#x}"), size, %access, "access set");
-        Ok(())
+        self.set_access_for(self.key(), Some(&self.device.state.table), va, size, access)
     }
 }
 
@@ -610,6 +637,36 @@ mod tests {
         );
         vm.free_reservation(base, 8 * page).unwrap();
         assert!(vm.free_reservation(base, 8 * page).is_err(), "twice");
+    }
+
+    /// Host access alone (the software HSA library's CPU agent): the pages become readable
+    /// (and writable) by the host, no device's table gets the range, and the host keeps the
+    /// widest access anyone has when a device's access goes.
+    #[test]
+    fn host_access_protects_the_pages_and_no_table() {
+        let a = agent();
+        let vm = SoftVirtualMemory::new(Arc::new(SoftAddressSpace::default()), a.clone());
+        let page = vm.granularity();
+        let base = vm.reserve(2 * page, 0, 0).unwrap();
+        let phys = vm.create(page).unwrap();
+        vm.map(base, page, &phys, 0).unwrap();
+        assert!(crate::device::host_memory::check_mapped(base, 4, false).is_err());
+        vm.set_host_access(base, page, Access::Read).unwrap();
+        assert!(crate::device::host_memory::check_mapped(base, 4, false).is_ok());
+        assert!(crate::device::host_memory::check_mapped(base, 4, true).is_err());
+        assert!(a.allocations().find(base).is_none(), "no device got it");
+        vm.set_access(base, page, Access::ReadWrite).unwrap();
+        vm.set_host_access(base, page, Access::None).unwrap();
+        assert!(
+            crate::device::host_memory::check_mapped(base, 4, true).is_ok(),
+            "the device's access keeps the host's protection"
+        );
+        assert!(vm.unmap(base, page).is_err(), "the device still has access");
+        vm.set_access(base, page, Access::None).unwrap();
+        assert!(crate::device::host_memory::check_mapped(base, 4, false).is_err());
+        assert!(vm.set_host_access(base + page, page, Access::Read).is_err());
+        vm.unmap(base, page).unwrap();
+        vm.free_reservation(base, 2 * page).unwrap();
     }
 
     /// A device allocation exported as an IPC handle and opened (here in the same process,

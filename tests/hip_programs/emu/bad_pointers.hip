@@ -57,7 +57,10 @@ int main() {
   expect("hipHostRegister of SIZE_MAX bytes", hipHostRegister(half, SIZE_MAX, 0), inv);
   expect("hipHostRegister of read-only memory", hipHostRegister(ro, page, 0), inv);
   expect("hipHostRegister of mapped memory", hipHostRegister(half, page, 0), hipSuccess);
-  store_all<<<1, 64>>>((int*)half, (int)(page / sizeof(int)), 9);
+  // Kernels take the device's address for registered memory (ROCr maps it elsewhere).
+  void* half_view = nullptr;
+  HIP_CHECK(hipHostGetDevicePointer(&half_view, half, 0));
+  store_all<<<1, 64>>>((int*)half_view, (int)(page / sizeof(int)), 9);
   HIP_CHECK(hipGetLastError());
   HIP_CHECK(hipDeviceSynchronize());
   bool stored = true;

@@ -33,7 +33,7 @@ missing() { echo "build-clr.sh: missing $1 (install: apt-get install clang-19 ll
 [[ -f $DEVICE_LIBS/ocml.bc ]] || missing "ROCm device libraries in $DEVICE_LIBS"
 ls /usr/lib/x86_64-linux-gnu/libamdhip64.so >/dev/null 2>&1 || missing "libamdhip64.so (libamdhip64-dev)"
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(matmul reduce scan histogram grid3d int64 math cooperative printf demo_app sync)
+[[ ${#names[@]} -gt 0 ]] || names=(matmul reduce scan histogram grid3d int64 math cooperative printf demo_app sync stream_values)
 mkdir -p "$OUT/device-libs"
 for bc in "$DEVICE_LIBS"/*.bc; do ln -sf "$bc" "$OUT/device-libs/"; done
 rm -f "$OUT/device-libs/ockl.bc"

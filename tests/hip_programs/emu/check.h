@@ -52,6 +52,44 @@ static long long ulps_f64(double a, double b) {
   return d < 0 ? -d : d;
 }
 
+// The device's processor without its features ("gfx90a" for "gfx90a:sramecc+:xnack-").
+static void device_processor(char* out, size_t size) {
+  hipDeviceProp_t p;
+  HIP_CHECK(hipGetDeviceProperties(&p, 0));
+  snprintf(out, size, "%s", p.gcnArchName);
+  char* colon = strchr(out, ':');
+  if (colon) *colon = 0;
+}
+
+// This program's device code object for the device's processor, as build.sh writes it next
+// to the executable `exe`: <exe>.<processor>.co when it built several processors, else <exe>.co.
+static void code_object_path(const char* exe, char* out, size_t size) {
+  char proc[64];
+  device_processor(proc, sizeof proc);
+  snprintf(out, size, "%s.%s.co", exe, proc);
+  FILE* f = fopen(out, "rb");
+  if (f) {
+    fclose(f);
+    return;
+  }
+  snprintf(out, size, "%s.co", exe);
+}
+
+// The processor the runtime is asked to emulate (ROCLOAD_SOFT_ISA's first entry, without
+// features; gfx1030 when unset), and what its code runs as.
+static void expected_processor(char* out, size_t size) {
+  const char* isa = getenv("ROCLOAD_SOFT_ISA");
+  snprintf(out, size, "%s", isa && *isa ? isa : "gfx1030");
+  out[strcspn(out, ",:")] = 0;
+}
+
+static int expected_warp_size() {
+  char proc[64];
+  expected_processor(proc, sizeof proc);
+  // gfx9 (GCN and CDNA) runs wave64; gfx10 and later wave32 as clang builds HIP for them.
+  return strncmp(proc, "gfx9", 4) == 0 ? 64 : 32;
+}
+
 static int finish() {
   if (g_failures) {
     printf("%d check(s) failed\n", g_failures);

@@ -278,5 +278,77 @@ int main() {
     }
     HIP_CHECK(hipHostFree(shared));
   }
+
+  // 5. An event belongs to the device current at its creation (clr): it is recorded only on
+  // that device's streams, and two devices' events have no elapsed time between them.
+  {
+    hipEvent_t start, other, stop;
+    HIP_CHECK(hipSetDevice(0));
+    HIP_CHECK(hipEventCreate(&start));
+    HIP_CHECK(hipEventCreate(&other));
+    HIP_CHECK(hipEventRecord(start, nullptr));
+    HIP_CHECK(hipEventSynchronize(start));
+    HIP_CHECK(hipSetDevice(1));
+    HIP_CHECK(hipEventCreate(&stop));
+    hipError_t wrong_stream = hipEventRecord(other, nullptr);
+    HIP_CHECK(hipEventRecord(stop, nullptr));
+    HIP_CHECK(hipEventSynchronize(stop));
+    float ms = 1.0f;
+    hipError_t across = hipEventElapsedTime(&ms, start, stop);
+    snprintf(detail, sizeof detail, "record on device 1's null stream: %s, elapsed: %s",
+             hipGetErrorName(wrong_stream), hipGetErrorName(across));
+    report("events: recorded only on their device's streams, no time across devices",
+           wrong_stream == hipErrorInvalidHandle && across == hipErrorInvalidHandle, detail);
+    HIP_CHECK(hipEventDestroy(start));
+    HIP_CHECK(hipEventDestroy(other));
+    HIP_CHECK(hipEventDestroy(stop));
+    HIP_CHECK(hipSetDevice(0));
+  }
+
+  // 6. Pinned memory freed on device 0 goes back to the host allocator in time, and malloc
+  // may hand its address out again: device 1 must take it as the caller's host memory then,
+  // not as a use after free of the old pinned block (HIP's hipMemcpyAsync test, whose
+  // malloc'd buffer landed on a freed hipHostMalloc block).
+  {
+    const size_t S = 16 << 20;
+    std::vector<void*> freed;
+    int reused = 0, refused = 0;
+    hipError_t first = hipSuccess;
+    HIP_CHECK(hipSetDevice(1));
+    char* d1;
+    HIP_CHECK(hipMalloc(&d1, S));
+    for (int round = 0; round < 8; round++) {
+      HIP_CHECK(hipSetDevice(0));
+      void *p[2], *d[2];
+      for (int k = 0; k < 2; k++) {
+        HIP_CHECK(hipHostMalloc(&p[k], S, 0));
+        HIP_CHECK(hipMalloc(&d[k], S));
+      }
+      for (int k = 0; k < 2; k++) {
+        HIP_CHECK(hipHostFree(p[k]));
+        HIP_CHECK(hipFree(d[k]));
+        freed.push_back(p[k]);
+      }
+      void* h[2] = {malloc(S), malloc(S)};
+      HIP_CHECK(hipSetDevice(1));
+      for (int k = 0; k < 2; k++) {
+        if (!h[k]) continue;
+        memset(h[k], round, S);
+        for (void* f : freed)
+          reused += (char*)h[k] < (char*)f + S && (char*)f < (char*)h[k] + S;
+        hipError_t e = hipMemcpy(d1, h[k], S, hipMemcpyHostToDevice);
+        if (e != hipSuccess && refused++ == 0) first = e;
+      }
+      free(h[0]);
+      free(h[1]);
+    }
+    HIP_CHECK(hipFree(d1));
+    snprintf(detail, sizeof detail, "%d of 16 copies from malloc'd memory refused (first: %s); "
+             "%d malloc'd buffers overlapped a freed pinned block", refused,
+             hipGetErrorName(first), reused);
+    report("device 1 copies from malloc'd memory at a freed pinned block's address",
+           refused == 0, detail);
+    HIP_CHECK(hipSetDevice(0));
+  }
   return finish();
 }

@@ -37,7 +37,10 @@ __global__ void atomic_sums(const int* in, int n, int* total, unsigned long long
 }
 
 int main() {
-  const int W = 32, N = 4096, B = 256;
+  int W = 0;
+  HIP_CHECK(hipDeviceGetAttribute(&W, hipDeviceAttributeWarpSize, 0));
+  report("the warp size is the processor's", W == expected_warp_size());
+  const int N = 4096, B = 256;
   int* h = (int*)malloc(N * sizeof(int));
   for (int i = 0; i < N; i++) h[i] = (i * 7919 + 13) % 1000 - 500;
   int *d_in, *d_x, *d_d, *d_u, *d_b;

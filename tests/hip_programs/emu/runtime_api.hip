@@ -196,7 +196,7 @@ int main() {
     hipDeviceProp_t p;
     HIP_CHECK(hipGetDeviceProperties(&p, 0));
     report("occupancy suggests a whole number of waves and fills every compute unit",
-           block > 0 && block % 32 == 0 && block <= 1024 && per_cu > 0 && grid == per_cu * p.multiProcessorCount);
+           block > 0 && block % p.warpSize == 0 && block <= 1024 && per_cu > 0 && grid == per_cu * p.multiProcessorCount);
     int* a;
     HIP_CHECK(hipMalloc(&a, N * 4));
     HIP_CHECK(hipMemcpy(a, h.data(), N * 4, hipMemcpyHostToDevice));
@@ -218,8 +218,12 @@ int main() {
     HIP_CHECK(hipDeviceGetAttribute(&cus, hipDeviceAttributeMultiprocessorCount, 0));
     HIP_CHECK(hipDeviceGetAttribute(&coop, hipDeviceAttributeCooperativeLaunch, 0));
     HIP_CHECK(hipDeviceGetAttribute(&major, hipDeviceAttributeComputeCapabilityMajor, 0));
-    report("properties", p.warpSize == 32 && strncmp(p.gcnArchName, "gfx1030", 7) == 0 && p.multiProcessorCount > 0 &&
-                             p.totalGlobalMem > 0 && p.clockRate > 0 && p.cooperativeLaunch == 1 && p.major == 10);
+    char proc[64];
+    expected_processor(proc, sizeof proc);
+    int want_major = strncmp(proc, "gfx9", 4) == 0 ? 9 : 10;
+    report("properties", p.warpSize == expected_warp_size() && strncmp(p.gcnArchName, proc, strlen(proc)) == 0 &&
+                             p.multiProcessorCount > 0 && p.totalGlobalMem > 0 && p.clockRate > 0 &&
+                             p.cooperativeLaunch == 1 && p.major == want_major);
     report("attributes match properties", warp == p.warpSize && cus == p.multiProcessorCount && coop == 1 && major == p.major);
     unsigned* bits;
     HIP_CHECK(hipMallocManaged(&bits, sizeof(unsigned)));
@@ -268,7 +272,12 @@ int main() {
     std::vector<int> user(h);
     HIP_CHECK(hipHostRegister(user.data(), N * 4, hipHostRegisterDefault));
     report("registering twice is an error", hipHostRegister(user.data(), N * 4, 0) == hipErrorHostMemoryAlreadyRegistered);
-    add_one<<<N / 256, 256>>>(user.data(), N);
+    // Kernels take the device's address for it (ROCr maps locked memory elsewhere on a
+    // discrete GPU; the software agent uses the host's).
+    int* uview = nullptr;
+    HIP_CHECK(hipHostGetDevicePointer((void**)&uview, user.data() + 3, 0));
+    uview -= 3;
+    add_one<<<N / 256, 256>>>(uview, N);
     HIP_CHECK(hipDeviceSynchronize());
     ok = true;
     for (int i = 0; i < N; i++) ok &= user[i] == h[i] + 1;

@@ -52,12 +52,12 @@ static long rss_kib() {
   return -1;
 }
 
-// A clang offload bundle holding `code` for gfx1030 (and the empty host entry), as clang embeds
-// one, for __hipRegisterFatBinary.
-static std::vector<char> bundle_of(const std::vector<char>& code) {
+// A clang offload bundle holding `code` for `processor` (and the empty host entry), as clang
+// embeds one, for __hipRegisterFatBinary.
+static std::vector<char> bundle_of(const std::vector<char>& code, const std::string& processor) {
   const std::string magic = "__CLANG_OFFLOAD_BUNDLE__";
   const std::string triples[2] = {"host-x86_64-unknown-linux-gnu-",
-                                  "hipv4-amdgcn-amd-amdhsa--gfx1030"};
+                                  "hipv4-amdgcn-amd-amdhsa--" + processor};
   uint64_t header = magic.size() + 8;
   for (auto& t : triples) header += 24 + t.size();
   uint64_t code_offset = (header + 4095) / 4096 * 4096;
@@ -90,14 +90,16 @@ struct Wrapper {
 
 int main(int, char** argv) {
   // The device code of this program alone, built next to it by build.sh.
-  std::string co_path = std::string(argv[0]) + ".co";
+  char co_path[4096], processor[64];
+  code_object_path(argv[0], co_path, sizeof co_path);
+  device_processor(processor, sizeof processor);
   std::ifstream co_file(co_path, std::ios::binary);
   std::vector<char> code((std::istreambuf_iterator<char>(co_file)), {});
   if (code.empty()) {
-    report("the program's code object is next to it", false, co_path.c_str());
+    report("the program's code object is next to it", false, co_path);
     return finish();
   }
-  std::vector<char> bundle = bundle_of(code);
+  std::vector<char> bundle = bundle_of(code, processor);
 
   std::shared_mutex reset_lock;
   std::atomic<long> ops{0}, correct{0}, sticky{0}, faults{0}, modules{0}, registrations{0},

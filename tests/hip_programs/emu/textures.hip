@@ -8,6 +8,8 @@
 #include "check.h"
 #include <string>
 #include <vector>
+// not for CDNA: HIP's headers mark the texture API unavailable on gfx90a and gfx942, which
+// have no image instructions.
 
 #pragma clang diagnostic ignored "-Wdeprecated-declarations"
 
@@ -418,6 +420,32 @@ static void linear_memory_and_formats() {
   std::vector<float> got = download(dout, N);
   report("tex1Dfetch on linear memory", memcmp(got.data(), lin.data(), N * 4) == 0);
   HIP_CHECK(hipDestroyTextureObject(t));
+  // What HIP refuses of linear memory: no texel, more bytes than maxTexture1DLinear, a base
+  // off textureAlignment.
+  {
+    hipDeviceProp_t p;
+    HIP_CHECK(hipGetDeviceProperties(&p, 0));
+    hipResourceDesc bad = r;
+    bad.res.linear.sizeInBytes = 0;
+    hipError_t empty = hipCreateTextureObject(&t, &bad, &td, nullptr);
+    bad.res.linear.sizeInBytes = SIZE_MAX;
+    hipError_t huge = hipCreateTextureObject(&t, &bad, &td, nullptr);
+    bad.res.linear.sizeInBytes = (size_t)p.maxTexture1DLinear + 4;
+    hipError_t over = hipCreateTextureObject(&t, &bad, &td, nullptr);
+    bad = r;
+    bad.res.linear.devPtr = (char*)dlin + 4;
+    bad.res.linear.sizeInBytes = (N - 1) * 4;
+    hipError_t unaligned = hipCreateTextureObject(&t, &bad, &td, nullptr);
+    char what[160];
+    snprintf(what, sizeof what, "empty %s, SIZE_MAX %s, past the limit %s, unaligned %s",
+             hipGetErrorName(empty), hipGetErrorName(huge), hipGetErrorName(over),
+             hipGetErrorName(unaligned));
+    report("linear memory: no texels, too many bytes or an unaligned base refused",
+           p.textureAlignment > 4 && empty == hipErrorInvalidValue &&
+               huge == hipErrorInvalidValue && over == hipErrorInvalidValue &&
+               unaligned == hipErrorInvalidValue,
+           what);
+  }
   HIP_CHECK(hipFree(dlin));
   HIP_CHECK(hipFree(dout));
   // uchar4 read as normalised floats, linear filtering.

@@ -3,7 +3,7 @@
 // neither crash the host nor let a store reach memory given back to the host allocator. The
 // stores land before the unload or fault (hipErrorIllegalAddress); hipModuleUnload itself
 // succeeds. Both modules are this program's own device code object (build.sh writes it next
-// to the executable as <executable>.co), loaded twice: each load has its own globals. The
+// to the executable as <executable>.co, or <executable>.<processor>.co), loaded twice: each load has its own globals. The
 // global is large (4 MiB), so the host allocator unmaps it when it is released and a store
 // after the release would crash the host rather than corrupt it silently.
 #include "check.h"
@@ -49,10 +49,12 @@ int main() {
     report("find the executable", false, "readlink /proc/self/exe failed");
     return finish();
   }
-  snprintf(exe + len, sizeof exe - len, ".co");
-  std::vector<char> image = read_file(exe);
+  exe[len] = 0;
+  char path[4200];
+  code_object_path(exe, path, sizeof path);
+  std::vector<char> image = read_file(path);
   if (image.empty()) {
-    report("read the code object", false, exe);
+    report("read the code object", false, path);
     return finish();
   }
 #ifdef __OPTIMIZE__
