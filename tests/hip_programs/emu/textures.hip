@@ -1008,6 +1008,55 @@ static void views() {
   HIP_CHECK(hipFree(dat));
 }
 
+// A kernel reading through a texture whose memory was freed reads bytes it was not given: the
+// memory checker must stop it (hipErrorIllegalAddress), for linear memory and for an array.
+static bool faults(const char* what) {
+  hipError_t launched = hipGetLastError();
+  hipError_t synced = hipDeviceSynchronize();
+  bool faulted = launched == hipErrorIllegalAddress || synced == hipErrorIllegalAddress;
+  char detail[160];
+  snprintf(detail, sizeof detail, "launch %s, synchronize %s (expected hipErrorIllegalAddress)",
+           hipGetErrorName(launched), hipGetErrorName(synced));
+  report(what, faulted, detail);
+  HIP_CHECK(hipDeviceReset());
+  (void)hipGetLastError();
+  return faulted;
+}
+
+static void freed_memory_behind_a_texture() {
+  const int N = 64;
+  float* dout;
+  HIP_CHECK(hipMalloc(&dout, N * 4));
+  float2* at;
+  HIP_CHECK(hipMalloc(&at, N * sizeof(float2)));
+  HIP_CHECK(hipMemset(at, 0, N * sizeof(float2)));
+
+  float* dlin;
+  HIP_CHECK(hipMalloc(&dlin, N * 4));
+  hipResourceDesc r = {};
+  r.resType = hipResourceTypeLinear;
+  r.res.linear.devPtr = dlin;
+  r.res.linear.desc = hipCreateChannelDesc<float>();
+  r.res.linear.sizeInBytes = N * 4;
+  hipTextureDesc td = {};
+  hipTextureObject_t lin;
+  HIP_CHECK(hipCreateTextureObject(&lin, &r, &td, nullptr));
+  HIP_CHECK(hipFree(dlin));
+  fetch_linear_mem<<<1, N>>>(lin, dout, N);
+  faults("tex1Dfetch of freed linear memory");
+
+  hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
+  hipArray_t a;
+  HIP_CHECK(hipMallocArray(&a, &cd, W, H));
+  hipTextureObject_t arr = make_tex(a, 1, false, false);
+  HIP_CHECK(hipFreeArray(a));
+  fetch2d<<<1, N>>>(arr, at, dout, N);
+  faults("tex2D of a freed array");
+
+  HIP_CHECK(hipFree(at));
+  HIP_CHECK(hipFree(dout));
+}
+
 int main(int, char** argv) {
   two_d();
   one_and_three_d();
@@ -1020,5 +1069,6 @@ int main(int, char** argv) {
   cube_maps();
   border_colours();
   views();
+  freed_memory_behind_a_texture();
   return finish();
 }
