@@ -701,6 +701,22 @@ fn flat(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     Ok(inst)
 }
 
+/// A MUBUF instruction's address operand: none without `offen` and `idxen`, one VGPR with
+/// either, an index and offset pair with both (the same in every family's encoding).
+pub(super) fn mubuf_vaddr(offen: bool, idxen: bool, vaddr: u8) -> Operand {
+    match (offen, idxen) {
+        (false, false) => Operand::Off,
+        (true, true) => Operand::Vgpr {
+            first: vaddr,
+            dwords: 2,
+        },
+        _ => Operand::Vgpr {
+            first: vaddr,
+            dwords: 1,
+        },
+    }
+}
+
 fn mubuf(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
     r.encoding = "MUBUF";
     let w1 = r.word(1)?;
@@ -718,18 +734,7 @@ fn mubuf(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
         _ => 0,
     })?;
     if info.operands.iter().any(|s| s.field == Field::Vaddr) {
-        let vaddr = (w1 & 0xff) as u8;
-        inst.src[0] = match (offen, idxen) {
-            (false, false) => Operand::Off,
-            (true, true) => Operand::Vgpr {
-                first: vaddr,
-                dwords: 2,
-            },
-            _ => Operand::Vgpr {
-                first: vaddr,
-                dwords: 1,
-            },
-        };
+        inst.src[0] = mubuf_vaddr(offen, idxen, (w1 & 0xff) as u8);
     }
     if info.flags & ATOMIC != 0 && glc != 0 {
         inst.dst[0] = inst.src[3];

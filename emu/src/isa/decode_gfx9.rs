@@ -7,7 +7,8 @@
 //! Never panics on any input. Not printing (`print.rs`).
 
 use super::decode::{
-    fill, length_only, lookup, mem_flags, scalar, start, to_agpr, vop3, vop_short, Reader,
+    fill, length_only, lookup, mem_flags, mubuf_vaddr, scalar, start, to_agpr, vop3, vop_short,
+    Reader,
 };
 use super::family::Isa;
 use super::inst::{inst_flags, Encoding, Extra, Inst};
@@ -256,18 +257,7 @@ fn mubuf(r: &mut Reader, w0: u32) -> Result<Inst, DecodeError> {
         _ => 0,
     })?;
     if info.operands.iter().any(|s| s.field == Field::Vaddr) {
-        let vaddr = (w1 & 0xff) as u8;
-        inst.src[0] = match (offen, idxen) {
-            (false, false) => Operand::Off,
-            (true, true) => Operand::Vgpr {
-                first: vaddr,
-                dwords: 2,
-            },
-            _ => Operand::Vgpr {
-                first: vaddr,
-                dwords: 1,
-            },
-        };
+        inst.src[0] = mubuf_vaddr(offen, idxen, (w1 & 0xff) as u8);
     }
     if w1 >> 23 & 1 != 0 {
         agpr_data(&mut inst);
