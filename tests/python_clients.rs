@@ -166,8 +166,26 @@ fn hip_python_sees_the_generation_rocload_run_selects() {
 
 #[test]
 fn cupy_random_kernels_match_a_host_philox_and_their_distributions() {
+    cupy_random_kernels_on(None);
+}
+
+/// AMD's own ROCm 7 kernels for CDNA: the CuPy wheel's gfx90a and gfx942 code objects, run by
+/// the wave64 emulator (the strict policy picks the agent's own entry; there is no fallback).
+#[test]
+fn cupy_random_kernels_for_cdna_match_a_host_philox_and_their_distributions() {
+    for isa in ["gfx90a", "gfx942"] {
+        cupy_random_kernels_on(Some(isa));
+    }
+}
+
+/// CuPy's random kernels on the software agent, as gfx1030 or as `isa`.
+fn cupy_random_kernels_on(isa: Option<&str>) {
     let Some(python) = venv_python() else { return };
-    let run = rocload_python("7", &python, &["tests/python/cupy_random_client.py"], &[]);
+    let env: Vec<(&str, String)> = isa
+        .map(|isa| ("ROCLOAD_SOFT_ISA", isa.to_owned()))
+        .into_iter()
+        .collect();
+    let run = rocload_python("7", &python, &["tests/python/cupy_random_client.py"], &env);
     let mut checks = vec!["loaded cupy/random/_generator_api".to_owned()];
     checks.push("Philox4x32-10: 98304 outputs".to_owned());
     for generator in ["XORWOW", "MRG32k3a", "Philox4x32-10"] {
@@ -176,7 +194,10 @@ fn cupy_random_kernels_match_a_host_philox_and_their_distributions() {
         }
     }
     let checks: Vec<&str> = checks.iter().map(String::as_str).collect();
-    run.assert_passed("cupy_random_client.py", &checks);
+    run.assert_passed(
+        &format!("cupy_random_client.py on {}", isa.unwrap_or("gfx1030")),
+        &checks,
+    );
 }
 
 /// HIP entry points CuPy's extension modules import from `libamdhip64.so.7` that rocload does
