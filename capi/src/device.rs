@@ -743,6 +743,14 @@ pub unsafe extern "C" fn hipSetValidDevices(devices: *mut c_int, len: c_int) -> 
             return Err(Failure::null("device_arr"));
         }
         let count = runtime().agents().len();
+        // A list is at most one entry per device: the copy below is bounded by the node, not
+        // by the caller's `len`.
+        if len > count {
+            return Err(Failure::new(
+                hipErrorInvalidValue,
+                format!("len {len}: more devices than the {count} of this node"),
+            ));
+        }
         let list: Vec<c_int> = (0..len)
             // SAFETY: `len` ints by the caller's contract.
             .map(|i| unsafe { devices.add(i).read() })

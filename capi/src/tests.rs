@@ -458,6 +458,40 @@ fn devices_are_the_runtime_agents() {
     }
 }
 
+/// `hipSetValidDevices` checks its list before keeping it, and never copies more entries than
+/// the node has devices, whatever `len` the caller passes.
+#[test]
+fn valid_devices_are_checked_and_bounded_by_the_node() {
+    unsafe {
+        let mut n = 0;
+        assert_eq!(hipGetDeviceCount(&mut n), hipSuccess);
+        let mut list = [0 as c_int; 1];
+        // A length past the node's device count is refused before the array is read (reading
+        // `i32::MAX` entries from a one-entry array would run off it).
+        assert_eq!(
+            hipSetValidDevices(list.as_mut_ptr(), i32::MAX),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipSetValidDevices(list.as_mut_ptr(), -1),
+            hip("hipErrorInvalidValue")
+        );
+        assert_eq!(
+            hipSetValidDevices(null_mut(), 1),
+            hip("hipErrorInvalidValue")
+        );
+        list[0] = n;
+        assert_eq!(
+            hipSetValidDevices(list.as_mut_ptr(), 1),
+            hip("hipErrorInvalidDevice")
+        );
+        list[0] = 0;
+        assert_eq!(hipSetValidDevices(list.as_mut_ptr(), 1), hipSuccess);
+        assert_eq!(super::device::default_device(), 0);
+        assert_eq!(hipSetValidDevices(null_mut(), 0), hipSuccess);
+    }
+}
+
 /// `hipDeviceAttribute_t` values from Debian's HIP header: (name, value) of every enumerator
 /// but the range markers (`...Begin`, `...End`). Empty without the header.
 fn header_device_attributes() -> Vec<(String, i32)> {
