@@ -292,6 +292,7 @@ pub(crate) fn forget(graph: &Graph) {
             if let Some(h) = nodes.remove(&id) {
                 NODES.remove(h);
             }
+            crate::graph_nodes::forget_copy(id);
         }
         drop(nodes);
         if let Some(h) = GRAPH_HANDLES.lock().remove(&g.id()) {
@@ -305,6 +306,7 @@ fn forget_node(node: &Node, op: &NodeOp) {
     if let Some(h) = NODE_HANDLES.lock().remove(&node.id()) {
         NODES.remove(h);
     }
+    crate::graph_nodes::forget_copy(node.id());
     if let NodeOp::Child(g) = op {
         forget(g);
     }

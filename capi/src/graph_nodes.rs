@@ -433,6 +433,14 @@ fn memcpy3d_bytes(p: *const c_void) -> Result<Box<[u8]>, Failure> {
     Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) }.into())
 }
 
+/// Forgets the `HIP_MEMCPY3D` of node `id` (the node is going), so the copies live no longer
+/// than their nodes.
+pub(crate) fn forget_copy(id: u64) {
+    if let Some(copies) = DRV_COPIES.lock().as_mut() {
+        copies.remove(&id);
+    }
+}
+
 fn remember_copy(node: u64, bytes: Box<[u8]>) {
     DRV_COPIES
         .lock()
@@ -1008,4 +1016,53 @@ pub unsafe extern "C" fn hipGraphExecBatchMemOpNodeSetParams(
         node_of_kind(node, &[NodeKind::BatchMemOp], "batch memory operation")?;
         set_node_op(node, Some(exec), batch_node(params)?)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{
+        hipGraphAddEmptyNode, hipGraphCreate, hipGraphDestroy, hipGraphDestroyNode,
+    };
+    use std::ptr::null;
+
+    fn kept(id: u64) -> bool {
+        DRV_COPIES
+            .lock()
+            .as_ref()
+            .is_some_and(|c| c.contains_key(&id))
+    }
+
+    /// A driver-style copy node's `HIP_MEMCPY3D` lives as long as the node: destroying the node,
+    /// or the graph holding it, forgets it (it was kept for ever before).
+    #[test]
+    fn copy_parameters_go_with_their_node_and_graph() {
+        // SAFETY: valid out-pointers and handles made just here.
+        unsafe {
+            let mut graph: hipGraph_t = std::ptr::null_mut();
+            assert_eq!(hipGraphCreate(&mut graph, 0), hipSuccess);
+            let mut ids = Vec::new();
+            for _ in 0..2 {
+                let mut node: hipGraphNode_t = std::ptr::null_mut();
+                assert_eq!(
+                    hipGraphAddEmptyNode(&mut node, graph, null(), 0),
+                    hipSuccess
+                );
+                let Ok((_, made)) = crate::graph::node_of(node) else {
+                    panic!("a node just made is live")
+                };
+                remember_copy(made.id(), vec![0u8; 8].into());
+                assert!(kept(made.id()));
+                ids.push((node, made.id()));
+            }
+            assert_eq!(hipGraphDestroyNode(ids[0].0), hipSuccess);
+            assert!(!kept(ids[0].1), "destroying the node forgets its copy");
+            assert!(kept(ids[1].1));
+            assert_eq!(hipGraphDestroy(graph), hipSuccess);
+            assert!(
+                !kept(ids[1].1),
+                "destroying the graph forgets its nodes' copies"
+            );
+        }
+    }
 }
