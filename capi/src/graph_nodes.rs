@@ -1025,6 +1025,87 @@ mod tests {
         hipGraphAddEmptyNode, hipGraphCreate, hipGraphDestroy, hipGraphDestroyNode,
     };
     use std::ptr::null;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    unsafe extern "C" fn slow_then_set(flag: *mut c_void) {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        // SAFETY: the test's AtomicBool, alive until the graph is synchronised.
+        unsafe { &*flag.cast::<AtomicBool>() }.store(true, Ordering::SeqCst);
+    }
+
+    /// A graph's record of an interprocess event is a record of its shared page: until the
+    /// graph reaches it the event is pending, and a stream waiting for it waits for the graph
+    /// (it looked complete at once, as never recorded, before).
+    #[test]
+    fn a_graph_records_an_interprocess_event_in_its_shared_page() {
+        use crate::graph::{
+            hipGraphAddEventRecordNode, hipGraphAddHostNode, hipGraphExecDestroy,
+            hipGraphInstantiate, hipGraphLaunch, hipHostNodeParams,
+        };
+        use crate::stream::{
+            hipEventCreateWithFlags, hipEventDestroy, hipEventQuery, hipEventSynchronize,
+            hipStreamCreate, hipStreamDestroy, hipStreamSynchronize, hipStreamWaitEvent,
+        };
+        let flag = AtomicBool::new(false);
+        // SAFETY: valid out-pointers, handles made just here, `flag` outlives the launch.
+        unsafe {
+            let mut event: hipEvent_t = std::ptr::null_mut();
+            // hipEventInterprocess | hipEventDisableTiming.
+            assert_eq!(hipEventCreateWithFlags(&mut event, 4 | 2), hipSuccess);
+            let mut graph: hipGraph_t = std::ptr::null_mut();
+            assert_eq!(hipGraphCreate(&mut graph, 0), hipSuccess);
+            let params = hipHostNodeParams {
+                fn_: Some(slow_then_set),
+                userData: (&flag as *const AtomicBool).cast_mut().cast(),
+            };
+            let mut host: hipGraphNode_t = std::ptr::null_mut();
+            assert_eq!(
+                hipGraphAddHostNode(&mut host, graph, null(), 0, &params),
+                hipSuccess
+            );
+            let mut record: hipGraphNode_t = std::ptr::null_mut();
+            assert_eq!(
+                hipGraphAddEventRecordNode(&mut record, graph, &host, 1, event),
+                hipSuccess
+            );
+            let mut exec: hipGraphExec_t = std::ptr::null_mut();
+            assert_eq!(
+                hipGraphInstantiate(
+                    &mut exec,
+                    graph,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    0
+                ),
+                hipSuccess
+            );
+            let (mut a, mut b): (hipStream_t, hipStream_t) =
+                (std::ptr::null_mut(), std::ptr::null_mut());
+            assert_eq!(hipStreamCreate(&mut a), hipSuccess);
+            assert_eq!(hipStreamCreate(&mut b), hipSuccess);
+            assert_eq!(hipGraphLaunch(exec, a), hipSuccess);
+            assert_ne!(
+                hipEventQuery(event),
+                hipSuccess,
+                "pending while the graph runs"
+            );
+            assert_eq!(hipStreamWaitEvent(b, event, 0), hipSuccess);
+            assert_eq!(hipStreamSynchronize(b), hipSuccess);
+            assert!(
+                flag.load(Ordering::SeqCst),
+                "stream b waited for the graph's record"
+            );
+            assert_eq!(hipEventSynchronize(event), hipSuccess);
+            assert_eq!(hipEventQuery(event), hipSuccess);
+            assert_eq!(hipStreamSynchronize(a), hipSuccess);
+            for s in [a, b] {
+                assert_eq!(hipStreamDestroy(s), hipSuccess);
+            }
+            assert_eq!(hipGraphExecDestroy(exec), hipSuccess);
+            assert_eq!(hipGraphDestroy(graph), hipSuccess);
+            assert_eq!(hipEventDestroy(event), hipSuccess);
+        }
+    }
 
     fn kept(id: u64) -> bool {
         DRV_COPIES

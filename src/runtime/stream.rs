@@ -638,6 +638,20 @@ impl Event {
         state.failure = FailureSlot::default();
     }
 
+    /// For an interprocess event, takes the next record in its shared page (a graph's record
+    /// step, which completes it when the step is over, run or failed); `None` for another event.
+    ///
+    /// # Errors
+    /// [`RuntimeError::Timeout`] when every slot stays pending.
+    pub(crate) fn begin_shared_record(
+        &self,
+    ) -> RuntimeResult<Option<(Arc<super::ipc_event::IpcEvent>, u64)>> {
+        match &self.0.ipc {
+            Some(ipc) => Ok(Some((ipc.clone(), ipc.begin_record()?))),
+            None => Ok(None),
+        }
+    }
+
     /// A new interprocess event (`hipEventInterprocess`): its state lives in memory another
     /// process can map ([`ipc_handle`](Self::ipc_handle)); it has no timing.
     ///

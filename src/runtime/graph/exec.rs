@@ -679,7 +679,11 @@ impl GraphExec {
                 StepOp::Record(e) => {
                     let time = Arc::new(Mutex::new(None));
                     let stamp = time.clone();
-                    submit.host_work(
+                    // An interprocess event's record is also one of its shared page, completed
+                    // when the step is over, run or failed, as a stream's record is.
+                    let shared = e.begin_shared_record()?;
+                    let shared_done = shared.clone();
+                    let submitted = submit.host_work_then(
                         b,
                         "recording an event",
                         Box::new(move || {
@@ -688,7 +692,16 @@ impl GraphExec {
                         }),
                         signal,
                         holds,
-                    )?;
+                        Box::new(move || {
+                            if let Some((ipc, seq)) = shared_done {
+                                ipc.complete(seq);
+                            }
+                        }),
+                    );
+                    if let (Err(_), Some((ipc, seq))) = (&submitted, &shared) {
+                        ipc.complete(*seq);
+                    }
+                    submitted?;
                     if let Some(s) = signal {
                         e.recorded_at(s.clone(), time, &ctx);
                     }
@@ -928,12 +941,30 @@ impl Submitter<'_> {
         signal: Option<&SignalHandle>,
         holds: bool,
     ) -> RuntimeResult<()> {
+        self.host_work_then(b, what, work, signal, holds, Box::new(|| {}))
+    }
+
+    /// [`host_work`](Self::host_work), then `over` once the packet is over, run or failed
+    /// (not called when the submission itself fails).
+    fn host_work_then(
+        &self,
+        b: &mut Batch<'_>,
+        what: &'static str,
+        work: crate::device::HostWork,
+        signal: Option<&SignalHandle>,
+        holds: bool,
+        over: Box<dyn FnOnce() + Send>,
+    ) -> RuntimeResult<()> {
+        let record = self.on_complete();
         b.queue()
             .submit_host_work(
                 work,
                 signal.map_or(0, |s| s.handle),
                 self.keep_alive(signal, holds),
-                self.on_complete(),
+                Box::new(move |c| {
+                    record(c);
+                    over();
+                }),
             )
             .map_err(|e| self.refused(b, what, e))?;
         self.submitted(signal);
