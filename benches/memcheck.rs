@@ -99,6 +99,7 @@ fn dispatch(groups: u32, kernarg: u64) -> Dispatch {
         private_segment_size: 0,
         shared_aperture: 1 << 48,
         private_aperture: 2 << 48,
+        compute_units: None,
     }
 }
 

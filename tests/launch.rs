@@ -600,3 +600,89 @@ fn a_panicking_executor_fails_the_dispatch_and_the_queue_goes_on() {
     let want: Vec<f32> = xs.iter().map(|x| x + x).collect();
     assert_eq!(c.to_vec().unwrap(), want);
 }
+
+/// An executor that notes the compute units each dispatch was given, then runs the emulator.
+#[derive(Debug)]
+struct NotesUnits {
+    seen: parking_lot::Mutex<Vec<Option<Vec<u32>>>>,
+    inner: Arc<dyn rocload::backend::soft::KernelExecutor>,
+}
+
+impl rocload::backend::soft::KernelExecutor for NotesUnits {
+    fn run(
+        &self,
+        job: &rocload::backend::soft::Job<'_>,
+    ) -> Result<rocload::device::DispatchReport, rocload::device::ExecutionError> {
+        self.seen.lock().push(job.compute_units.clone());
+        self.inner.run(job)
+    }
+}
+
+/// A stream's CU mask (`hipExtStreamCreateWithCUMask`) reaches its dispatches as the compute
+/// units they may run on (the emulator then runs one worker per unit, pinned to its CPU); a
+/// stream without one, or with every unit set, restricts nothing. Results are the same.
+#[test]
+fn a_streams_cu_mask_chooses_the_compute_units_of_its_dispatches() {
+    let executor = Arc::new(NotesUnits {
+        seen: Default::default(),
+        inner: rocload::backend::soft::builtin_executor(&EmulatorOptions::default()),
+    });
+    let agent: Arc<dyn Device> = SoftAgent::with_executor(
+        "gfx1030".parse().unwrap(),
+        Arc::new(SignalTable::new()),
+        executor.clone(),
+    )
+    .device();
+    let units = agent.compute_units();
+    let rt = Arc::new(Runtime::with_devices(
+        vec![agent],
+        RuntimeOptions::default(),
+    ));
+    let dev = rt.device(0).unwrap().clone();
+    let m = rt
+        .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+        .unwrap();
+    let vadd = m.function("vadd").unwrap();
+    let xs: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+    let want: Vec<f32> = xs.iter().map(|x| x + x).collect();
+    let a = DeviceBuffer::from_slice(&dev, &xs).unwrap();
+    let last = units - 1;
+    let masks: [(Vec<u32>, Option<Vec<u32>>); 3] = [
+        // The last unit only.
+        (
+            {
+                let mut m = vec![0u32; units.div_ceil(32) as usize];
+                m[(last / 32) as usize] = 1 << (last % 32);
+                m
+            },
+            (units > 1).then(|| vec![last]),
+        ),
+        // Every unit: no restriction.
+        (vec![u32::MAX; units.div_ceil(32) as usize], None),
+        // Unit 0 and bits past the device's units (clipped away).
+        (vec![1, u32::MAX], (units > 1).then(|| vec![0])),
+    ];
+    for (mask, expect) in masks {
+        let stream = dev
+            .create_stream_with_cu_mask(StreamKind::NonBlocking, 0, &mask)
+            .unwrap();
+        let c = DeviceBuffer::<f32>::zeroed(&dev, 1024).unwrap();
+        vadd.launch()
+            .grid([32, 1, 1])
+            .block([32, 1, 1])
+            .arg(DevicePtr(a.address()))
+            .arg(DevicePtr(a.address()))
+            .arg(DevicePtr(c.address()))
+            .arg(1024i32)
+            .stream(&stream)
+            .submit(&rt)
+            .unwrap();
+        stream.synchronize().unwrap();
+        assert_eq!(c.to_vec().unwrap(), want);
+        assert_eq!(
+            executor.seen.lock().last().cloned().flatten(),
+            expect,
+            "mask {mask:x?} on {units} units"
+        );
+    }
+}

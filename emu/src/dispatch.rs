@@ -40,6 +40,9 @@ pub struct Dispatch {
     pub shared_aperture: u64,
     /// Base of the flat aperture that reaches scratch (`src_private_base`); 4 GiB aligned.
     pub private_aperture: u64,
+    /// The compute units the dispatch may run on (its queue's CU mask, as unit numbers; see
+    /// [`crate::cpus`]); `None`: all of them.
+    pub compute_units: Option<Vec<u32>>,
 }
 
 /// `kernel_code_properties` bits (AMDGPUUsage, "Kernel Code Properties").
@@ -428,6 +431,7 @@ mod tests {
             private_segment_size: 0,
             shared_aperture: 1 << 48,
             private_aperture: 2 << 48,
+            compute_units: None,
         }
     }
 

@@ -41,6 +41,7 @@ macro_rules! op {
 }
 
 pub mod cache;
+pub mod cpus;
 pub mod dispatch;
 pub mod error;
 pub mod family;

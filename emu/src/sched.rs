@@ -72,6 +72,8 @@ pub const DEFAULT_SCRATCH_BUDGET: u64 = 4 << 30;
 /// What a completed dispatch did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
+    /// Host threads that ran it (fewer than configured for a small grid or a CU mask).
+    pub workers: usize,
     /// Wave instructions executed.
     pub wave_instructions: u64,
     /// Waves run.
@@ -532,10 +534,13 @@ impl Emulator {
         services: &S,
     ) -> Result<Report, ExecError<M::Fault>> {
         let total = layout.workgroup_count();
+        // A CU mask: one worker per unit at most, each pinned to its unit's CPU.
+        let units = d.compute_units.as_deref().filter(|u| !u.is_empty());
         let threads = self
             .config
             .threads
             .clamp(1, 256)
+            .min(units.map_or(usize::MAX, <[u32]>::len))
             .min(usize::try_from(total).unwrap_or(usize::MAX))
             .max(1);
         let entry = layout.entry;
@@ -573,6 +578,7 @@ impl Emulator {
         };
         tracing::debug!(
             threads,
+            ?units,
             workgroups = total,
             group_scratch,
             "dispatch starts"
@@ -591,11 +597,29 @@ impl Emulator {
                     Stats::default()
                 })
         };
-        let stats: Vec<Stats> = if threads == 1 {
+        let stats: Vec<Stats> = if threads == 1 && units.is_none() {
             vec![guarded()]
         } else {
+            // Restricted dispatches always run on workers of their own, so that pinning never
+            // outlives the dispatch on the caller's thread.
             std::thread::scope(|s| {
-                let handles: Vec<_> = (0..threads).map(|_| s.spawn(guarded)).collect();
+                let guarded = &guarded;
+                let handles: Vec<_> = (0..threads)
+                    .map(|i| {
+                        let unit = units.map(|u| u[i]);
+                        s.spawn(move || {
+                            if let Some(unit) = unit {
+                                if !crate::cpus::pin_current_thread(unit) {
+                                    tracing::debug!(
+                                        unit,
+                                        "could not pin a worker to its unit's CPU"
+                                    );
+                                }
+                            }
+                            guarded()
+                        })
+                    })
+                    .collect();
                 handles
                     .into_iter()
                     .map(|h| h.join().unwrap_or_default())
@@ -611,6 +635,7 @@ impl Emulator {
             return Err(self.describe(f, entry, mem, &shared, start));
         }
         Ok(Report {
+            workers: threads,
             wave_instructions: stats.iter().map(|s| s.instructions).sum(),
             waves: stats.iter().map(|s| s.waves).sum(),
             workgroups: stats.iter().map(|s| s.groups).sum(),

@@ -675,6 +675,7 @@ fn a_kernel_that_never_ends_is_a_typed_timeout() {
         private_segment_size: 0,
         shared_aperture: 1 << 48,
         private_aperture: 2 << 48,
+        compute_units: None,
     };
     let emu = Emulator::new(Config {
         threads: 1,

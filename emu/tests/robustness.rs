@@ -87,6 +87,7 @@ fn random_code_ends_in_a_report_or_a_typed_error() {
             private_segment_size: (rng.next() % 256) as u32,
             shared_aperture: 1 << 48,
             private_aperture: 2 << 48,
+            compute_units: None,
         };
         let mut kd = d.descriptor;
         kd[16..24].copy_from_slice(&0x100i64.to_le_bytes());

@@ -96,6 +96,7 @@ fn dispatch(groups: u32, wg: u16, lds: u32) -> Dispatch {
         private_segment_size: 0,
         shared_aperture: 1 << 48,
         private_aperture: 2 << 48,
+        compute_units: None,
     }
 }
 
@@ -391,6 +392,33 @@ fn a_kernel_that_never_ends_times_out() {
             assert!(site.pc == CODE || site.pc == CODE + 4, "{site}");
         }
         other => panic!("{other:?}"),
+    }
+}
+
+/// A CU mask: a dispatch runs one worker per unit it may use at most, and every work-group
+/// still runs (the atomic count is whole).
+#[test]
+fn a_dispatch_runs_on_the_compute_units_it_is_given() {
+    let prog = assemble(vec![
+        I("s_load_dwordx2", [s(8), N], [s(4), N, N], 0),
+        I("v_mov_b32", [v(1), N], [k(0), N, N], 0),
+        I("v_mov_b32", [v(2), N], [k(1), N, N], 0),
+        I("global_atomic_add", [N, N], [v(1), v(2), N], 0),
+        I("s_endpgm", [N, N], [N; 3], 0),
+    ]);
+    let mut prog = prog;
+    prog[3].mem.saddr = s(8);
+    let emu = Emulator::new(config(4));
+    load(&emu, prog);
+    for (units, workers) in [(None, 4), (Some(vec![0]), 1), (Some(vec![0, 1]), 2)] {
+        let m = memory(64);
+        let d = Dispatch {
+            compute_units: units.clone(),
+            ..dispatch(64, 64, 0)
+        };
+        let report = emu.run(&d, &m, &NoServices).unwrap();
+        assert_eq!(report.workers, workers, "units {units:?}");
+        assert_eq!(words(&m, 1), vec![64 * 64], "units {units:?}");
     }
 }
 

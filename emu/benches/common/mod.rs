@@ -146,6 +146,7 @@ pub fn dispatch(groups: u32) -> Dispatch {
         private_segment_size: 0,
         shared_aperture: 1 << 48,
         private_aperture: 2 << 48,
+        compute_units: None,
     }
 }
 

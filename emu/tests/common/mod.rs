@@ -213,6 +213,7 @@ impl Gpu {
             private_segment_size: private,
             shared_aperture: 1 << 48,
             private_aperture: 2 << 48,
+            compute_units: None,
         }
     }
 }

@@ -235,6 +235,7 @@ impl KernelExecutor for EmulatorExecutor {
             private_segment_size: p.private_segment_size,
             shared_aperture: SHARED_APERTURE,
             private_aperture: PRIVATE_APERTURE,
+            compute_units: job.compute_units.clone(),
         };
         let memory = TableMemory {
             table: job.memory,

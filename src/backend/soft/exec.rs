@@ -30,6 +30,8 @@ pub struct Job<'a> {
     pub hostcall: &'a HostcallHandlers,
     /// The agent's border-colour table (0: none yet).
     pub border_colors: u64,
+    /// The compute units the queue's CU mask leaves it (`None`: all).
+    pub compute_units: Option<Vec<u32>>,
 }
 
 /// Runs kernel dispatches for the software agent.

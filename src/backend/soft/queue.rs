@@ -78,6 +78,8 @@ struct Shared {
     /// Record each packet's start and end times in its completion signal
     /// (`hsa_amd_profiling_set_profiler_enabled`).
     profiling: AtomicBool,
+    /// The compute units its dispatches run on (`set_cu_mask`); `None`: all.
+    compute_units: Mutex<Option<Vec<u32>>>,
 }
 
 impl Shared {
@@ -160,6 +162,7 @@ impl SoftQueue {
             on_error,
             suspended: AtomicBool::new(false),
             profiling: AtomicBool::new(false),
+            compute_units: Mutex::new(None),
         });
         // The hsa_queue_t: type MULTI (1), features KERNEL_DISPATCH (1), ring base, doorbell
         // signal (a handle of the agent's signal table), size, id.
@@ -365,15 +368,24 @@ impl Queue for SoftQueue {
         self.shared.base
     }
 
-    /// The mask is kept by the stream that asked for it (`hipExtStreamGetCUMask` answers from
-    /// there); the emulator runs work-groups on its own worker threads, not on compute units,
-    /// so no result and no order depends on it, as with `libhsa_soft.so`'s queues.
+    /// The queue's dispatches run on the units whose bits are set: compute unit `k` is the
+    /// host's `k`-th CPU, and a dispatch runs at most one worker thread per unit, pinned to it
+    /// (`rocload_emu::cpus`). A mask with every unit set lifts the restriction.
     fn set_cu_mask(&self, mask: &[u32]) -> Result<(), DeviceError> {
+        let units = self.shared.state.properties.compute_units;
+        let chosen: Vec<u32> = (0..units)
+            .filter(|&cu| {
+                mask.get(cu as usize / 32)
+                    .is_some_and(|w| w >> (cu % 32) & 1 == 1)
+            })
+            .collect();
         tracing::debug!(
             queue = format_args!("{:#x}", self.shared.base),
             ?mask,
-            "CU mask recorded (the emulator has no compute units to restrict)"
+            units = ?chosen,
+            "CU mask: dispatches run on these units' CPUs"
         );
+        *self.shared.compute_units.lock() = (chosen.len() < units as usize).then_some(chosen);
         Ok(())
     }
 }
@@ -565,6 +577,7 @@ fn dispatch(
         memory: table,
         hostcall: &s.state.hostcall,
         border_colors: s.state.border_colors.lock().table,
+        compute_units: s.compute_units.lock().clone(),
     };
     let start = Instant::now();
     // What the kernel may touch stays allocated until it ends, whatever is freed meanwhile.
