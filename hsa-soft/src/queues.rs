@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use hsa_sys::*;
 use rocload::backend::soft::SoftQueue;
-use rocload::device::{Device, ExecutionError};
+use rocload::device::{Device, ExecutionError, Queue};
 
 use crate::agents::{agent_handle, agent_index, QUEUE_MAX_SIZE, QUEUE_MIN_SIZE};
 use crate::runtime::{runtime, EventHandlers};
@@ -223,6 +223,9 @@ hsa_api! {
                 unsafe { std::slice::from_raw_parts(cu_mask, n) }
             };
             entry.cu_mask = clip_cu_mask(user, cus);
+            // The mask chooses the host CPUs the queue's dispatches run on, as librocload.so's
+            // streams do (a CU is a CPU of the software agent).
+            entry.queue.set_cu_mask(&entry.cu_mask).map_err(|_| HSA_STATUS_ERROR)?;
             Ok(())
         })
     }
