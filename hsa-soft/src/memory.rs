@@ -24,7 +24,7 @@
 //! The caller's host memory is checked before it is used: a copy's side must be mapped for the
 //! copy, and locked memory mapped (writable for kernels only if the host may write it).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -135,8 +135,11 @@ struct DeviceBlock {
     access: Vec<usize>,
 }
 
+/// One registration of host memory by `hsa_amd_memory_lock`, keyed by its address and size:
+/// the driver keeps one per (address, size) and counts a second lock of the same range
+/// (libhsakmt's `fmm_register_user_memory`); another size at the same address, or an
+/// overlapping range at another address, is another registration, and succeeds.
 struct LockEntry {
-    size: u64,
     /// The host reused its addresses while it was locked (see `forget_stale_locks`): no
     /// agent reaches it any more, only an unlock is left to answer.
     stale: bool,
@@ -150,7 +153,19 @@ struct LockEntry {
 struct Inner {
     system: HashMap<u64, SystemBlock>,
     device: HashMap<u64, DeviceBlock>,
-    locks: HashMap<u64, LockEntry>,
+    /// By (base, size).
+    locks: BTreeMap<(u64, u64), LockEntry>,
+    /// What the agents' allocation tables hold for the live locks: a table holds no
+    /// overlapping ranges, so overlapping locks share one entry, their union (by base).
+    spans: BTreeMap<u64, Span>,
+}
+
+/// The allocation-table entries standing for overlapping locks.
+struct Span {
+    size: u64,
+    /// The entries made, by agent and base: the span in the tables of every agent of its
+    /// locks, in pieces around memory the library or the agent keeps in host memory there.
+    entries: Vec<(usize, u64)>,
 }
 
 /// Everything allocated or locked through the library.
@@ -191,13 +206,7 @@ impl Memory {
             .iter()
             .map(|(b, s)| (*b, s.size))
             .chain(inner.device.iter().map(|(b, d)| (*b, d.size)))
-            .chain(
-                inner
-                    .locks
-                    .iter()
-                    .filter(|(_, l)| !l.stale)
-                    .map(|(b, l)| (*b, l.size)),
-            );
+            .chain(inner.spans.iter().map(|(b, l)| (*b, l.size)));
         for (base, size) in ranges {
             if fits(base, size) {
                 return Ok(Place::Known);
@@ -238,8 +247,8 @@ fn system_owner(rt: &Runtime) -> Status<&rocload::backend::SoftAgent> {
 impl Memory {
     /// Whether `address` lies in locked memory the host may not write.
     fn read_only_lock(&self, address: u64) -> bool {
-        self.inner.lock().locks.iter().any(|(&base, l)| {
-            !l.stale && !l.writable && address >= base && address < base.saturating_add(l.size)
+        self.inner.lock().locks.iter().any(|(&(base, size), l)| {
+            !l.stale && !l.writable && address >= base && address < base.saturating_add(size)
         })
     }
 }
@@ -296,13 +305,13 @@ impl Memory {
                 agents: b.access.iter().copied().filter(|&a| a != b.owner).collect(),
             });
         }
-        let (&base, l) = inner
+        let (&(base, size), l) = inner
             .locks
             .iter()
-            .find(|(&b, l)| !l.stale && inside(b, l.size))?;
+            .find(|(&(b, size), l)| !l.stale && inside(b, size))?;
         Some(BlockInfo {
             base,
-            size: l.size,
+            size,
             locked: true,
             owner: 0,
             coarse: false,
@@ -376,33 +385,97 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
 /// Marks stale the locks that overlap `[base, base + size)`, memory the host allocator has
 /// just handed out: a range locked there was unmapped by its owner without an unlock (AMD's
 /// HIP runtime keeps pinned staging ranges cached after the program frees them), and ROCr's
-/// device memory never collides with it. Their table entries go (only the registration
-/// starting at the lock's base, never the new memory); the lock stays for its unlocks, which
-/// succeed as ROCr's do.
+/// device memory never collides with it. Their table entries go (never the new memory's); the
+/// locks stay for their unlocks, which succeed as ROCr's do.
 fn forget_stale_locks(rt: &Runtime, base: u64, size: u64) {
     let end = base.saturating_add(size);
-    let stale: Vec<(u64, Vec<usize>)> = {
-        let mut inner = rt.memory.inner.lock();
-        inner
-            .locks
-            .iter_mut()
-            .filter(|(&b, l)| !l.stale && b < end && b.saturating_add(l.size) > base)
-            .map(|(&b, l)| {
-                l.stale = true;
-                (b, std::mem::take(&mut l.agents))
-            })
-            .collect()
-    };
-    for (lock_base, agents) in stale {
-        tracing::debug!(
-            lock = format_args!("{lock_base:#x}"),
-            "stale lock: the host reused its addresses"
-        );
-        for a in agents {
-            if let Some(t) = gpu_table(rt, a) {
-                remove_registration(t, lock_base);
+    let mut inner = rt.memory.inner.lock();
+    let mut any = false;
+    for (&(b, s), l) in inner.locks.range_mut(..(end, 0)) {
+        if !l.stale && b.saturating_add(s) > base {
+            tracing::debug!(
+                lock = format_args!("{b:#x}"),
+                size = s,
+                "stale lock: the host reused its addresses"
+            );
+            l.stale = true;
+            any = true;
+        }
+    }
+    if any {
+        respan(rt, &mut inner, base, end);
+    }
+}
+
+/// Rebuilds the allocation-table entries of the locks around `[lo, hi)` after a lock there
+/// came, went or went stale. A table holds no overlapping ranges, so overlapping locks share
+/// one entry (their union, read-only for kernels if one of them is, in the tables of all their
+/// agents): the entries overlapping the range are taken out and the live locks they covered,
+/// with any new lock in the range, are put back. What the library and the agent keep in host
+/// memory (signals, the event page, small code objects) may share a locked page: the entry
+/// goes around it, and that memory stays reachable as its own allocation.
+fn respan(rt: &Runtime, inner: &mut Inner, mut lo: u64, mut hi: u64) {
+    let old: Vec<u64> = inner
+        .spans
+        .range(..hi)
+        .filter(|(&b, span)| b.saturating_add(span.size) > lo)
+        .map(|(&b, _)| b)
+        .collect();
+    for b in old {
+        if let Some(span) = inner.spans.remove(&b) {
+            lo = lo.min(b);
+            hi = hi.max(b.saturating_add(span.size));
+            for (a, piece) in span.entries {
+                if let Some(t) = gpu_table(rt, a) {
+                    remove_registration(t, piece);
+                }
             }
         }
+    }
+    // Every live lock meeting [lo, hi) lies inside it (a live lock lies inside its entry), and
+    // keys come by base: overlapping locks are neighbours.
+    let mut groups: Vec<(u64, u64, Vec<usize>, bool)> = Vec::new();
+    for (&(base, size), l) in inner.locks.range(..(hi, 0)) {
+        let end = base.saturating_add(size);
+        if l.stale || end <= lo {
+            continue;
+        }
+        match groups.last_mut() {
+            Some((gb, gs, agents, writable)) if base < gb.saturating_add(*gs) => {
+                *gs = (*gs).max(end - *gb);
+                for &a in &l.agents {
+                    if !agents.contains(&a) {
+                        agents.push(a);
+                    }
+                }
+                *writable &= l.writable;
+            }
+            _ => groups.push((base, size, l.agents.clone(), l.writable)),
+        }
+    }
+    for (base, size, agents, writable) in groups {
+        let end = base.saturating_add(size);
+        let mut entries = Vec::new();
+        for &a in &agents {
+            let Some(t) = gpu_table(rt, a) else { continue };
+            let mut at = base;
+            let holes = t
+                .overlapping(base, size)
+                .into_iter()
+                .map(|o| (o.base, o.end()));
+            for (hole, after) in holes.chain(std::iter::once((end, end))) {
+                if hole > at {
+                    match t.insert(at, hole - at, MemoryKind::RegisteredHost, writable) {
+                        Ok(_) => entries.push((a, at)),
+                        Err(e) => {
+                            tracing::debug!(error = %e, "locked range left out of an agent's table")
+                        }
+                    }
+                }
+                at = at.max(after);
+            }
+        }
+        inner.spans.insert(base, Span { size, entries });
     }
 }
 
@@ -908,26 +981,31 @@ hsa_api! {
                     return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
                 }
             };
+            let size = size as u64;
             let mut inner = rt.memory.inner.lock();
-            // A stale lock at this base is memory that no longer exists: the new one replaces it.
-            if inner.locks.get(&base).is_some_and(|l| l.stale) {
-                inner.locks.remove(&base);
+            // Other locks may overlap the range (the driver registers each), pool memory may not.
+            let end = base.saturating_add(size);
+            let pool = inner
+                .system
+                .iter()
+                .map(|(&b, blk)| (b, blk.size))
+                .chain(inner.device.iter().map(|(&b, blk)| (b, blk.size)))
+                .find(|&(b, len)| b < end && b.saturating_add(len) > base);
+            if let Some((b, _)) = pool {
+                tracing::debug!(pool_block = format_args!("{b:#x}"), "lock of pool memory");
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            if let Some(lock) = inner.locks.get_mut(&base) {
-                if lock.size != size as u64 {
-                    return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
-                }
+            let key = (base, size);
+            // A stale lock of this range is memory that no longer exists: the new one replaces it.
+            if inner.locks.get(&key).is_some_and(|l| l.stale) {
+                inner.locks.remove(&key);
+            }
+            if let Some(lock) = inner.locks.get_mut(&key) {
                 lock.refs = lock.refs.saturating_add(1);
             } else {
-                let mut granted = Vec::new();
-                for &a in &list {
-                    if let Some(t) = gpu_table(&rt, a) {
-                        t.insert(base, size as u64, MemoryKind::RegisteredHost, writable)
-                            .map_err(|_| HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
-                        granted.push(a);
-                    }
-                }
-                inner.locks.insert(base, LockEntry { size: size as u64, stale: false, refs: 1, agents: granted, writable });
+                let agents = list.iter().copied().filter(|&a| gpu_table(&rt, a).is_some()).collect();
+                inner.locks.insert(key, LockEntry { stale: false, refs: 1, agents, writable });
+                respan(&rt, &mut inner, base, base.saturating_add(size));
             }
             // SAFETY: non-NULL out-pointer.
             unsafe { put(agent_ptr.cast(), host_ptr) }
@@ -940,15 +1018,32 @@ hsa_api! {
             let rt = runtime()?;
             let base = host_ptr as u64;
             let mut inner = rt.memory.inner.lock();
-            let lock = inner.locks.get_mut(&base).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
-            lock.refs -= 1;
+            let at: Vec<((u64, u64), bool)> = inner
+                .locks
+                .range((base, 0)..=(base, u64::MAX))
+                .map(|(&k, l)| (k, l.stale))
+                .collect();
+            let live: Vec<(u64, u64)> = at.iter().filter(|(_, stale)| !stale).map(|(k, _)| *k).collect();
+            // The driver finds a registration by its address alone (libhsakmt's
+            // `fmm_deregister_memory`): with several sizes there it deregisters none, and ROCr's
+            // `MemoryRegion::Unlock` succeeds all the same.
+            if live.len() > 1 {
+                tracing::debug!(base = format_args!("{base:#x}"), registrations = live.len(), "unlock of an address locked with several sizes: none is unlocked");
+                return Ok(());
+            }
+            let key = match live.first() {
+                Some(&k) => k,
+                None => at.first().map(|(k, _)| *k).ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?,
+            };
+            let Some(lock) = inner.locks.get_mut(&key) else {
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+            };
+            lock.refs = lock.refs.saturating_sub(1);
             if lock.refs == 0 {
-                if let Some(lock) = inner.locks.remove(&base) {
-                    for a in lock.agents {
-                        if let Some(t) = gpu_table(&rt, a) {
-                            remove_registration(t, base);
-                        }
-                    }
+                let was_live = !lock.stale;
+                inner.locks.remove(&key);
+                if was_live {
+                    respan(&rt, &mut inner, key.0, key.0.saturating_add(key.1));
                     drop(inner);
                     // The caller may unmap the range once this returns.
                     system_owner(&rt)?.wait_for_running_dispatches();

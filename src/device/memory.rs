@@ -502,6 +502,22 @@ impl AllocationTable {
         (address < a.end() || (a.size == 0 && address == a.base)).then(|| a.clone())
     }
 
+    /// The live allocations that overlap `[base, base + size)`, in address order (they are
+    /// disjoint, so at most one starts before `base`).
+    pub fn overlapping(&self, base: u64, size: u64) -> Vec<Allocation> {
+        let end = base.saturating_add(size.max(1));
+        let live = self.live.read();
+        let mut found: Vec<Allocation> = live
+            .range(..base)
+            .next_back()
+            .filter(|(_, a)| a.end() > base)
+            .map(|(_, a)| a.clone())
+            .into_iter()
+            .collect();
+        found.extend(live.range(base..end).map(|(_, a)| a.clone()));
+        found
+    }
+
     /// Checks an access of `len` bytes at `address`.
     ///
     /// # Errors

@@ -90,6 +90,15 @@ static bool made(hipError_t e, const char* name) {
   return true;
 }
 
+// AMD's HIP 5.2 (clr, run over the software HSA library by tests/clr_over_soft_hsa.rs, which
+// sets TEXTURES_AMD_HIP_5_2) lacks some of what later HIPs and librocload.so answer: such a
+// check says SKIP there, with what clr 5.2 does instead.
+static bool skipped_on_hip_5_2(const char* name, const char* what_it_does) {
+  if (!getenv("TEXTURES_AMD_HIP_5_2")) return false;
+  printf("SKIP %s: AMD's HIP 5.2 %s\n", name, what_it_does);
+  return true;
+}
+
 // ---------------------------------------------------------------- kernels
 
 __global__ void fetch2d(hipTextureObject_t t, const float2* at, float* out, int n) {
@@ -463,7 +472,9 @@ static void surfaces() {
   for (int i = 0; i < W * H; i++) img[i] = (float)(i % 19) - 2.0f;
   hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
   hipArray_t a;
-  HIP_CHECK(hipMallocArray(&a, &cd, W, H, hipArraySurfaceLoadStore));
+  // AMD's HIP 5.2 (clr) refuses the flag; later ones and librocload.so take it.
+  if (!made(hipMallocArray(&a, &cd, W, H, hipArraySurfaceLoadStore), "surf2Dread + surf2Dwrite read back"))
+    return;
   HIP_CHECK(hipMemcpy2DToArray(a, 0, 0, img.data(), W * 4, W * 4, H, hipMemcpyHostToDevice));
   hipResourceDesc r = {};
   r.resType = hipResourceTypeArray;
@@ -742,8 +753,11 @@ static void cube_maps() {
   for (int layered = 0; layered < 2; layered++) {
     int slices = 6 * (layered ? L : 1);
     hipArray_t a;
-    HIP_CHECK(hipMalloc3DArray(&a, &cd, make_hipExtent(S, S, slices),
-                               hipArrayCubemap | (layered ? hipArrayLayered : 0)));
+    // AMD's HIP 5.2 (clr) refuses cube arrays; ROCr agents take them only where HSA can.
+    if (!made(hipMalloc3DArray(&a, &cd, make_hipExtent(S, S, slices),
+                               hipArrayCubemap | (layered ? hipArrayLayered : 0)),
+              layered ? "texCubemapLayered" : "texCubemap"))
+      continue;
     hipMemcpy3DParms p = {};
     p.srcPtr = make_hipPitchedPtr(faces.data(), S * 4, S, S);
     p.dstArray = a;
@@ -809,7 +823,8 @@ static void border_colours() {
   memcpy(td.borderColor, colour, sizeof colour);
   hipTextureObject_t t;
   const char* name = "arbitrary border colour, every channel, linear";
-  if (!made(hipCreateTextureObject(&t, &r, &td, nullptr), name)) {
+  if (skipped_on_hip_5_2(name, "takes the colour and samples transparent black (HSA samplers have no colour)") ||
+      !made(hipCreateTextureObject(&t, &r, &td, nullptr), name)) {
     HIP_CHECK(hipFreeArray(a));
     return;
   }
@@ -879,11 +894,15 @@ static void views() {
   }
   hipResourceViewDesc vb;
   HIP_CHECK(hipGetTextureObjectResourceViewDesc(&vb, t));
-  ok &= vb.format == hipResViewFormatUnsignedInt1 && vb.width == (size_t)W;
-  v.format = hipResViewFormatUnsignedShort1;
-  hipTextureObject_t bad;
-  ok &= hipCreateTextureObject(&bad, &r, &td, &v) == hipErrorInvalidValue;
-  report("resource view: uchar4 texels read as uint, a view of another size refused", ok);
+  report("resource view: uchar4 texels read as uint", ok);
+  if (!skipped_on_hip_5_2("resource view: read back, a view of another size refused",
+                          "takes a view of another size")) {
+    ok = vb.format == hipResViewFormatUnsignedInt1 && vb.width == (size_t)W;
+    v.format = hipResViewFormatUnsignedShort1;
+    hipTextureObject_t bad;
+    ok &= hipCreateTextureObject(&bad, &r, &td, &v) == hipErrorInvalidValue;
+    report("resource view: read back, a view of another size refused", ok);
+  }
   HIP_CHECK(hipDestroyTextureObject(t));
   HIP_CHECK(hipFreeArray(a));
   HIP_CHECK(hipFree(dout));
@@ -960,7 +979,8 @@ static void views() {
   vl.firstLayer = 1;
   vl.lastLayer = 2;
   const char* layer_name = "resource view: layers 1..2, layer 0 is layer 1, past the view clamps";
-  if (made(hipCreateTextureObject(&t, &rl, &tl, &vl), layer_name)) {
+  if (!skipped_on_hip_5_2(layer_name, "refuses a view of some layers (hipErrorInvalidValue)") &&
+      made(hipCreateTextureObject(&t, &rl, &tl, &vl), layer_name)) {
     HIP_CHECK(hipMemcpy(dat, at.data(), N * sizeof(float2), hipMemcpyHostToDevice));
     ok = true;
     const int asked[] = {0, 1, 5};
@@ -987,7 +1007,9 @@ int main(int, char** argv) {
   linear_memory_and_formats();
   surfaces();
   limits();
-  driver_api(argv[0]);
+  if (!skipped_on_hip_5_2("driver API texture references",
+                          "answers hipModuleGetTexRef and hipTexRefGetMaxAnisotropy otherwise"))
+    driver_api(argv[0]);
   driver_objects();
   cube_maps();
   border_colours();
