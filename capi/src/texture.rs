@@ -59,7 +59,7 @@ pub struct hipTextureDesc {
     pub filterMode: c_int,
     /// `hipTextureReadMode`.
     pub readMode: c_int,
-    /// sRGB conversion (refused).
+    /// sRGB: 8-bit unsigned texels read as normalised floats are converted to linear light.
     pub sRGB: c_int,
     /// Border colour.
     pub borderColor: [f32; 4],
@@ -440,12 +440,6 @@ fn border_fields(t: &hipTextureDesc, format: TexelFormat) -> Result<(u32, u32), 
 
 /// The S# state of a texture description (`border`: type and table entry).
 fn sampler_state(t: &hipTextureDesc, border: (u32, u32)) -> Result<SamplerState, Failure> {
-    if t.sRGB != 0 {
-        return Err(Failure::new(
-            hipErrorNotSupported,
-            "sRGB textures are not supported",
-        ));
-    }
     let mode = |m: c_int| -> Result<u32, Failure> {
         Ok(match m {
             0 => clamp::WRAP,
@@ -524,6 +518,11 @@ fn image_request(
     if r.last_level > 0 || r.base_level > 0 {
         return Err(not_on_rocr("mip levels"));
     }
+    if format.is_srgb() && format.channels() < 4 {
+        return Err(not_on_rocr(
+            "sRGB of one or two channels (HSA's sRGB orders have four)",
+        ));
+    }
     let layers = r.last_slice - r.base_slice + 1;
     let data = r.base + r.base_slice * r.slice_pitch;
     // A layer range is the layers' own memory; an image starts at a 256-byte boundary.
@@ -589,12 +588,6 @@ fn sampler_request(t: &hipTextureDesc, r: &Resource) -> Result<SamplerRequest, F
             ),
         ));
     }
-    if t.sRGB != 0 {
-        return Err(Failure::new(
-            hipErrorNotSupported,
-            "sRGB textures are not supported",
-        ));
-    }
     let normalized = t.normalizedCoords != 0;
     // As HIP: linear memory is read unfiltered, unnormalised coordinates cannot wrap or mirror
     // (clamp to edge instead).
@@ -653,7 +646,21 @@ fn texture_words(
         apply_view(&mut r, v)?;
     }
     let normalized = tex.readMode == 1 && small_integers(r.format);
-    let format = texel_format(r.format, r.channels, normalized)?;
+    let mut format = texel_format(r.format, r.channels, normalized)?;
+    if tex.sRGB != 0 {
+        // sRGB is a way of reading 8-bit unsigned texels as normalised floats.
+        format = format.srgb().map_err(|_| {
+            Failure::new(
+                hipErrorNotSupported,
+                format!(
+                    "sRGB reads of {} x {:?} texels read as {}: sRGB needs 8-bit unsigned ones read as normalised floats",
+                    r.channels,
+                    r.format,
+                    if normalized { "normalised floats" } else { "elements" }
+                ),
+            )
+        })?;
+    }
     let device = current_device();
     let mut words = [0u32; 20];
     if !runtime().device_makes_images(device)? {

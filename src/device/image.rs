@@ -65,6 +65,12 @@ pub mod channel_order {
     pub const ARGB: u32 = 10;
     /// Alpha, blue, green, red.
     pub const ABGR: u32 = 11;
+    /// sRGB red, green, blue, padding (alpha 1).
+    pub const SRGBX: u32 = 13;
+    /// sRGB red, green, blue and linear alpha.
+    pub const SRGBA: u32 = 14;
+    /// sRGB blue, green, red and linear alpha.
+    pub const SBGRA: u32 = 15;
     /// One value read as all four channels.
     pub const INTENSITY: u32 = 16;
     /// One value read as red, green and blue, alpha 1.
@@ -107,6 +113,9 @@ impl std::error::Error for ImageError {}
 pub struct TexelFormat {
     channel_type: u32,
     order: u32,
+    /// 8-bit sRGB texels (the sRGB orders, or one or two channels made sRGB by
+    /// [`TexelFormat::srgb`]).
+    srgb: bool,
 }
 
 /// Destination selects (`SQ_SEL_*`): 0 zero, 1 one, 4-7 the stored channels X-W.
@@ -121,15 +130,20 @@ impl TexelFormat {
     /// The format of `channel_type` and `order`, if the emulator has one.
     ///
     /// # Errors
-    /// [`ImageError::Format`] for 24-bit and packed types, three-channel and sRGB orders.
+    /// [`ImageError::Format`] for 24-bit and packed types, three-channel orders, and sRGB
+    /// orders of another type than 8-bit unsigned normalised.
     pub fn new(channel_type: u32, order: u32) -> Result<TexelFormat, ImageError> {
+        use channel_order::{SBGRA, SRGBA, SRGBX};
+        let srgb = matches!(order, SRGBX | SRGBA | SBGRA);
         let f = TexelFormat {
             channel_type,
             order,
+            srgb,
         };
         if channel_type > channel_type::FLOAT
             || (4..=7).contains(&channel_type)
             || f.stored_channels().is_none()
+            || (srgb && channel_type != channel_type::UNORM_INT8)
         {
             return Err(ImageError::Format {
                 channel_type,
@@ -137,6 +151,37 @@ impl TexelFormat {
             });
         }
         Ok(f)
+    }
+
+    /// The same texels read as sRGB (converted to linear light before filtering): 8-bit
+    /// unsigned normalised red, red-green or RGBA (HSA names the last `SRGBA`).
+    ///
+    /// # Errors
+    /// [`ImageError::Format`] for other types and orders.
+    pub fn srgb(self) -> Result<TexelFormat, ImageError> {
+        use channel_order::{R, RG, RGBA, SRGBA};
+        let order = match self.order {
+            RGBA => SRGBA,
+            o @ (R | RG) => o,
+            o if self.srgb => o,
+            _ => u32::MAX,
+        };
+        if self.channel_type != channel_type::UNORM_INT8 || order == u32::MAX {
+            return Err(ImageError::Format {
+                channel_type: self.channel_type,
+                order: self.order,
+            });
+        }
+        Ok(TexelFormat {
+            order,
+            srgb: true,
+            ..self
+        })
+    }
+
+    /// Whether the texels are sRGB.
+    pub fn is_srgb(&self) -> bool {
+        self.srgb
     }
 
     /// `hsa_ext_image_channel_type_t`.
@@ -155,7 +200,7 @@ impl TexelFormat {
         match self.order {
             A | R | RX | INTENSITY | LUMINANCE => Some(1),
             RG | RGX | RA => Some(2),
-            RGBA | BGRA | ARGB | ABGR => Some(4),
+            RGBA | BGRA | ARGB | ABGR | SRGBX | SRGBA | SBGRA => Some(4),
             _ => None,
         }
     }
@@ -192,6 +237,13 @@ impl TexelFormat {
     /// The gfx10 combined format code (`CFMT_*` of ROCr's `resource_nv.h`).
     pub fn format_code(&self) -> u32 {
         use channel_type::*;
+        if self.srgb {
+            return [128, 129, 130][match self.channels() {
+                1 => 0,
+                2 => 1,
+                _ => 2,
+            }];
+        }
         let (c1, c2, c4) = match self.channel_type {
             UNORM_INT8 => (1, 14, 56),
             SNORM_INT8 => (2, 15, 57),
@@ -223,7 +275,8 @@ impl TexelFormat {
             LUMINANCE => [SEL_X, SEL_X, SEL_X, SEL_1],
             RG | RGX => [SEL_X, SEL_Y, SEL_0, SEL_1],
             RA => [SEL_X, SEL_0, SEL_0, SEL_Y],
-            BGRA => [SEL_Z, SEL_Y, SEL_X, SEL_W],
+            BGRA | SBGRA => [SEL_Z, SEL_Y, SEL_X, SEL_W],
+            SRGBX => [SEL_X, SEL_Y, SEL_Z, SEL_1],
             ARGB => [SEL_Y, SEL_Z, SEL_W, SEL_X],
             ABGR => [SEL_W, SEL_Z, SEL_Y, SEL_X],
             _ => [SEL_X, SEL_Y, SEL_Z, SEL_W],
@@ -573,6 +626,27 @@ mod tests {
         s.base -= 16;
         s.pitch_texels = 99;
         assert!(image_words(&s).is_err());
+    }
+
+    #[test]
+    fn srgb_formats_are_8_bit_unorm_with_their_own_codes() {
+        use channel_order::*;
+        let u8 = |o| TexelFormat::new(channel_type::UNORM_INT8, o).unwrap();
+        assert_eq!(u8(SRGBA).format_code(), 130);
+        assert_eq!(u8(SBGRA).dst_sel(), u8(BGRA).dst_sel());
+        assert_eq!(u8(R).srgb().unwrap().format_code(), 128);
+        assert_eq!(u8(RG).srgb().unwrap().format_code(), 129);
+        let rgba = u8(RGBA).srgb().unwrap();
+        assert_eq!(
+            (rgba.order(), rgba.format_code(), rgba.is_srgb()),
+            (SRGBA, 130, true)
+        );
+        assert!(TexelFormat::new(channel_type::UNORM_INT16, SRGBA).is_err());
+        assert!(TexelFormat::new(channel_type::UNSIGNED_INT8, RGBA)
+            .unwrap()
+            .srgb()
+            .is_err());
+        assert!(u8(BGRA).srgb().is_err());
     }
 
     #[test]

@@ -140,6 +140,9 @@ pub enum Num {
     Sint,
     /// IEEE float (16 or 32 bits).
     Float,
+    /// 8-bit sRGB: unsigned normalised, red, green and blue converted to linear on read
+    /// (alpha, the fourth channel, is linear), before filtering.
+    Srgb,
 }
 
 /// A texel format: channel width, channel count, number format.
@@ -161,7 +164,7 @@ impl Format {
 
     /// Whether the format reads as floats (float, unorm, snorm).
     pub fn is_float(&self) -> bool {
-        matches!(self.num, Num::Unorm | Num::Snorm | Num::Float)
+        matches!(self.num, Num::Unorm | Num::Snorm | Num::Float | Num::Srgb)
     }
 
     /// The format with gfx10 combined format code `code`, if executed.
@@ -222,12 +225,39 @@ const FORMATS: &[(u16, Format)] = &[
     (75, fmt(32, 4, Num::Uint)),
     (76, fmt(32, 4, Num::Sint)),
     (77, fmt(32, 4, Num::Float)),
+    // Image-only formats (Mesa's AMD register database, gfx10-rsrc.json `GFX10_FORMAT`; ROCr's
+    // `resource_nv.h` `CFMT_*_SRGB`).
+    (128, fmt(8, 1, Num::Srgb)),
+    (129, fmt(8, 2, Num::Srgb)),
+    (130, fmt(8, 4, Num::Srgb)),
 ];
+
+/// An sRGB-encoded value in 0..=1 as linear light (the sRGB transfer function, IEC 61966-2-1),
+/// computed in double precision and rounded once.
+pub fn srgb_to_linear(c: f32) -> f32 {
+    let c = f64::from(c);
+    (if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }) as f32
+}
+
+/// Linear light in 0..=1 as an sRGB-encoded value (what an image store into an sRGB format
+/// writes before rounding to 8 bits).
+pub fn linear_to_srgb(l: f32) -> f32 {
+    let l = f64::from(l);
+    (if l <= 0.003_130_8 {
+        l * 12.92
+    } else {
+        1.055 * l.powf(1.0 / 2.4) - 0.055
+    }) as f32
+}
 
 /// One channel of a texel as the shader sees it (a float's or an integer's bits).
 fn decode_channel(f: Format, raw: u32) -> u32 {
     match (f.num, f.bits) {
-        (Num::Unorm, 8) => (raw as f32 / 255.0).to_bits(),
+        (Num::Unorm | Num::Srgb, 8) => (raw as f32 / 255.0).to_bits(),
         (Num::Unorm, 16) => (raw as f32 / 65535.0).to_bits(),
         (Num::Snorm, 8) => (f32::from(raw as u8 as i8) / 127.0).max(-1.0).to_bits(),
         (Num::Snorm, 16) => (f32::from(raw as u16 as i16) / 32767.0).max(-1.0).to_bits(),
@@ -243,7 +273,7 @@ fn decode_channel(f: Format, raw: u32) -> u32 {
 fn encode_channel(f: Format, v: u32) -> u32 {
     let x = f32::from_bits(v);
     match (f.num, f.bits) {
-        (Num::Unorm, b) => {
+        (Num::Unorm | Num::Srgb, b) => {
             let max = ((1u64 << b) - 1) as f32;
             let c = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
             (c * max).round_ties_even() as u32
@@ -270,6 +300,9 @@ fn unpack_texel(f: Format, bytes: &[u8]) -> [u32; 4] {
             raw |= u32::from(bytes.get(c * w + k).copied().unwrap_or(0)) << (8 * k);
         }
         *o = decode_channel(f, raw);
+        if f.num == Num::Srgb && c < 3 {
+            *o = srgb_to_linear(f32::from_bits(*o)).to_bits();
+        }
     }
     out
 }
@@ -712,7 +745,13 @@ fn run<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Result<(), 
                         let wb = (fm.bits / 8) as usize;
                         let mut bytes = [0u8; 16];
                         for c in 0..fm.channels as usize {
-                            let enc = encode_channel(fm, vals[c]).to_le_bytes();
+                            // Stores into sRGB texels encode linear light (red, green, blue).
+                            let v = if fm.num == Num::Srgb && c < 3 {
+                                linear_to_srgb(f32::from_bits(vals[c])).to_bits()
+                            } else {
+                                vals[c]
+                            };
+                            let enc = encode_channel(fm, v).to_le_bytes();
                             bytes[c * wb..c * wb + wb].copy_from_slice(&enc[..wb]);
                         }
                         write_bytes(e, l, addr, &bytes[..fm.bytes() as usize])?;
@@ -1304,5 +1343,26 @@ mod tests {
         let s = fmt(8, 1, Num::Snorm);
         assert_eq!(f32::from_bits(decode_channel(s, 0x80)), -1.0);
         assert_eq!(encode_channel(s, (-1.0f32).to_bits()), 0x81);
+    }
+
+    #[test]
+    fn srgb_texels_read_as_linear_light_and_stores_invert_it() {
+        let f = Format::from_code(130).unwrap();
+        assert_eq!(f, fmt(8, 4, Num::Srgb));
+        let t = unpack_texel(f, &[0, 188, 255, 188]);
+        assert_eq!(f32::from_bits(t[0]), 0.0);
+        // 188/255 is 0.7373 encoded: linear ((0.7373 + 0.055) / 1.055)^2.4 = 0.5029.
+        assert!((f32::from_bits(t[1]) - 0.502_886).abs() < 1e-5, "{}", f32::from_bits(t[1]));
+        assert_eq!(f32::from_bits(t[2]), 1.0);
+        // Alpha is linear.
+        assert_eq!(f32::from_bits(t[3]), 188.0 / 255.0);
+        // The low segment is linear: 10/255 / 12.92.
+        let low = unpack_texel(Format::from_code(128).unwrap(), &[10]);
+        assert_eq!(f32::from_bits(low[0]), ((10.0f64 / 255.0) as f32 as f64 / 12.92) as f32);
+        for v in 0..=255u32 {
+            let lin = srgb_to_linear(v as f32 / 255.0);
+            let back = encode_channel(f, linear_to_srgb(lin).to_bits());
+            assert_eq!(back, v, "sRGB {v} -> {lin} -> {back}");
+        }
     }
 }

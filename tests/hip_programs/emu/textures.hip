@@ -72,6 +72,12 @@ static float model(const Img& im, int dims, int mode, bool linear, float u, floa
   return (float)acc;
 }
 
+// An sRGB-encoded value in 0..1 as linear light (IEC 61966-2-1), in double, rounded once.
+static float srgb_to_linear(float c) {
+  double v = c;
+  return (float)(v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4));
+}
+
 static bool close(float got, float want, const char* what, int i) {
   if (ulps_f32(got, want) <= 1) return true;
   printf("  %s[%d]: %.9g, expected %.9g\n", what, i, got, want);
@@ -462,6 +468,56 @@ static void linear_memory_and_formats() {
   }
   report("uchar4 normalised float, linear", ok);
   HIP_CHECK(hipDestroyTextureObject(t));
+  // The same texels as sRGB: red, green and blue go to linear light before filtering, alpha
+  // stays linear.
+  td.sRGB = 1;
+  const char* srgb_name = "uchar4 sRGB, to linear light before linear filtering";
+  if (made(hipCreateTextureObject(&t, &ra, &td, nullptr), srgb_name)) {
+    fetch_u8<<<1, M>>>(t, dat, d4, M);
+    HIP_CHECK(hipGetLastError());
+    g4 = download(d4, M);
+    ok = true;
+    for (int c = 0; c < 4; c++) {
+      std::vector<float> chan(W * H);
+      for (int i = 0; i < W * H; i++) {
+        float v = (float)((&img[i].x)[c]) / 255.0f;
+        chan[i] = c < 3 ? srgb_to_linear(v) : v;
+      }
+      Img im = {chan.data(), W, H, 1};
+      for (int i = 0; i < M; i++)
+        if (!close((&g4[i].x)[c], model(im, 2, 1, true, at[i].x, at[i].y, 0), "sRGB", i + 1000 * c)) ok = false;
+    }
+    report(srgb_name, ok);
+    HIP_CHECK(hipDestroyTextureObject(t));
+  }
+  HIP_CHECK(hipFreeArray(a));
+  // One sRGB channel, point sampled: the conversion of each stored value; an integer read of
+  // sRGB texels is refused.
+  std::vector<unsigned char> grey(W * H);
+  for (int i = 0; i < W * H; i++) grey[i] = (unsigned char)(i * 19 + 3);
+  hipChannelFormatDesc c1 = hipCreateChannelDesc(8, 0, 0, 0, hipChannelFormatKindUnsigned);
+  HIP_CHECK(hipMallocArray(&a, &c1, W, H));
+  HIP_CHECK(hipMemcpy2DToArray(a, 0, 0, grey.data(), W, W, H, hipMemcpyHostToDevice));
+  ra.res.array.array = a;
+  td.filterMode = hipFilterModePoint;
+  const char* grey_name = "uchar1 sRGB, point";
+  if (!skipped_on_hip_5_2(grey_name, "reads one sRGB channel unconverted (HSA has no such order)") &&
+      made(hipCreateTextureObject(&t, &ra, &td, nullptr), grey_name)) {
+    fetch_u8<<<1, M>>>(t, dat, d4, M);
+    HIP_CHECK(hipGetLastError());
+    g4 = download(d4, M);
+    std::vector<float> chan(W * H);
+    for (int i = 0; i < W * H; i++) chan[i] = srgb_to_linear((float)grey[i] / 255.0f);
+    Img im = {chan.data(), W, H, 1};
+    ok = true;
+    for (int i = 0; i < M; i++)
+      if (!close(g4[i].x, model(im, 2, 1, false, at[i].x, at[i].y, 0), "sRGB1", i)) ok = false;
+    td.readMode = hipReadModeElementType;
+    hipTextureObject_t refused;
+    ok &= hipCreateTextureObject(&refused, &ra, &td, nullptr) == hipErrorNotSupported;
+    report(grey_name, ok);
+    HIP_CHECK(hipDestroyTextureObject(t));
+  }
   HIP_CHECK(hipFreeArray(a));
   HIP_CHECK(hipFree(dat));
   HIP_CHECK(hipFree(d4));
