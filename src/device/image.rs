@@ -108,6 +108,50 @@ impl fmt::Display for ImageError {
 
 impl std::error::Error for ImageError {}
 
+/// A block-compressed format (4x4 texels a block) the emulator decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockCompression {
+    /// BC1: RGB (and punch-through alpha), 8 bytes a block.
+    Bc1,
+    /// BC2: RGB and explicit 4-bit alpha, 16 bytes.
+    Bc2,
+    /// BC3: RGB and interpolated alpha, 16 bytes.
+    Bc3,
+    /// BC4: one unsigned channel, 8 bytes.
+    Bc4,
+    /// BC4: one signed channel, 8 bytes.
+    Bc4Signed,
+    /// BC5: two unsigned channels, 16 bytes.
+    Bc5,
+    /// BC5: two signed channels, 16 bytes.
+    Bc5Signed,
+}
+
+impl BlockCompression {
+    /// Bytes of one 4x4 block.
+    pub fn block_bytes(self) -> u32 {
+        match self {
+            BlockCompression::Bc1 | BlockCompression::Bc4 | BlockCompression::Bc4Signed => 8,
+            _ => 16,
+        }
+    }
+
+    /// The gfx10 format code (Mesa's AMD register database, `gfx10-rsrc.json`
+    /// `GFX10_FORMAT_BC*`); `srgb` for BC1 to BC3's sRGB codes.
+    fn format_code(self, srgb: bool) -> u32 {
+        let s = u32::from(srgb);
+        match self {
+            BlockCompression::Bc1 => 169 + s,
+            BlockCompression::Bc2 => 171 + s,
+            BlockCompression::Bc3 => 173 + s,
+            BlockCompression::Bc4 => 175,
+            BlockCompression::Bc4Signed => 176,
+            BlockCompression::Bc5 => 177,
+            BlockCompression::Bc5Signed => 178,
+        }
+    }
+}
+
 /// A texel format: an HSA channel type and order the emulator reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TexelFormat {
@@ -116,6 +160,9 @@ pub struct TexelFormat {
     /// 8-bit sRGB texels (the sRGB orders, or one or two channels made sRGB by
     /// [`TexelFormat::srgb`]).
     srgb: bool,
+    /// Block-compressed texels (HSA has no name for them: the type and order say what a read
+    /// gives, 8-bit normalised RGBA).
+    block: Option<BlockCompression>,
 }
 
 /// Destination selects (`SQ_SEL_*`): 0 zero, 1 one, 4-7 the stored channels X-W.
@@ -139,6 +186,7 @@ impl TexelFormat {
             channel_type,
             order,
             srgb,
+            block: None,
         };
         if channel_type > channel_type::FLOAT
             || (4..=7).contains(&channel_type)
@@ -153,13 +201,50 @@ impl TexelFormat {
         Ok(f)
     }
 
+    /// Block-compressed texels of `kind`, read as normalised floats.
+    pub fn block_compressed(kind: BlockCompression) -> TexelFormat {
+        let signed = matches!(
+            kind,
+            BlockCompression::Bc4Signed | BlockCompression::Bc5Signed
+        );
+        TexelFormat {
+            channel_type: if signed {
+                channel_type::SNORM_INT8
+            } else {
+                channel_type::UNORM_INT8
+            },
+            order: channel_order::RGBA,
+            srgb: false,
+            block: Some(kind),
+        }
+    }
+
+    /// The block compression, if the texels are compressed.
+    pub fn block(&self) -> Option<BlockCompression> {
+        self.block
+    }
+
     /// The same texels read as sRGB (converted to linear light before filtering): 8-bit
-    /// unsigned normalised red, red-green or RGBA (HSA names the last `SRGBA`).
+    /// unsigned normalised red, red-green or RGBA (HSA names the last `SRGBA`), or BC1 to BC3.
     ///
     /// # Errors
     /// [`ImageError::Format`] for other types and orders.
     pub fn srgb(self) -> Result<TexelFormat, ImageError> {
         use channel_order::{R, RG, RGBA, SRGBA};
+        if let Some(b) = self.block {
+            use BlockCompression::*;
+            if !matches!(b, Bc1 | Bc2 | Bc3) {
+                return Err(ImageError::Format {
+                    channel_type: self.channel_type,
+                    order: self.order,
+                });
+            }
+            return Ok(TexelFormat {
+                order: SRGBA,
+                srgb: true,
+                ..self
+            });
+        }
         let order = match self.order {
             RGBA => SRGBA,
             o @ (R | RG) => o,
@@ -220,9 +305,12 @@ impl TexelFormat {
         }
     }
 
-    /// Bytes of one texel.
+    /// Bytes of one texel (of one 4x4 block when compressed).
     pub fn texel_bytes(&self) -> u32 {
-        self.channel_bytes() * self.channels()
+        match self.block {
+            Some(b) => b.block_bytes(),
+            None => self.channel_bytes() * self.channels(),
+        }
     }
 
     /// Whether the stored values are floats (and normalised integers read as floats).
@@ -237,6 +325,9 @@ impl TexelFormat {
     /// The gfx10 combined format code (`CFMT_*` of ROCr's `resource_nv.h`).
     pub fn format_code(&self) -> u32 {
         use channel_type::*;
+        if let Some(b) = self.block {
+            return b.format_code(self.srgb);
+        }
         if self.srgb {
             return [128, 129, 130][match self.channels() {
                 1 => 0,

@@ -20,6 +20,7 @@
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
+use super::bcn::{self, Bc};
 use super::atomic::{self, AtomicOp as At};
 use super::{ctl, guest_fault, Ctl, Env, Fault, Handler, Opnd, Uop};
 use crate::isa::mimg::{mimg_bits, MimgFields, MimgInfo, MimgKind};
@@ -154,12 +155,18 @@ pub struct Format {
     pub channels: u32,
     /// Number format.
     pub num: Num,
+    /// Block-compressed: texels come in 4x4 blocks of this format (then `bits` and `channels`
+    /// are those of the decoded texels).
+    pub block: Option<Bc>,
 }
 
 impl Format {
-    /// Bytes per texel.
+    /// Bytes per texel, or per 4x4 block of a block-compressed format.
     pub fn bytes(&self) -> u32 {
-        self.bits / 8 * self.channels
+        match self.block {
+            Some(b) => b.block_bytes(),
+            None => self.bits / 8 * self.channels,
+        }
     }
 
     /// Whether the format reads as floats (float, unorm, snorm).
@@ -181,6 +188,16 @@ const fn fmt(bits: u32, channels: u32, num: Num) -> Format {
         bits,
         channels,
         num,
+        block: None,
+    }
+}
+
+const fn bc(block: Bc, num: Num) -> Format {
+    Format {
+        bits: 8,
+        channels: 4,
+        num,
+        block: Some(block),
     }
 }
 
@@ -230,6 +247,16 @@ const FORMATS: &[(u16, Format)] = &[
     (128, fmt(8, 1, Num::Srgb)),
     (129, fmt(8, 2, Num::Srgb)),
     (130, fmt(8, 4, Num::Srgb)),
+    (169, bc(Bc::Bc1, Num::Unorm)),
+    (170, bc(Bc::Bc1, Num::Srgb)),
+    (171, bc(Bc::Bc2, Num::Unorm)),
+    (172, bc(Bc::Bc2, Num::Srgb)),
+    (173, bc(Bc::Bc3, Num::Unorm)),
+    (174, bc(Bc::Bc3, Num::Srgb)),
+    (175, bc(Bc::Bc4, Num::Unorm)),
+    (176, bc(Bc::Bc4Signed, Num::Snorm)),
+    (177, bc(Bc::Bc5, Num::Unorm)),
+    (178, bc(Bc::Bc5Signed, Num::Snorm)),
 ];
 
 /// An sRGB-encoded value in 0..=1 as linear light (the sRGB transfer function, IEC 61966-2-1),
@@ -407,18 +434,21 @@ impl Image {
         ]
     }
 
-    /// Byte offset of level `k` from the base and its row pitch in bytes.
+    /// Byte offset of level `k` from the base and its row pitch in bytes (a row of texels, or
+    /// of 4x4 blocks for block-compressed formats: the pitch counts texels either way).
     fn level_offset(&self, k: u32) -> (u64, u64) {
         let bpp = u64::from(self.format.bytes());
+        // Texels per stored element along x and y.
+        let per = if self.format.block.is_some() { 4 } else { 1 };
         let mut offset = 0u64;
         for j in 0..k {
             let [w, h, d] = self.level_size(j);
             let pitch = if j == 0 { self.pitch } else { w };
-            let size = u64::from(pitch) * bpp * u64::from(h) * u64::from(d);
+            let size = u64::from(pitch.div_ceil(per)) * bpp * u64::from(h.div_ceil(per)) * u64::from(d);
             offset = (offset + size).div_ceil(256) * 256;
         }
         let row = if k == 0 { self.pitch } else { self.level_size(k)[0] };
-        (offset, u64::from(row) * bpp)
+        (offset, u64::from(row.div_ceil(per)) * bpp)
     }
 
     /// Guest address of texel (x, y, z) of level `k`; `None` outside the level.
@@ -430,6 +460,11 @@ impl Image {
         }
         let (offset, row) = self.level_offset(k);
         let bpp = u64::from(self.format.bytes());
+        // A block-compressed texel's address is its block's.
+        let (x, y, h) = match self.format.block {
+            Some(_) => (x / 4, y / 4, h.div_ceil(4)),
+            None => (x, y, h),
+        };
         let slice = row * u64::from(h);
         Some(
             self.base
@@ -587,6 +622,15 @@ fn fetch(e: &Env<'_>, l: usize, img: &Image, k: u32, x: i64, y: i64, z: i64) -> 
     let mut buf = [0u8; 16];
     let n = img.format.bytes() as usize;
     read_bytes(e, l, addr, &mut buf[..n])?;
+    if let Some(b) = img.format.block {
+        let mut t = bcn::decode(b, &buf[..n], x as usize, y as usize);
+        if img.format.num == Num::Srgb {
+            for c in &mut t[..3] {
+                *c = srgb_to_linear(*c);
+            }
+        }
+        return Ok(Some(t.map(f32::to_bits)));
+    }
     Ok(Some(unpack_texel(img.format, &buf[..n])))
 }
 
@@ -711,6 +755,9 @@ fn run<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Result<(), 
                 let mip = if f.info.mip { a(next) as u32 } else { 0 };
                 let k = img.base_level.saturating_add(mip);
                 let z = if img.is_array() { z + i64::from(img.base_array) } else { z };
+                if img.format.block.is_some() && f.info.kind != MimgKind::Load {
+                    return Err(unsupported_descriptor("a store or atomic on block-compressed texels"));
+                }
                 let addr = if k > img.last_level { None } else { img.texel_address(k, x, y, z) };
                 match f.info.kind {
                     MimgKind::Load => {

@@ -1056,6 +1056,171 @@ static void views() {
   HIP_CHECK(hipFree(dat));
 }
 
+// ---------------------------------------------------------------- block compression
+
+// Texel (x, y) of one BCn block as red, green, blue, alpha, from the public format
+// descriptions (Direct3D's block compression, Khronos' S3TC and RGTC): kind 1-5, `sgn` for
+// BC4/BC5 signed. Palette entries are exact means of the endpoints, rounded to float once.
+static void bc_texel(int kind, bool sgn, const unsigned char* b, int x, int y, float out[4]) {
+  const int i = y * 4 + x;
+  double px[4] = {0, 0, 0, 1};
+  // BC1 colour block (BC2 and BC3 always use its four-colour mode).
+  auto colours = [&](const unsigned char* c, bool four) {
+    unsigned c0 = c[0] | c[1] << 8, c1 = c[2] | c[3] << 8;
+    unsigned idx = (c[4] | c[5] << 8 | c[6] << 16 | (unsigned)c[7] << 24) >> (2 * i) & 3;
+    bool opaque = four || c0 > c1;
+    const int shift[3] = {11, 5, 0}, mask[3] = {31, 63, 31};
+    for (int ch = 0; ch < 3; ch++) {
+      int a = c0 >> shift[ch] & mask[ch], z = c1 >> shift[ch] & mask[ch];
+      double units = idx == 0 ? a : idx == 1 ? z
+                   : opaque ? (idx == 2 ? (2.0 * a + z) / 3.0 : (a + 2.0 * z) / 3.0)
+                            : (idx == 2 ? (a + z) / 2.0 : 0.0);
+      px[ch] = units / mask[ch];
+    }
+    if (!opaque && idx == 3) px[3] = 0;
+  };
+  // An interpolated channel (BC3 alpha, BC4, BC5): two endpoints, 3-bit indices.
+  auto channel = [&](const unsigned char* c) -> double {
+    unsigned long long bits = 0;
+    for (int q = 0; q < 6; q++) bits |= (unsigned long long)c[2 + q] << (8 * q);
+    int idx = (int)(bits >> (3 * i) & 7);
+    int a = sgn ? (signed char)c[0] : c[0], z = sgn ? (signed char)c[1] : c[1];
+    bool eight = a > z;
+    double scale = sgn ? 127.0 : 255.0;
+    if (sgn) { a = a < -127 ? -127 : a; z = z < -127 ? -127 : z; }
+    if (idx == 0) return a / scale;
+    if (idx == 1) return z / scale;
+    if (eight) return ((8 - idx) * (double)a + (idx - 1) * (double)z) / (7.0 * scale);
+    if (idx == 6) return sgn ? -1.0 : 0.0;
+    if (idx == 7) return 1.0;
+    return ((6 - idx) * (double)a + (idx - 1) * (double)z) / (5.0 * scale);
+  };
+  switch (kind) {
+    case 1: colours(b, false); break;
+    case 2: {
+      colours(b + 8, true);
+      unsigned long long bits = 0;
+      for (int q = 0; q < 8; q++) bits |= (unsigned long long)b[q] << (8 * q);
+      px[3] = (double)(bits >> (4 * i) & 15) / 15.0;
+      break;
+    }
+    case 3: colours(b + 8, true); px[3] = channel(b); break;
+    case 4: px[0] = channel(b); break;
+    default: px[0] = channel(b); px[1] = channel(b + 8); break;
+  }
+  for (int ch = 0; ch < 4; ch++) out[ch] = (float)px[ch];
+}
+
+// BC1 to BC5 (and BC4/BC5 signed) views of arrays of uint2/uint4 blocks: every texel point
+// sampled, and linear filtering of the decoded texels, against the host decoder.
+static void block_compressed() {
+  const int BW = 3, BH = 2, TW = 4 * BW, TH = 4 * BH, N = 96;
+  struct Case { const char* name; int view; int kind; bool sgn; int bytes; };
+  const Case cases[] = {
+      {"BC1", hipResViewFormatUnsignedBlockCompressed1, 1, false, 8},
+      {"BC2", hipResViewFormatUnsignedBlockCompressed2, 2, false, 16},
+      {"BC3", hipResViewFormatUnsignedBlockCompressed3, 3, false, 16},
+      {"BC4", hipResViewFormatUnsignedBlockCompressed4, 4, false, 8},
+      {"BC4 signed", hipResViewFormatSignedBlockCompressed4, 4, true, 8},
+      {"BC5", hipResViewFormatUnsignedBlockCompressed5, 5, false, 16},
+      {"BC5 signed", hipResViewFormatSignedBlockCompressed5, 5, true, 16},
+  };
+  std::vector<float2> centres(TW * TH);
+  for (int i = 0; i < TW * TH; i++) centres[i] = make_float2(i % TW + 0.5f, i / TW + 0.5f);
+  std::vector<float2> at(N);
+  for (int i = 0; i < N; i++) at[i] = make_float2(-1.3f + 0.157f * i, -0.7f + 0.41f * (i % 23));
+  float2* dcentres = upload(centres);
+  float2* dat = upload(at);
+  float4* dout;
+  HIP_CHECK(hipMalloc(&dout, TW * TH * sizeof(float4)));
+  unsigned seed = 12345;
+  for (const Case& k : cases) {
+    std::vector<unsigned char> blocks(BW * BH * k.bytes);
+    for (auto& byte : blocks) {
+      seed = seed * 1103515245u + 12345u;
+      byte = (unsigned char)(seed >> 16);
+    }
+    // Both endpoint orders, and -128 (which reads as -1) in a signed block.
+    blocks[0] = 0x80;
+    blocks[1] = 0x10;
+    if (k.bytes == 16) { blocks[8 + k.bytes] = 0x20; blocks[9 + k.bytes] = 0xe0; }
+    hipChannelFormatDesc cd = k.bytes == 8 ? hipCreateChannelDesc(32, 32, 0, 0, hipChannelFormatKindUnsigned)
+                                           : hipCreateChannelDesc(32, 32, 32, 32, hipChannelFormatKindUnsigned);
+    hipArray_t a;
+    HIP_CHECK(hipMallocArray(&a, &cd, BW, BH));
+    HIP_CHECK(hipMemcpy2DToArray(a, 0, 0, blocks.data(), BW * k.bytes, BW * k.bytes, BH, hipMemcpyHostToDevice));
+    // The host's texels.
+    std::vector<float> chan[4];
+    for (int c = 0; c < 4; c++) chan[c].resize(TW * TH);
+    for (int y = 0; y < TH; y++)
+      for (int x = 0; x < TW; x++) {
+        float t[4];
+        bc_texel(k.kind, k.sgn, &blocks[((y / 4) * BW + x / 4) * k.bytes], x % 4, y % 4, t);
+        for (int c = 0; c < 4; c++) chan[c][y * TW + x] = t[c];
+      }
+    hipResourceDesc r = {};
+    r.resType = hipResourceTypeArray;
+    r.res.array.array = a;
+    hipResourceViewDesc v = {};
+    v.format = (hipResourceViewFormat)k.view;
+    v.width = TW;
+    v.height = TH;
+    char name[96];
+    snprintf(name, sizeof name, "%s view: every texel, and linear filtering", k.name);
+    bool ok = true, skipped = false;
+    for (int linear = 0; linear < 2 && ok && !skipped; linear++) {
+      hipTextureDesc td = {};
+      td.addressMode[0] = td.addressMode[1] = hipAddressModeClamp;
+      td.filterMode = linear ? hipFilterModeLinear : hipFilterModePoint;
+      td.readMode = hipReadModeElementType;
+      hipTextureObject_t t;
+      if (skipped_on_hip_5_2(name, "refuses block-compressed views (hipErrorInvalidValue)") ||
+          !made(hipCreateTextureObject(&t, &r, &td, &v), name)) {
+        skipped = true;
+        break;
+      }
+      int n = linear ? N : TW * TH;
+      fetch_u8<<<(n + 63) / 64, 64>>>(t, linear ? dat : dcentres, dout, n);
+      HIP_CHECK(hipGetLastError());
+      std::vector<float4> got = download(dout, n);
+      for (int c = 0; c < 4 && ok; c++) {
+        Img im = {chan[c].data(), TW, TH, 1};
+        for (int i = 0; i < n && ok; i++) {
+          float want = linear ? model(im, 2, 1, true, at[i].x, at[i].y, 0) : chan[c][i];
+          ok &= close((&got[i].x)[c], want, k.name, i + 1000 * c + 10000 * linear);
+        }
+      }
+      HIP_CHECK(hipDestroyTextureObject(t));
+    }
+    if (!skipped) report(name, ok);
+    HIP_CHECK(hipFreeArray(a));
+  }
+  // A view of another size, and BC7, are refused.
+  hipChannelFormatDesc c4 = hipCreateChannelDesc(32, 32, 32, 32, hipChannelFormatKindUnsigned);
+  hipArray_t a;
+  HIP_CHECK(hipMallocArray(&a, &c4, BW, BH));
+  hipResourceDesc r = {};
+  r.resType = hipResourceTypeArray;
+  r.res.array.array = a;
+  hipTextureDesc td = {};
+  hipResourceViewDesc v = {};
+  v.format = hipResViewFormatUnsignedBlockCompressed3;
+  v.width = TW - 1;
+  v.height = TH;
+  hipTextureObject_t t;
+  {
+    bool ok = hipCreateTextureObject(&t, &r, &td, &v) == hipErrorInvalidValue;
+    v.width = TW;
+    v.format = hipResViewFormatUnsignedBlockCompressed1;  // 8-byte blocks over 16-byte elements
+    ok &= hipCreateTextureObject(&t, &r, &td, &v) == hipErrorInvalidValue;
+    report("block-compressed views of another size refused", ok);
+  }
+  HIP_CHECK(hipFreeArray(a));
+  HIP_CHECK(hipFree(dcentres));
+  HIP_CHECK(hipFree(dat));
+  HIP_CHECK(hipFree(dout));
+}
+
 int main(int, char** argv) {
   two_d();
   one_and_three_d();
@@ -1070,5 +1235,6 @@ int main(int, char** argv) {
   cube_maps();
   border_colours();
   views();
+  block_compressed();
   return finish();
 }
