@@ -549,6 +549,7 @@ fn sampler_state(t: &hipTextureDesc, border: (u32, u32)) -> Result<SamplerState,
         bias: t.mipmapLevelBias,
         border_type: border.0,
         border_ptr: border.1,
+        max_aniso: t.maxAnisotropy,
     })
 }
 
@@ -661,6 +662,15 @@ fn sampler_request(t: &hipTextureDesc, r: &Resource) -> Result<SamplerRequest, F
             format!(
                 "border colour {:?}: ROCr's samplers have transparent black only",
                 t.borderColor
+            ),
+        ));
+    }
+    if t.maxAnisotropy > 1 {
+        return Err(Failure::new(
+            hipErrorNotSupported,
+            format!(
+                "maxAnisotropy {}: ROCr's samplers have no anisotropic filtering",
+                t.maxAnisotropy
             ),
         ));
     }

@@ -578,6 +578,20 @@ pub struct SamplerState {
     pub border_type: u32,
     /// `BORDER_COLOR_PTR` (the table entry of type 3).
     pub border_ptr: u32,
+    /// Largest anisotropy (HIP's `maxAnisotropy`, 1 to 16; 0 or 1: isotropic). The S# holds
+    /// a power of two (`MAX_ANISO_RATIO`): the largest not above it.
+    pub max_aniso: u32,
+}
+
+/// `MAX_ANISO_RATIO` of a largest anisotropy: 0 (1x) to 4 (16x), the power of two not above it.
+fn aniso_ratio_code(max_aniso: u32) -> u32 {
+    match max_aniso {
+        0 | 1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        _ => 4,
+    }
 }
 
 /// The 4 dwords of an S#.
@@ -585,14 +599,18 @@ pub fn sampler_words(s: &SamplerState) -> [u32; 4] {
     let fixed = |v: f32| (v.clamp(0.0, 15.99) * 256.0) as u32;
     let bias = ((s.bias.clamp(-32.0, 31.99) * 256.0) as i32 as u32) & 0x3fff;
     let linear = u32::from(s.linear);
+    let aniso = aniso_ratio_code(s.max_aniso);
+    // Minification filters anisotropically (2 point, 3 bilinear) when a ratio is set.
+    let min_filter = if aniso > 0 { 2 + linear } else { linear };
     let mut d = [0u32; 4];
     d[0] = (s.address[0] & 7)
         | (s.address[1] & 7) << 3
         | (s.address[2] & 7) << 6
+        | aniso << 9
         | u32::from(s.unnormalized) << 15;
     d[1] = fixed(s.min_lod) | fixed(s.max_lod) << 12;
     // Z_FILTER is 1 point, 2 linear (0 would be "as the XY filter").
-    d[2] = bias | linear << 20 | linear << 22 | (linear + 1) << 24 | (s.mip & 3) << 26;
+    d[2] = bias | linear << 20 | min_filter << 22 | (linear + 1) << 24 | (s.mip & 3) << 26;
     d[3] = s.border_ptr & 0xfff | (s.border_type & 3) << 30;
     d
 }
@@ -771,11 +789,47 @@ mod tests {
             bias: -1.0,
             border_type: 3,
             border_ptr: 9,
+            max_aniso: 0,
         });
         assert_eq!(s[0], 6 | 2 << 3 | 1 << 6 | 1 << 15);
         assert_eq!(s[1], 128 | 768 << 12);
         assert_eq!(s[2] & 0x3fff, (-256i32 as u32) & 0x3fff);
         assert_eq!(s[2] >> 20 & 0xff, 1 | 1 << 2 | 2 << 4 | 2 << 6);
         assert_eq!(s[3], 9 | 3 << 30);
+    }
+
+    #[test]
+    fn anisotropy_is_a_power_of_two_ratio_and_an_anisotropic_min_filter() {
+        let state = |max_aniso, linear| SamplerState {
+            address: [0; 3],
+            unnormalized: false,
+            linear,
+            mip: 0,
+            min_lod: 0.0,
+            max_lod: 15.0,
+            bias: 0.0,
+            border_type: 0,
+            border_ptr: 0,
+            max_aniso,
+        };
+        for (ratio, code) in [
+            (0, 0),
+            (1, 0),
+            (2, 1),
+            (3, 1),
+            (4, 2),
+            (12, 3),
+            (16, 4),
+            (99, 4),
+        ] {
+            let s = sampler_words(&state(ratio, true));
+            assert_eq!(s[0] >> 9 & 7, code, "maxAnisotropy {ratio}");
+            // Magnification stays bilinear; minification is anisotropic bilinear.
+            assert_eq!(
+                (s[2] >> 20 & 3, s[2] >> 22 & 3),
+                (1, if code > 0 { 3 } else { 1 })
+            );
+        }
+        assert_eq!(sampler_words(&state(8, false))[2] >> 22 & 3, 2);
     }
 }

@@ -502,6 +502,8 @@ pub struct Sampler {
     pub border: u32,
     /// `BORDER_COLOR_PTR`: the table entry of type 3.
     pub border_ptr: u32,
+    /// `MAX_ANISO_RATIO` as a ratio (1, 2, 4, 8 or 16).
+    pub max_aniso: u32,
 }
 
 impl Sampler {
@@ -522,6 +524,7 @@ impl Sampler {
             mip: d[2] >> 26 & 3,
             border,
             border_ptr: d[3] & 0xfff,
+            max_aniso: 1 << (d[0] >> 9 & 7).min(4),
         })
     }
 
@@ -1087,6 +1090,8 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
         let a = args[l];
         let scale = |c: usize, v: f32| if unnorm { v } else { v * size0[c] as f32 };
         // Level of detail.
+        // The derivatives of the coordinates (as given) when the LOD comes from them.
+        let mut footprint: Option<([f32; 3], [f32; 3])> = None;
         let lod_raw = if f.info.lz {
             0.0
         } else if f.info.lod {
@@ -1114,6 +1119,7 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
                 }
                 sum.sqrt()
             };
+            footprint = Some((dx, dy));
             len(dx).max(len(dy)).log2() + if f.info.bias { a.bias } else { 0.0 }
         };
         let mut lod = lod_raw + s.lod_bias;
@@ -1136,6 +1142,28 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
             0 => linear_xy,
             z => z == 2,
         };
+        // Anisotropic minification (XY_MIN_FILTER 2 or 3): the reference of OpenGL's
+        // EXT_texture_filter_anisotropic, as AMD does not document its footprint. The ratio of
+        // the longer to the shorter texel-space derivative, rounded up and capped by the S#'s
+        // ratio, is the number of samples, spread evenly along the longer derivative; the LOD
+        // is that of the longer one divided by the number.
+        let aniso = match footprint {
+            Some((dx, dy)) if !magnify && xy >= 2 && s.max_aniso > 1 && axes == 2 && kind != IMG_CUBE => {
+                let texels = |d: [f32; 3]| {
+                    let (u, v) = (scale(0, d[0]), scale(1, d[1]));
+                    (u * u + v * v).sqrt()
+                };
+                let (px, py) = (texels(dx), texels(dy));
+                let (longer, shorter) = (px.max(py), px.min(py));
+                let cap = s.max_aniso as f32;
+                let n = if shorter > 0.0 { (longer / shorter).ceil().min(cap) } else { cap };
+                (n > 1.0 && n.is_finite()).then_some((n as u32, if px >= py { dx } else { dy }))
+            }
+            _ => None,
+        };
+        if let Some((n, _)) = aniso {
+            lod = (lod - (n as f32).log2()).clamp(s.min_lod, s.max_lod);
+        }
         let levels = img.last_level.saturating_sub(img.base_level);
         let lodc = lod.max(0.0);
         let (k0, k1, wk) = match s.mip {
@@ -1173,19 +1201,20 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
             linear_z,
             compare: f.info.compare.then_some(a.compare),
         };
-        let at_level = |k: u32| -> [f32; 3] {
+        let at_level_of = |coords: [f32; 4], k: u32| -> [f32; 3] {
             let sz = img.level_size(k);
             let mut c = [0f32; 3];
             for ax in 0..axes {
                 c[ax] = if unnorm {
                     // Unnormalised coordinates address level 0's texels.
-                    a.coords[ax] * (sz[ax] as f32 / size0[ax] as f32)
+                    coords[ax] * (sz[ax] as f32 / size0[ax] as f32)
                 } else {
-                    a.coords[ax] * sz[ax] as f32
+                    coords[ax] * sz[ax] as f32
                 };
             }
             c
         };
+        let at_level = |k: u32| at_level_of(a.coords, k);
         let result: [u32; 4] = if f.info.kind == MimgKind::Gather4 {
             let comp = (0..4).find(|c| f.dmask >> c & 1 != 0).unwrap_or(0);
             let c = at_level(k0);
@@ -1198,16 +1227,39 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
             };
             [pick(i, j + 1)?, pick(i + 1, j + 1)?, pick(i + 1, j)?, pick(i, j)?]
         } else {
-            let v0 = site.filter(e, l, k0, at_level(k0), a.offset, layer)?;
-            let v = if s.mip == 2 && wk > 0.0 && k1 != k0 {
-                let v1 = site.filter(e, l, k1, at_level(k1), a.offset, layer)?;
-                let mut r = [0f32; 4];
-                for ch in 0..4 {
-                    r[ch] = (f64::from(v0[ch]) * f64::from(1.0 - wk) + f64::from(v1[ch]) * f64::from(wk)) as f32;
+            // One (isotropic) sample at `coords`, blended between levels.
+            let one = |coords: [f32; 4]| -> Result<[f32; 4], Box<Fault>> {
+                let v0 = site.filter(e, l, k0, at_level_of(coords, k0), a.offset, layer)?;
+                Ok(if s.mip == 2 && wk > 0.0 && k1 != k0 {
+                    let v1 = site.filter(e, l, k1, at_level_of(coords, k1), a.offset, layer)?;
+                    let mut r = [0f32; 4];
+                    for ch in 0..4 {
+                        r[ch] = (f64::from(v0[ch]) * f64::from(1.0 - wk) + f64::from(v1[ch]) * f64::from(wk)) as f32;
+                    }
+                    r
+                } else {
+                    v0
+                })
+            };
+            let v = match aniso {
+                None => one(a.coords)?,
+                Some((n, major)) => {
+                    // Sample i of n at coords + (i / (n + 1) - 1/2) x the longer derivative; the
+                    // mean is taken in f64 and rounded once.
+                    let mut acc = [0f64; 4];
+                    for i in 1..=n {
+                        let t = i as f32 / (n + 1) as f32 - 0.5;
+                        let mut c = a.coords;
+                        for ax in 0..axes {
+                            c[ax] += t * major[ax];
+                        }
+                        let v = one(c)?;
+                        for ch in 0..4 {
+                            acc[ch] += f64::from(v[ch]);
+                        }
+                    }
+                    acc.map(|x| (x / f64::from(n)) as f32)
                 }
-                r
-            } else {
-                v0
             };
             let bits = v.map(f32::to_bits);
             if img.format.is_float() || f.info.compare {

@@ -650,6 +650,8 @@ static void driver_api(const char* self) {
              hipTexRefSetAddressMode(ref, 3, hipAddressModeClamp) == hipErrorInvalidValue);
   HIP_CHECK(hipTexRefSetMipmapLevelBias(ref, 0.0f));
   HIP_CHECK(hipTexRefSetMipmapLevelClamp(ref, 0.0f, 0.0f));
+  // Isotropic again: the host model below is bilinear (ROCr agents refuse anisotropy).
+  HIP_CHECK(hipTexRefSetMaxAnisotropy(ref, 1));
   // Bound to an array, sampled by the module's own kernel.
   std::vector<float> img(W * H);
   for (int i = 0; i < W * H; i++) img[i] = (float)((i * 41) % 89) * 0.5f - 9.0f;
@@ -1056,6 +1058,99 @@ static void views() {
   HIP_CHECK(hipFree(dat));
 }
 
+// ---------------------------------------------------------------- anisotropic filtering
+
+__global__ void fetch_grad(hipTextureObject_t t, const float2* at, const float4* grads, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = tex2DGrad<float>(t, at[i].x, at[i].y, make_float2(grads[i].x, grads[i].y),
+                              make_float2(grads[i].z, grads[i].w));
+}
+
+// The reference footprint of OpenGL's EXT_texture_filter_anisotropic, which the emulator
+// models: n = ceil(longer / shorter texel-space derivative), at most the sampler's ratio (a
+// power of two: HIP's maxAnisotropy rounded down), samples at (i / (n + 1) - 1/2) x the
+// longer derivative, averaged; no footprint when magnifying (the longer one is at most a
+// texel). One mip level: the LOD only chooses magnification.
+static float aniso_model(const Img& im, float u, float v, float2 dx, float2 dy, int ratio) {
+  auto texels = [&](float2 d) {
+    float a = d.x * (float)im.w, b = d.y * (float)im.h;
+    return sqrtf(a * a + b * b);
+  };
+  float px = texels(dx), py = texels(dy);
+  float longer = px > py ? px : py, shorter = px < py ? px : py;
+  if (longer <= 1.0f || ratio < 2) return model(im, 2, 1, true, u * (float)im.w, v * (float)im.h, 0);
+  float n = shorter > 0 ? ceilf(longer / shorter) : (float)ratio;
+  if (n > (float)ratio) n = (float)ratio;
+  if (n <= 1.0f) return model(im, 2, 1, true, u * (float)im.w, v * (float)im.h, 0);
+  float2 major = px >= py ? dx : dy;
+  int count = (int)n;
+  double acc = 0;
+  for (int i = 1; i <= count; i++) {
+    float t = (float)i / (float)(count + 1) - 0.5f;
+    float cu = u + t * major.x, cv = v + t * major.y;
+    acc += model(im, 2, 1, true, cu * (float)im.w, cv * (float)im.h, 0);
+  }
+  return (float)(acc / count);
+}
+
+static void anisotropic() {
+  const int AW = 32, AH = 16, N = 128;
+  std::vector<float> img(AW * AH);
+  for (int i = 0; i < AW * AH; i++) img[i] = (float)((i * 41) % 97) * 0.125f;
+  hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
+  hipArray_t a;
+  HIP_CHECK(hipMallocArray(&a, &cd, AW, AH));
+  HIP_CHECK(hipMemcpy2DToArray(a, 0, 0, img.data(), AW * 4, AW * 4, AH, hipMemcpyHostToDevice));
+  std::vector<float2> at(N);
+  std::vector<float4> grads(N);
+  for (int i = 0; i < N; i++) {
+    at[i] = make_float2(0.05f + 0.0071f * i, 0.9f - 0.0063f * i);
+    // Footprints from magnified to 20:1, along x, y and diagonals.
+    float longer = 0.5f + 0.37f * (i % 23), shorter = 0.25f + 0.61f * (i % 5);
+    float c = cosf(0.4f * i), s = sinf(0.4f * i);
+    grads[i] = make_float4(longer * c / AW, longer * s / AH, -shorter * s / AW, shorter * c / AH);
+    if (i % 7 == 3) grads[i] = make_float4(grads[i].z, grads[i].w, grads[i].x, grads[i].y);
+  }
+  float2* dat = upload(at);
+  float4* dgrads = upload(grads);
+  float* dout;
+  HIP_CHECK(hipMalloc(&dout, N * 4));
+  hipResourceDesc r = {};
+  r.resType = hipResourceTypeArray;
+  r.res.array.array = a;
+  Img im = {img.data(), AW, AH, 1};
+  for (int asked : {1, 3, 4, 16}) {
+    hipTextureDesc td = {};
+    td.addressMode[0] = td.addressMode[1] = hipAddressModeClamp;
+    td.filterMode = hipFilterModeLinear;
+    td.normalizedCoords = 1;
+    td.maxAnisotropy = asked;
+    char name[96];
+    snprintf(name, sizeof name, "tex2DGrad, maxAnisotropy %d: the reference anisotropic footprint", asked);
+    hipTextureObject_t t;
+    // ROCr agents refuse anisotropy (HSA samplers have none), AMD's HIP 5.2 any maxAnisotropy.
+    if (!made(hipCreateTextureObject(&t, &r, &td, nullptr), name))
+      continue;
+    fetch_grad<<<(N + 63) / 64, 64>>>(t, dat, dgrads, dout, N);
+    HIP_CHECK(hipGetLastError());
+    std::vector<float> got = download(dout, N);
+    int ratio = asked >= 16 ? 16 : asked >= 8 ? 8 : asked >= 4 ? 4 : asked >= 2 ? 2 : 1;
+    bool ok = true;
+    for (int i = 0; i < N; i++)
+      if (!close(got[i], aniso_model(im, at[i].x, at[i].y, make_float2(grads[i].x, grads[i].y),
+                                     make_float2(grads[i].z, grads[i].w), ratio),
+                 "aniso", i + 1000 * asked))
+        ok = false;
+    report(name, ok);
+    HIP_CHECK(hipDestroyTextureObject(t));
+  }
+  HIP_CHECK(hipFreeArray(a));
+  HIP_CHECK(hipFree(dat));
+  HIP_CHECK(hipFree(dgrads));
+  HIP_CHECK(hipFree(dout));
+}
+
 // ---------------------------------------------------------------- block compression
 
 // Texel (x, y) of one BCn block as red, green, blue, alpha, from the public format
@@ -1236,5 +1331,6 @@ int main(int, char** argv) {
   border_colours();
   views();
   block_compressed();
+  anisotropic();
   return finish();
 }
