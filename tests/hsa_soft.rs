@@ -587,6 +587,125 @@ fn memory_copies_fills_and_locked_host_memory() {
     );
 }
 
+/// Copies `n` bytes from `src` to `dst` with `hsa_amd_memory_async_copy` on the GPU agent and
+/// waits: the library's answer, not the backend's (which locks host memory itself).
+fn async_copy(a: &HsaAgent, dst: u64, src: u64, n: usize) -> Result<(), String> {
+    let lib = lib_of(a);
+    // SAFETY: a signal of this runtime, destroyed below.
+    let done = unsafe { result::signal_create(lib, 1, &[]) }.map_err(|e| e.to_string())?;
+    // SAFETY: the callers pass ranges of their own buffers; the library checks they are known.
+    let copied = unsafe {
+        result::memory_async_copy(
+            lib,
+            dst as *mut c_void,
+            a.handle(),
+            src as *const c_void,
+            a.handle(),
+            n,
+            &[],
+            done,
+        )
+    };
+    if copied.is_ok() {
+        // SAFETY: the copy's completion signal.
+        unsafe {
+            result::signal_wait_scacquire(
+                lib,
+                done,
+                HSA_SIGNAL_CONDITION_LT,
+                1,
+                u64::MAX,
+                HSA_WAIT_STATE_BLOCKED,
+            )
+        }
+        .map_err(|e| e.to_string())?;
+    }
+    // SAFETY: created above, no longer used.
+    unsafe { result::signal_destroy(lib, done) }.map_err(|e| e.to_string())?;
+    copied.map_err(|e| e.to_string())
+}
+
+/// AMD's HIP runtime pins the pages of a copy's host memory and keeps them pinned; the next
+/// copy from the same page pins it again with another size, or a range overlapping it. The
+/// driver registers each (libhsakmt's `fmm_register_user_memory` keeps one registration per
+/// address and size, counted, each mapped at a GPU address of its own), so ROCr's lock
+/// succeeds. Refused, clr 5.2 falls back to uploading an image through a map buffer whose
+/// pitches it takes as 0, and a layered array kept only its last row (`textures.hip` under
+/// clr, one run in six, as the heap fell). Copies by host address may lie anywhere in the
+/// union of the live locks; by agent address, within that registration. An address locked
+/// with several sizes is unlocked by none (the driver finds a registration by its address
+/// alone), one with a single size is, and the pages it alone covered are out of reach again.
+#[test]
+fn overlapping_locks_are_registered_each_as_the_driver_registers_them() {
+    let a = agent();
+    let lib = lib_of(&a);
+    // Three pages of the test's own, never freed: the library may keep registrations of them.
+    let layout = std::alloc::Layout::from_size_align(3 * 4096, 4096).unwrap();
+    // SAFETY: a non-zero size.
+    let host = unsafe { std::alloc::alloc_zeroed(layout) } as u64;
+    assert_ne!(host, 0);
+    let lock = |at: u64, n: usize| {
+        // SAFETY: inside the test's three pages, which stay mapped.
+        unsafe { result::memory_lock(lib, at as *mut c_void, n, &[]) }
+            .map(|p| p as u64)
+            .map_err(|e| e.to_string())
+    };
+    let first = lock(host, 8192).unwrap();
+    let other_size = lock(host, 4096).expect("the same address with another size");
+    let elsewhere = lock(host + 4096, 8192).expect("an overlapping range elsewhere");
+    assert_eq!(lock(host, 8192), Ok(first), "the same range again");
+    let agents = [first, other_size, elsewhere];
+    for (i, &x) in agents.iter().enumerate() {
+        assert!(
+            x % 4096 == 0
+                && agents[..i].iter().all(|&y| y != x)
+                && !(host..host + 3 * 4096).contains(&x),
+            "each registration at an agent address of its own: {agents:x?}"
+        );
+    }
+    let dev = a.allocate(8192, MemoryKind::Device).unwrap();
+    let pattern: Vec<u8> = (0..8192u32).map(|i| (i * 13 + 5) as u8).collect();
+    // SAFETY: 8192 bytes of the test's own into the device allocation.
+    unsafe { a.copy(dev.base, pattern.as_ptr() as u64, 8192) }.unwrap();
+    // Every page is reachable by host address, the third through the third lock only, and a
+    // copy across the locks' boundaries, inside no one lock, too.
+    for at in [host, host + 4096, host + 8192, host + 2048] {
+        async_copy(&a, at, dev.base, 4096).unwrap_or_else(|e| panic!("to {:#x}: {e}", at - host));
+    }
+    async_copy(&a, host + 2048, dev.base, 8192).expect("across two overlapping locks");
+    // SAFETY: the test's pages, written by the copies above (which have completed).
+    let got = unsafe { std::slice::from_raw_parts((host + 2048) as *const u8, 8192) };
+    assert_eq!(got, &pattern[..]);
+    // By agent address: the registration's own bytes, and no further.
+    async_copy(&a, elsewhere + 4096, dev.base, 4096)
+        .expect("the third page through its registration");
+    // SAFETY: as above.
+    let third = unsafe { std::slice::from_raw_parts((host + 8192) as *const u8, 4096) };
+    assert_eq!(third, &pattern[..4096]);
+    assert!(
+        async_copy(&a, other_size, dev.base, 8192).is_err(),
+        "past the end of a registration's agent view"
+    );
+    // One size at host + 4096: its unlock ends the lock and the third page is out of reach.
+    // (Its agent view is gone too, but those addresses may be another test's by now:
+    // `lock.registrations.unlocked_gone` in `rocr_answers.c` checks it.)
+    // SAFETY: a locked address.
+    unsafe { result::memory_unlock(lib, (host + 4096) as *mut c_void) }.unwrap();
+    assert!(
+        async_copy(&a, host + 8192, dev.base, 16).is_err(),
+        "the third page is no longer locked"
+    );
+    async_copy(&a, host + 4096, dev.base, 4096).expect("the second page is still locked from host");
+    async_copy(&a, first + 4096, dev.base, 4096).expect("and through the first registration");
+    // Several sizes at host: the unlock succeeds and unlocks none.
+    // SAFETY: a locked address.
+    unsafe { result::memory_unlock(lib, host as *mut c_void) }.unwrap();
+    for at in [host, host + 4096, first, other_size] {
+        async_copy(&a, at, dev.base, 4096).expect("both pages are still locked");
+    }
+    a.free(dev.base).unwrap();
+}
+
 fn hsa_runtime() -> (Runtime, HsaAgent) {
     let a = agent();
     let device: Arc<dyn Device> = Arc::new(a.clone());
@@ -1147,6 +1266,28 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
         "MemoryRegion::Lock: no GPU agent listed, nothing registered, the host's address",
     ),
     ("lock.cpu_only.unlock", "0", "MemoryRegion::Unlock"),
+    (
+        "lock.registrations.status",
+        "1",
+        "fmm_register_user_memory: another size at the address, or an overlapping range, is \
+         another registration",
+    ),
+    (
+        "lock.registrations.own_addresses",
+        "1",
+        "fmm_register_user_memory: each new userptr buffer mapped at an address of its own",
+    ),
+    (
+        "lock.registrations.ptrinfo",
+        "1",
+        "PtrInfo: the thunk's buffer holding the GPU address",
+    ),
+    ("lock.registrations.unlock", "0", "MemoryRegion::Unlock"),
+    (
+        "lock.registrations.unlocked_gone",
+        "1",
+        "PtrInfo: HSA_EXT_POINTER_TYPE_UNKNOWN once deregistered",
+    ),
     ("stale_lock.lock", "1", "runtime.cpp Lock"),
     (
         "stale_lock.device_alloc",

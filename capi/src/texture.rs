@@ -19,8 +19,8 @@ use std::sync::LazyLock;
 
 use parking_lot::Mutex;
 use rocload_lib::device::image::{
-    addressing, buffer_words, clamp, geometry, image_words, sampler_words, ImageError, ImageKind,
-    ImageRequest, ImageShape, SamplerRequest, SamplerState, TexelFormat,
+    addressing, buffer_words, clamp, geometry, image_words, sampler_words, BlockCompression,
+    ImageError, ImageKind, ImageRequest, ImageShape, SamplerRequest, SamplerState, TexelFormat,
 };
 use rocload_lib::device::MemoryKind;
 use rocload_lib::runtime::{ArrayFlags, ArrayFormat};
@@ -59,7 +59,7 @@ pub struct hipTextureDesc {
     pub filterMode: c_int,
     /// `hipTextureReadMode`.
     pub readMode: c_int,
-    /// sRGB conversion (refused).
+    /// sRGB: 8-bit unsigned texels read as normalised floats are converted to linear light.
     pub sRGB: c_int,
     /// Border colour.
     pub borderColor: [f32; 4],
@@ -170,6 +170,9 @@ struct Resource {
     last_level: u32,
     base_slice: u64,
     last_slice: u64,
+    /// Read through a block-compressed view: `width` and `height` count texels (4 a block),
+    /// the pitches and `format` are the array's (one element a block).
+    block: Option<BlockCompression>,
 }
 
 impl Resource {
@@ -239,6 +242,7 @@ fn resource_of(res: &hipResourceDesc) -> Result<Resource, Failure> {
                 last_level: levels - 1,
                 base_slice: 0,
                 last_slice: depth.max(1) - 1,
+                block: None,
             })
         }
         RES_LINEAR | RES_PITCH2D => {
@@ -263,6 +267,7 @@ fn resource_of(res: &hipResourceDesc) -> Result<Resource, Failure> {
                 last_level: 0,
                 base_slice: 0,
                 last_slice: 0,
+                block: None,
             };
             if res.resType == RES_PITCH2D {
                 let (width, height, pitch) = (res.res[4], res.res[5], res.res[6]);
@@ -349,6 +354,70 @@ fn view_format(code: c_int) -> Result<(ArrayFormat, u32), Failure> {
     }
 }
 
+/// `hipResourceViewFormat`'s block-compressed formats; `None` for the others.
+fn block_view(code: c_int) -> Option<Result<BlockCompression, Failure>> {
+    use BlockCompression::*;
+    Some(Ok(match code {
+        0x19 => Bc1,
+        0x1a => Bc2,
+        0x1b => Bc3,
+        0x1c => Bc4,
+        0x1d => Bc4Signed,
+        0x1e => Bc5,
+        0x1f => Bc5Signed,
+        0x20..=0x22 => {
+            return Some(Err(Failure::new(
+                hipErrorNotSupported,
+                format!("block-compressed view format {code:#x} (BC6H, BC7): the emulator does not decode it"),
+            )))
+        }
+        _ => return None,
+    }))
+}
+
+/// A block-compressed view of a 2D array (or layered or cube array) whose elements are the
+/// blocks (8 bytes for BC1 and BC4, 16 for the others: `uint2`, `uint4`), as CUDA defines
+/// them: the view is 4 times the array's width and height.
+fn apply_block_view(
+    s: &mut Resource,
+    v: &hipResourceViewDesc,
+    kind: BlockCompression,
+) -> Result<(), Failure> {
+    if !matches!(
+        s.kind,
+        Some(ImageKind::D2 | ImageKind::D2Array | ImageKind::Cube)
+    ) {
+        return Err(bad(format!(
+            "a block-compressed view of a {:?} resource (2D, layered or cube arrays only)",
+            s.kind
+        )));
+    }
+    if s.last_level > 0 {
+        return Err(Failure::new(
+            hipErrorNotSupported,
+            "a block-compressed view of a mipmapped array",
+        ));
+    }
+    let (block, element) = (u64::from(kind.block_bytes()), s.texel_bytes());
+    if block != element {
+        return Err(bad(format!(
+            "view format {:#x} has {block}-byte blocks, the array {element}-byte elements",
+            v.format
+        )));
+    }
+    let (w, h) = (s.width.saturating_mul(4), s.height.saturating_mul(4));
+    if (v.width != 0 && v.width as u64 != w) || (v.height != 0 && v.height as u64 != h) {
+        return Err(bad(format!(
+            "block-compressed view of {} x {} texels over {} x {} blocks (4 texels a block)",
+            v.width, v.height, s.width, s.height
+        )));
+    }
+    s.block = Some(kind);
+    s.width = w;
+    s.height = h;
+    Ok(())
+}
+
 /// Applies a resource view to an array: the texels read as another format of the same size, a
 /// range of mip levels, a range of layers.
 fn apply_view(s: &mut Resource, v: &hipResourceViewDesc) -> Result<(), Failure> {
@@ -357,7 +426,9 @@ fn apply_view(s: &mut Resource, v: &hipResourceViewDesc) -> Result<(), Failure> 
             "a resource view over linear memory (views need an array)".into(),
         ));
     };
-    if v.format != 0 {
+    if let Some(kind) = block_view(v.format) {
+        apply_block_view(s, v, kind?)?;
+    } else if v.format != 0 {
         let (format, channels) = view_format(v.format)?;
         let (new, old) = (format.bytes() * u64::from(channels), s.texel_bytes());
         if new != old {
@@ -370,8 +441,9 @@ fn apply_view(s: &mut Resource, v: &hipResourceViewDesc) -> Result<(), Failure> 
         s.channels = channels;
     }
     let one_d = matches!(kind, ImageKind::D1 | ImageKind::D1Array);
-    let size_differs = (v.width != 0 && v.width as u64 != s.width)
-        || (v.height != 0 && !one_d && v.height as u64 != s.height);
+    let size_differs = s.block.is_none()
+        && ((v.width != 0 && v.width as u64 != s.width)
+            || (v.height != 0 && !one_d && v.height as u64 != s.height));
     if size_differs {
         return Err(bad(format!(
             "view of {} x {} texels over a resource of {} x {}",
@@ -440,12 +512,6 @@ fn border_fields(t: &hipTextureDesc, format: TexelFormat) -> Result<(u32, u32), 
 
 /// The S# state of a texture description (`border`: type and table entry).
 fn sampler_state(t: &hipTextureDesc, border: (u32, u32)) -> Result<SamplerState, Failure> {
-    if t.sRGB != 0 {
-        return Err(Failure::new(
-            hipErrorNotSupported,
-            "sRGB textures are not supported",
-        ));
-    }
     let mode = |m: c_int| -> Result<u32, Failure> {
         Ok(match m {
             0 => clamp::WRAP,
@@ -483,6 +549,7 @@ fn sampler_state(t: &hipTextureDesc, border: (u32, u32)) -> Result<SamplerState,
         bias: t.mipmapLevelBias,
         border_type: border.0,
         border_ptr: border.1,
+        max_aniso: t.maxAnisotropy,
     })
 }
 
@@ -499,7 +566,8 @@ fn soft_image_words(r: &Resource, format: TexelFormat) -> Result<[u32; 12], Fail
         height: r.height,
         depth: r.depth,
         kind,
-        pitch_texels: r.row_pitch / texel.max(1),
+        // A compressed row of blocks is 4 texels a block.
+        pitch_texels: r.row_pitch / texel.max(1) * if r.block.is_some() { 4 } else { 1 },
         base_level: r.base_level,
         last_level: r.last_level,
         base_slice: r.base_slice,
@@ -523,6 +591,14 @@ fn image_request(
     };
     if r.last_level > 0 || r.base_level > 0 {
         return Err(not_on_rocr("mip levels"));
+    }
+    if format.block().is_some() {
+        return Err(not_on_rocr("block-compressed texels"));
+    }
+    if format.is_srgb() && format.channels() < 4 {
+        return Err(not_on_rocr(
+            "sRGB of one or two channels (HSA's sRGB orders have four)",
+        ));
     }
     let layers = r.last_slice - r.base_slice + 1;
     let data = r.base + r.base_slice * r.slice_pitch;
@@ -589,10 +665,13 @@ fn sampler_request(t: &hipTextureDesc, r: &Resource) -> Result<SamplerRequest, F
             ),
         ));
     }
-    if t.sRGB != 0 {
+    if t.maxAnisotropy > 1 {
         return Err(Failure::new(
             hipErrorNotSupported,
-            "sRGB textures are not supported",
+            format!(
+                "maxAnisotropy {}: ROCr's samplers have no anisotropic filtering",
+                t.maxAnisotropy
+            ),
         ));
     }
     let normalized = t.normalizedCoords != 0;
@@ -653,7 +732,24 @@ fn texture_words(
         apply_view(&mut r, v)?;
     }
     let normalized = tex.readMode == 1 && small_integers(r.format);
-    let format = texel_format(r.format, r.channels, normalized)?;
+    let mut format = match r.block {
+        Some(b) => TexelFormat::block_compressed(b),
+        None => texel_format(r.format, r.channels, normalized)?,
+    };
+    if tex.sRGB != 0 {
+        // sRGB is a way of reading 8-bit unsigned texels as normalised floats.
+        format = format.srgb().map_err(|_| {
+            Failure::new(
+                hipErrorNotSupported,
+                format!(
+                    "sRGB reads of {} x {:?} texels read as {}: sRGB needs 8-bit unsigned ones read as normalised floats",
+                    r.channels,
+                    r.format,
+                    if normalized { "normalised floats" } else { "elements" }
+                ),
+            )
+        })?;
+    }
     let device = current_device();
     let mut words = [0u32; 20];
     if !runtime().device_makes_images(device)? {
@@ -1261,7 +1357,69 @@ mod tests {
             last_level: 2,
             base_slice: 0,
             last_slice: 5,
+            block: None,
         }
+    }
+
+    #[test]
+    fn block_compressed_views_are_four_texels_a_block_of_the_arrays_elements() {
+        // A 2D array of 3 x 2 uint4 (16-byte) elements.
+        let r = Resource {
+            format: ArrayFormat::U32,
+            kind: Some(ImageKind::D2),
+            width: 3,
+            height: 2,
+            depth: 1,
+            row_pitch: 48,
+            slice_pitch: 96,
+            last_level: 0,
+            last_slice: 0,
+            ..layered_u8x4()
+        };
+        let view = |format: c_int, width: usize, height: usize| {
+            let mut s = r;
+            let v = hipResourceViewDesc {
+                format,
+                width,
+                height,
+                ..Default::default()
+            };
+            apply_view(&mut s, &v).map(|()| s)
+        };
+        let bc3 = view(0x1b, 12, 8).unwrap_or_else(|f| panic!("{}", f.message));
+        assert_eq!(
+            (bc3.width, bc3.height, bc3.block),
+            (12, 8, Some(BlockCompression::Bc3))
+        );
+        assert_eq!(view(0x1b, 0, 0).ok(), Some(bc3));
+        let e = |r: Result<Resource, Failure>| r.unwrap_err().code;
+        assert_eq!(e(view(0x1b, 11, 8)), hipErrorInvalidValue);
+        // BC1's 8-byte blocks over 16-byte elements.
+        assert_eq!(e(view(0x19, 12, 8)), hipErrorInvalidValue);
+        assert_eq!(e(view(0x22, 12, 8)), hipErrorNotSupported);
+        // A mipmapped array.
+        let mut m = r;
+        m.last_level = 1;
+        assert_eq!(
+            e(apply_view(
+                &mut m,
+                &hipResourceViewDesc {
+                    format: 0x1b,
+                    ..Default::default()
+                }
+            )
+            .map(|()| m)),
+            hipErrorNotSupported
+        );
+        let format = TexelFormat::block_compressed(BlockCompression::Bc3);
+        let words = soft_image_words(&bc3, format).unwrap_or_else(|f| panic!("{}", f.message));
+        // Pitch: 3 blocks a row, 12 texels.
+        assert_eq!((words[4] & 0x3fff) + 1, 12);
+        assert_eq!(words[1] >> 20 & 0x1ff, 173);
+        assert_eq!(format.srgb().unwrap().format_code(), 174);
+        assert!(TexelFormat::block_compressed(BlockCompression::Bc4)
+            .srgb()
+            .is_err());
     }
 
     #[test]

@@ -17,7 +17,10 @@
 //!   maps it at a new address of its SVM aperture, `fmm_register_user_memory` and
 //!   `_fmm_map_to_gpu_userptr` in libhsakmt's `fmm.c`): the agent address lies in address
 //!   space reserved with no access, and the GPU agents' tables enter it as an alias of the
-//!   host range. Copies and fills accept either address.
+//!   host range. Copies and fills accept either address. Locks are registrations as the
+//!   driver keeps them: one per (address, size), counted, each with its own agent address;
+//!   another size at the same address, or a range overlapping another lock, is another
+//!   registration and succeeds.
 //!
 //! Everything the library hands out is host memory of this process: what differs from a GPU is
 //! who may touch it, and that is what the allocation tables enforce. It is owned by the software
@@ -28,7 +31,7 @@
 //! The caller's host memory is checked before it is used: a copy's side must be mapped for the
 //! copy, and locked memory mapped (writable for kernels only if the host may write it).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -139,8 +142,11 @@ struct DeviceBlock {
     access: Vec<usize>,
 }
 
+/// One registration of host memory by `hsa_amd_memory_lock`, keyed by its address and size:
+/// the driver keeps one per (address, size), counts a second lock of the same range, and makes
+/// another for another size at the same address or an overlapping range elsewhere, each with a
+/// GPU address of its own (libhsakmt's `fmm_register_user_memory`).
 struct LockEntry {
-    size: u64,
     /// The agents' address for the host's first byte (inside `alias`).
     agent_base: u64,
     /// Address space kept for the agents' view of the range (no access from the host).
@@ -158,7 +164,12 @@ struct LockEntry {
 struct Inner {
     system: HashMap<u64, SystemBlock>,
     device: HashMap<u64, DeviceBlock>,
-    locks: HashMap<u64, LockEntry>,
+    /// By (host base, size).
+    locks: BTreeMap<(u64, u64), LockEntry>,
+    /// The union of the live locks' host ranges, by base, disjoint: what the host's side of a
+    /// copy or fill may lie in (overlapping registrations make one span). The agents' tables
+    /// hold each registration at its own agent address instead, and those never overlap.
+    spans: BTreeMap<u64, u64>,
 }
 
 /// Everything allocated or locked through the library.
@@ -199,12 +210,13 @@ impl Memory {
             .iter()
             .map(|(b, s)| (*b, s.size))
             .chain(inner.device.iter().map(|(b, d)| (*b, d.size)))
+            .chain(inner.spans.iter().map(|(b, s)| (*b, *s)))
             .chain(
                 inner
                     .locks
                     .iter()
                     .filter(|(_, l)| !l.stale)
-                    .flat_map(|(b, l)| [(*b, l.size), (l.agent_base, l.size)]),
+                    .map(|(&(_, size), l)| (l.agent_base, size)),
             );
         for (base, size) in ranges {
             if fits(base, size) {
@@ -248,9 +260,9 @@ impl Memory {
     /// view of locked memory (see `hsa_amd_memory_lock`).
     pub(crate) fn to_host(&self, address: u64, len: u64) -> u64 {
         let inner = self.inner.lock();
-        for (&base, l) in inner.locks.iter().filter(|(_, l)| !l.stale) {
+        for (&(base, size), l) in inner.locks.iter().filter(|(_, l)| !l.stale) {
             if let Some(offset) = address.checked_sub(l.agent_base) {
-                if offset.checked_add(len).is_some_and(|end| end <= l.size) {
+                if offset.checked_add(len).is_some_and(|end| end <= size) {
                     return base + offset;
                 }
             }
@@ -260,8 +272,8 @@ impl Memory {
 
     /// Whether `address` lies in locked memory the host may not write.
     fn read_only_lock(&self, address: u64) -> bool {
-        self.inner.lock().locks.iter().any(|(&base, l)| {
-            !l.stale && !l.writable && address >= base && address < base.saturating_add(l.size)
+        self.inner.lock().locks.iter().any(|(&(base, size), l)| {
+            !l.stale && !l.writable && address >= base && address < base.saturating_add(size)
         })
     }
 }
@@ -323,14 +335,22 @@ impl Memory {
                 agents: b.access.iter().copied().filter(|&a| a != b.owner).collect(),
             });
         }
-        let (&base, l) = inner
+        // An agent address names one registration; a host address may lie in several
+        // (overlapping locks): the first by (base, size).
+        let (&(base, size), l) = inner
             .locks
             .iter()
-            .find(|(&b, l)| !l.stale && (inside(b, l.size) || inside(l.agent_base, l.size)))?;
+            .find(|(&(_, size), l)| !l.stale && inside(l.agent_base, size))
+            .or_else(|| {
+                inner
+                    .locks
+                    .iter()
+                    .find(|(&(b, size), l)| !l.stale && inside(b, size))
+            })?;
         Some(BlockInfo {
             base,
             agent_base: l.agent_base,
-            size: l.size,
+            size,
             locked: true,
             owner: 0,
             coarse: false,
@@ -404,33 +424,66 @@ fn allocate(rt: &Runtime, agent: usize, kind: PoolKind, size: usize) -> Status<*
 /// Marks stale the locks that overlap `[base, base + size)`, memory the host allocator has
 /// just handed out: a range locked there was unmapped by its owner without an unlock (AMD's
 /// HIP runtime keeps pinned staging ranges cached after the program frees them), and ROCr's
-/// device memory never collides with it. Their table entries go (only the registration
-/// starting at the lock's base, never the new memory); the lock stays for its unlocks, which
-/// succeed as ROCr's do.
+/// device memory never collides with it. Their agents' views leave the tables and their host
+/// ranges the spans; the locks stay for their unlocks, which succeed as ROCr's do.
 fn forget_stale_locks(rt: &Runtime, base: u64, size: u64) {
     let end = base.saturating_add(size);
-    let stale: Vec<(u64, u64, Vec<usize>)> = {
-        let mut inner = rt.memory.inner.lock();
-        inner
-            .locks
-            .iter_mut()
-            .filter(|(&b, l)| !l.stale && b < end && b.saturating_add(l.size) > base)
-            .map(|(&b, l)| {
-                l.stale = true;
-                (b, l.agent_base, std::mem::take(&mut l.agents))
-            })
-            .collect()
-    };
-    for (lock_base, agent_base, agents) in stale {
+    let mut inner = rt.memory.inner.lock();
+    let mut any = false;
+    for (&(b, s), l) in inner.locks.range_mut(..(end, 0)) {
+        if l.stale || b.saturating_add(s) <= base {
+            continue;
+        }
         tracing::debug!(
-            lock = format_args!("{lock_base:#x}"),
+            lock = format_args!("{b:#x}"),
+            size = s,
             "stale lock: the host reused its addresses"
         );
-        for a in agents {
+        l.stale = true;
+        any = true;
+        for a in std::mem::take(&mut l.agents) {
             if let Some(t) = gpu_table(rt, a) {
-                remove_registration(t, agent_base);
+                remove_registration(t, l.agent_base);
             }
         }
+    }
+    if any {
+        respan(&mut inner, base, end);
+    }
+}
+
+/// Rebuilds the spans (the union of the live locks' host ranges) around `[lo, hi)` after a
+/// lock there came, went or went stale: the spans meeting the range are taken out and the
+/// live locks they covered, with any new one in the range, are joined again (overlapping or
+/// touching ranges make one span).
+fn respan(inner: &mut Inner, mut lo: u64, mut hi: u64) {
+    let old: Vec<u64> = inner
+        .spans
+        .range(..=hi)
+        .filter(|(&b, &size)| b.saturating_add(size) >= lo)
+        .map(|(&b, _)| b)
+        .collect();
+    for b in old {
+        if let Some(size) = inner.spans.remove(&b) {
+            lo = lo.min(b);
+            hi = hi.max(b.saturating_add(size));
+        }
+    }
+    // Every live lock meeting [lo, hi) lies inside it (a live lock lies inside its span), and
+    // keys come by base: the locks of one span are neighbours.
+    let mut joined: Vec<(u64, u64)> = Vec::new();
+    for (&(base, size), l) in inner.locks.range((lo, 0)..(hi, 0)) {
+        let end = base.saturating_add(size);
+        if l.stale {
+            continue;
+        }
+        match joined.last_mut() {
+            Some((_, last_end)) if base <= *last_end => *last_end = (*last_end).max(end),
+            _ => joined.push((base, end)),
+        }
+    }
+    for (base, end) in joined {
+        inner.spans.insert(base, end - base);
     }
 }
 
@@ -910,7 +963,8 @@ hsa_api! {
 
     /// `hsa_amd_memory_lock`: gives the agents (all GPU agents when none are given) host memory
     /// at an address of their own, the same for every lock of the same range (the thunk counts
-    /// registrations of one userptr buffer).
+    /// registrations of one userptr buffer); another size at the same address, or a range
+    /// overlapping another lock, is another registration with another address.
     fn hsa_amd_memory_lock(host_ptr: *mut c_void, size: usize, agents: *mut hsa_agent_t, num_agent: std::os::raw::c_int, agent_ptr: *mut *mut c_void) -> hsa_status_t {
         guard(|| {
             let rt = runtime()?;
@@ -945,23 +999,35 @@ hsa_api! {
                     return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
                 }
             };
+            let size = size as u64;
             let mut inner = rt.memory.inner.lock();
-            // A stale lock at this base is memory that no longer exists: the new one replaces it.
-            if inner.locks.get(&base).is_some_and(|l| l.stale) {
-                inner.locks.remove(&base);
+            // Other locks may overlap the range (the driver registers each), pool memory may not.
+            let end = base.saturating_add(size);
+            let pool = inner
+                .system
+                .iter()
+                .map(|(&b, blk)| (b, blk.size))
+                .chain(inner.device.iter().map(|(&b, blk)| (b, blk.size)))
+                .find(|&(b, len)| b < end && b.saturating_add(len) > base);
+            if let Some((b, _)) = pool {
+                tracing::debug!(pool_block = format_args!("{b:#x}"), "lock of pool memory");
+                return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
             }
-            let agent_base = if let Some(lock) = inner.locks.get_mut(&base) {
-                if lock.size != size as u64 {
-                    return Err(HSA_STATUS_ERROR_INVALID_ARGUMENT);
-                }
+            let key = (base, size);
+            // A stale lock of this range is memory that no longer exists: the new one replaces it.
+            if inner.locks.get(&key).is_some_and(|l| l.stale) {
+                inner.locks.remove(&key);
+            }
+            let agent_base = if let Some(lock) = inner.locks.get_mut(&key) {
                 lock.refs = lock.refs.saturating_add(1);
                 lock.agent_base
             } else {
                 // The agents' view: whole pages of reserved address space, the host's offset
-                // in its first page kept (the thunk maps the pages and adds the offset).
+                // in its first page kept (the thunk maps the pages and adds the offset). Each
+                // registration has its own, so views never overlap in the agents' tables.
                 let page = rocload::device::shared::page_size();
                 let offset = base % page;
-                let span = (size as u64)
+                let span = size
                     .checked_add(offset)
                     .and_then(|n| n.checked_next_multiple_of(page))
                     .ok_or(HSA_STATUS_ERROR_INVALID_ARGUMENT)?;
@@ -973,7 +1039,7 @@ hsa_api! {
                 let mut granted = Vec::new();
                 for &a in &list {
                     if let Some(t) = gpu_table(&rt, a) {
-                        if let Err(e) = t.insert_alias(agent_base, size as u64, MemoryKind::RegisteredHost, writable, base) {
+                        if let Err(e) = t.insert_alias(agent_base, size, MemoryKind::RegisteredHost, writable, base) {
                             tracing::debug!(error = %e, "locked memory's view overlaps an allocation");
                             for &g in &granted {
                                 if let Some(t) = gpu_table(&rt, g) {
@@ -985,7 +1051,8 @@ hsa_api! {
                         granted.push(a);
                     }
                 }
-                inner.locks.insert(base, LockEntry { size: size as u64, agent_base, _alias: alias, stale: false, refs: 1, agents: granted, writable });
+                inner.locks.insert(key, LockEntry { agent_base, _alias: alias, stale: false, refs: 1, agents: granted, writable });
+                respan(&mut inner, base, end);
                 agent_base
             };
             // SAFETY: non-NULL out-pointer.
@@ -993,25 +1060,45 @@ hsa_api! {
         })
     }
 
-    /// `hsa_amd_memory_unlock`: succeeds whatever `host_ptr` is, as ROCr's does (5.2.3 and
-    /// 6.2: `MemoryRegion::Unlock` returns success after the thunk's deregistration, which
-    /// fails silently for memory it never registered).
+    /// `hsa_amd_memory_unlock`: ends one registration at the host address `host_ptr` (its
+    /// last lock), and succeeds whatever `host_ptr` is, as ROCr's does (5.2.3 and 6.2:
+    /// `MemoryRegion::Unlock` returns success after the thunk's deregistration, which fails
+    /// silently for memory it never registered or cannot tell apart).
     fn hsa_amd_memory_unlock(host_ptr: *mut c_void) -> hsa_status_t {
         guard(|| {
             let rt = runtime()?;
             let base = host_ptr as u64;
             let mut inner = rt.memory.inner.lock();
-            let Some(lock) = inner.locks.get_mut(&base) else {
+            let at: Vec<((u64, u64), bool)> = inner
+                .locks
+                .range((base, 0)..=(base, u64::MAX))
+                .map(|(&k, l)| (k, l.stale))
+                .collect();
+            let live: Vec<(u64, u64)> = at.iter().filter(|(_, stale)| !stale).map(|(k, _)| *k).collect();
+            // The driver finds a registration by its address alone (libhsakmt's
+            // `fmm_deregister_memory`): with several sizes there it deregisters none, and ROCr's
+            // `MemoryRegion::Unlock` succeeds all the same.
+            if live.len() > 1 {
+                tracing::debug!(host = format_args!("{base:#x}"), registrations = live.len(), "unlock of an address locked with several sizes: none is unlocked");
+                return Ok(());
+            }
+            let Some(key) = live.first().or_else(|| at.first().map(|(k, _)| k)).copied() else {
                 tracing::debug!(host = format_args!("{base:#x}"), "unlock of memory not locked");
                 return Ok(());
             };
-            lock.refs -= 1;
+            let Some(lock) = inner.locks.get_mut(&key) else {
+                return Ok(());
+            };
+            lock.refs = lock.refs.saturating_sub(1);
             if lock.refs == 0 {
-                if let Some(lock) = inner.locks.remove(&base) {
+                if let Some(lock) = inner.locks.remove(&key) {
                     for &a in &lock.agents {
                         if let Some(t) = gpu_table(&rt, a) {
                             remove_registration(t, lock.agent_base);
                         }
+                    }
+                    if !lock.stale {
+                        respan(&mut inner, key.0, key.0.saturating_add(key.1));
                     }
                     drop(inner);
                     // The caller may unmap the range once this returns, and the agents' view

@@ -65,6 +65,12 @@ pub mod channel_order {
     pub const ARGB: u32 = 10;
     /// Alpha, blue, green, red.
     pub const ABGR: u32 = 11;
+    /// sRGB red, green, blue, padding (alpha 1).
+    pub const SRGBX: u32 = 13;
+    /// sRGB red, green, blue and linear alpha.
+    pub const SRGBA: u32 = 14;
+    /// sRGB blue, green, red and linear alpha.
+    pub const SBGRA: u32 = 15;
     /// One value read as all four channels.
     pub const INTENSITY: u32 = 16;
     /// One value read as red, green and blue, alpha 1.
@@ -102,11 +108,61 @@ impl fmt::Display for ImageError {
 
 impl std::error::Error for ImageError {}
 
+/// A block-compressed format (4x4 texels a block) the emulator decodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockCompression {
+    /// BC1: RGB (and punch-through alpha), 8 bytes a block.
+    Bc1,
+    /// BC2: RGB and explicit 4-bit alpha, 16 bytes.
+    Bc2,
+    /// BC3: RGB and interpolated alpha, 16 bytes.
+    Bc3,
+    /// BC4: one unsigned channel, 8 bytes.
+    Bc4,
+    /// BC4: one signed channel, 8 bytes.
+    Bc4Signed,
+    /// BC5: two unsigned channels, 16 bytes.
+    Bc5,
+    /// BC5: two signed channels, 16 bytes.
+    Bc5Signed,
+}
+
+impl BlockCompression {
+    /// Bytes of one 4x4 block.
+    pub fn block_bytes(self) -> u32 {
+        match self {
+            BlockCompression::Bc1 | BlockCompression::Bc4 | BlockCompression::Bc4Signed => 8,
+            _ => 16,
+        }
+    }
+
+    /// The gfx10 format code (Mesa's AMD register database, `gfx10-rsrc.json`
+    /// `GFX10_FORMAT_BC*`); `srgb` for BC1 to BC3's sRGB codes.
+    fn format_code(self, srgb: bool) -> u32 {
+        let s = u32::from(srgb);
+        match self {
+            BlockCompression::Bc1 => 169 + s,
+            BlockCompression::Bc2 => 171 + s,
+            BlockCompression::Bc3 => 173 + s,
+            BlockCompression::Bc4 => 175,
+            BlockCompression::Bc4Signed => 176,
+            BlockCompression::Bc5 => 177,
+            BlockCompression::Bc5Signed => 178,
+        }
+    }
+}
+
 /// A texel format: an HSA channel type and order the emulator reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TexelFormat {
     channel_type: u32,
     order: u32,
+    /// 8-bit sRGB texels (the sRGB orders, or one or two channels made sRGB by
+    /// [`TexelFormat::srgb`]).
+    srgb: bool,
+    /// Block-compressed texels (HSA has no name for them: the type and order say what a read
+    /// gives, 8-bit normalised RGBA).
+    block: Option<BlockCompression>,
 }
 
 /// Destination selects (`SQ_SEL_*`): 0 zero, 1 one, 4-7 the stored channels X-W.
@@ -121,15 +177,21 @@ impl TexelFormat {
     /// The format of `channel_type` and `order`, if the emulator has one.
     ///
     /// # Errors
-    /// [`ImageError::Format`] for 24-bit and packed types, three-channel and sRGB orders.
+    /// [`ImageError::Format`] for 24-bit and packed types, three-channel orders, and sRGB
+    /// orders of another type than 8-bit unsigned normalised.
     pub fn new(channel_type: u32, order: u32) -> Result<TexelFormat, ImageError> {
+        use channel_order::{SBGRA, SRGBA, SRGBX};
+        let srgb = matches!(order, SRGBX | SRGBA | SBGRA);
         let f = TexelFormat {
             channel_type,
             order,
+            srgb,
+            block: None,
         };
         if channel_type > channel_type::FLOAT
             || (4..=7).contains(&channel_type)
             || f.stored_channels().is_none()
+            || (srgb && channel_type != channel_type::UNORM_INT8)
         {
             return Err(ImageError::Format {
                 channel_type,
@@ -137,6 +199,74 @@ impl TexelFormat {
             });
         }
         Ok(f)
+    }
+
+    /// Block-compressed texels of `kind`, read as normalised floats.
+    pub fn block_compressed(kind: BlockCompression) -> TexelFormat {
+        let signed = matches!(
+            kind,
+            BlockCompression::Bc4Signed | BlockCompression::Bc5Signed
+        );
+        TexelFormat {
+            channel_type: if signed {
+                channel_type::SNORM_INT8
+            } else {
+                channel_type::UNORM_INT8
+            },
+            order: channel_order::RGBA,
+            srgb: false,
+            block: Some(kind),
+        }
+    }
+
+    /// The block compression, if the texels are compressed.
+    pub fn block(&self) -> Option<BlockCompression> {
+        self.block
+    }
+
+    /// The same texels read as sRGB (converted to linear light before filtering): 8-bit
+    /// unsigned normalised red, red-green or RGBA (HSA names the last `SRGBA`), or BC1 to BC3.
+    ///
+    /// # Errors
+    /// [`ImageError::Format`] for other types and orders.
+    pub fn srgb(self) -> Result<TexelFormat, ImageError> {
+        use channel_order::{R, RG, RGBA, SRGBA};
+        if let Some(b) = self.block {
+            use BlockCompression::*;
+            if !matches!(b, Bc1 | Bc2 | Bc3) {
+                return Err(ImageError::Format {
+                    channel_type: self.channel_type,
+                    order: self.order,
+                });
+            }
+            return Ok(TexelFormat {
+                order: SRGBA,
+                srgb: true,
+                ..self
+            });
+        }
+        let order = match self.order {
+            RGBA => SRGBA,
+            o @ (R | RG) => o,
+            o if self.srgb => o,
+            _ => u32::MAX,
+        };
+        if self.channel_type != channel_type::UNORM_INT8 || order == u32::MAX {
+            return Err(ImageError::Format {
+                channel_type: self.channel_type,
+                order: self.order,
+            });
+        }
+        Ok(TexelFormat {
+            order,
+            srgb: true,
+            ..self
+        })
+    }
+
+    /// Whether the texels are sRGB.
+    pub fn is_srgb(&self) -> bool {
+        self.srgb
     }
 
     /// `hsa_ext_image_channel_type_t`.
@@ -155,7 +285,7 @@ impl TexelFormat {
         match self.order {
             A | R | RX | INTENSITY | LUMINANCE => Some(1),
             RG | RGX | RA => Some(2),
-            RGBA | BGRA | ARGB | ABGR => Some(4),
+            RGBA | BGRA | ARGB | ABGR | SRGBX | SRGBA | SBGRA => Some(4),
             _ => None,
         }
     }
@@ -175,9 +305,12 @@ impl TexelFormat {
         }
     }
 
-    /// Bytes of one texel.
+    /// Bytes of one texel (of one 4x4 block when compressed).
     pub fn texel_bytes(&self) -> u32 {
-        self.channel_bytes() * self.channels()
+        match self.block {
+            Some(b) => b.block_bytes(),
+            None => self.channel_bytes() * self.channels(),
+        }
     }
 
     /// Whether the stored values are floats (and normalised integers read as floats).
@@ -192,6 +325,16 @@ impl TexelFormat {
     /// The gfx10 combined format code (`CFMT_*` of ROCr's `resource_nv.h`).
     pub fn format_code(&self) -> u32 {
         use channel_type::*;
+        if let Some(b) = self.block {
+            return b.format_code(self.srgb);
+        }
+        if self.srgb {
+            return [128, 129, 130][match self.channels() {
+                1 => 0,
+                2 => 1,
+                _ => 2,
+            }];
+        }
         let (c1, c2, c4) = match self.channel_type {
             UNORM_INT8 => (1, 14, 56),
             SNORM_INT8 => (2, 15, 57),
@@ -223,7 +366,8 @@ impl TexelFormat {
             LUMINANCE => [SEL_X, SEL_X, SEL_X, SEL_1],
             RG | RGX => [SEL_X, SEL_Y, SEL_0, SEL_1],
             RA => [SEL_X, SEL_0, SEL_0, SEL_Y],
-            BGRA => [SEL_Z, SEL_Y, SEL_X, SEL_W],
+            BGRA | SBGRA => [SEL_Z, SEL_Y, SEL_X, SEL_W],
+            SRGBX => [SEL_X, SEL_Y, SEL_Z, SEL_1],
             ARGB => [SEL_Y, SEL_Z, SEL_W, SEL_X],
             ABGR => [SEL_W, SEL_Z, SEL_Y, SEL_X],
             _ => [SEL_X, SEL_Y, SEL_Z, SEL_W],
@@ -434,6 +578,20 @@ pub struct SamplerState {
     pub border_type: u32,
     /// `BORDER_COLOR_PTR` (the table entry of type 3).
     pub border_ptr: u32,
+    /// Largest anisotropy (HIP's `maxAnisotropy`, 1 to 16; 0 or 1: isotropic). The S# holds
+    /// a power of two (`MAX_ANISO_RATIO`): the largest not above it.
+    pub max_aniso: u32,
+}
+
+/// `MAX_ANISO_RATIO` of a largest anisotropy: 0 (1x) to 4 (16x), the power of two not above it.
+fn aniso_ratio_code(max_aniso: u32) -> u32 {
+    match max_aniso {
+        0 | 1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        _ => 4,
+    }
 }
 
 /// The 4 dwords of an S#.
@@ -441,14 +599,18 @@ pub fn sampler_words(s: &SamplerState) -> [u32; 4] {
     let fixed = |v: f32| (v.clamp(0.0, 15.99) * 256.0) as u32;
     let bias = ((s.bias.clamp(-32.0, 31.99) * 256.0) as i32 as u32) & 0x3fff;
     let linear = u32::from(s.linear);
+    let aniso = aniso_ratio_code(s.max_aniso);
+    // Minification filters anisotropically (2 point, 3 bilinear) when a ratio is set.
+    let min_filter = if aniso > 0 { 2 + linear } else { linear };
     let mut d = [0u32; 4];
     d[0] = (s.address[0] & 7)
         | (s.address[1] & 7) << 3
         | (s.address[2] & 7) << 6
+        | aniso << 9
         | u32::from(s.unnormalized) << 15;
     d[1] = fixed(s.min_lod) | fixed(s.max_lod) << 12;
     // Z_FILTER is 1 point, 2 linear (0 would be "as the XY filter").
-    d[2] = bias | linear << 20 | linear << 22 | (linear + 1) << 24 | (s.mip & 3) << 26;
+    d[2] = bias | linear << 20 | min_filter << 22 | (linear + 1) << 24 | (s.mip & 3) << 26;
     d[3] = s.border_ptr & 0xfff | (s.border_type & 3) << 30;
     d
 }
@@ -576,6 +738,27 @@ mod tests {
     }
 
     #[test]
+    fn srgb_formats_are_8_bit_unorm_with_their_own_codes() {
+        use channel_order::*;
+        let u8 = |o| TexelFormat::new(channel_type::UNORM_INT8, o).unwrap();
+        assert_eq!(u8(SRGBA).format_code(), 130);
+        assert_eq!(u8(SBGRA).dst_sel(), u8(BGRA).dst_sel());
+        assert_eq!(u8(R).srgb().unwrap().format_code(), 128);
+        assert_eq!(u8(RG).srgb().unwrap().format_code(), 129);
+        let rgba = u8(RGBA).srgb().unwrap();
+        assert_eq!(
+            (rgba.order(), rgba.format_code(), rgba.is_srgb()),
+            (SRGBA, 130, true)
+        );
+        assert!(TexelFormat::new(channel_type::UNORM_INT16, SRGBA).is_err());
+        assert!(TexelFormat::new(channel_type::UNSIGNED_INT8, RGBA)
+            .unwrap()
+            .srgb()
+            .is_err());
+        assert!(u8(BGRA).srgb().is_err());
+    }
+
+    #[test]
     fn orders_select_their_channels_and_unknown_formats_are_refused() {
         let sel = |o| {
             let d = TexelFormat::new(channel_type::UNORM_INT8, o)
@@ -606,11 +789,47 @@ mod tests {
             bias: -1.0,
             border_type: 3,
             border_ptr: 9,
+            max_aniso: 0,
         });
         assert_eq!(s[0], 6 | 2 << 3 | 1 << 6 | 1 << 15);
         assert_eq!(s[1], 128 | 768 << 12);
         assert_eq!(s[2] & 0x3fff, (-256i32 as u32) & 0x3fff);
         assert_eq!(s[2] >> 20 & 0xff, 1 | 1 << 2 | 2 << 4 | 2 << 6);
         assert_eq!(s[3], 9 | 3 << 30);
+    }
+
+    #[test]
+    fn anisotropy_is_a_power_of_two_ratio_and_an_anisotropic_min_filter() {
+        let state = |max_aniso, linear| SamplerState {
+            address: [0; 3],
+            unnormalized: false,
+            linear,
+            mip: 0,
+            min_lod: 0.0,
+            max_lod: 15.0,
+            bias: 0.0,
+            border_type: 0,
+            border_ptr: 0,
+            max_aniso,
+        };
+        for (ratio, code) in [
+            (0, 0),
+            (1, 0),
+            (2, 1),
+            (3, 1),
+            (4, 2),
+            (12, 3),
+            (16, 4),
+            (99, 4),
+        ] {
+            let s = sampler_words(&state(ratio, true));
+            assert_eq!(s[0] >> 9 & 7, code, "maxAnisotropy {ratio}");
+            // Magnification stays bilinear; minification is anisotropic bilinear.
+            assert_eq!(
+                (s[2] >> 20 & 3, s[2] >> 22 & 3),
+                (1, if code > 0 { 3 } else { 1 })
+            );
+        }
+        assert_eq!(sampler_words(&state(8, false))[2] >> 22 & 3, 2);
     }
 }

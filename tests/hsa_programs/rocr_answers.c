@@ -174,6 +174,27 @@ int main(void) {
     printf("lock.cpu_only.status=%d\n", hsa_amd_memory_lock(host, 64, &cpu, 1, &a3));
     printf("lock.cpu_only.host_address=%d\n", a3 == (void*)host);
     printf("lock.cpu_only.unlock=%d\n", hsa_amd_memory_unlock(host));
+    // Another size at the same address, and a range overlapping it elsewhere: registrations of
+    // their own, each at a GPU address of its own; pointer info by a GPU address names its
+    // registration; unlocking the overlapping range ends it alone. (Both sizes at `host` stay:
+    // an unlock by that address alone cannot tell them apart.)
+    void *b1 = NULL, *b2 = NULL, *b3 = NULL;
+    int each = hsa_amd_memory_lock(host, 64, &gpu, 1, &b1) == HSA_STATUS_SUCCESS &&
+               hsa_amd_memory_lock(host, 128, &gpu, 1, &b2) == HSA_STATUS_SUCCESS &&
+               hsa_amd_memory_lock(host + 32, 64, &gpu, 1, &b3) == HSA_STATUS_SUCCESS;
+    printf("lock.registrations.status=%d\n", each);
+    printf("lock.registrations.own_addresses=%d\n", each && b1 != b2 && b1 != b3 && b2 != b3 &&
+                                                        b1 != (void*)host && b3 != (void*)(host + 32));
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    hsa_amd_pointer_info((char*)b3 + 8, &info, NULL, NULL, NULL);
+    printf("lock.registrations.ptrinfo=%d\n", info.type == HSA_EXT_POINTER_TYPE_LOCKED && info.agentBaseAddress == b3 &&
+                                                 info.hostBaseAddress == (void*)(host + 32) && info.sizeInBytes == 64);
+    printf("lock.registrations.unlock=%d\n", hsa_amd_memory_unlock(host + 32));
+    memset(&info, 0, sizeof info);
+    info.size = sizeof info;
+    hsa_amd_pointer_info(b3, &info, NULL, NULL, NULL);
+    printf("lock.registrations.unlocked_gone=%d\n", info.type == HSA_EXT_POINTER_TYPE_UNKNOWN);
   }
 
   // A locked range its owner unmaps without an unlock (clr caches pinned staging ranges past

@@ -20,6 +20,7 @@
 use std::ptr::NonNull;
 use std::sync::OnceLock;
 
+use super::bcn::{self, Bc};
 use super::atomic::{self, AtomicOp as At};
 use super::{ctl, guest_fault, Ctl, Env, Fault, Handler, Opnd, Uop};
 use crate::isa::mimg::{mimg_bits, MimgFields, MimgInfo, MimgKind};
@@ -140,6 +141,9 @@ pub enum Num {
     Sint,
     /// IEEE float (16 or 32 bits).
     Float,
+    /// 8-bit sRGB: unsigned normalised, red, green and blue converted to linear on read
+    /// (alpha, the fourth channel, is linear), before filtering.
+    Srgb,
 }
 
 /// A texel format: channel width, channel count, number format.
@@ -151,17 +155,23 @@ pub struct Format {
     pub channels: u32,
     /// Number format.
     pub num: Num,
+    /// Block-compressed: texels come in 4x4 blocks of this format (then `bits` and `channels`
+    /// are those of the decoded texels).
+    pub block: Option<Bc>,
 }
 
 impl Format {
-    /// Bytes per texel.
+    /// Bytes per texel, or per 4x4 block of a block-compressed format.
     pub fn bytes(&self) -> u32 {
-        self.bits / 8 * self.channels
+        match self.block {
+            Some(b) => b.block_bytes(),
+            None => self.bits / 8 * self.channels,
+        }
     }
 
     /// Whether the format reads as floats (float, unorm, snorm).
     pub fn is_float(&self) -> bool {
-        matches!(self.num, Num::Unorm | Num::Snorm | Num::Float)
+        matches!(self.num, Num::Unorm | Num::Snorm | Num::Float | Num::Srgb)
     }
 
     /// The format with gfx10 combined format code `code`, if executed.
@@ -178,6 +188,16 @@ const fn fmt(bits: u32, channels: u32, num: Num) -> Format {
         bits,
         channels,
         num,
+        block: None,
+    }
+}
+
+const fn bc(block: Bc, num: Num) -> Format {
+    Format {
+        bits: 8,
+        channels: 4,
+        num,
+        block: Some(block),
     }
 }
 
@@ -222,12 +242,49 @@ const FORMATS: &[(u16, Format)] = &[
     (75, fmt(32, 4, Num::Uint)),
     (76, fmt(32, 4, Num::Sint)),
     (77, fmt(32, 4, Num::Float)),
+    // Image-only formats (Mesa's AMD register database, gfx10-rsrc.json `GFX10_FORMAT`; ROCr's
+    // `resource_nv.h` `CFMT_*_SRGB`).
+    (128, fmt(8, 1, Num::Srgb)),
+    (129, fmt(8, 2, Num::Srgb)),
+    (130, fmt(8, 4, Num::Srgb)),
+    (169, bc(Bc::Bc1, Num::Unorm)),
+    (170, bc(Bc::Bc1, Num::Srgb)),
+    (171, bc(Bc::Bc2, Num::Unorm)),
+    (172, bc(Bc::Bc2, Num::Srgb)),
+    (173, bc(Bc::Bc3, Num::Unorm)),
+    (174, bc(Bc::Bc3, Num::Srgb)),
+    (175, bc(Bc::Bc4, Num::Unorm)),
+    (176, bc(Bc::Bc4Signed, Num::Snorm)),
+    (177, bc(Bc::Bc5, Num::Unorm)),
+    (178, bc(Bc::Bc5Signed, Num::Snorm)),
 ];
+
+/// An sRGB-encoded value in 0..=1 as linear light (the sRGB transfer function, IEC 61966-2-1),
+/// computed in double precision and rounded once.
+pub fn srgb_to_linear(c: f32) -> f32 {
+    let c = f64::from(c);
+    (if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }) as f32
+}
+
+/// Linear light in 0..=1 as an sRGB-encoded value (what an image store into an sRGB format
+/// writes before rounding to 8 bits).
+pub fn linear_to_srgb(l: f32) -> f32 {
+    let l = f64::from(l);
+    (if l <= 0.003_130_8 {
+        l * 12.92
+    } else {
+        1.055 * l.powf(1.0 / 2.4) - 0.055
+    }) as f32
+}
 
 /// One channel of a texel as the shader sees it (a float's or an integer's bits).
 fn decode_channel(f: Format, raw: u32) -> u32 {
     match (f.num, f.bits) {
-        (Num::Unorm, 8) => (raw as f32 / 255.0).to_bits(),
+        (Num::Unorm | Num::Srgb, 8) => (raw as f32 / 255.0).to_bits(),
         (Num::Unorm, 16) => (raw as f32 / 65535.0).to_bits(),
         (Num::Snorm, 8) => (f32::from(raw as u8 as i8) / 127.0).max(-1.0).to_bits(),
         (Num::Snorm, 16) => (f32::from(raw as u16 as i16) / 32767.0).max(-1.0).to_bits(),
@@ -243,7 +300,7 @@ fn decode_channel(f: Format, raw: u32) -> u32 {
 fn encode_channel(f: Format, v: u32) -> u32 {
     let x = f32::from_bits(v);
     match (f.num, f.bits) {
-        (Num::Unorm, b) => {
+        (Num::Unorm | Num::Srgb, b) => {
             let max = ((1u64 << b) - 1) as f32;
             let c = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
             (c * max).round_ties_even() as u32
@@ -270,6 +327,9 @@ fn unpack_texel(f: Format, bytes: &[u8]) -> [u32; 4] {
             raw |= u32::from(bytes.get(c * w + k).copied().unwrap_or(0)) << (8 * k);
         }
         *o = decode_channel(f, raw);
+        if f.num == Num::Srgb && c < 3 {
+            *o = srgb_to_linear(f32::from_bits(*o)).to_bits();
+        }
     }
     out
 }
@@ -374,18 +434,21 @@ impl Image {
         ]
     }
 
-    /// Byte offset of level `k` from the base and its row pitch in bytes.
+    /// Byte offset of level `k` from the base and its row pitch in bytes (a row of texels, or
+    /// of 4x4 blocks for block-compressed formats: the pitch counts texels either way).
     fn level_offset(&self, k: u32) -> (u64, u64) {
         let bpp = u64::from(self.format.bytes());
+        // Texels per stored element along x and y.
+        let per = if self.format.block.is_some() { 4 } else { 1 };
         let mut offset = 0u64;
         for j in 0..k {
             let [w, h, d] = self.level_size(j);
             let pitch = if j == 0 { self.pitch } else { w };
-            let size = u64::from(pitch) * bpp * u64::from(h) * u64::from(d);
+            let size = u64::from(pitch.div_ceil(per)) * bpp * u64::from(h.div_ceil(per)) * u64::from(d);
             offset = (offset + size).div_ceil(256) * 256;
         }
         let row = if k == 0 { self.pitch } else { self.level_size(k)[0] };
-        (offset, u64::from(row) * bpp)
+        (offset, u64::from(row.div_ceil(per)) * bpp)
     }
 
     /// Guest address of texel (x, y, z) of level `k`; `None` outside the level.
@@ -397,6 +460,11 @@ impl Image {
         }
         let (offset, row) = self.level_offset(k);
         let bpp = u64::from(self.format.bytes());
+        // A block-compressed texel's address is its block's.
+        let (x, y, h) = match self.format.block {
+            Some(_) => (x / 4, y / 4, h.div_ceil(4)),
+            None => (x, y, h),
+        };
         let slice = row * u64::from(h);
         Some(
             self.base
@@ -434,6 +502,8 @@ pub struct Sampler {
     pub border: u32,
     /// `BORDER_COLOR_PTR`: the table entry of type 3.
     pub border_ptr: u32,
+    /// `MAX_ANISO_RATIO` as a ratio (1, 2, 4, 8 or 16).
+    pub max_aniso: u32,
 }
 
 impl Sampler {
@@ -454,6 +524,7 @@ impl Sampler {
             mip: d[2] >> 26 & 3,
             border,
             border_ptr: d[3] & 0xfff,
+            max_aniso: 1 << (d[0] >> 9 & 7).min(4),
         })
     }
 
@@ -554,6 +625,15 @@ fn fetch(e: &Env<'_>, l: usize, img: &Image, k: u32, x: i64, y: i64, z: i64) -> 
     let mut buf = [0u8; 16];
     let n = img.format.bytes() as usize;
     read_bytes(e, l, addr, &mut buf[..n])?;
+    if let Some(b) = img.format.block {
+        let mut t = bcn::decode(b, &buf[..n], x as usize, y as usize);
+        if img.format.num == Num::Srgb {
+            for c in &mut t[..3] {
+                *c = srgb_to_linear(*c);
+            }
+        }
+        return Ok(Some(t.map(f32::to_bits)));
+    }
     Ok(Some(unpack_texel(img.format, &buf[..n])))
 }
 
@@ -678,6 +758,9 @@ fn run<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Result<(), 
                 let mip = if f.info.mip { a(next) as u32 } else { 0 };
                 let k = img.base_level.saturating_add(mip);
                 let z = if img.is_array() { z + i64::from(img.base_array) } else { z };
+                if img.format.block.is_some() && f.info.kind != MimgKind::Load {
+                    return Err(unsupported_descriptor("a store or atomic on block-compressed texels"));
+                }
                 let addr = if k > img.last_level { None } else { img.texel_address(k, x, y, z) };
                 match f.info.kind {
                     MimgKind::Load => {
@@ -712,7 +795,13 @@ fn run<const N: usize>(w: &mut Wave<N>, u: &Uop, e: &mut Env<'_>) -> Result<(), 
                         let wb = (fm.bits / 8) as usize;
                         let mut bytes = [0u8; 16];
                         for c in 0..fm.channels as usize {
-                            let enc = encode_channel(fm, vals[c]).to_le_bytes();
+                            // Stores into sRGB texels encode linear light (red, green, blue).
+                            let v = if fm.num == Num::Srgb && c < 3 {
+                                linear_to_srgb(f32::from_bits(vals[c])).to_bits()
+                            } else {
+                                vals[c]
+                            };
+                            let enc = encode_channel(fm, v).to_le_bytes();
                             bytes[c * wb..c * wb + wb].copy_from_slice(&enc[..wb]);
                         }
                         write_bytes(e, l, addr, &bytes[..fm.bytes() as usize])?;
@@ -1001,6 +1090,8 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
         let a = args[l];
         let scale = |c: usize, v: f32| if unnorm { v } else { v * size0[c] as f32 };
         // Level of detail.
+        // The derivatives of the coordinates (as given) when the LOD comes from them.
+        let mut footprint: Option<([f32; 3], [f32; 3])> = None;
         let lod_raw = if f.info.lz {
             0.0
         } else if f.info.lod {
@@ -1028,6 +1119,7 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
                 }
                 sum.sqrt()
             };
+            footprint = Some((dx, dy));
             len(dx).max(len(dy)).log2() + if f.info.bias { a.bias } else { 0.0 }
         };
         let mut lod = lod_raw + s.lod_bias;
@@ -1050,6 +1142,28 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
             0 => linear_xy,
             z => z == 2,
         };
+        // Anisotropic minification (XY_MIN_FILTER 2 or 3): the reference of OpenGL's
+        // EXT_texture_filter_anisotropic, as AMD does not document its footprint. The ratio of
+        // the longer to the shorter texel-space derivative, rounded up and capped by the S#'s
+        // ratio, is the number of samples, spread evenly along the longer derivative; the LOD
+        // is that of the longer one divided by the number.
+        let aniso = match footprint {
+            Some((dx, dy)) if !magnify && xy >= 2 && s.max_aniso > 1 && axes == 2 && kind != IMG_CUBE => {
+                let texels = |d: [f32; 3]| {
+                    let (u, v) = (scale(0, d[0]), scale(1, d[1]));
+                    (u * u + v * v).sqrt()
+                };
+                let (px, py) = (texels(dx), texels(dy));
+                let (longer, shorter) = (px.max(py), px.min(py));
+                let cap = s.max_aniso as f32;
+                let n = if shorter > 0.0 { (longer / shorter).ceil().min(cap) } else { cap };
+                (n > 1.0 && n.is_finite()).then_some((n as u32, if px >= py { dx } else { dy }))
+            }
+            _ => None,
+        };
+        if let Some((n, _)) = aniso {
+            lod = (lod - (n as f32).log2()).clamp(s.min_lod, s.max_lod);
+        }
         let levels = img.last_level.saturating_sub(img.base_level);
         let lodc = lod.max(0.0);
         let (k0, k1, wk) = match s.mip {
@@ -1087,19 +1201,20 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
             linear_z,
             compare: f.info.compare.then_some(a.compare),
         };
-        let at_level = |k: u32| -> [f32; 3] {
+        let at_level_of = |coords: [f32; 4], k: u32| -> [f32; 3] {
             let sz = img.level_size(k);
             let mut c = [0f32; 3];
             for ax in 0..axes {
                 c[ax] = if unnorm {
                     // Unnormalised coordinates address level 0's texels.
-                    a.coords[ax] * (sz[ax] as f32 / size0[ax] as f32)
+                    coords[ax] * (sz[ax] as f32 / size0[ax] as f32)
                 } else {
-                    a.coords[ax] * sz[ax] as f32
+                    coords[ax] * sz[ax] as f32
                 };
             }
             c
         };
+        let at_level = |k: u32| at_level_of(a.coords, k);
         let result: [u32; 4] = if f.info.kind == MimgKind::Gather4 {
             let comp = (0..4).find(|c| f.dmask >> c & 1 != 0).unwrap_or(0);
             let c = at_level(k0);
@@ -1112,16 +1227,39 @@ fn sample<const N: usize>(w: &Wave<N>, e: &Env<'_>, f: &Fields, img: &Image, s: 
             };
             [pick(i, j + 1)?, pick(i + 1, j + 1)?, pick(i + 1, j)?, pick(i, j)?]
         } else {
-            let v0 = site.filter(e, l, k0, at_level(k0), a.offset, layer)?;
-            let v = if s.mip == 2 && wk > 0.0 && k1 != k0 {
-                let v1 = site.filter(e, l, k1, at_level(k1), a.offset, layer)?;
-                let mut r = [0f32; 4];
-                for ch in 0..4 {
-                    r[ch] = (f64::from(v0[ch]) * f64::from(1.0 - wk) + f64::from(v1[ch]) * f64::from(wk)) as f32;
+            // One (isotropic) sample at `coords`, blended between levels.
+            let one = |coords: [f32; 4]| -> Result<[f32; 4], Box<Fault>> {
+                let v0 = site.filter(e, l, k0, at_level_of(coords, k0), a.offset, layer)?;
+                Ok(if s.mip == 2 && wk > 0.0 && k1 != k0 {
+                    let v1 = site.filter(e, l, k1, at_level_of(coords, k1), a.offset, layer)?;
+                    let mut r = [0f32; 4];
+                    for ch in 0..4 {
+                        r[ch] = (f64::from(v0[ch]) * f64::from(1.0 - wk) + f64::from(v1[ch]) * f64::from(wk)) as f32;
+                    }
+                    r
+                } else {
+                    v0
+                })
+            };
+            let v = match aniso {
+                None => one(a.coords)?,
+                Some((n, major)) => {
+                    // Sample i of n at coords + (i / (n + 1) - 1/2) x the longer derivative; the
+                    // mean is taken in f64 and rounded once.
+                    let mut acc = [0f64; 4];
+                    for i in 1..=n {
+                        let t = i as f32 / (n + 1) as f32 - 0.5;
+                        let mut c = a.coords;
+                        for ax in 0..axes {
+                            c[ax] += t * major[ax];
+                        }
+                        let v = one(c)?;
+                        for ch in 0..4 {
+                            acc[ch] += f64::from(v[ch]);
+                        }
+                    }
+                    acc.map(|x| (x / f64::from(n)) as f32)
                 }
-                r
-            } else {
-                v0
             };
             let bits = v.map(f32::to_bits);
             if img.format.is_float() || f.info.compare {
@@ -1304,5 +1442,26 @@ mod tests {
         let s = fmt(8, 1, Num::Snorm);
         assert_eq!(f32::from_bits(decode_channel(s, 0x80)), -1.0);
         assert_eq!(encode_channel(s, (-1.0f32).to_bits()), 0x81);
+    }
+
+    #[test]
+    fn srgb_texels_read_as_linear_light_and_stores_invert_it() {
+        let f = Format::from_code(130).unwrap();
+        assert_eq!(f, fmt(8, 4, Num::Srgb));
+        let t = unpack_texel(f, &[0, 188, 255, 188]);
+        assert_eq!(f32::from_bits(t[0]), 0.0);
+        // 188/255 is 0.7373 encoded: linear ((0.7373 + 0.055) / 1.055)^2.4 = 0.5029.
+        assert!((f32::from_bits(t[1]) - 0.502_886).abs() < 1e-5, "{}", f32::from_bits(t[1]));
+        assert_eq!(f32::from_bits(t[2]), 1.0);
+        // Alpha is linear.
+        assert_eq!(f32::from_bits(t[3]), 188.0 / 255.0);
+        // The low segment is linear: 10/255 / 12.92.
+        let low = unpack_texel(Format::from_code(128).unwrap(), &[10]);
+        assert_eq!(f32::from_bits(low[0]), ((10.0f64 / 255.0) as f32 as f64 / 12.92) as f32);
+        for v in 0..=255u32 {
+            let lin = srgb_to_linear(v as f32 / 255.0);
+            let back = encode_channel(f, linear_to_srgb(lin).to_bits());
+            assert_eq!(back, v, "sRGB {v} -> {lin} -> {back}");
+        }
     }
 }

@@ -19,6 +19,7 @@ use crate::wave::Wave;
 use crate::Services;
 
 pub mod atomic;
+pub mod bcn;
 pub mod ds;
 pub mod image;
 pub mod flow;

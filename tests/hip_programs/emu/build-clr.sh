@@ -33,7 +33,7 @@ missing() { echo "build-clr.sh: missing $1 (install: apt-get install clang-19 ll
 [[ -f $DEVICE_LIBS/ocml.bc ]] || missing "ROCm device libraries in $DEVICE_LIBS"
 ls /usr/lib/x86_64-linux-gnu/libamdhip64.so >/dev/null 2>&1 || missing "libamdhip64.so (libamdhip64-dev)"
 names=("$@")
-[[ ${#names[@]} -gt 0 ]] || names=(matmul reduce scan histogram grid3d int64 math cooperative printf demo_app sync stream_values)
+[[ ${#names[@]} -gt 0 ]] || names=(matmul reduce scan histogram grid3d int64 math cooperative printf demo_app sync stream_values textures)
 mkdir -p "$OUT/device-libs"
 for bc in "$DEVICE_LIBS"/*.bc; do ln -sf "$bc" "$OUT/device-libs/"; done
 rm -f "$OUT/device-libs/ockl.bc"
@@ -50,6 +50,11 @@ for name in "${names[@]}"; do
   [[ $name == demo_app ]] && src="$HERE/../../kernels/demo_app.hip"
   "$LLVM_BIN/clang++" "${HIP[@]}" "$src" "${LINK[@]}" -o "$OUT/$name" &
   pids+=($!)
+  # textures.hip's driver-API checks load the program's own code object (argv[0].co).
+  if [[ $name == textures ]]; then
+    "$LLVM_BIN/clang++" "${HIP[@]}" --cuda-device-only --no-gpu-bundle-output "$src" -o "$OUT/$name.co" &
+    pids+=($!)
+  fi
   # Two at a time (two cores).
   if [[ ${#pids[@]} -ge 2 ]]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
 done
