@@ -1,15 +1,16 @@
-//! HIP 5.2's tracing interface, the one roctracer 5.2 drives (clr's `hip_intercept.cpp`,
-//! `hip_activity.cpp`, `hip_prof_api.h`):
+//! HIP's tracing interfaces: HIP 5.2's, the one roctracer 5.2 drives (clr's `hip_intercept.cpp`,
+//! `hip_activity.cpp`, `hip_prof_api.h`), and HIP 5.3 and later's single tracer, the one
+//! roctracer 5.3 and later registers:
 //!
 //! - API callbacks: `hipRegisterApiCallback(id, fun, arg)` and
-//!   `hipRegisterActivityCallback(id, act, arg)` per API id of `hip_prof_str.h` (1 to 333;
-//!   another id is `hipErrorInvalidValue`), and their `Remove` forms. Every entry point with an
-//!   id calls them as clr does (`rocload_ffi::trace`, placed by `#[export]`): while any id has
-//!   an activity callback, a call of an id with one asks it for the call's `hip_api_data_t`,
-//!   fills the record's arguments (the offsets of `abi/hip-api-args.tsv`), calls the API
-//!   callback with `ACTIVITY_DOMAIN_HIP_API` (3) at enter and exit, the phase set to exit
-//!   between them, and finally the activity callback with its argument. As in clr, an API
-//!   callback without an activity callback is never called (nothing supplies its record);
+//!   `hipRegisterActivityCallback(id, act, arg)` per API id of HIP 5.2.3's `hip_prof_str.h`
+//!   (1 to 333; another id is `hipErrorInvalidValue`), and their `Remove` forms. Every entry
+//!   point with an id calls them as clr does (`rocload_ffi::trace`, placed by `#[export]`):
+//!   while any id has an activity callback, a call of an id with one asks it for the call's
+//!   `hip_api_data_t`, fills the record's arguments (the offsets of `abi/hip-api-args.tsv`),
+//!   calls the API callback with `ACTIVITY_DOMAIN_HIP_API` (3) at enter and exit, the phase set
+//!   to exit between them, and finally the activity callback with its argument. As in clr, an
+//!   API callback without an activity callback is never called (nothing supplies its record);
 //! - operation activity: `hipInitActivityCallback(id_callback, op_callback, arg)` and
 //!   `hipEnableActivityCallback(op, enable)`. Kernel dispatches (`OP_ID_DISPATCH`, 0) are
 //!   reported through the runtime's tool interface: the id callback with the dispatch's record
@@ -21,9 +22,14 @@
 //!   signal a synchronisation waits for; clr reports before it). Copies and
 //!   barriers (ops 1 and 2) are not reported by the tool interface: enabling them returns
 //!   false, saying why in the log, rather than promising records that never come;
-//! - HIP 5.3's tracer, `hipRegisterTracerCallback(function)`: kernel dispatches are reported
-//!   to it in the operations domain as clr's `ReportActivity` reports them (asked first, then an
-//!   `activity_record_t` naming the kernel); its API domain is not (see the function);
+//! - HIP 5.3's tracer, `hipRegisterTracerCallback(function)`: the API domain as clr's
+//!   `api_callbacks_spawner_t` serves it (each entry point with an id in the tracer table of
+//!   the program's generation, `abi/hip-tracer-api-5.tsv` or `-6.tsv`, hands the tracer a
+//!   `hip_api_trace_data_t` and calls the phase functions it sets; `rocload_ffi::trace`), and
+//!   kernel dispatches in the operations domain as clr's `IsEnabled` and `ReportActivity`
+//!   report them (asked when made, an `activity_record_t` naming the kernel, with the
+//!   launching call's correlation id, when done). `hipApiName` answers in the same numbering
+//!   (`names`);
 //! - `hipGetCmdName`: the names of clr's command kinds (`getOclCommandKindString`);
 //! - `hipProfilerStart`/`Stop`: `hipErrorNotSupported`, as in clr 5.2.3.
 //!
