@@ -462,7 +462,8 @@ impl Tool for TracerDispatch {
 ///   are not reported.
 #[export]
 pub unsafe extern "C" fn hipRegisterTracerCallback(function: *mut c_void) {
-    let _ = guarded(|| {
+    // No status to return: a failure is logged (and kept as the last message).
+    let result = guarded(|| {
         // SAFETY: HIP's contract: a non-NULL `function` is a tracer callback.
         let f = unsafe { self::function::<trace::TracerCallback>(function) };
         let tracer = match f {
@@ -494,6 +495,9 @@ pub unsafe extern "C" fn hipRegisterTracerCallback(function: *mut c_void) {
         );
         Ok(())
     });
+    if let Err(failure) = result {
+        record("hipRegisterTracerCallback", &failure);
+    }
 }
 
 /// `const char* hipGetCmdName(uint32_t id)`: the name of an OpenCL command kind as clr's
@@ -582,5 +586,23 @@ mod tests {
             "copies are not reported"
         );
         assert!(!hipEnableActivityCallback(OP_NUMBER, true));
+    }
+
+    /// Each generation's tracer table gives a record size the runtime's record holds.
+    #[test]
+    fn tracer_tables_give_usable_layouts() {
+        for g in [Generation::Hip5, Generation::Hip6, Generation::Hip7] {
+            let table = tracer_table(g);
+            let data_size = record_size(TRACER_TABLES[table]).unwrap();
+            assert_eq!(data_size % 8, 0);
+            // A tracer wanting nothing: harmless to tests running meanwhile.
+            unsafe extern "C" fn refuse(_: u32, _: u32, _: *mut c_void) -> std::ffi::c_int {
+                1
+            }
+            let layout = trace::TracerLayout { table, data_size };
+            assert!(trace::set_tracer(Some((refuse, layout))), "{g:?}");
+            assert!(trace::set_tracer(None));
+        }
+        assert_eq!(record_size("# nothing"), None);
     }
 }
