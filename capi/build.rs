@@ -39,8 +39,13 @@ fn main() {
         ],
         "librocload.so",
     );
-    // The HIP 5.2.3 API callback records (`abi/hip-api-args.tsv`): `#[export]` traces those.
-    rocload_ffi::trace::build::configure("abi/hip-api-args.tsv");
+    // The HIP 5.2.3 API callback records (`abi/hip-api-args.tsv`) and HIP 5.3+'s tracer
+    // records of libamdhip64.so.5 and .so.6/.so.7 programs (`profiling::TRACER_TABLES` has
+    // them in this order): `#[export]` traces those.
+    rocload_ffi::trace::build::configure(
+        "abi/hip-api-args.tsv",
+        &["abi/hip-tracer-api-5.tsv", "abi/hip-tracer-api-6.tsv"],
+    );
     println!("cargo:rerun-if-changed=sonames/thin.c");
     first_releases();
     if let Err(why) = thin_libraries(&table) {

@@ -526,6 +526,23 @@ fn hip6_and_hip7_graph_nodes_and_memory_calls() {
     check("hip67");
 }
 
+/// HIP 5.2's tracing interface (roctracer 5.2's API, activity and operation callbacks): what
+/// each callback is told against the calls the program made.
+#[test]
+fn hip_5_2_api_and_activity_callbacks() {
+    check("tracing");
+}
+
+/// HIP 5.3+'s tracer (hipRegisterTracerCallback) in the API domain, with the records of HIP 5
+/// and then HIP 6 programs: enter then exit of hipMalloc, hipMemcpy, hipLaunchKernel and
+/// hipFree with one correlation id each, ids hipApiName names as the call, the arguments at
+/// the offsets of the layouts the program declares, and the dispatch record carrying the
+/// launch's correlation id.
+#[test]
+fn hip_5_3_tracer_api_domain() {
+    check("tracer_api");
+}
+
 /// Two software agents as two GPUs of one node: kernels and memory on each, peer copies,
 /// memory allocated under one device used and freed under the other, links, and both
 /// multi-device launches (the cooperative one syncing grids across devices). Not through

@@ -82,6 +82,8 @@ pub unsafe extern "C" fn rocload_hip_generation(generation: c_int, library: *con
         _ => return,
     };
     ANNOUNCED.fetch_or(g.bit(), Ordering::Relaxed);
+    // A tracer set earlier follows the generation's record layout.
+    crate::profiling::generation_changed();
     let name = if library.is_null() {
         "?".into()
     } else {

@@ -1,5 +1,5 @@
-//! Names of HIP 5.2's profiling API: `hipApiName` (the callback ids of `hip_prof_str.h`,
-//! `abi/hip-api-ids.tsv`), `hipKernelNameRef(ByPtr)`, `hipGetStreamDeviceId`; and the small
+//! Names of HIP's profiling API: `hipApiName` (the callback ids of the program's generation's
+//! `hip_prof_str.h`, `abi/hip-tracer-api-*.tsv`), `hipKernelNameRef(ByPtr)`, `hipGetStreamDeviceId`; and the small
 //! exports programs link against: half-precision conversions, the debugger's build queries,
 //! the hiprtc precompiled header (none). The callbacks themselves are `profiling`'s.
 
@@ -12,27 +12,33 @@ use rocload_ffi::export;
 
 use crate::*;
 
-/// HIP 5.2.3's API ids and names.
-fn api_names() -> &'static HashMap<u32, CString> {
-    static NAMES: OnceLock<HashMap<u32, CString>> = OnceLock::new();
-    NAMES.get_or_init(|| {
-        include_str!("../abi/hip-api-ids.tsv")
-            .lines()
-            .filter(|l| !l.starts_with('#'))
+/// The API ids and names of each tracer table (`profiling::TRACER_TABLES`).
+fn api_names(table: usize) -> Option<&'static HashMap<u32, CString>> {
+    static NAMES: [OnceLock<HashMap<u32, CString>>; rocload_ffi::trace::TRACER_TABLES] =
+        [const { OnceLock::new() }; rocload_ffi::trace::TRACER_TABLES];
+    let text = crate::profiling::TRACER_TABLES.get(table)?;
+    Some(NAMES.get(table)?.get_or_init(|| {
+        text.lines()
+            .filter(|l| !l.starts_with(['#', '%']))
             .filter_map(|l| {
-                let (id, name) = l.split_once('\t')?;
-                Some((id.parse().ok()?, CString::new(name).ok()?))
+                let mut cols = l.split('\t');
+                let name = cols.next()?;
+                let id = cols.next()?.parse().ok()?;
+                Some((id, CString::new(name).ok()?))
             })
             .collect()
-    })
+    }))
 }
 
-/// `const char* hipApiName(uint32_t id)`: the API's name, `"unknown"` for an id HIP 5.2.3 does
-/// not define.
+/// `const char* hipApiName(uint32_t id)`: the API's name in the numbering of the program's
+/// generation, as clr answers from its own `hip_prof_str.h`: HIP 5.7.1's for libamdhip64.so.5
+/// programs (its ids 1 to 333 are 5.2.3's, the ones `hipRegisterApiCallback` takes), 6.2.2's
+/// for .so.6 and .so.7 ones (`hipChooseDeviceR0000` is 6 there); `"unknown"` for an id the
+/// numbering does not define.
 #[export]
 pub extern "C" fn hipApiName(id: u32) -> *const c_char {
-    api_names()
-        .get(&id)
+    api_names(crate::profiling::tracer_table(crate::generation::current()))
+        .and_then(|names| names.get(&id))
         .map_or(c"unknown".as_ptr(), |n| n.as_ptr())
 }
 
@@ -163,5 +169,35 @@ mod tests {
         assert!(__gnu_h2f_ieee(0x7e00).is_nan());
         assert!(hipKernelNameRef(0xdead as hipFunction_t).is_null());
         assert_eq!(hipGetStreamDeviceId(0x1234 as hipStream_t), -1);
+    }
+
+    /// HIP 5's tracer numbering keeps every id of 5.2.3's (what `hipRegisterApiCallback`
+    /// takes); HIP 6's renamed and moved some.
+    #[test]
+    fn numberings_by_generation() {
+        let five = api_names(0).unwrap();
+        let old: Vec<(u32, &str)> = include_str!("../abi/hip-api-ids.tsv")
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let (id, name) = l.split_once('\t')?;
+                Some((id.parse().ok()?, name))
+            })
+            .filter(|(_, name)| !name.starts_with("RESERVED_"))
+            .collect();
+        assert!(old.len() > 300);
+        for (id, name) in old {
+            assert_eq!(
+                five.get(&id).map(|n| n.to_str().unwrap()),
+                Some(name),
+                "id {id}"
+            );
+        }
+        let six = api_names(1).unwrap();
+        let name = |id| six.get(&id).map(|n| n.to_str().unwrap());
+        assert_eq!(name(6), Some("hipChooseDeviceR0000"));
+        assert_eq!(name(108), Some("hipMalloc"));
+        assert_eq!(name(368), None, "reserved in 6.2");
+        assert!(api_names(rocload_ffi::trace::TRACER_TABLES).is_none());
     }
 }

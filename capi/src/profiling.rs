@@ -1,15 +1,16 @@
-//! HIP 5.2's tracing interface, the one roctracer 5.2 drives (clr's `hip_intercept.cpp`,
-//! `hip_activity.cpp`, `hip_prof_api.h`):
+//! HIP's tracing interfaces: HIP 5.2's, the one roctracer 5.2 drives (clr's `hip_intercept.cpp`,
+//! `hip_activity.cpp`, `hip_prof_api.h`), and HIP 5.3 and later's single tracer, the one
+//! roctracer 5.3 and later registers:
 //!
 //! - API callbacks: `hipRegisterApiCallback(id, fun, arg)` and
-//!   `hipRegisterActivityCallback(id, act, arg)` per API id of `hip_prof_str.h` (1 to 333;
-//!   another id is `hipErrorInvalidValue`), and their `Remove` forms. Every entry point with an
-//!   id calls them as clr does (`rocload_ffi::trace`, placed by `#[export]`): while any id has
-//!   an activity callback, a call of an id with one asks it for the call's `hip_api_data_t`,
-//!   fills the record's arguments (the offsets of `abi/hip-api-args.tsv`), calls the API
-//!   callback with `ACTIVITY_DOMAIN_HIP_API` (3) at enter and exit, the phase set to exit
-//!   between them, and finally the activity callback with its argument. As in clr, an API
-//!   callback without an activity callback is never called (nothing supplies its record);
+//!   `hipRegisterActivityCallback(id, act, arg)` per API id of HIP 5.2.3's `hip_prof_str.h`
+//!   (1 to 333; another id is `hipErrorInvalidValue`), and their `Remove` forms. Every entry
+//!   point with an id calls them as clr does (`rocload_ffi::trace`, placed by `#[export]`):
+//!   while any id has an activity callback, a call of an id with one asks it for the call's
+//!   `hip_api_data_t`, fills the record's arguments (the offsets of `abi/hip-api-args.tsv`),
+//!   calls the API callback with `ACTIVITY_DOMAIN_HIP_API` (3) at enter and exit, the phase set
+//!   to exit between them, and finally the activity callback with its argument. As in clr, an
+//!   API callback without an activity callback is never called (nothing supplies its record);
 //! - operation activity: `hipInitActivityCallback(id_callback, op_callback, arg)` and
 //!   `hipEnableActivityCallback(op, enable)`. Kernel dispatches (`OP_ID_DISPATCH`, 0) are
 //!   reported through the runtime's tool interface: the id callback with the dispatch's record
@@ -21,15 +22,21 @@
 //!   signal a synchronisation waits for; clr reports before it). Copies and
 //!   barriers (ops 1 and 2) are not reported by the tool interface: enabling them returns
 //!   false, saying why in the log, rather than promising records that never come;
-//! - HIP 5.3's tracer, `hipRegisterTracerCallback(function)`: kernel dispatches are reported
-//!   to it in the operations domain as clr's `ReportActivity` reports them (asked first, then an
-//!   `activity_record_t` naming the kernel); its API domain is not (see the function);
+//! - HIP 5.3's tracer, `hipRegisterTracerCallback(function)`: the API domain as clr's
+//!   `api_callbacks_spawner_t` serves it (each entry point with an id in the tracer table of
+//!   the program's generation, `abi/hip-tracer-api-5.tsv` or `-6.tsv`, hands the tracer a
+//!   `hip_api_trace_data_t` and calls the phase functions it sets; `rocload_ffi::trace`), and
+//!   kernel dispatches in the operations domain as clr's `IsEnabled` and `ReportActivity`
+//!   report them (asked when made, an `activity_record_t` naming the kernel, with the
+//!   launching call's correlation id, when done). `hipApiName` answers in the same numbering
+//!   (`names`);
 //! - `hipGetCmdName`: the names of clr's command kinds (`getOclCommandKindString`);
 //! - `hipProfilerStart`/`Stop`: `hipErrorNotSupported`, as in clr 5.2.3.
 //!
 //! The registration calls are no API calls in clr's sense (they do not set the last error).
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -39,6 +46,7 @@ use rocload_lib::device::signal::timestamp_ns;
 use rocload_lib::device::Completion;
 use rocload_lib::runtime::{DispatchEvent, Runtime, Tool, ToolId};
 
+use crate::generation::Generation;
 use crate::*;
 
 /// `HIP_API_ID_FIRST`, `HIP_API_ID_LAST` of HIP 5.2.3's `hip_prof_str.h`.
@@ -308,9 +316,59 @@ pub extern "C" fn hipEnableActivityCallback(op: u32, enable: bool) -> bool {
 
 // ------------------------------------------------------------------------------ HIP 5.3's tracer
 
-/// `int (*)(activity_domain_t domain, uint32_t operation_id, void* data)`: HIP 5.3 and later's
-/// single tracer entry (clr's `amd::activity_prof::report_activity`).
-type TracerCallback = unsafe extern "C" fn(u32, u32, *mut c_void) -> c_int;
+/// HIP 5.3+'s tracer tables (`scripts/gen-hip-tracer-api.sh`), in the order `build.rs` gives
+/// them to `#[export]`: rocm-5.7.1's for libamdhip64.so.5 programs, rocm-6.2.2's for .so.6
+/// and .so.7 ones.
+pub(crate) const TRACER_TABLES: [&str; trace::TRACER_TABLES] = [
+    include_str!("../abi/hip-tracer-api-5.tsv"),
+    include_str!("../abi/hip-tracer-api-6.tsv"),
+];
+
+/// The tracer table of a generation. 5.3 to 5.7 only appended ids (1 to 333 are 5.2.3's) and
+/// kept the record's layout, so 5.7.1's serves every HIP 5 tracer; 6.1 and later agree with
+/// 6.2.2 but for ids 6.2 reserves (6.0 numbered three ids otherwise), and no header of HIP 7
+/// was at hand, so 6.2.2's serves HIP 6 and 7.
+pub(crate) fn tracer_table(generation: Generation) -> usize {
+    match generation {
+        Generation::Hip5 => 0,
+        Generation::Hip6 | Generation::Hip7 => 1,
+    }
+}
+
+/// `sizeof(hip_api_data_t)` of a tracer table (its `%record` line).
+fn record_size(table: &str) -> Option<usize> {
+    table
+        .lines()
+        .find_map(|l| l.strip_prefix("%record\t"))
+        .and_then(|l| l.split('\t').next())
+        .and_then(|n| n.parse().ok())
+}
+
+/// The layout of the current generation's tracer records.
+fn tracer_layout() -> Result<trace::TracerLayout, Failure> {
+    let table = tracer_table(crate::generation::current());
+    let data_size = TRACER_TABLES
+        .get(table)
+        .and_then(|t| record_size(t))
+        .ok_or_else(|| {
+            Failure::new(
+                hipErrorUnknown,
+                format!("tracer table {table} has no %record line"),
+            )
+        })?;
+    Ok(trace::TracerLayout { table, data_size })
+}
+
+/// Points a tracer already set at the record layout of the generation now current.
+pub(crate) fn generation_changed() {
+    let Some(f) = trace::tracer() else { return };
+    match tracer_layout() {
+        Ok(layout) if trace::set_tracer(Some((f, layout))) => {
+            tracing::debug!(table = layout.table, "tracer follows the new generation")
+        }
+        _ => tracing::debug!("the tracer's record layout could not follow the new generation"),
+    }
+}
 
 /// `activity_record_t` of HIP 5.3 and later: as 5.2's, the last word a union of the bytes
 /// copied and, for a dispatch, the kernel's name.
@@ -328,21 +386,36 @@ struct TracerRecord {
 }
 const _: () = assert!(std::mem::size_of::<TracerRecord>() == 64);
 
-static TRACER: RwLock<Option<TracerCallback>> = RwLock::new(None);
 /// The tool reporting dispatches to the tracer while one is registered.
 static TRACER_TOOL: Mutex<Option<ToolId>> = Mutex::new(None);
+/// Dispatches the tracer wanted, by dispatch id: the correlation id of the API call that made
+/// each (as clr stamps a command when it is made). An entry lives until its dispatch completes
+/// (the runtime reports every dispatch it announced), so there are as many as dispatches in
+/// flight.
+static TRACED_DISPATCHES: Mutex<BTreeMap<u64, u64>> = Mutex::new(BTreeMap::new());
 
-/// Reports kernel dispatches to the tracer, as clr's `ReportActivity` does: first asking
-/// whether it wants the operation (`data` NULL; 0 means yes), then with the record.
+/// Reports kernel dispatches to the tracer, as clr does: when a dispatch is made, asks
+/// whether the tracer wants it (`data` NULL; 0 means yes: clr's `IsEnabled`), keeping the
+/// correlation id of the API call in progress; when it completes, hands it the record
+/// (`ReportActivity`).
 struct TracerDispatch;
 
 impl Tool for TracerDispatch {
-    fn dispatch_completed(&self, event: &DispatchEvent, completion: &Completion) {
-        let Some(f) = *TRACER.read() else { return };
+    fn dispatch(&self, event: &DispatchEvent) {
+        let Some(f) = trace::tracer() else { return };
         // SAFETY: the tracer's callback, asked as clr's `IsEnabled` asks it.
-        if unsafe { f(DOMAIN_HIP_OPS, OP_DISPATCH, std::ptr::null_mut()) } != 0 {
-            return;
+        if unsafe { f(DOMAIN_HIP_OPS, OP_DISPATCH, std::ptr::null_mut()) } == 0 {
+            TRACED_DISPATCHES
+                .lock()
+                .insert(event.id, trace::correlation_id());
         }
+    }
+
+    fn dispatch_completed(&self, event: &DispatchEvent, completion: &Completion) {
+        let Some(correlation_id) = TRACED_DISPATCHES.lock().remove(&event.id) else {
+            return;
+        };
+        let Some(f) = trace::tracer() else { return };
         let end_ns = timestamp_ns();
         let duration = match completion {
             Completion::Done(report) => u64::try_from(report.duration.as_nanos()).unwrap_or(0),
@@ -354,7 +427,7 @@ impl Tool for TracerDispatch {
             domain: DOMAIN_HIP_OPS,
             kind: KIND_KERNEL,
             op: OP_DISPATCH,
-            correlation_id: event.id,
+            correlation_id,
             begin_ns: end_ns.saturating_sub(duration),
             end_ns,
             device_id: i32::try_from(event.device).unwrap_or(i32::MAX),
@@ -374,17 +447,35 @@ impl Tool for TracerDispatch {
 
 /// `void hipRegisterTracerCallback(int (*function)(activity_domain_t domain, uint32_t
 /// operation_id, void* data))` (HIP 5.3): the tracer roctracer 5.3 and later registers (NULL:
-/// none). Kernel dispatches are reported to it in the operations domain (`ACTIVITY_DOMAIN_HIP_OPS`,
-/// op 0) as clr reports them: asked first, then an `activity_record_t` with the kernel's name.
-/// API-domain callbacks are not made: clr hands the tracer a `hip_api_trace_data_t` whose
-/// argument union is laid out by the tracer's own `hip_prof_str.h` (HIP 5.3 and later
-/// renumbered and grew it), which rocload does not have; this is logged when a tracer is set.
+/// none). As clr calls it:
+///
+/// - API domain (`ACTIVITY_DOMAIN_HIP_API`, 3): every entry point with an id in the tracer
+///   table of the program's generation ([`tracer_table`]) asks `function(3, id, record)` with
+///   a `hip_api_trace_data_t` the runtime owns; when it answers 0 it has filled the
+///   correlation id and phase functions, and the call stores its arguments where the table
+///   says and calls `phase_enter(id, record)`, then `phase_exit(id, record)` when it returns
+///   (`rocload_ffi::trace`);
+/// - operations domain (`ACTIVITY_DOMAIN_HIP_OPS`, 2): a kernel dispatch asks `function(2, 0,
+///   NULL)` when it is made and, when the answer was 0, gets `function(2, 0, record)` when it
+///   completes, with an `activity_record_t` naming the kernel whose correlation id is that of
+///   the API call that launched it (0 outside a traced call, as in clr). Copies and barriers
+///   are not reported.
 #[export]
 pub unsafe extern "C" fn hipRegisterTracerCallback(function: *mut c_void) {
-    let _ = guarded(|| {
+    // No status to return: a failure is logged (and kept as the last message).
+    let result = guarded(|| {
         // SAFETY: HIP's contract: a non-NULL `function` is a tracer callback.
-        let f = unsafe { self::function::<TracerCallback>(function) };
-        *TRACER.write() = f;
+        let f = unsafe { self::function::<trace::TracerCallback>(function) };
+        let tracer = match f {
+            Some(f) => Some((f, tracer_layout()?)),
+            None => None,
+        };
+        if !trace::set_tracer(tracer) {
+            return Err(Failure::new(
+                hipErrorUnknown,
+                "the tracer table's record does not fit the runtime's record",
+            ));
+        }
         let mut registered = TRACER_TOOL.lock();
         match (f.is_some(), *registered) {
             (true, None) => {
@@ -393,16 +484,20 @@ pub unsafe extern "C" fn hipRegisterTracerCallback(function: *mut c_void) {
             (false, Some(id)) => {
                 Runtime::global().tools().remove(id);
                 *registered = None;
+                TRACED_DISPATCHES.lock().clear();
             }
             _ => {}
         }
         tracing::debug!(
             set = f.is_some(),
-            "tracer callback: kernel dispatches are reported in the operations domain; API-domain \
-             records (hip_api_trace_data_t of HIP 5.3+) are not made"
+            table = tracer.map(|(_, l)| l.table),
+            "tracer callback: API calls and kernel dispatches are reported"
         );
         Ok(())
     });
+    if let Err(failure) = result {
+        record("hipRegisterTracerCallback", &failure);
+    }
 }
 
 /// `const char* hipGetCmdName(uint32_t id)`: the name of an OpenCL command kind as clr's
@@ -491,5 +586,23 @@ mod tests {
             "copies are not reported"
         );
         assert!(!hipEnableActivityCallback(OP_NUMBER, true));
+    }
+
+    /// Each generation's tracer table gives a record size the runtime's record holds.
+    #[test]
+    fn tracer_tables_give_usable_layouts() {
+        for g in [Generation::Hip5, Generation::Hip6, Generation::Hip7] {
+            let table = tracer_table(g);
+            let data_size = record_size(TRACER_TABLES[table]).unwrap();
+            assert_eq!(data_size % 8, 0);
+            // A tracer wanting nothing: harmless to tests running meanwhile.
+            unsafe extern "C" fn refuse(_: u32, _: u32, _: *mut c_void) -> std::ffi::c_int {
+                1
+            }
+            let layout = trace::TracerLayout { table, data_size };
+            assert!(trace::set_tracer(Some((refuse, layout))), "{g:?}");
+            assert!(trace::set_tracer(None));
+        }
+        assert_eq!(record_size("# nothing"), None);
     }
 }

@@ -6,8 +6,8 @@
 //! - [`cabi`]: reading C strings and writing through out-pointers, checked for NULL and size;
 //! - [`logging`]: each library's subscriber (stderr, `ROCLOAD_LOG`'s filter);
 //! - [`versions`] and [`export`]: symbol versions from data, placed beside each entry point;
-//! - [`trace`]: API callbacks for tracing tools, which `#[export]` calls around the entry
-//!   points the library's trace table names.
+//! - [`trace`]: API callbacks for tracing tools (HIP 5.2's and HIP 5.3+'s tracer), which
+//!   `#[export]` calls around the entry points the library's trace tables name.
 //!
 //! Not for what the APIs mean: HIP's error codes live with the HIP surface, HSA's with the HSA
 //! surface.

@@ -9,11 +9,14 @@
 //! point can never be exported at a version nobody chose. The directive sits in the same
 //! module as the function, hence in the same object file, where the assembler needs it.
 //!
-//! When the crate's build script also wrote a trace table (`rocload_ffi::trace::build`) and it
-//! names the symbol, the body starts with a `rocload_ffi::trace::Call` of the table's id and
-//! each parameter's place in the record, beside a compile-time check that each parameter has
-//! the size of its C field; a function whose parameters the table counts otherwise does not
-//! compile (a table entry with no parameters stores none).
+//! When the crate's build script also wrote trace tables (`rocload_ffi::trace::build`: HIP
+//! 5.2.3's and HIP 5.3+'s tracer tables) and one names the symbol, the body starts with a
+//! `rocload_ffi::trace::Call` of a `Site` giving, per table, the symbol's id and each
+//! parameter's place in the record, beside a compile-time check that each parameter has the
+//! size of its C field in every table; a function whose parameters a table counts otherwise
+//! does not compile (a table entry with no parameters stores none). In a tracer table a symbol
+//! with no entry of its own takes its `R0000` form's (clr 6's unsuffixed exports, such as
+//! `hipGetDeviceProperties`, call the `R0000` function, which is what is traced).
 
 use std::sync::OnceLock;
 
@@ -54,7 +57,7 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, String> {
         text = format!(".symver {symbol}, {symbol}@@{node}")
     );
     let item = match trace_of(&symbol)? {
-        Some((id, fields)) => traced(item, &symbol, id, &fields)?,
+        Some(site) => traced(item, &symbol, &site)?,
         None => item,
     };
     let mut out: TokenStream = attribute.parse().map_err(|e| format!("{e}"))?;
@@ -131,68 +134,101 @@ fn node_of(symbol: &str) -> Result<String, String> {
         .ok_or_else(|| format!("{symbol} has no symbol version in the library's export tables: add it to the data its build script reads"))
 }
 
-/// A traced entry point: its id and the `(offset, size)` of each parameter in the record.
-type Traced = (u32, Vec<(usize, usize)>);
+/// One table's entry: an id and the `(offset, size)` of each parameter in the record.
+type Entry = (u32, Vec<(usize, usize)>);
+/// One table: entries by name.
+type Table = std::collections::HashMap<String, Entry>;
 
-/// What the trace table gives `symbol`, if the crate has a trace table and it names `symbol`.
-fn trace_of(symbol: &str) -> Result<Option<Traced>, String> {
-    type Table = std::collections::HashMap<String, Traced>;
-    static TABLE: OnceLock<Result<Option<Table>, String>> = OnceLock::new();
-    let table = TABLE.get_or_init(|| {
-        let Some(dir) = std::env::var_os("OUT_DIR") else {
-            return Ok(None);
-        };
-        let path = std::path::Path::new(&dir).join("api-trace.tsv");
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            return Ok(None);
-        };
-        let mut table = Table::new();
-        for (n, line) in text.lines().enumerate() {
-            if line.starts_with('#') || line.trim().is_empty() {
-                continue;
-            }
-            let bad = || {
-                format!(
-                    "{}:{}: not name<TAB>id<TAB>offset:size,...",
-                    path.display(),
-                    n + 1
-                )
-            };
-            let mut cols = line.split('\t');
-            let (Some(name), Some(id)) = (cols.next(), cols.next()) else {
-                return Err(bad());
-            };
-            let id: u32 = id.parse().map_err(|_| bad())?;
-            let mut fields = Vec::new();
-            for f in cols
-                .next()
-                .unwrap_or("")
-                .split(',')
-                .filter(|f| !f.is_empty())
-            {
-                let (o, z) = f.split_once(':').ok_or_else(bad)?;
-                fields.push((o.parse().map_err(|_| bad())?, z.parse().map_err(|_| bad())?));
-            }
-            table.insert(name.to_owned(), (id, fields));
-        }
-        Ok(Some(table))
-    });
-    match table {
-        Err(e) => Err(e.clone()),
-        Ok(None) => Ok(None),
-        Ok(Some(t)) => Ok(t.get(symbol).cloned()),
-    }
+/// A traced entry point: its entry in HIP 5.2.3's table and in each tracer table.
+struct Site {
+    legacy: Option<Entry>,
+    tracers: Vec<Option<Entry>>,
 }
 
-/// `item` with a traced body: `let __rocload_trace = Call::enter(id, || [Arg::of(&p, off),
-/// ...]);` first, and a size check per parameter. The parameters' own tokens are reused, so a
-/// function a `macro_rules!` expands names them with the macro's hygiene.
-fn traced(
-    item: TokenStream,
-    symbol: &str,
-    id: u32,
-    fields: &[(usize, usize)],
-) -> Result<TokenStream, String> {
+/// Reads the table `name` in `OUT_DIR` (`None` when it is absent): `name<TAB>id<TAB>
+/// offset:size,...` lines, `#` comments and `%` lines skipped.
+fn read_table(name: &str) -> Result<Option<Table>, String> {
+    let Some(dir) = std::env::var_os("OUT_DIR") else {
+        return Ok(None);
+    };
+    let path = std::path::Path::new(&dir).join(name);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    let mut table = Table::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.starts_with(['#', '%']) || line.trim().is_empty() {
+            continue;
+        }
+        let bad = || {
+            format!(
+                "{}:{}: not name<TAB>id<TAB>offset:size,...",
+                path.display(),
+                n + 1
+            )
+        };
+        let mut cols = line.split('\t');
+        let (Some(name), Some(id)) = (cols.next(), cols.next()) else {
+            return Err(bad());
+        };
+        let id: u32 = id.parse().map_err(|_| bad())?;
+        let mut fields = Vec::new();
+        for f in cols
+            .next()
+            .unwrap_or("")
+            .split(',')
+            .filter(|f| !f.is_empty())
+        {
+            let (o, z) = f.split_once(':').ok_or_else(bad)?;
+            fields.push((o.parse().map_err(|_| bad())?, z.parse().map_err(|_| bad())?));
+        }
+        table.insert(name.to_owned(), (id, fields));
+    }
+    Ok(Some(table))
+}
+
+/// What the trace tables give `symbol`, if the crate has them and one names `symbol`.
+fn trace_of(symbol: &str) -> Result<Option<Site>, String> {
+    struct Tables {
+        legacy: Table,
+        tracers: Vec<Table>,
+    }
+    static TABLES: OnceLock<Result<Option<Tables>, String>> = OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        let Some(legacy) = read_table("api-trace.tsv")? else {
+            return Ok(None);
+        };
+        let mut tracers = Vec::new();
+        while let Some(t) = read_table(&format!("api-tracer-{}.tsv", tracers.len()))? {
+            tracers.push(t);
+        }
+        Ok(Some(Tables { legacy, tracers }))
+    });
+    let tables = match tables {
+        Err(e) => return Err(e.clone()),
+        Ok(None) => return Ok(None),
+        Ok(Some(t)) => t,
+    };
+    let site = Site {
+        legacy: tables.legacy.get(symbol).cloned(),
+        tracers: tables
+            .tracers
+            .iter()
+            .map(|t| {
+                t.get(symbol)
+                    .or_else(|| t.get(&format!("{symbol}R0000")))
+                    .cloned()
+            })
+            .collect(),
+    };
+    Ok((site.legacy.is_some() || site.tracers.iter().any(Option::is_some)).then_some(site))
+}
+
+/// `item` with a traced body: `let __rocload_trace = Call::enter(&Site { .. }, ||
+/// [Arg::of(&p), ...]);` first, and a size check per parameter and table. The parameters' own
+/// tokens are reused, so a function a `macro_rules!` expands names them with the macro's
+/// hygiene.
+fn traced(item: TokenStream, symbol: &str, site: &Site) -> Result<TokenStream, String> {
     let parse = |text: &str| -> Result<TokenStream, String> {
         text.parse::<TokenStream>()
             .map_err(|e| format!("{symbol}: {e}"))
@@ -209,51 +245,93 @@ fn traced(
             _ => None,
         })
         .ok_or("no parameter list")?;
-    let mut params = parameters(params);
-    // A record without arguments (`hipGetErrorString[]` in HIP's table): none are stored.
-    if fields.is_empty() {
-        params.clear();
+    let params = parameters(params);
+    // The index of each named parameter among the arguments handed to `Call::enter`.
+    let mut arg_index = Vec::with_capacity(params.len());
+    let mut named = 0u8;
+    for (name, _) in &params {
+        arg_index.push(name.as_ref().map(|_| named));
+        if name.is_some() {
+            named = named
+                .checked_add(1)
+                .ok_or_else(|| format!("{symbol}: too many parameters to trace"))?;
+        }
     }
-    if params.len() != fields.len() {
-        return Err(format!(
-            "{symbol} has {} parameters but HIP's trace table gives its record {} (capi/abi/hip-api-args.tsv): the signature differs from HIP's",
-            params.len(),
-            fields.len()
-        ));
+    let mut checked = std::collections::BTreeSet::new();
+    let mut prologue = TokenStream::new();
+    let mut layout = |entry: &Option<Entry>, table: &str| -> Result<String, String> {
+        let Some((id, fields)) = entry else {
+            return Ok("::core::option::Option::None".to_owned());
+        };
+        // A record without arguments (`hipGetErrorString[]` in HIP's table, or an
+        // INIT_*_CB_ARGS_DATA that stores none): none are stored.
+        if !fields.is_empty() && params.len() != fields.len() {
+            return Err(format!(
+                "{symbol} has {} parameters but {table} gives its record {}: the signature differs from HIP's",
+                params.len(),
+                fields.len()
+            ));
+        }
+        let mut list = String::new();
+        for (((name, ty), index), (offset, size)) in params.iter().zip(&arg_index).zip(fields) {
+            let (Some(name), Some(index)) = (name, index) else {
+                continue;
+            };
+            list.push_str(&format!("({index}, {offset}),"));
+            if !checked.insert((*index, *size)) {
+                continue;
+            }
+            // const _: () = ::core::assert!(::core::mem::size_of::<TYPE>() == SIZE, "...");
+            let mut check = parse("::core::mem::size_of::<")?;
+            check.extend(ty.clone());
+            check.extend(parse(&format!(
+                ">() == {size}, {:?}",
+                format!("{symbol}: parameter {name} is not the size of the {size}-byte field {table} gives it")
+            ))?);
+            prologue.extend(parse("const _: () = ::core::assert!")?);
+            prologue.extend([TokenTree::Group(proc_macro::Group::new(
+                Delimiter::Parenthesis,
+                check,
+            ))]);
+            prologue.extend(parse(";")?);
+        }
+        Ok(format!(
+            "::core::option::Option::Some(::rocload_ffi::trace::Layout {{ id: {id}, fields: &[{list}] }})"
+        ))
+    };
+    let legacy = layout(
+        &site.legacy,
+        "HIP 5.2.3's trace table (capi/abi/hip-api-args.tsv)",
+    )?;
+    let mut tracers = Vec::new();
+    for (n, entry) in site.tracers.iter().enumerate() {
+        tracers.push(layout(
+            entry,
+            &format!("tracer table {n} (capi/abi/hip-tracer-api-*.tsv)"),
+        )?);
     }
+    let site_text = format!(
+        "&::rocload_ffi::trace::Site {{ legacy: {legacy}, tracer: [{}] }}, || ",
+        tracers.join(", ")
+    );
     let Some(TokenTree::Group(body)) = tokens.last() else {
         return Err(format!("{symbol}: #[export] needs the function's body"));
     };
     let mut args = TokenStream::new();
-    let mut prologue = TokenStream::new();
-    for ((name, ty), (offset, size)) in params.into_iter().zip(fields) {
+    for (name, _) in &params {
         let Some(name) = name else { continue };
-        // ::rocload_ffi::trace::Arg::of(&NAME, OFFSET),
+        // ::rocload_ffi::trace::Arg::of(&NAME),
         args.extend(parse("::rocload_ffi::trace::Arg::of")?);
         let mut call = parse("&")?;
         call.extend([TokenTree::Ident(name.clone())]);
-        call.extend(parse(&format!(", {offset}"))?);
         args.extend([TokenTree::Group(proc_macro::Group::new(
             Delimiter::Parenthesis,
             call,
         ))]);
         args.extend(parse(",")?);
-        // const _: () = ::core::assert!(::core::mem::size_of::<TYPE>() == SIZE, "...");
-        let mut check = parse("::core::mem::size_of::<")?;
-        check.extend(ty);
-        check.extend(parse(&format!(
-            ">() == {size}, {:?}",
-            format!("{symbol}: parameter {name} is not the size of HIP's {size}-byte field")
-        ))?);
-        prologue.extend(parse("const _: () = ::core::assert!")?);
-        prologue.extend([TokenTree::Group(proc_macro::Group::new(
-            Delimiter::Parenthesis,
-            check,
-        ))]);
-        prologue.extend(parse(";")?);
     }
-    // let __rocload_trace = ::rocload_ffi::trace::Call::enter(ID, || [ARGS]);
-    let mut enter = parse(&format!("{id}, || "))?;
+    // let __rocload_trace = ::rocload_ffi::trace::Call::enter(&Site { .. }, || [ARGS]);
+    let mut enter = parse(&site_text)?;
     enter.extend([TokenTree::Group(proc_macro::Group::new(
         Delimiter::Bracket,
         args,
