@@ -692,8 +692,13 @@ unsafe fn get(
                     Ok((start, end)) => prefetch_agent(rt, &ranges, start, end),
                     Err(_) => 0,
                 };
-                // SAFETY: entry `i` is the caller's, writable.
-                unsafe { (*list.add(i)).value = value };
+                // SAFETY: entry `i` is the caller's, writable (read above, unaligned-safe).
+                unsafe {
+                    std::ptr::write_unaligned(
+                        list.add(i),
+                        hsa_amd_svm_attribute_pair_t { value, ..pair },
+                    )
+                };
             }
             a if a == u64::from(HSA_AMD_SVM_ATTRIB_ACCESS_QUERY) => {
                 let index = agent_of(rt, pair.value)?;
