@@ -76,6 +76,9 @@ fn with_soft_hsa(program: &Path, env: &[(&str, &str)]) -> (bool, String, String)
         .arg(program)
         .env("HSA_SOFT_LIBRARY", common::built("libhsa_soft.so"))
         .env_remove("ROCLOAD_LOG");
+    // Debian's clr, not this build's libamdhip64.so.5 (librocload.so), which cargo's
+    // LD_LIBRARY_PATH would find first.
+    common::use_system_hip(&mut cmd);
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -102,6 +105,35 @@ fn clean_run(name: &str, need_pass: bool) -> Option<String> {
 
 fn passes(name: &str) {
     clean_run(name, true);
+}
+
+/// The programs run on Debian's clr: `cargo test` puts `target/<profile>` first in
+/// `LD_LIBRARY_PATH`, where `librocload.so` is also `libamdhip64.so.5`, so without
+/// `common::use_system_hip` every program here ran on rocload's own HIP runtime (and the
+/// failures of clr's own answers below were never seen by `cargo test`).
+#[test]
+fn clr_programs_load_debians_hip_runtime() {
+    let Some(dir) = programs() else { return };
+    let mut cmd = Command::new("ldd");
+    cmd.arg(dir.join("matmul"));
+    common::use_system_hip(&mut cmd);
+    let out = cmd.output().expect("run ldd");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hip = text
+        .lines()
+        .find(|l| l.contains("libamdhip64.so.5"))
+        .unwrap_or_else(|| panic!("no libamdhip64.so.5 in\n{text}"));
+    let resolved = hip
+        .split("=>")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("ldd line {hip:?}"));
+    let debian = std::fs::canonicalize("/usr/lib/x86_64-linux-gnu/libamdhip64.so.5").unwrap();
+    assert_eq!(
+        std::fs::canonicalize(resolved).unwrap(),
+        debian,
+        "the programs would load {resolved}"
+    );
 }
 
 #[test]
@@ -327,15 +359,79 @@ fn clr_runs_runtime_api() {
     passes_alone("runtime_api");
 }
 
-/// `memory_attributes.hip` asks `hipMemRangeGetAttribute`, which clr 5.2.3 answers only through
-/// ROCr's SVM API (`Device::GetSvmAttributes`, ROCclr `device/rocm/rocdevice.cpp` at
-/// rocm-5.2.3: without `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` every attribute but the coherency
-/// mode of pool memory is `hipErrorInvalidValue`). The library answers as ROCr over a driver
-/// without SVM (no `hsa_amd_svm_*`), so the program stops at its first range attribute.
+/// `memory_attributes.hip` on clr's HMM path, which the library's SVM API now serves
+/// (`HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED`, `hsa_amd_svm_*`): `hipMallocManaged` is plain `mmap`
+/// memory that clr gives the GPU with `hsa_amd_svm_attributes_set` (`Device::SvmAllocInit`),
+/// and hints, prefetches, range attributes and a kernel on it pass. What fails is clr's own
+/// answers, on a GPU as here (ROCclr `device/rocm/rocdevice.cpp` at rocm-5.2.3,
+/// `Device::GetSvmAttributes`):
+///
+/// - "accessed by the host": only an `AGENT_ACCESSIBLE_IN_PLACE` answer is counted (lines
+///   2505-2528), and ROCr answers a CPU agent's access query with `AGENT_ACCESSIBLE` at most
+///   (`runtime.cpp` GetSvmAttrib: the range's `HOST_ACCESS` flag), so `hipCpuDeviceId` never
+///   appears;
+/// - "three range attributes at once": every attribute reads `attr[rocr_attr]` (line 2461),
+///   which advances only past `AccessedBy` (line 2532), so the second and third answers are
+///   the first one's ROCr value;
+/// - "a bad size fails and writes nothing": each answer is written as the loop goes, the first
+///   before the second's size is checked (lines 2464-2475);
+/// - then `hipExtMallocWithFlags(hipDeviceMallocFinegrained)` is `hipErrorOutOfMemory` and the
+///   program stops: `deviceLocalAlloc` (lines 2044-2049) needs a fine-grained GPU pool, which
+///   ROCr 5.2.3 gives a GPU only in an XGMI hive or with `HSA_FINE_GRAIN_PCIE`
+///   (`amd_gpu_agent.cpp` InitRegionList), as the library follows.
 #[test]
-#[ignore = "clr 5.2.3 answers hipMemRangeGetAttribute only through hsa_amd_svm_attributes_get, which libhsa_soft.so does not provide (SVM_SUPPORTED false)"]
+#[ignore = "clr 5.2.3's GetSvmAttributes (rocdevice.cpp:2461/2505/2532) never reports the host as accessing, reads the first ROCr answer for every attribute of hipMemRangeGetAttributes and writes before checking sizes; no fine-grained GPU pool for hipDeviceMallocFinegrained (rocdevice.cpp:2046)"]
 fn clr_runs_memory_attributes() {
     passes_alone("memory_attributes");
+}
+
+/// clr's HMM path over the library's SVM API, as far as clr's own answers let
+/// `memory_attributes.hip` go (see `clr_runs_memory_attributes`): managed memory, advice,
+/// range attributes, prefetches in stream order and a kernel on the managed memory pass, and
+/// the only failures are the three of clr's `GetSvmAttributes` and its refusal of
+/// fine-grained device memory. (Before, with `SVM_SUPPORTED` false, the program stopped at its
+/// first `hipMemRangeGetAttribute`.)
+#[test]
+fn clr_runs_managed_memory_through_the_svm_api() {
+    let Some(exe) = built_alone("memory_attributes") else {
+        return;
+    };
+    let (_, stdout, stderr) = with_soft_hsa(&exe, &[]);
+    let passed: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("PASS "))
+        .collect();
+    let failed: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("FAIL "))
+        .collect();
+    let want_passed = [
+        "read-mostly holds where it was set",
+        "read-mostly does not hold past it",
+        "the preferred location",
+        "not every page is accessed by the host",
+        "read-mostly unset",
+        "a kernel on prefetched managed memory",
+        "first page last prefetched to the device",
+        "second page last prefetched to the host",
+        "the whole range disagrees",
+        "advice for device memory",
+        "hipMalloc memory is coarse-grained",
+    ];
+    let missing: Vec<&&str> = want_passed.iter().filter(|w| !passed.contains(w)).collect();
+    let clrs_own = [
+        "accessed by the host, then hipInvalidDeviceId: ",
+        "three range attributes at once: ",
+        "a bad size fails and writes nothing: ",
+    ];
+    let unexpected: Vec<&&str> = failed
+        .iter()
+        .filter(|f| !clrs_own.contains(f) && !f.contains("hipDeviceMallocFinegrained"))
+        .collect();
+    assert!(
+        missing.is_empty() && unexpected.is_empty(),
+        "missing {missing:?}, unexpected failures {unexpected:?}:\n{stdout}\n{stderr}"
+    );
 }
 
 /// Debian's rocRAND and rocSPARSE checks (`tests/debian_libs/`, as in
@@ -376,6 +472,7 @@ fn debian_check_passes(name: &str, env: &[(&str, &str)]) {
         .arg(dir.join(name))
         .env("HSA_SOFT_LIBRARY", common::built("libhsa_soft.so"))
         .env_remove("ROCLOAD_LOG");
+    common::use_system_hip(&mut cmd);
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -1138,8 +1138,8 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
     ),
     (
         "system.svm_supported",
-        "0",
-        "GetSystemInfo: SVMAPISupported of every GPU",
+        "1",
+        "GetSystemInfo: SVMAPISupported of every GPU (a driver with the SVM API)",
     ),
     (
         "link.status",
@@ -1339,7 +1339,7 @@ const ROCR_5_2_3_ANSWERS: &[(&str, &str, &str)] = &[
     (
         "svm_set.status",
         "4096",
-        "runtime.cpp SetSvmAttrib: hsaKmtSVMSetAttr fails",
+        "runtime.cpp SetSvmAttrib: hsaKmtSVMSetAttr fails, KFD refuses pool memory (EADDRINUSE)",
     ),
     (
         "value_pointer.interrupt.status",
@@ -1636,6 +1636,134 @@ fn a_kernel_spinning_on_one_queue_does_not_hold_off_another_queues_dispatch() {
             ("done", "1"),
         ],
     );
+    assert!(
+        ok && wrong.is_empty(),
+        "{}\n{stdout}\n{stderr}",
+        wrong.join("\n")
+    );
+}
+
+/// Shared virtual memory as ROCr 5.2.3 answers it over a driver with the SVM API
+/// (`tests/hsa_programs/svm.c`; `runtime.cpp` SetSvmAttrib, GetSvmAttrib, SvmPrefetch,
+/// GetSVMPrefetchAgent; the thunk's `svm.c`; KFD's `kfd_svm.c`): attributes of page ranges of
+/// plain `mmap` memory with the driver's defaults, split and combined per page as KFD answers
+/// them, ROCr's checks of the list and its statuses, the driver's refusals (no pages, unmapped
+/// pages, pool memory), prefetch locations in issue order and a prefetch held by its
+/// dependency, and kernels that reach the memory only while the GPU has access (and write it
+/// only while it is not read-only). Before, the library answered as ROCr without the SVM API:
+/// `SVM_SUPPORTED` false and every call `HSA_STATUS_ERROR`.
+#[test]
+fn shared_virtual_memory_as_rocr_over_a_driver_with_svm_answers_it() {
+    let Some(co) = device_code("flag_kernels") else {
+        return;
+    };
+    let Some(exe) = hsa_program("svm", &[]) else {
+        return;
+    };
+    let (ok, stdout, stderr) = with_soft_hsa(&exe, &[&co], &[("ROCLOAD_WATCHDOG", "10")]);
+    let fine = HSA_AMD_SVM_GLOBAL_FLAG_FINE_GRAINED.to_string();
+    let coarse = HSA_AMD_SVM_GLOBAL_FLAG_COARSE_GRAINED.to_string();
+    let indeterminate = HSA_AMD_SVM_GLOBAL_FLAG_INDETERMINATE.to_string();
+    let accessible = HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE.to_string();
+    let in_place = HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE_IN_PLACE.to_string();
+    let no_access = HSA_AMD_SVM_ATTRIB_AGENT_NO_ACCESS.to_string();
+    let query = HSA_AMD_SVM_ATTRIB_ACCESS_QUERY.to_string();
+    let error = HSA_STATUS_ERROR.to_string();
+    let invalid = HSA_STATUS_ERROR_INVALID_ARGUMENT.to_string();
+    let incompatible = HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS.to_string();
+    let bad_agent = HSA_STATUS_ERROR_INVALID_AGENT.to_string();
+    let aperture = HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION.to_string();
+    let three = format!("0/32/1/{accessible}");
+    let mut want: Vec<(&str, &str)> = vec![
+        ("system.svm_supported", "1"),
+        // XNACK off: SVM memory is reachable only once given access.
+        ("system.svm_accessible_by_default", "0"),
+        // svm_range_set_default_attributes: coherent, host access, granularity 9, no locations.
+        ("default.global_flag", &fine),
+        ("default.granularity", "9"),
+        ("default.preferred", "0"),
+        ("default.prefetch", "0"),
+        ("default.gpu_access", &no_access),
+        ("default.cpu_access", &accessible),
+        ("set.access.status", "0"),
+        ("get.gpu_access", &accessible),
+        ("set.read_mostly.status", "0"),
+        // GetSvmAttrib writes the flag's bit (KFD_IOCTL_SVM_FLAG_GPU_READ_MOSTLY), not 1.
+        ("get.read_mostly.two", "32"),
+        ("get.read_mostly.three", "0"),
+        ("set.preferred.status", "0"),
+        ("get.preferred_is_gpu", "1"),
+        ("get.preferred_cpu_page", "1"),
+        ("get.preferred_mixed", "0"),
+        ("get.global_flag.coarse", &coarse),
+        ("get.global_flag.mixed", &indeterminate),
+        // SetSvmAttrib caps the granularity at 18; KFD answers the least of the ranges.
+        ("get.granularity.capped", "18"),
+        ("get.granularity.least", "9"),
+        // A CPU's access query is left as it was without HOST_ACCESS.
+        ("get.cpu_no_access", &query),
+        ("get.cpu_access_again", &accessible),
+        ("get.three", &three),
+        ("set.twice.status", &incompatible),
+        ("set.agent_twice.status", &incompatible),
+        ("set.prefetch_location.status", &invalid),
+        ("set.access_query.status", &invalid),
+        ("set.bad_global_flag.status", &invalid),
+        ("set.bad_agent.status", &bad_agent),
+        ("set.bad_preferred.status", &bad_agent),
+        ("set.null_preferred.status", "0"),
+        ("get.null_preferred", "0"),
+        ("get.bad_attribute.status", &invalid),
+        ("get.bad_agent.status", &bad_agent),
+        // No attribute: no driver call.
+        ("get.none.status", "0"),
+        // hsaKmtSVMSetAttr: no pages; KFD svm_range_is_valid: EFAULT, EADDRINUSE.
+        ("set.size0.status", &error),
+        ("set.null.status", &error),
+        ("set.unmapped.status", &error),
+        ("get.unmapped.status", &error),
+        ("set.pool.status", &error),
+        ("set.pool_empty_list.status", &error),
+        ("get.pool.status", &error),
+        ("get.pool.prefetch", "0"),
+        ("set.straddling_pool.status", &error),
+        // SVM memory is no allocation of ROCr's.
+        ("ptrinfo.type", "0"),
+        ("prefetch.status", "0"),
+        ("prefetch.completed", "1"),
+        ("prefetch.gpu", "1"),
+        ("prefetch.dep.status", "0"),
+        ("prefetch.dep.held", "1"),
+        ("prefetch.dep.completed", "1"),
+        ("prefetch.cpu_page", "1"),
+        ("prefetch.mixed", "0"),
+        ("prefetch.bad_agent.status", &bad_agent),
+        // The driver's refusal is an assert in ROCr: the prefetch still completes.
+        ("prefetch.unmapped.status", "0"),
+        ("prefetch.unmapped.completed", "1"),
+        ("kernel.with_access", "1"),
+        ("kernel.with_access.value", "41"),
+        ("get.read_only", "8"),
+        ("kernel.read_only", "0"),
+        ("kernel.read_only.error", &aperture),
+        ("kernel.read_only.value", "41"),
+        ("kernel.writable_again", "1"),
+        ("kernel.writable_again.value", "43"),
+        ("get.gpu_no_access", &no_access),
+        ("kernel.no_access", "0"),
+        ("kernel.no_access.error", &aperture),
+        ("kernel.no_access.value", "43"),
+        ("get.gpu_in_place", &in_place),
+        ("kernel.in_place", "1"),
+        ("kernel.in_place.value", "45"),
+        ("done", "1"),
+    ];
+    // When the host hands the unmapped range out again as pool memory, it is that memory.
+    if stdout.contains("reused.") {
+        want.push(("reused.allow_access.status", "0"));
+        want.push(("reused.svm_get.status", &error));
+    }
+    let wrong = wrong_answers(&stdout, &want);
     assert!(
         ok && wrong.is_empty(),
         "{}\n{stdout}\n{stderr}",

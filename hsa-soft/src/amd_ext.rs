@@ -8,10 +8,8 @@
 //! - IPC memory (`hsa_amd_ipc_memory_*`) over the software agent's shareable memory objects:
 //!   the 32-byte handle names the object, which another process maps through `/proc`;
 //! - agent extension queries; coherency types (recorded);
-//! - what a software agent cannot have, answered as ROCr answers without it: SVM (ROCr over a
-//!   kernel driver without the SVM API: `HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED` false, the SVM
-//!   calls fail as `hsaKmtSVM*` does), graphics interop (no graphics driver). Images are
-//!   `crate::images`.
+//! - what a software agent cannot have, answered as ROCr answers without it: graphics interop
+//!   (no graphics driver). Images are `crate::images`, shared virtual memory `crate::svm`.
 
 use std::collections::HashSet;
 use std::ffi::c_void;
@@ -455,34 +453,6 @@ hsa_api! {
             c.retain(|(a, _)| *a != index);
             c.push((index, type_));
             Ok(())
-        })
-    }
-
-    /// `hsa_amd_svm_attributes_set`: fails as ROCr over a driver without the SVM API
-    /// (`hsaKmtSVMSetAttr` fails: `HSA_STATUS_ERROR`).
-    fn hsa_amd_svm_attributes_set(ptr: *mut c_void, size: usize, attribute_list: *mut hsa_amd_svm_attribute_pair_t, attribute_count: usize) -> hsa_status_t {
-        guard(|| {
-            let _ = (ptr, size, attribute_list, attribute_count);
-            runtime()?;
-            Err(HSA_STATUS_ERROR)
-        })
-    }
-
-    /// `hsa_amd_svm_attributes_get`: as above.
-    fn hsa_amd_svm_attributes_get(ptr: *mut c_void, size: usize, attribute_list: *mut hsa_amd_svm_attribute_pair_t, attribute_count: usize) -> hsa_status_t {
-        guard(|| {
-            let _ = (ptr, size, attribute_list, attribute_count);
-            runtime()?;
-            Err(HSA_STATUS_ERROR)
-        })
-    }
-
-    /// `hsa_amd_svm_prefetch_async`: as above.
-    fn hsa_amd_svm_prefetch_async(ptr: *mut c_void, size: usize, agent: hsa_agent_t, num_dep_signals: u32, dep_signals: *const hsa_signal_t, completion_signal: hsa_signal_t) -> hsa_status_t {
-        guard(|| {
-            let _ = (ptr, size, agent, num_dep_signals, dep_signals, completion_signal);
-            runtime()?;
-            Err(HSA_STATUS_ERROR)
         })
     }
 

@@ -18,7 +18,9 @@
 //!   queue's error callback and suspends the queue);
 //! - [`amd_ext`]: the rest of the AMD extensions AMD's HIP runtime calls (pointer info, locking
 //!   to a pool, rectangular copies, copy profiling, and what a software agent lacks, answered
-//!   as ROCr answers without it: SVM, graphics interop);
+//!   as ROCr answers without it: graphics interop);
+//! - [`svm`]: shared virtual memory (`hsa_amd_svm_*`) as ROCr over a driver with the SVM API:
+//!   attributes per page range of host memory, GPU access entered in the agents' tables;
 //! - [`images`]: the image extension (images and samplers whose descriptors the emulator
 //!   reads, copies, limits);
 //! - [`vmem`]: ROCr 6's virtual memory API (`hsa_amd_vmem_*`) over the software agents'
@@ -67,6 +69,7 @@ pub mod memory;
 pub mod queues;
 pub mod runtime;
 pub mod signals;
+pub mod svm;
 pub mod vmem;
 
 pub(crate) mod util;

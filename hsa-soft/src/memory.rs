@@ -243,6 +243,22 @@ impl Memory {
     }
 }
 
+impl Memory {
+    /// Whether `[start, end)` has a byte in memory the library handed out (pool blocks) or in
+    /// the agents' view of locked memory: what ROCr's driver holds as buffer objects, which its
+    /// SVM calls refuse (`crate::svm`). The host's side of a locked range is not one of them.
+    pub(crate) fn overlaps_known(&self, start: u64, end: u64) -> bool {
+        let inner = self.inner.lock();
+        let touches = |base: u64, size: u64| base < end && base.saturating_add(size) > start;
+        inner.system.iter().any(|(&b, s)| touches(b, s.size))
+            || inner.device.iter().any(|(&b, d)| touches(b, d.size))
+            || inner
+                .locks
+                .values()
+                .any(|l| !l.stale && touches(l.agent_base, l.size))
+    }
+}
+
 /// The software agent whose memory holds the system pools' blocks (the first GPU agent; all
 /// of them share one dispatch tracker, so its frees wait for every agent's dispatches).
 fn system_owner(rt: &Runtime) -> Status<&rocload::backend::SoftAgent> {

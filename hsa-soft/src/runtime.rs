@@ -87,6 +87,8 @@ pub(crate) struct Runtime {
     pub(crate) event_page: Arc<crate::signals::EventPage>,
     /// ROCr 6's virtual memory (`vmem.rs`).
     pub(crate) vmem: crate::vmem::State,
+    /// Shared virtual memory's ranges (`svm.rs`).
+    pub(crate) svm: crate::svm::State,
 }
 
 struct State {
@@ -133,6 +135,7 @@ fn init() -> Status {
             amd_ext: crate::amd_ext::State::default(),
             event_page,
             vmem: crate::vmem::State::default(),
+            svm: crate::svm::State::default(),
         }));
     }
     state.refs += 1;
@@ -275,9 +278,12 @@ hsa_api! {
                     HSA_AMD_SYSTEM_INFO_BUILD_VERSION => {
                         put(value, c"hsa-soft (rocload)".as_ptr())
                     }
-                    // ROCr's answer over a driver without the SVM API (`SVMAPISupported` 0): the
-                    // software agent has no shared virtual memory (see amd_ext).
-                    HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED => put(value, false),
+                    // ROCr over a driver with the SVM API (`SVMAPISupported` on every GPU, see
+                    // svm.rs). Accessible by default only where every GPU's ISA has XNACK on;
+                    // the software agent services no page fault (no XNACK replay), so SVM
+                    // memory is reachable only once given access, as ROCr's answer for GPUs
+                    // with XNACK off says, whatever `ROCLOAD_SOFT_ISA` names.
+                    HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED => put(value, true),
                     HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT => put(value, false),
                     // 6.2's attributes (5.2.3 knows none of them): no MWAITX, no dma-buf
                     // export of pool memory, the virtual memory API, XNACK off, AMD

@@ -553,6 +553,21 @@ impl AllocationTable {
         (address < a.end() || (a.size == 0 && address == a.base)).then(|| a.clone())
     }
 
+    /// Every live allocation that has a byte in `[start, end)`, in address order.
+    pub fn overlapping(&self, start: u64, end: u64) -> Vec<Allocation> {
+        let live = self.live.read();
+        let mut found: Vec<Allocation> = live
+            .range(..start)
+            .next_back()
+            .map(|(_, a)| a)
+            .filter(|a| a.end() > start)
+            .into_iter()
+            .cloned()
+            .collect();
+        found.extend(live.range(start..end).map(|(_, a)| a.clone()));
+        found
+    }
+
     /// Checks an access of `len` bytes at `address`.
     ///
     /// # Errors
@@ -689,6 +704,19 @@ impl AllocationTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlapping_finds_every_allocation_touching_a_range() {
+        let t = AllocationTable::new();
+        t.insert(0x1000, 0x100, MemoryKind::Device, true).unwrap();
+        t.insert(0x2000, 0x1000, MemoryKind::Device, true).unwrap();
+        t.insert(0x4000, 0x10, MemoryKind::Device, true).unwrap();
+        let bases = |s, e| -> Vec<u64> { t.overlapping(s, e).iter().map(|a| a.base).collect() };
+        assert_eq!(bases(0x1100, 0x2000), Vec::<u64>::new());
+        assert_eq!(bases(0x10ff, 0x2001), vec![0x1000, 0x2000]);
+        assert_eq!(bases(0x2fff, 0x4001), vec![0x2000, 0x4000]);
+        assert_eq!(bases(0x3000, 0x4000), Vec::<u64>::new());
+    }
 
     #[test]
     fn interior_pointers_past_end_freed_and_read_only_are_told_apart() {

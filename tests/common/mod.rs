@@ -183,3 +183,32 @@ pub fn run_with_deadline(
         stderr: stderr.join().unwrap_or_default(),
     }
 }
+
+/// The caller's `LD_LIBRARY_PATH` without the directories of this build (`target/<profile>`
+/// and below), which `cargo test` puts in front: `target/<profile>` holds `librocload.so` under
+/// HIP's names (`libamdhip64.so.5`), so a program linked against AMD's HIP runtime run from a
+/// test would load rocload's instead. `None` when nothing is left.
+pub fn library_path_outside_target() -> Option<std::ffi::OsString> {
+    let exe = std::env::current_exe().ok()?;
+    // target/<profile>/deps/<test> -> target
+    let target = exe.parent()?.parent()?.parent()?.to_path_buf();
+    let kept: Vec<PathBuf> = std::env::var_os("LD_LIBRARY_PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| !d.as_os_str().is_empty() && !d.starts_with(&target))
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    std::env::join_paths(kept).ok()
+}
+
+/// Makes `cmd` load AMD's HIP runtime, not this build's `libamdhip64.so.5` (see
+/// [`library_path_outside_target`]).
+pub fn use_system_hip(cmd: &mut std::process::Command) {
+    match library_path_outside_target() {
+        Some(p) => cmd.env("LD_LIBRARY_PATH", p),
+        None => cmd.env_remove("LD_LIBRARY_PATH"),
+    };
+}
