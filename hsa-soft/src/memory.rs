@@ -254,8 +254,8 @@ impl Memory {
             || inner.device.iter().any(|(&b, d)| touches(b, d.size))
             || inner
                 .locks
-                .values()
-                .any(|l| !l.stale && touches(l.agent_base, l.size))
+                .iter()
+                .any(|(&(_, size), l)| !l.stale && touches(l.agent_base, size))
     }
 }
 
