@@ -686,3 +686,54 @@ fn a_streams_cu_mask_chooses_the_compute_units_of_its_dispatches() {
         );
     }
 }
+
+/// The program unmaps registered host memory without unregistering it, then a kernel writes
+/// there: a memory fault naming the registration (it crashed the host before: the emulator
+/// stored through the vanished pages), with both ways of checking, and the host carries on.
+#[test]
+fn a_kernel_on_registered_memory_the_program_unmapped_faults_without_a_crash() {
+    for every_access in [false, true] {
+        let rt = runtime_checking(every_access);
+        let dev = rt.device(0).unwrap().clone();
+        let m = rt
+            .load_module(Arc::from(common::read("hip/vadd.device.ccob")), 0)
+            .unwrap();
+        let vadd = m.function("vadd").unwrap();
+        let len = 1 << 16;
+        // SAFETY: a fresh anonymous mapping of `len` bytes, unmapped below by this test only.
+        let host = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(host, libc::MAP_FAILED);
+        let base = host as u64;
+        rt.register_host(base, len as u64).unwrap();
+        let a = DeviceBuffer::<f32>::zeroed(&dev, 64).unwrap();
+        // Mapped: the kernel writes the registered pages.
+        launch_vadd(&rt, &vadd, a.address(), a.address(), base, 64);
+        dev.synchronize().unwrap();
+        // SAFETY: the mapping made above; nothing of this test reads it afterwards.
+        assert_eq!(unsafe { libc::munmap(host, len) }, 0);
+        launch_vadd(&rt, &vadd, a.address(), a.address(), base, 64);
+        let e = dev.synchronize().unwrap_err();
+        let RuntimeError::KernelFailed { error, .. } = &e else {
+            panic!("{e}")
+        };
+        let ExecutionError::MemoryFault { violation, .. } = &**error else {
+            panic!("{error}")
+        };
+        assert!(
+            matches!(&violation.reason, ViolationReason::HostUnmapped(r) if r.base == base),
+            "{e}"
+        );
+        assert!(e.to_string().contains("unmapped the host pages"), "{e}");
+        dev.reset().unwrap();
+        rt.unregister_host(base).unwrap();
+    }
+}

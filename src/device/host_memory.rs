@@ -98,6 +98,38 @@ fn page_size() -> u64 {
         .unwrap_or(4096)
 }
 
+/// Whether every page of `[address, address + len)` is still mapped, asked without touching
+/// or faulting in any of them (`mincore`, one call per 4096 pages; about a microsecond for a
+/// small range): what a dispatch asks of registered host memory before a kernel reaches it.
+/// It does not see protections (`mprotect`): [`check_mapped`] does, at a higher cost.
+pub fn is_mapped(address: u64, len: u64) -> bool {
+    const CHUNK_PAGES: u64 = 4096;
+    let page = page_size();
+    let Some(end) = address.checked_add(len) else {
+        return false;
+    };
+    let mut at = address & !(page - 1);
+    let mut residency = [0u8; CHUNK_PAGES as usize];
+    while at < end {
+        let chunk = (end - at).min(CHUNK_PAGES * page);
+        // SAFETY: `at` is page-aligned; `residency` has a byte for each of the at most
+        // CHUNK_PAGES pages of `chunk`. mincore only reads the page tables; it fails with
+        // ENOMEM where a page of the range is not mapped.
+        let r = unsafe {
+            libc::mincore(
+                at as *mut libc::c_void,
+                chunk as usize,
+                residency.as_mut_ptr(),
+            )
+        };
+        if r != 0 {
+            return false;
+        }
+        at += chunk;
+    }
+    true
+}
+
 /// Checks that `[address, address + len)` is mapped and readable (and writable when `write`),
 /// faulting its pages in (see the module documentation). An empty range is fine.
 ///

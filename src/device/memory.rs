@@ -291,6 +291,9 @@ pub enum ViolationReason {
     /// An access inside a code object's image but outside its loaded segments, or straddling
     /// two of them.
     OutsideSegments(Allocation),
+    /// Registered host memory whose pages the program unmapped without unregistering them
+    /// (a GPU would still reach the pages it pinned; here they are gone).
+    HostUnmapped(Allocation),
 }
 
 impl fmt::Display for AccessViolation {
@@ -312,6 +315,10 @@ impl fmt::Display for AccessViolation {
             ViolationReason::OutsideSegments(a) => {
                 write!(f, "outside the loaded segments of {a}")
             }
+            ViolationReason::HostUnmapped(a) => write!(
+                f,
+                "the program unmapped the host pages of {a} without unregistering them"
+            ),
             ViolationReason::Unmapped { nearest: None } => write!(f, "no allocation there"),
             ViolationReason::Unmapped {
                 nearest: Some((a, d)),

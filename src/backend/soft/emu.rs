@@ -30,9 +30,10 @@ use rocload_emu::{
 
 use super::exec::{Job, KernelExecutor};
 use super::{HostcallHandlers, PRIVATE_APERTURE, SHARED_APERTURE};
+use crate::device::memory::ViolationReason;
 use crate::device::{
-    AccessKind, AccessViolation, AllocationTable, DeviceError, DispatchReport, ExecutionError,
-    HostFacts, WaveSegment, WaveSite,
+    host_memory, AccessKind, AccessViolation, Allocation, AllocationTable, DeviceError,
+    DispatchReport, ExecutionError, HostFacts, MemoryKind, WaveSegment, WaveSite,
 };
 
 /// How the emulator runs dispatches on a software agent.
@@ -132,6 +133,10 @@ impl EmulatorExecutor {
 pub struct TableMemory<'a> {
     table: &'a AllocationTable,
     check_every_access: bool,
+    /// Registered host allocations (by id) this dispatch found still mapped: the program owns
+    /// those pages and may unmap them without unregistering, so each is checked once per
+    /// dispatch before a kernel touches it.
+    mapped: parking_lot::Mutex<Vec<u64>>,
 }
 
 impl<'a> TableMemory<'a> {
@@ -142,6 +147,32 @@ impl<'a> TableMemory<'a> {
         TableMemory {
             table,
             check_every_access,
+            mapped: parking_lot::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Whether `a`'s host bytes may be touched: always for memory the runtime owns; for
+    /// registered host memory (the program's own pages), only while the program keeps them
+    /// mapped, asked of the kernel once per allocation and dispatch.
+    fn host_still_mapped(&self, a: &Allocation) -> bool {
+        if a.kind != MemoryKind::RegisteredHost || self.mapped.lock().contains(&a.id) {
+            return true;
+        }
+        let mapped = host_memory::is_mapped(a.host_address(a.base), a.size);
+        if mapped {
+            self.mapped.lock().push(a.id);
+        } else {
+            tracing::debug!(allocation = %a, "registered host memory is no longer mapped");
+        }
+        mapped
+    }
+
+    fn unmapped(&self, a: Allocation, address: u64, len: u64, access: Access) -> AccessViolation {
+        AccessViolation {
+            address,
+            len,
+            access: access_kind(access),
+            reason: ViolationReason::HostUnmapped(a),
         }
     }
 }
@@ -155,7 +186,10 @@ impl<'a> TableMemory<'a> {
 // Other threads touch it only through the emulator's atomics or the device's copies. An alias
 // (`AllocationTable::insert_alias`) stands for the host range it names, which its owner keeps
 // mapped while the alias is in the table (locked memory: unlocking removes it first, and waits
-// for running dispatches).
+// for running dispatches). Registered host memory is the program's own: it may unmap it without
+// unregistering, so each registration is found mapped (`host_still_mapped`) before a dispatch's
+// first access to it; unmapping it while the dispatch runs is the program's race, as with a
+// copy's host side.
 unsafe impl GuestMemory for TableMemory<'_> {
     type Fault = AccessViolation;
 
@@ -167,6 +201,11 @@ unsafe impl GuestMemory for TableMemory<'_> {
     ) -> Result<NonNull<u8>, AccessViolation> {
         let kind = access_kind(access);
         let host = self.table.translate(address, len, kind)?;
+        if let Some(a) = self.table.find(address) {
+            if !self.host_still_mapped(&a) {
+                return Err(self.unmapped(a, address, len, access));
+            }
+        }
         NonNull::new(host as *mut u8).ok_or_else(|| self.table.violation(0, len, kind))
     }
 
@@ -178,7 +217,9 @@ unsafe impl GuestMemory for TableMemory<'_> {
         }
         let a = self.table.find(address)?;
         let (start, len, perms) = a.region(address, 1)?;
-        if !perms.allows(access_kind(access)) {
+        // No span over unmapped pages: the access then goes through `translate`, which
+        // reports it.
+        if !perms.allows(access_kind(access)) || !self.host_still_mapped(&a) {
             return None;
         }
         Some(Span {
@@ -237,10 +278,7 @@ impl KernelExecutor for EmulatorExecutor {
             private_aperture: PRIVATE_APERTURE,
             compute_units: job.compute_units.clone(),
         };
-        let memory = TableMemory {
-            table: job.memory,
-            check_every_access: self.check_every_access,
-        };
+        let memory = TableMemory::new(job.memory, self.check_every_access);
         let services = HostcallServices(job.hostcall, job.border_colors);
         match self.emulator.run(&dispatch, &memory, &services) {
             Ok(report) => Ok(DispatchReport {
