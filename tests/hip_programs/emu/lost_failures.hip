@@ -5,7 +5,8 @@
 // reported as hipErrorIllegalAddress by the event recorded after it and by its stream's
 // synchronisation, whenever the reset happened; a launch or record refused because another
 // thread's fault is sticky is not a lost failure, nor is a record or synchronisation refused
-// because a reset begun since the launch destroyed the stream (hipErrorInvalidHandle).
+// (hipErrorInvalidHandle) because a reset that had not ended when the stream was made
+// destroyed it.
 // Recorded, the event reports the failure whatever became of its stream.
 #include "check.h"
 
@@ -23,7 +24,7 @@ int main() {
   HIP_CHECK(hipMalloc(&buffer, 256));
   std::atomic<int> running{THREADS};
   std::atomic<int> accepted{0}, refused{0}, lost_event{0}, lost_stream{0};
-  std::atomic<int> resets{0}, resets_begun{0}, destroyed{0};
+  std::atomic<int> resets{0}, resets_begun{0}, resets_ended{0}, destroyed{0};
   char detail[160] = "";
   std::atomic<bool> noted{false};
   std::vector<std::thread> workers;
@@ -36,7 +37,9 @@ int main() {
         return;
       }
       for (int i = 0; i < LAUNCHES; i++) {
-        // A stream per launch: through ROCr a queue that faulted stays failed.
+        // A stream per launch: through ROCr a queue that faulted stays failed. Only a reset
+        // that had not ended when it was made can destroy it.
+        int ended = resets_ended.load();
         hipStream_t s;
         if (hipStreamCreateWithFlags(&s, hipStreamNonBlocking) != hipSuccess) {
           lost_stream++;
@@ -58,10 +61,9 @@ int main() {
           continue;
         }
         accepted++;
-        int begun = resets_begun.load();
-        // Refused because a reset begun since the launch destroyed the stream.
+        // Refused because a reset that had not ended when the stream was made destroyed it.
         auto gone = [&](hipError_t r) {
-          return r == hipErrorInvalidHandle && resets_begun.load() != begun;
+          return r == hipErrorInvalidHandle && resets_begun.load() > ended;
         };
         hipError_t recorded = hipEventRecord(e, s);
         hipError_t by_event = recorded;
@@ -94,6 +96,7 @@ int main() {
     while (running.load() > 0) {
       resets_begun++;
       if (hipDeviceReset() == hipSuccess) resets++;
+      resets_ended++;
       std::this_thread::yield();
     }
   });
