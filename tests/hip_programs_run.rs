@@ -471,6 +471,49 @@ fn stream_ordered_allocation() {
     }
 }
 
+/// hipDeviceReset as clr's `hip::Device::Reset` (`device_reset.hip`): the device's memory is
+/// freed (hipPointerGetAttributes, hipMemcpy and hipFree refuse it; a kernel touching it is the
+/// memory checker's use-after-free report naming the allocation), its streams and pools are
+/// destroyed (their handles invalid), its flags reset, events survive, new memory and streams
+/// work; pinned host memory goes too with one device only. With two software devices,
+/// resetting device 0 leaves device 1's memory (contents included) and stream working.
+#[test]
+fn device_reset_frees_the_devices_memory_streams_and_pools() {
+    check("device_reset");
+    let Some(dir) = programs() else { return };
+    let (ok, stdout, stderr) = run(&dir.join("device_reset.O2"), &[]);
+    assert!(ok, "stdout:\n{stdout}\nstderr:\n{stderr}");
+    let address = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("freed "))
+        .unwrap_or_else(|| panic!("no `freed` line\nstdout:\n{stdout}"));
+    let reports: Vec<&str> = stderr
+        .lines()
+        .filter(|l| {
+            l.starts_with("rocload: kernel ")
+                && l.contains("touch")
+                && l.contains("use after free of allocation")
+                && l.contains(&format!("bytes at {address})"))
+        })
+        .collect();
+    assert_eq!(
+        reports.len(),
+        1,
+        "one use-after-free report of the memory the reset freed, at {address}\nstderr:\n{stderr}"
+    );
+    let env = [("ROCLOAD_SOFT_ISA", "gfx1030,gfx1030".to_owned())];
+    for opt in ["O0", "O2"] {
+        let (ok, stdout, stderr) = run(&dir.join(format!("device_reset.{opt}")), &env);
+        let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(
+            ok && failures.is_empty()
+                && stdout.contains("2 device(s)")
+                && stdout.contains("PASS device 1's memory keeps its contents"),
+            "device_reset.{opt} with two devices: exit ok={ok}, failures {failures:?}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+    }
+}
+
 /// hipDeviceSynchronize waits for non-blocking streams, and hipMemcpyAsync to or from
 /// pageable host memory is done when it returns (200 rounds of each).
 #[test]

@@ -594,7 +594,7 @@ fn a_panicking_executor_fails_the_dispatch_and_the_queue_goes_on() {
         detail.contains("executor bug while running vadd"),
         "{detail}"
     );
-    dev.reset().unwrap();
+    rt.reset_device(0).unwrap();
     launch_vadd(&rt, &vadd, a.address(), a.address(), c.address(), 64);
     synchronize(&dev).unwrap();
     let want: Vec<f32> = xs.iter().map(|x| x + x).collect();

@@ -840,7 +840,8 @@ fn malloc_pitched(
         .checked_mul(height)
         .and_then(|v| v.checked_mul(depth))
         .ok_or_else(overflow)?;
-    let address = runtime().allocate(current_device(), size as u64, MemoryKind::Device)?;
+    let address =
+        runtime().allocate_for_program(current_device(), size as u64, MemoryKind::Device)?;
     // SAFETY: non-null, writable by the caller's contract.
     unsafe { out(ptr, "ptr", address as *mut c_void)? };
     Ok(pitch)

@@ -633,14 +633,29 @@ pub extern "C" fn hipDeviceSynchronize() -> hipError_t {
     })
 }
 
-/// `hipError_t hipDeviceReset(void)`: waits for the current device, clears its sticky error
-/// and renews its null stream. (HIP also frees the device's allocations; rocload keeps them, since freeing memory
-/// the program still points to turns a stale pointer into a silent use after free.)
+/// Resets device `device` as clr's `hip::Device::Reset` (`rocload_lib::runtime::reset` says
+/// what goes): the runtime destroys the streams, pools and memory, then the handles of the
+/// destroyed streams and pools are retired and the device's flags are back to a fresh device's.
+fn reset_device(device: i64) -> Result<(), Failure> {
+    let done = runtime().reset_device(device)?;
+    crate::stream::retire_streams(&done.streams);
+    crate::mempool::forget_pools(&done.pools);
+    if let Some(flags) = usize::try_from(device)
+        .ok()
+        .and_then(|d| DEVICE_FLAGS.get(d))
+    {
+        flags.store(DEFAULT_DEVICE_FLAGS, std::sync::atomic::Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// `hipError_t hipDeviceReset(void)`: resets the current device: waits for it, destroys the
+/// streams the program created on it, its memory pools and the program's memory of it (a
+/// later use of a pointer to it is a use after free, reported as after `hipFree`), restores
+/// its flags, clears its sticky error and renews its null stream.
 #[export]
 pub extern "C" fn hipDeviceReset() -> hipError_t {
-    call("hipDeviceReset", || {
-        Ok(crate::stream::current_context()?.reset()?)
-    })
+    call("hipDeviceReset", || reset_device(current_device()))
 }
 
 /// `hipError_t hipSetDeviceFlags(unsigned flags)`: the scheduling flags (spin, yield,
@@ -654,12 +669,28 @@ pub extern "C" fn hipSetDeviceFlags(flags: c_uint) -> hipError_t {
                 format!("device flags {flags:#x}"),
             ));
         }
-        DEVICE_FLAGS.store(flags, std::sync::atomic::Ordering::Relaxed);
+        device_flags()?.store(flags, std::sync::atomic::Ordering::Relaxed);
         Ok(())
     })
 }
 
-static DEVICE_FLAGS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+/// The flags a device has before `hipSetDeviceFlags` and after a reset (clr's are
+/// `hipDeviceScheduleSpin` at both times; rocload reports `hipDeviceScheduleAuto`, 0).
+const DEFAULT_DEVICE_FLAGS: u32 = 0;
+
+/// Each device's flags, as clr keeps them per device (`hip::Device::flags_`).
+static DEVICE_FLAGS: [std::sync::atomic::AtomicU32; rocload_lib::runtime::MAX_DEVICES] =
+    [const { std::sync::atomic::AtomicU32::new(DEFAULT_DEVICE_FLAGS) };
+        rocload_lib::runtime::MAX_DEVICES];
+
+/// The current device's flags.
+fn device_flags() -> Result<&'static std::sync::atomic::AtomicU32, Failure> {
+    let device = current_device();
+    usize::try_from(device)
+        .ok()
+        .and_then(|d| DEVICE_FLAGS.get(d))
+        .ok_or_else(|| Failure::new(hipErrorInvalidDevice, format!("device {device}")))
+}
 
 /// `hipError_t hipGetDeviceFlags(unsigned* flags)`.
 #[export]
@@ -670,7 +701,7 @@ pub unsafe extern "C" fn hipGetDeviceFlags(flags: *mut c_uint) -> hipError_t {
             out(
                 flags,
                 "flags",
-                DEVICE_FLAGS.load(std::sync::atomic::Ordering::Relaxed),
+                device_flags()?.load(std::sync::atomic::Ordering::Relaxed),
             )
         }
     })
@@ -1442,11 +1473,11 @@ pub unsafe extern "C" fn hipCtxDisablePeerAccess(peer: hipCtx_t) -> hipError_t {
 }
 
 /// `hipError_t hipDevicePrimaryCtxReset(hipDevice_t dev)`: as `hipDeviceReset` for that
-/// device (its sticky error is cleared once its work has ended).
+/// device.
 #[export]
 pub extern "C" fn hipDevicePrimaryCtxReset(device: c_int) -> hipError_t {
     call("hipDevicePrimaryCtxReset", || {
-        Ok(runtime().device(i64::from(device))?.reset()?)
+        reset_device(i64::from(device))
     })
 }
 

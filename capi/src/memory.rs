@@ -56,7 +56,7 @@ fn allocate_with_flags(
         0
     } else {
         let rt = runtime();
-        let address = rt.allocate(current_device(), size as u64, kind)?;
+        let address = rt.allocate_for_program(current_device(), size as u64, kind)?;
         if flags != 0 {
             rt.set_allocation_flags(address, flags)?;
         }

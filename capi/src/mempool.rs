@@ -284,6 +284,17 @@ pub unsafe extern "C" fn hipMemPoolCreate(
     })
 }
 
+/// Forgets the handles of pools a device reset destroyed: using one is then
+/// `hipErrorInvalidValue`, as for a destroyed pool.
+pub(crate) fn forget_pools(pools: &[MemPool]) {
+    let mut handles = HANDLES.lock();
+    for pool in pools {
+        if let Some(h) = handles.as_mut().and_then(|map| map.remove(&pool.id())) {
+            POOLS.remove(h);
+        }
+    }
+}
+
 /// `hipError_t hipMemPoolDestroy(hipMemPool_t mem_pool)`: the handle is invalid from now on;
 /// allocations not freed yet stay valid. A default pool is `hipErrorInvalidValue`.
 #[export]

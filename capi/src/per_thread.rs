@@ -6,9 +6,10 @@
 //! `hipMemset_spt`, ...) run on it and wait for it. The `_spt` forms of array, 2D fill and 3D
 //! calls live with their plain forms in `array.rs`.
 //!
-//! A `hipDeviceReset` gives the device a new null stream; the thread's per-thread stream is
-//! then made anew too (the old one may hold a queue that failed, and the program cannot
-//! destroy it). A thread's per-thread streams finish their work when the thread exits.
+//! A `hipDeviceReset` destroys the device's streams, per-thread ones included (as clr's
+//! `destroyAllStreams`), and gives it a new null stream; the thread's per-thread stream is made
+//! anew at its next use (the old one may hold a queue that failed). A thread's per-thread
+//! streams finish their work when the thread exits.
 
 use rocload_ffi::export;
 use std::cell::RefCell;

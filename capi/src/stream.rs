@@ -251,6 +251,21 @@ pub unsafe extern "C" fn hipStreamDestroy(stream: hipStream_t) -> hipError_t {
     })
 }
 
+/// Retires the handles of streams a device reset destroyed: a call with one is then
+/// `hipErrorInvalidHandle`, as after `hipStreamDestroy` (clr answers some calls with
+/// `hipErrorContextIsDestroyed` for a stream it no longer knows; rocload does not tell a
+/// stream destroyed by a reset from one destroyed by `hipStreamDestroy`).
+pub(crate) fn retire_streams(streams: &[Stream]) {
+    if streams.is_empty() {
+        return;
+    }
+    for (handle, s) in STREAMS.entries() {
+        if streams.iter().any(|r| r.id() == s.id()) && STREAMS.remove(handle).is_some() {
+            crate::capture::stream_destroyed(&s);
+        }
+    }
+}
+
 /// `hipError_t hipStreamSynchronize(hipStream_t)`: waits, then reports the device's sticky
 /// error.
 #[export]

@@ -116,17 +116,25 @@ impl DeviceContext {
         self.null_stream.lock().clone()
     }
 
-    /// `hipDeviceReset`: waits for the device whatever failed, clears the sticky error and
-    /// gives the device a new null stream (a queue that failed, as ROCr's do after a fault,
-    /// stays failed). Streams the program created keep their queues.
+    /// The part of `hipDeviceReset` that is the context's own (the rest is
+    /// [`Runtime::reset_device`](super::Runtime::reset_device)): waits for the device whatever
+    /// failed, forgets the streams the program created (returned, so that the C ABI retires
+    /// their handles), clears the sticky error and gives the device a new null stream (a queue
+    /// that failed, as ROCr's do after a fault, stays failed).
     ///
     /// # Errors
     /// A timeout.
-    pub fn reset(self: &Arc<Self>) -> RuntimeResult<()> {
+    pub(crate) fn reset_streams(self: &Arc<Self>) -> RuntimeResult<Vec<Stream>> {
         self.synchronize_ignoring_errors()?;
+        let streams = {
+            let mut list = self.streams.lock();
+            let live = list.iter().filter_map(Weak::upgrade).map(Stream).collect();
+            list.clear();
+            live
+        };
         self.clear_sticky();
         self.null_stream.lock().take();
-        Ok(())
+        Ok(streams)
     }
 
     /// A new stream of `kind` (blocking or non-blocking).

@@ -68,6 +68,23 @@ impl Runtime {
         Ok(allocation.base)
     }
 
+    /// [`allocate`](Self::allocate) for the program (HIP's allocation calls): the memory is
+    /// also recorded as the program's, which [`reset_device`](Self::reset_device) frees.
+    ///
+    /// # Errors
+    /// As [`allocate`](Self::allocate).
+    pub fn allocate_for_program(
+        &self,
+        device: i64,
+        size: u64,
+        kind: MemoryKind,
+    ) -> RuntimeResult<u64> {
+        let index = self.device(device)?.index();
+        let base = self.allocate(device, size, kind)?;
+        self.program_memory.lock().insert(base, index);
+        Ok(base)
+    }
+
     /// The index of the border colour `rgba` (four channel dwords) in `device`'s table, for a
     /// sampler descriptor.
     ///
@@ -188,6 +205,7 @@ impl Runtime {
         if shared {
             self.shared_owners.lock().remove(&address);
         }
+        self.program_memory.lock().remove(&address);
         Ok(())
     }
 

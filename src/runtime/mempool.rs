@@ -27,7 +27,6 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
 
 use super::device::DeviceContext;
@@ -633,6 +632,33 @@ impl PoolInner {
         }
     }
 
+    /// Destroys the pool with everything it holds (a device reset): blocks in use are freed
+    /// as by `hipFree`, freed blocks go back to the device. A later use of the pool is
+    /// [`PoolError::Destroyed`]; a later free of one of its blocks finds no pool and is the
+    /// free of an address no longer allocated.
+    fn purge(&self) {
+        let busy: Vec<u64> = {
+            let mut st = self.state.lock();
+            st.destroyed = true;
+            let in_use: u64 = st.busy.values().map(|b| b.capacity).sum();
+            st.reserved = st.reserved.saturating_sub(in_use);
+            st.used = 0;
+            st.busy.drain().map(|(base, _)| base).collect()
+        };
+        for base in busy {
+            match self.device.free(base) {
+                Ok(a) => {
+                    tracing::debug!(pool = self.id, allocation = %a, "reset: pool block in use freed")
+                }
+                Err(e) => {
+                    tracing::debug!(pool = self.id, base, error = %e, "reset: freeing a pool block failed")
+                }
+            }
+        }
+        self.release(0, true);
+        tracing::debug!(pool = self.id, "memory pool destroyed by a device reset");
+    }
+
     fn is_empty(&self) -> bool {
         let st = self.state.lock();
         st.busy.is_empty() && st.free.is_empty()
@@ -643,20 +669,40 @@ impl PoolInner {
 /// that may hold its memory (destroyed ones too, until their last block is freed).
 #[derive(Debug, Default)]
 pub(crate) struct DevicePools {
-    default: OnceCell<MemPool>,
+    /// Made at first use; a device reset drops it (the next use makes a new one).
+    default: Mutex<Option<MemPool>>,
     current: Mutex<Option<MemPool>>,
     pools: Mutex<Vec<MemPool>>,
 }
 
 impl DevicePools {
     fn default_pool(&self, ctx: &DeviceContext) -> MemPool {
-        self.default
-            .get_or_init(|| {
-                let pool = MemPool::new(ctx, true);
-                self.pools.lock().push(pool.clone());
-                pool
-            })
-            .clone()
+        let mut default = self.default.lock();
+        if let Some(pool) = &*default {
+            return pool.clone();
+        }
+        let pool = MemPool::new(ctx, true);
+        self.pools.lock().push(pool.clone());
+        *default = Some(pool.clone());
+        pool
+    }
+
+    /// `hipDeviceReset` (clr 5.6 and later): every pool of the device, the default one and
+    /// those the program created, is destroyed with all its memory, blocks in use included;
+    /// the device's current pool is its (new) default pool again. Returns the pools
+    /// destroyed, whose handles the C ABI forgets. The device must be idle.
+    pub(crate) fn reset(&self) -> Vec<MemPool> {
+        let pools = {
+            // Lock order as in `default_pool`: default, then the list.
+            let mut default = self.default.lock();
+            *self.current.lock() = None;
+            *default = None;
+            std::mem::take(&mut *self.pools.lock())
+        };
+        for pool in &pools {
+            pool.0.purge();
+        }
+        pools
     }
 
     fn list(&self) -> Vec<MemPool> {

@@ -141,6 +141,10 @@ pub struct Runtime {
     /// Which device allocated each live pinned or managed allocation (every device's table
     /// records them; only the allocator can free them).
     pub(crate) shared_owners: parking_lot::Mutex<std::collections::HashMap<u64, usize>>,
+    /// The memory the program allocated through HIP's allocation calls (`hipMalloc`,
+    /// `hipMallocPitch`, `hipHostMalloc`, `hipMallocManaged`...), live, with the device it was
+    /// allocated for: what `hipDeviceReset` frees (not the runtime's own device memory).
+    pub(crate) program_memory: parking_lot::Mutex<std::collections::HashMap<u64, usize>>,
 }
 
 static GLOBAL: OnceCell<Runtime> = OnceCell::new();
@@ -266,6 +270,7 @@ impl Runtime {
             attributes: Arc::default(),
             vmm: super::vmm::VmmState::default(),
             shared_owners: Default::default(),
+            program_memory: Default::default(),
         }
     }
 

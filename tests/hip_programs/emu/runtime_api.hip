@@ -2,7 +2,8 @@
 // events (ordering across streams, elapsed time, queries, callbacks), device variables through
 // hipMemcpyToSymbol/FromSymbol, occupancy, contexts, pinned, registered and managed memory,
 // 2D copies and fills, pointer attributes, device properties, and HIP's error codes for bad
-// input (ending with a kernel fault that is sticky until hipDeviceReset).
+// input (ending with a kernel fault that is sticky until hipDeviceReset, which also frees the
+// device's memory).
 #include "check.h"
 #include <unistd.h>
 #include <vector>
@@ -377,6 +378,10 @@ int main() {
     add_one<<<1, 64>>>(a, 64);
     report("later launches report it", hipGetLastError() == hipErrorIllegalAddress);
     HIP_CHECK(hipDeviceReset());
+    // The reset freed the device's memory, as HIP's does: `a` is no allocation any more.
+    report("hipDeviceReset frees the device's allocations", hipFree(a) == hipErrorInvalidValue);
+    (void)hipGetLastError();
+    HIP_CHECK(hipMalloc(&a, 256));
     add_one<<<1, 64>>>(a, 64);
     report("hipDeviceReset clears it", hipGetLastError() == hipSuccess && hipDeviceSynchronize() == hipSuccess);
     HIP_CHECK(hipFree(a));

@@ -1122,6 +1122,11 @@ static void freed_memory_behind_a_texture() {
   HIP_CHECK(hipFree(dlin));
   fetch_linear_mem<<<1, N>>>(lin, dout, N);
   faults("tex1Dfetch of freed linear memory");
+  // The reset freed the device's memory: the coordinates and the output are made again (a
+  // write to a freed output would fault whatever the texture read).
+  HIP_CHECK(hipMalloc(&dout, N * 4));
+  HIP_CHECK(hipMalloc(&at, N * sizeof(float2)));
+  HIP_CHECK(hipMemset(at, 0, N * sizeof(float2)));
 
   hipChannelFormatDesc cd = hipCreateChannelDesc<float>();
   hipArray_t a;
@@ -1130,9 +1135,9 @@ static void freed_memory_behind_a_texture() {
   HIP_CHECK(hipFreeArray(a));
   fetch2d<<<1, N>>>(arr, at, dout, N);
   faults("tex2D of a freed array");
-
-  HIP_CHECK(hipFree(at));
-  HIP_CHECK(hipFree(dout));
+  report("the reset freed the device's memory",
+         hipFree(at) == hipErrorInvalidValue && hipFree(dout) == hipErrorInvalidValue);
+  (void)hipGetLastError();
 }
 
 // ---------------------------------------------------------------- anisotropic filtering
