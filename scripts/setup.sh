@@ -5,7 +5,8 @@
 # against the software HSA library by tests/hsa_soft.rs), Debian's AMD-built rocRAND and
 # rocSPARSE (tests/debian_libraries.rs), Debian's clr and comgr (tests/clr_over_soft_hsa.rs), python3 and prlimit (tests/bad_input.rs).
 # Then a Python virtual environment, target/pyenv, with AMD's PyPI builds for ROCm 7 that
-# tests/python_clients.rs runs under `rocload run`: hip-python and CuPy (see pip_clients).
+# tests/python_clients.rs runs under `rocload run`: hip-python and CuPy (see pip_clients), and
+# Pillow and imagecodecs, the reference BC6H/BC7 decoders of the emulator's unit tests.
 # Building rocload itself needs none of this. Each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,7 +44,9 @@ echo "setup: Debian packages present"
 # rocm-bindings-*, so the real 7.x wheel is pinned. CuPy for ROCm 7 goes in without its
 # dependencies (--no-deps): the tests call its AMD-built kernels through ctypes; numpy (within
 # CuPy's numpy<2.6,>=2.0) is added so `import cupy` gets as far as the ROCm libraries it needs.
-pip_clients=(hip-python==7.1.1.562.43 numpy==2.3.5)
+# Pillow and imagecodecs are the independent BC6H/BC7 decoders the emulator's block-compression
+# tests compare with (emu/tests/bcn_reference.py: Pillow's for BC7, imagecodecs' bcdec for both).
+pip_clients=(hip-python==7.1.1.562.43 numpy==2.3.5 pillow==12.0.0 imagecodecs==2026.3.6)
 pip_nodeps=(cupy-rocm-7-0==14.2.0)
 venv=target/pyenv
 

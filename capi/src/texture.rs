@@ -355,9 +355,9 @@ fn view_format(code: c_int) -> Result<(ArrayFormat, u32), Failure> {
 }
 
 /// `hipResourceViewFormat`'s block-compressed formats; `None` for the others.
-fn block_view(code: c_int) -> Option<Result<BlockCompression, Failure>> {
+fn block_view(code: c_int) -> Option<BlockCompression> {
     use BlockCompression::*;
-    Some(Ok(match code {
+    Some(match code {
         0x19 => Bc1,
         0x1a => Bc2,
         0x1b => Bc3,
@@ -365,14 +365,11 @@ fn block_view(code: c_int) -> Option<Result<BlockCompression, Failure>> {
         0x1d => Bc4Signed,
         0x1e => Bc5,
         0x1f => Bc5Signed,
-        0x20..=0x22 => {
-            return Some(Err(Failure::new(
-                hipErrorNotSupported,
-                format!("block-compressed view format {code:#x} (BC6H, BC7): the emulator does not decode it"),
-            )))
-        }
+        0x20 => Bc6h,
+        0x21 => Bc6hSigned,
+        0x22 => Bc7,
         _ => return None,
-    }))
+    })
 }
 
 /// A block-compressed view of a 2D array (or layered or cube array) whose elements are the
@@ -427,7 +424,7 @@ fn apply_view(s: &mut Resource, v: &hipResourceViewDesc) -> Result<(), Failure> 
         ));
     };
     if let Some(kind) = block_view(v.format) {
-        apply_block_view(s, v, kind?)?;
+        apply_block_view(s, v, kind)?;
     } else if v.format != 0 {
         let (format, channels) = view_format(v.format)?;
         let (new, old) = (format.bytes() * u64::from(channels), s.texel_bytes());
@@ -1396,7 +1393,20 @@ mod tests {
         assert_eq!(e(view(0x1b, 11, 8)), hipErrorInvalidValue);
         // BC1's 8-byte blocks over 16-byte elements.
         assert_eq!(e(view(0x19, 12, 8)), hipErrorInvalidValue);
-        assert_eq!(e(view(0x22, 12, 8)), hipErrorNotSupported);
+        // BC6H and BC7: 16-byte blocks, half floats and unorm (or sRGB) RGBA.
+        use BlockCompression::{Bc6h, Bc6hSigned, Bc7};
+        for (code, kind, fmt) in [(0x20, Bc6h, 179), (0x21, Bc6hSigned, 180), (0x22, Bc7, 181)] {
+            let s = view(code, 12, 8).unwrap_or_else(|f| panic!("{}", f.message));
+            assert_eq!(s.block, Some(kind));
+            let format = TexelFormat::block_compressed(kind);
+            assert_eq!(format.format_code(), fmt);
+            assert!(format.reads_floats());
+            assert_eq!(
+                format.srgb().map(|f| f.format_code()).ok(),
+                (kind == Bc7).then_some(182)
+            );
+            assert_eq!(e(view(code, 12, 4)), hipErrorInvalidValue);
+        }
         // A mipmapped array.
         let mut m = r;
         m.last_level = 1;

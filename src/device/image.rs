@@ -125,6 +125,12 @@ pub enum BlockCompression {
     Bc5,
     /// BC5: two signed channels, 16 bytes.
     Bc5Signed,
+    /// BC6H: RGB unsigned half floats, 16 bytes.
+    Bc6h,
+    /// BC6H: RGB signed half floats, 16 bytes.
+    Bc6hSigned,
+    /// BC7: RGBA, 8-bit unsigned normalised, 16 bytes.
+    Bc7,
 }
 
 impl BlockCompression {
@@ -137,7 +143,8 @@ impl BlockCompression {
     }
 
     /// The gfx10 format code (Mesa's AMD register database, `gfx10-rsrc.json`
-    /// `GFX10_FORMAT_BC*`); `srgb` for BC1 to BC3's sRGB codes.
+    /// `IMG_FORMAT_BC*`: BC6_UFLOAT 179, BC6_SFLOAT 180, BC7_UNORM 181, BC7_SRGB 182); `srgb`
+    /// for the sRGB codes of BC1 to BC3 and BC7.
     fn format_code(self, srgb: bool) -> u32 {
         let s = u32::from(srgb);
         match self {
@@ -148,6 +155,9 @@ impl BlockCompression {
             BlockCompression::Bc4Signed => 176,
             BlockCompression::Bc5 => 177,
             BlockCompression::Bc5Signed => 178,
+            BlockCompression::Bc6h => 179,
+            BlockCompression::Bc6hSigned => 180,
+            BlockCompression::Bc7 => 181 + s,
         }
     }
 }
@@ -161,7 +171,7 @@ pub struct TexelFormat {
     /// [`TexelFormat::srgb`]).
     srgb: bool,
     /// Block-compressed texels (HSA has no name for them: the type and order say what a read
-    /// gives, 8-bit normalised RGBA).
+    /// gives, 8-bit normalised RGBA, or half floats for BC6H).
     block: Option<BlockCompression>,
 }
 
@@ -201,17 +211,14 @@ impl TexelFormat {
         Ok(f)
     }
 
-    /// Block-compressed texels of `kind`, read as normalised floats.
+    /// Block-compressed texels of `kind`, read as normalised floats (BC6H: half floats).
     pub fn block_compressed(kind: BlockCompression) -> TexelFormat {
-        let signed = matches!(
-            kind,
-            BlockCompression::Bc4Signed | BlockCompression::Bc5Signed
-        );
+        use BlockCompression::*;
         TexelFormat {
-            channel_type: if signed {
-                channel_type::SNORM_INT8
-            } else {
-                channel_type::UNORM_INT8
+            channel_type: match kind {
+                Bc4Signed | Bc5Signed => channel_type::SNORM_INT8,
+                Bc6h | Bc6hSigned => channel_type::HALF_FLOAT,
+                _ => channel_type::UNORM_INT8,
             },
             order: channel_order::RGBA,
             srgb: false,
@@ -225,7 +232,8 @@ impl TexelFormat {
     }
 
     /// The same texels read as sRGB (converted to linear light before filtering): 8-bit
-    /// unsigned normalised red, red-green or RGBA (HSA names the last `SRGBA`), or BC1 to BC3.
+    /// unsigned normalised red, red-green or RGBA (HSA names the last `SRGBA`), or BC1 to BC3
+    /// and BC7.
     ///
     /// # Errors
     /// [`ImageError::Format`] for other types and orders.
@@ -233,7 +241,7 @@ impl TexelFormat {
         use channel_order::{R, RG, RGBA, SRGBA};
         if let Some(b) = self.block {
             use BlockCompression::*;
-            if !matches!(b, Bc1 | Bc2 | Bc3) {
+            if !matches!(b, Bc1 | Bc2 | Bc3 | Bc7) {
                 return Err(ImageError::Format {
                     channel_type: self.channel_type,
                     order: self.order,

@@ -257,6 +257,11 @@ const FORMATS: &[(u16, Format)] = &[
     (176, bc(Bc::Bc4Signed, Num::Snorm)),
     (177, bc(Bc::Bc5, Num::Unorm)),
     (178, bc(Bc::Bc5Signed, Num::Snorm)),
+    // BC6H decodes to half floats (read as f32), BC7 to 8-bit unorm or sRGB.
+    (179, Format { bits: 16, ..bc(Bc::Bc6h, Num::Float) }),
+    (180, Format { bits: 16, ..bc(Bc::Bc6hSigned, Num::Float) }),
+    (181, bc(Bc::Bc7, Num::Unorm)),
+    (182, bc(Bc::Bc7, Num::Srgb)),
 ];
 
 /// An sRGB-encoded value in 0..=1 as linear light (the sRGB transfer function, IEC 61966-2-1),

@@ -1376,7 +1376,7 @@ static void block_compressed() {
     if (!skipped) report(name, ok);
     HIP_CHECK(hipFreeArray(a));
   }
-  // A view of another size, and BC7, are refused.
+  // A view of another size is refused.
   hipChannelFormatDesc c4 = hipCreateChannelDesc(32, 32, 32, 32, hipChannelFormatKindUnsigned);
   hipArray_t a;
   HIP_CHECK(hipMallocArray(&a, &c4, BW, BH));
@@ -1402,6 +1402,327 @@ static void block_compressed() {
   HIP_CHECK(hipFree(dout));
 }
 
+// ---------------------------------------------------------------- BC6H and BC7
+
+// The BPTC tables of ARB_texture_compression_bptc: subsets of the 16 texels of each two- and
+// three-subset partition, and the anchor texels of the second (and third) subsets.
+static const char* const kPart2[64] = {
+    "0011001100110011", "0001000100010001", "0111011101110111", "0001001100110111", "0000000100010011",
+    "0011011101111111", "0001001101111111", "0000000100110111", "0000000000010011", "0011011111111111",
+    "0000000101111111", "0000000000010111", "0001011111111111", "0000000011111111", "0000111111111111",
+    "0000000000001111", "0000100011101111", "0111000100000000", "0000000010001110", "0111001100010000",
+    "0011000100000000", "0000100011001110", "0000000010001100", "0111001100110001", "0011000100010000",
+    "0000100010001100", "0110011001100110", "0011011001101100", "0001011111101000", "0000111111110000",
+    "0111000110001110", "0011100110011100", "0101010101010101", "0000111100001111", "0101101001011010",
+    "0011001111001100", "0011110000111100", "0101010110101010", "0110100101101001", "0101101010100101",
+    "0111001111001110", "0001001111001000", "0011001001001100", "0011101111011100", "0110100110010110",
+    "0011110011000011", "0110011010011001", "0000011001100000", "0100111001000000", "0010011100100000",
+    "0000001001110010", "0000010011100100", "0110110010010011", "0011011011001001", "0110001110011100",
+    "0011100111000110", "0110110011001001", "0110001100111001", "0111111010000001", "0001100011100111",
+    "0000111100110011", "0011001111110000", "0010001011101110", "0100010001110111"};
+static const char* const kPart3[64] = {
+    "0011001102212222", "0001001122112221", "0000200122112211", "0222002200110111", "0000000011221122",
+    "0011001100220022", "0022002211111111", "0011001122112211", "0000000011112222", "0000111111112222",
+    "0000111122222222", "0012001200120012", "0112011201120112", "0122012201220122", "0011011211221222",
+    "0011200122002220", "0001001101121122", "0111001120012200", "0000112211221122", "0022002200221111",
+    "0111011102220222", "0001000122212221", "0000001101220122", "0000110022102210", "0122012200110000",
+    "0012001211222222", "0110122112210110", "0000011012211221", "0022110211020022", "0110011020022222",
+    "0011012201220011", "0000200022112221", "0000000211221222", "0222002200120011", "0011001200220222",
+    "0120012001200120", "0000111122220000", "0120120120120120", "0120201212010120", "0011220011220011",
+    "0011112222000011", "0101010122222222", "0000000021212121", "0022112200221122", "0022001100220011",
+    "0220122102201221", "0101222222220101", "0000212121212121", "0101010101012222", "0222011102220111",
+    "0002111200021112", "0000211221122112", "0222011101110222", "0002111211120002", "0110011001102222",
+    "0000000021122112", "0110011022222222", "0022001100110022", "0022112211220022", "0000000000002112",
+    "0002000100020001", "0222122202221222", "0101222222222222", "0111201122012220"};
+static const int kAnchor2[64] = {15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+                                 15, 2,  8,  2,  2,  8,  8,  15, 2,  8,  2,  2,  8,  8,  2,  2,
+                                 15, 15, 6,  8,  2,  8,  15, 15, 2,  8,  2,  2,  2,  15, 15, 6,
+                                 6,  2,  6,  8,  15, 15, 2,  2,  15, 15, 15, 15, 15, 2,  2,  15};
+static const int kAnchor3[2][64] = {
+    {3, 3,  15, 15, 8, 3,  15, 15, 8,  8,  6,  6,  6,  5,  3, 3, 3, 3,  8, 15, 3,  3,
+     6, 10, 5,  8,  8, 6,  8,  5,  15, 15, 8,  15, 3,  5,  6, 10, 8, 15, 15, 3, 15, 5,
+     15, 15, 15, 15, 3, 15, 5, 5, 5, 8, 5, 10, 5, 10, 8, 13, 15, 12, 3, 3},
+    {15, 8, 8,  3,  15, 15, 3,  8,  15, 15, 15, 15, 15, 15, 15, 8,  15, 8, 15, 3,  15, 8,
+     15, 8, 3,  15, 6,  10, 15, 15, 10, 8,  15, 3,  15, 10, 10, 8,  9,  10, 6, 15, 8,  15,
+     3,  6, 6,  8,  15, 3,  15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 3, 15, 15, 8}};
+static const int kWeights[3][16] = {{0, 21, 43, 64},
+                                    {0, 9, 18, 27, 37, 46, 55, 64},
+                                    {0, 4, 9, 13, 17, 21, 26, 30, 34, 38, 43, 47, 51, 55, 60, 64}};
+
+// The next n bits of a 16-byte block from bit *pos on, lowest first.
+static int take_bits(const unsigned char* b, int* pos, int n) {
+  int v = 0;
+  for (int k = 0; k < n; k++, (*pos)++)
+    if (*pos < 128) v |= (b[*pos >> 3] >> (*pos & 7) & 1) << k;
+  return v;
+}
+
+// Subset of texel t in a block of ns subsets and partition p; *anchor when its index is one
+// bit short.
+static int bptc_subset(int ns, int p, int t, bool* anchor) {
+  int s = ns == 2 ? kPart2[p][t] - '0' : ns == 3 ? kPart3[p][t] - '0' : 0;
+  int a = s == 0 ? 0 : ns == 2 ? kAnchor2[p] : kAnchor3[s - 1][p];
+  *anchor = a == t;
+  return s;
+}
+
+// Index of texel i among 16 of `bits` bits each starting at bit `start` (anchors one shorter).
+static int bptc_index(const unsigned char* b, int start, int bits, int ns, int p, int i) {
+  int pos = start, v = 0;
+  for (int t = 0; t <= i; t++) {
+    bool anchor;
+    bptc_subset(ns, p, t, &anchor);
+    v = take_bits(b, &pos, bits - (anchor ? 1 : 0));
+  }
+  return v;
+}
+
+static int bptc_lerp(int a, int b, int w) { return (a * (64 - w) + b * w + 32) >> 6; }
+
+// Texel i of a BC7 block as 8-bit RGBA; the reserved mode (no mode bit) reads as zeros.
+static void bc7_texel(const unsigned char* b, int i, int out[4]) {
+  // NS PB RB ISB CB AB EPB SPB IB IB2 of modes 0-7.
+  static const int kModes[8][10] = {{3, 4, 0, 0, 4, 0, 1, 0, 3, 0}, {2, 6, 0, 0, 6, 0, 0, 1, 3, 0},
+                                    {3, 6, 0, 0, 5, 0, 0, 0, 2, 0}, {2, 6, 0, 0, 7, 0, 1, 0, 2, 0},
+                                    {1, 0, 2, 1, 5, 6, 0, 0, 2, 3}, {1, 0, 2, 0, 7, 8, 0, 0, 2, 2},
+                                    {1, 0, 0, 0, 7, 7, 1, 0, 4, 0}, {2, 6, 0, 0, 5, 5, 1, 0, 2, 0}};
+  int mode = 0;
+  while (mode < 8 && !(b[0] >> mode & 1)) mode++;
+  for (int c = 0; c < 4; c++) out[c] = 0;
+  if (mode == 8) return;
+  const int* m = kModes[mode];
+  int ns = m[0], cb = m[4], ab = m[5], ib = m[8], ib2 = m[9];
+  int pos = mode + 1;
+  int p = take_bits(b, &pos, m[1]), rot = take_bits(b, &pos, m[2]), isb = take_bits(b, &pos, m[3]);
+  int e[6][4] = {};
+  for (int c = 0; c < 4; c++)
+    for (int k = 0; k < 2 * ns; k++) e[k][c] = c < 3 ? take_bits(b, &pos, cb) : ab ? take_bits(b, &pos, ab) : 0;
+  if (m[6] || m[7]) {
+    int pbit = 0;
+    for (int k = 0; k < 2 * ns; k++) {
+      if (m[6] || k % 2 == 0) pbit = take_bits(b, &pos, 1);
+      for (int c = 0; c < 4; c++) e[k][c] = e[k][c] << 1 | pbit;
+    }
+    cb++;
+    if (ab) ab++;
+  }
+  for (int k = 0; k < 2 * ns; k++)
+    for (int c = 0; c < 4; c++) {
+      int n = c < 3 ? cb : ab;
+      e[k][c] = n ? (e[k][c] << (8 - n) | e[k][c] >> (2 * n - 8)) & 255 : 255;
+    }
+  bool anchor;
+  int s = bptc_subset(ns, p, i, &anchor);
+  int i1 = bptc_index(b, pos, ib, ns, p, i), n1 = ib, i2 = i1, n2 = ib;
+  if (ib2) {
+    i2 = bptc_index(b, pos + 16 * ib - 1, ib2, 1, 0, i);
+    n2 = ib2;
+    if (isb) { int t = i1; i1 = i2; i2 = t; t = n1; n1 = n2; n2 = t; }
+  }
+  for (int c = 0; c < 4; c++) {
+    int w = c < 3 ? kWeights[n1 - 2][i1] : kWeights[n2 - 2][i2];
+    out[c] = bptc_lerp(e[2 * s][c], e[2 * s + 1][c], w);
+  }
+  if (rot) { int t = out[3]; out[3] = out[rot - 1]; out[rot - 1] = t; }
+}
+
+// A half float's value.
+static float half_value(int h) {
+  int ex = h >> 10 & 31, man = h & 1023;
+  double v = ex == 0 ? ldexp(man, -24) : ex == 31 ? (man ? NAN : INFINITY) : ldexp(man + 1024, ex - 25);
+  return (float)(h & 0x8000 ? -v : v);
+}
+
+static int sign_extend(int v, int bits) { return v & (1 << (bits - 1)) ? v - (1 << bits) : v; }
+
+// Texel i of a BC6H block as three half floats (bit patterns); reserved modes read as zeros.
+static void bc6h_texel(const unsigned char* b, int i, bool sgn, int out[3]) {
+  struct Mode { int number, transformed, epb, delta[3]; const char* layout; };
+  static const Mode kModes[14] = {
+      {0, 1, 10, {5, 5, 5}, "m[1:0],g2[4],b2[4],b3[4],r0[9:0],g0[9:0],b0[9:0],r1[4:0],g3[4],g2[3:0],g1[4:0],b3[0],g3[3:0],b1[4:0],b3[1],b2[3:0],r2[4:0],b3[2],r3[4:0],b3[3]"},
+      {1, 1, 7, {6, 6, 6}, "m[1:0],g2[5],g3[4],g3[5],r0[6:0],b3[0],b3[1],b2[4],g0[6:0],b2[5],b3[2],g2[4],b0[6:0],b3[3],b3[5],b3[4],r1[5:0],g2[3:0],g1[5:0],g3[3:0],b1[5:0],b2[3:0],r2[5:0],r3[5:0]"},
+      {2, 1, 11, {5, 4, 4}, "m[4:0],r0[9:0],g0[9:0],b0[9:0],r1[4:0],r0[10],g2[3:0],g1[3:0],g0[10],b3[0],g3[3:0],b1[3:0],b0[10],b3[1],b2[3:0],r2[4:0],b3[2],r3[4:0],b3[3]"},
+      {6, 1, 11, {4, 5, 4}, "m[4:0],r0[9:0],g0[9:0],b0[9:0],r1[3:0],r0[10],g3[4],g2[3:0],g1[4:0],g0[10],g3[3:0],b1[3:0],b0[10],b3[1],b2[3:0],r2[3:0],b3[0],b3[2],r3[3:0],g2[4],b3[3]"},
+      {10, 1, 11, {4, 4, 5}, "m[4:0],r0[9:0],g0[9:0],b0[9:0],r1[3:0],r0[10],b2[4],g2[3:0],g1[3:0],g0[10],b3[0],g3[3:0],b1[4:0],b0[10],b2[3:0],r2[3:0],b3[1],b3[2],r3[3:0],b3[4],b3[3]"},
+      {14, 1, 9, {5, 5, 5}, "m[4:0],r0[8:0],b2[4],g0[8:0],g2[4],b0[8:0],b3[4],r1[4:0],g3[4],g2[3:0],g1[4:0],b3[0],g3[3:0],b1[4:0],b3[1],b2[3:0],r2[4:0],b3[2],r3[4:0],b3[3]"},
+      {18, 1, 8, {6, 5, 5}, "m[4:0],r0[7:0],g3[4],b2[4],g0[7:0],b3[2],g2[4],b0[7:0],b3[3],b3[4],r1[5:0],g2[3:0],g1[4:0],b3[0],g3[3:0],b1[4:0],b3[1],b2[3:0],r2[5:0],r3[5:0]"},
+      {22, 1, 8, {5, 6, 5}, "m[4:0],r0[7:0],b3[0],b2[4],g0[7:0],g2[5],g2[4],b0[7:0],g3[5],b3[4],r1[4:0],g3[4],g2[3:0],g1[5:0],g3[3:0],b1[4:0],b3[1],b2[3:0],r2[4:0],b3[2],r3[4:0],b3[3]"},
+      {26, 1, 8, {5, 5, 6}, "m[4:0],r0[7:0],b3[1],b2[4],g0[7:0],b2[5],g2[4],b0[7:0],b3[5],b3[4],r1[4:0],g3[4],g2[3:0],g1[4:0],b3[0],g3[3:0],b1[5:0],b2[3:0],r2[4:0],b3[2],r3[4:0],b3[3]"},
+      {30, 0, 6, {6, 6, 6}, "m[4:0],r0[5:0],g3[4],b3[0],b3[1],b2[4],g0[5:0],g2[5],b2[5],b3[2],g2[4],b0[5:0],g3[5],b3[3],b3[5],b3[4],r1[5:0],g2[3:0],g1[5:0],g3[3:0],b1[5:0],b2[3:0],r2[5:0],r3[5:0]"},
+      {3, 0, 10, {10, 10, 10}, "m[4:0],r0[9:0],g0[9:0],b0[9:0],r1[9:0],g1[9:0],b1[9:0]"},
+      {7, 1, 11, {9, 9, 9}, "m[4:0],r0[9:0],g0[9:0],b0[9:0],r1[8:0],r0[10],g1[8:0],g0[10],b1[8:0],b0[10]"},
+      {11, 1, 12, {8, 8, 8}, "m[4:0],r0[9:0],g0[9:0],b0[9:0],r1[7:0],r0[10:11],g1[7:0],g0[10:11],b1[7:0],b0[10:11]"},
+      {15, 1, 16, {4, 4, 4}, "m[4:0],r0[9:0],g0[9:0],b0[9:0],r1[3:0],r0[10:15],g1[3:0],g0[10:15],b1[3:0],b0[10:15]"},
+  };
+  int number = (b[0] & 3) < 2 ? (b[0] & 3) : (b[0] & 31);
+  const Mode* m = nullptr;
+  for (const Mode& k : kModes)
+    if (k.number == number) m = &k;
+  out[0] = out[1] = out[2] = 0;
+  if (!m) return;
+  int e[4][3] = {};
+  int pos = 0;
+  for (const char* f = m->layout; *f;) {
+    char name = f[0], end = f[1];
+    int a = 0, lo;
+    f += 3;  // "x0["
+    if (name == 'm') f--;
+    while (*f >= '0' && *f <= '9') a = a * 10 + (*f++ - '0');
+    lo = a;
+    if (*f == ':') {
+      f++;
+      lo = 0;
+      while (*f >= '0' && *f <= '9') lo = lo * 10 + (*f++ - '0');
+    }
+    f++;  // ']'
+    if (*f == ',') f++;
+    int step = a >= lo ? 1 : -1, n = (a - lo) * step + 1;
+    for (int j = 0; j < n; j++) {
+      int bit = take_bits(b, &pos, 1);
+      if (name != 'm') e[end - '0'][name == 'r' ? 0 : name == 'g' ? 1 : 2] |= bit << (lo + j * step);
+    }
+  }
+  bool two = number < 2 || (number & 3) == 2;
+  int p = two ? take_bits(b, &pos, 5) : 0, ends = two ? 4 : 2;
+  for (int c = 0; c < 3; c++) {
+    if (sgn) e[0][c] = sign_extend(e[0][c], m->epb);
+    for (int k = 1; k < ends; k++) {
+      if (sgn || m->transformed) e[k][c] = sign_extend(e[k][c], m->delta[c]);
+      if (m->transformed) {
+        e[k][c] = (e[0][c] + e[k][c]) & ((1 << m->epb) - 1);
+        if (sgn) e[k][c] = sign_extend(e[k][c], m->epb);
+      }
+    }
+  }
+  auto unquantize = [&](int x) {
+    int bits = m->epb;
+    if (!sgn) {
+      if (bits >= 15 || x == 0) return x;
+      if (x == (1 << bits) - 1) return 0xffff;
+      return ((x << 15) + 0x4000) >> (bits - 1);
+    }
+    if (bits >= 16) return x;
+    int mag = x < 0 ? -x : x;
+    int q = mag == 0 ? 0 : mag >= (1 << (bits - 1)) - 1 ? 0x7fff : ((mag << 15) + 0x4000) >> (bits - 1);
+    return x < 0 ? -q : q;
+  };
+  bool anchor;
+  int s = bptc_subset(two ? 2 : 1, p, i, &anchor), ib = two ? 3 : 4;
+  int w = kWeights[ib - 2][bptc_index(b, pos, ib, two ? 2 : 1, p, i)];
+  for (int c = 0; c < 3; c++) {
+    int v = bptc_lerp(unquantize(e[2 * s][c]), unquantize(e[2 * s + 1][c]), w);
+    out[c] = !sgn ? v * 31 >> 6 : v < 0 ? (-v * 31 >> 5) | 0x8000 : v * 31 >> 5;
+  }
+}
+
+// BC6H (unsigned and signed) and BC7 views: every texel point sampled, and linear filtering,
+// against the host decoders above; BC7 also read as sRGB.
+static void block_compressed_bptc() {
+  const int BW = 4, BH = 2, TW = 4 * BW, TH = 4 * BH, N = 96;
+  struct Case { const char* name; int view; int kind; bool srgb; };
+  const Case cases[] = {
+      {"BC6H", hipResViewFormatUnsignedBlockCompressed6H, 6, false},
+      {"BC6H signed", hipResViewFormatSignedBlockCompressed6H, -6, false},
+      {"BC7", hipResViewFormatUnsignedBlockCompressed7, 7, false},
+      {"BC7 sRGB", hipResViewFormatUnsignedBlockCompressed7, 7, true},
+  };
+  std::vector<float2> centres(TW * TH);
+  for (int i = 0; i < TW * TH; i++) centres[i] = make_float2(i % TW + 0.5f, i / TW + 0.5f);
+  std::vector<float2> at(N);
+  for (int i = 0; i < N; i++) at[i] = make_float2(-1.3f + 0.157f * i, -0.7f + 0.41f * (i % 23));
+  float2* dcentres = upload(centres);
+  float2* dat = upload(at);
+  float4* dout;
+  HIP_CHECK(hipMalloc(&dout, TW * TH * sizeof(float4)));
+  unsigned seed = 4321;
+  for (const Case& k : cases) {
+    // Random blocks, each in another mode: the 14 of BC6H over its two cases and a reserved
+    // one in each, the 8 of BC7 (the plain case's last block has the reserved first byte 0).
+    std::vector<unsigned char> blocks(BW * BH * 16);
+    for (auto& byte : blocks) {
+      seed = seed * 1103515245u + 12345u;
+      byte = (unsigned char)(seed >> 16);
+    }
+    for (int q = 0; q < BW * BH; q++) {
+      unsigned char& b0 = blocks[16 * q];
+      if (k.kind == 7) {
+        int mode = (q + (k.srgb ? 2 : 0)) % 8;
+        b0 = q == BW * BH - 1 && !k.srgb ? 0 : (unsigned char)((b0 & ~((2 << mode) - 1)) | 1 << mode);
+      } else {
+        // Unsigned: 0, 1, 2, 6, 10, 14, 18 and reserved 19; signed: 22, 26, 30, 3, 7, 11, 15
+        // and reserved 23.
+        static const int kNumbers[8][2] = {{0, 22}, {1, 26}, {2, 30}, {6, 3}, {10, 7}, {14, 11}, {18, 15}, {19, 23}};
+        int number = kNumbers[q][k.kind < 0];
+        b0 = (unsigned char)(number < 2 ? (b0 & ~3) | number : (b0 & ~31) | number);
+      }
+    }
+    hipChannelFormatDesc cd = hipCreateChannelDesc(32, 32, 32, 32, hipChannelFormatKindUnsigned);
+    hipArray_t a;
+    HIP_CHECK(hipMallocArray(&a, &cd, BW, BH));
+    HIP_CHECK(hipMemcpy2DToArray(a, 0, 0, blocks.data(), BW * 16, BW * 16, BH, hipMemcpyHostToDevice));
+    std::vector<float> chan[4];
+    for (int c = 0; c < 4; c++) chan[c].resize(TW * TH);
+    for (int y = 0; y < TH; y++)
+      for (int x = 0; x < TW; x++) {
+        const unsigned char* b = &blocks[((y / 4) * BW + x / 4) * 16];
+        int i = (y % 4) * 4 + x % 4;
+        float t[4] = {0, 0, 0, 1};
+        if (k.kind == 7) {
+          int v[4];
+          bc7_texel(b, i, v);
+          for (int c = 0; c < 4; c++) t[c] = (float)(v[c] / 255.0);
+          if (k.srgb)
+            for (int c = 0; c < 3; c++) t[c] = srgb_to_linear(t[c]);
+        } else {
+          int h[3];
+          bc6h_texel(b, i, k.kind < 0, h);
+          for (int c = 0; c < 3; c++) t[c] = half_value(h[c]);
+        }
+        for (int c = 0; c < 4; c++) chan[c][y * TW + x] = t[c];
+      }
+    hipResourceDesc r = {};
+    r.resType = hipResourceTypeArray;
+    r.res.array.array = a;
+    hipResourceViewDesc v = {};
+    v.format = (hipResourceViewFormat)k.view;
+    v.width = TW;
+    v.height = TH;
+    char name[96];
+    snprintf(name, sizeof name, "%s view: every texel, and linear filtering", k.name);
+    bool ok = true, skipped = false;
+    for (int linear = 0; linear < 2 && ok && !skipped; linear++) {
+      hipTextureDesc td = {};
+      td.addressMode[0] = td.addressMode[1] = hipAddressModeClamp;
+      td.filterMode = linear ? hipFilterModeLinear : hipFilterModePoint;
+      td.readMode = hipReadModeElementType;
+      td.sRGB = k.srgb;
+      hipTextureObject_t t;
+      if (skipped_on_hip_5_2(name, "refuses block-compressed views (hipErrorInvalidValue)") ||
+          !made(hipCreateTextureObject(&t, &r, &td, &v), name)) {
+        skipped = true;
+        break;
+      }
+      int n = linear ? N : TW * TH;
+      fetch_u8<<<(n + 63) / 64, 64>>>(t, linear ? dat : dcentres, dout, n);
+      HIP_CHECK(hipGetLastError());
+      std::vector<float4> got = download(dout, n);
+      for (int c = 0; c < 4 && ok; c++) {
+        Img im = {chan[c].data(), TW, TH, 1};
+        for (int i = 0; i < n && ok; i++) {
+          float want = linear ? model(im, 2, 1, true, at[i].x, at[i].y, 0) : chan[c][i];
+          ok &= close((&got[i].x)[c], want, k.name, i + 1000 * c + 10000 * linear);
+        }
+      }
+      HIP_CHECK(hipDestroyTextureObject(t));
+    }
+    if (!skipped) report(name, ok);
+    HIP_CHECK(hipFreeArray(a));
+  }
+  HIP_CHECK(hipFree(dcentres));
+  HIP_CHECK(hipFree(dat));
+  HIP_CHECK(hipFree(dout));
+}
+
 int main(int, char** argv) {
   two_d();
   one_and_three_d();
@@ -1417,6 +1738,7 @@ int main(int, char** argv) {
   border_colours();
   views();
   block_compressed();
+  block_compressed_bptc();
   anisotropic();
   freed_memory_behind_a_texture();
   return finish();
