@@ -594,12 +594,28 @@ impl AllocationTable {
         len: u64,
         access: AccessKind,
     ) -> Result<u64, AccessViolation> {
+        self.translate_inspecting(address, len, access, |_| ())
+            .map(|(host, ())| host)
+    }
+
+    /// [`translate`](Self::translate), also handing `inspect` the allocation the access lies
+    /// in, in the same lookup (the memory checker asks more of some kinds of memory).
+    ///
+    /// # Errors
+    /// An [`AccessViolation`] naming the allocation it hit or the nearest one.
+    pub fn translate_inspecting<T>(
+        &self,
+        address: u64,
+        len: u64,
+        access: AccessKind,
+        inspect: impl FnOnce(&Allocation) -> T,
+    ) -> Result<(u64, T), AccessViolation> {
         {
             let live = self.live.read();
             if let Some((_, a)) = live.range(..=address).next_back() {
                 if let Some((_, _, perms)) = a.region(address, len) {
                     if perms.allows(access) {
-                        return Ok(a.host_address(address));
+                        return Ok((a.host_address(address), inspect(a)));
                     }
                 }
             }

@@ -638,8 +638,9 @@ impl Event {
         state.failure = FailureSlot::default();
     }
 
-    /// For an interprocess event, takes the next record in its shared page (a graph's record
-    /// step, which completes it when the step is over, run or failed); `None` for another event.
+    /// For an interprocess event, takes the next record in its shared page (a stream's or a
+    /// graph's record step, which completes it when the step is over, run or failed); `None`
+    /// for another event.
     ///
     /// # Errors
     /// [`RuntimeError::Timeout`] when every slot stays pending.
@@ -708,10 +709,7 @@ impl Event {
         let stream_failure = stream.0.failure.clone();
         // An interprocess record completes in the shared page when the step is over, run or
         // failed (another process waiting for it must not wait for ever).
-        let shared = match &self.0.ipc {
-            Some(ipc) => Some((ipc.clone(), ipc.begin_record()?)),
-            None => None,
-        };
+        let shared = self.begin_shared_record()?;
         let shared_done = shared.clone();
         let submitted = stream.host_work_then(
             "recording an event",

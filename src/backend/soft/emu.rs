@@ -200,8 +200,11 @@ unsafe impl GuestMemory for TableMemory<'_> {
         access: Access,
     ) -> Result<NonNull<u8>, AccessViolation> {
         let kind = access_kind(access);
-        let host = self.table.translate(address, len, kind)?;
-        if let Some(a) = self.table.find(address) {
+        // Registered host memory is asked after (not under) the table's lock.
+        let (host, registered) = self.table.translate_inspecting(address, len, kind, |a| {
+            (a.kind == MemoryKind::RegisteredHost).then(|| a.clone())
+        })?;
+        if let Some(a) = registered {
             if !self.host_still_mapped(&a) {
                 return Err(self.unmapped(a, address, len, access));
             }
